@@ -1,0 +1,1 @@
+"""dynavec_langgraph."""

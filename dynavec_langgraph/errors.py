@@ -1,0 +1,69 @@
+"""Errors raised by dynavec_langgraph.
+
+Every error is a :class:`DynavecError`; each also subclasses the builtin a caller of
+``dynavec.agents`` would already catch, so existing ``except`` clauses keep working::
+
+    DynavecError
+    ├── ThreadPausedError(RuntimeError)      run() on a thread waiting for a decision
+    ├── ConcurrentResumeError(RuntimeError)  another caller answered the same pause first
+    ├── NothingToResumeError(ValueError)     resume() with no paused call to answer
+    ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
+    ├── CheckpointNotFoundError(ValueError)  resume_from= / checkpoint_id= unknown
+    └── CheckpointerConfigError(ValueError)  a checkpointer argument that cannot be used
+
+LangGraph's own interrupt exceptions (``GraphInterrupt`` and the rest of ``GraphBubbleUp``)
+are never caught or wrapped by this package.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CheckpointNotFoundError",
+    "CheckpointerConfigError",
+    "ConcurrentResumeError",
+    "DynavecError",
+    "InvalidDecisionError",
+    "NothingToResumeError",
+    "ThreadPausedError",
+]
+
+
+class DynavecError(Exception):
+    """Base class of every error this package raises."""
+
+
+class ThreadPausedError(DynavecError, RuntimeError):
+    """``run()`` was called on a thread that is paused at an interrupt.
+
+    Nothing was written: answer the pause with ``resume()`` (or ``Command(resume=...)``).
+    """
+
+    def __init__(self, thread_id: str, node_ids: list[str]) -> None:
+        self.thread_id = thread_id
+        self.node_ids = node_ids
+        pending = ", ".join(repr(n) for n in node_ids)
+        super().__init__(
+            f"Thread {thread_id!r} is paused at {pending} and waits for a human decision. "
+            f"Call resume(thread_id={thread_id!r}, human_decision=...) to answer it; "
+            "run() changed nothing."
+        )
+
+
+class ConcurrentResumeError(DynavecError, RuntimeError):
+    """Another caller resumed the same paused thread first; this decision was not applied."""
+
+
+class NothingToResumeError(DynavecError, ValueError):
+    """``resume()`` found no paused tool call to answer."""
+
+
+class InvalidDecisionError(DynavecError, ValueError):
+    """A decision that does not match what is pending (several pauses, unknown node id...)."""
+
+
+class CheckpointNotFoundError(DynavecError, ValueError):
+    """A checkpoint id that the thread does not have."""
+
+
+class CheckpointerConfigError(DynavecError, ValueError):
+    """A ``checkpointer=`` argument that cannot be used."""

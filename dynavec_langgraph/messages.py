@@ -1,0 +1,212 @@
+"""Conversation helpers: the provider-safe message reducer and dynavec <-> LangChain records."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
+from langchain_core.messages.tool import ToolCall as LCToolCall
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from dynavec_langgraph.records import Message, ToolCall
+
+__all__ = [
+    "add_conversation",
+    "calls_of",
+    "from_dynavec",
+    "merge_conversation",
+    "pending_calls",
+    "run_steps",
+    "to_dynavec",
+]
+
+_ID_NAMESPACE = uuid.UUID("6f1c6a52-55a8-4d6b-9d0e-3c1f0c1e9a77")
+
+
+def calls_of(message: AIMessage) -> list[LCToolCall]:
+    """All tool calls of ``message``, including calls whose arguments were not valid JSON
+    (those get ``args == {}`` and are answered with an error observation)."""
+    calls = list(message.tool_calls)
+    for bad in message.invalid_tool_calls:
+        if bad.get("id"):
+            calls.append(
+                {"name": bad.get("name") or "", "args": {}, "id": bad["id"], "type": "tool_call"}
+            )
+    return calls
+
+
+def _flatten(writes: Iterable[Any]) -> Iterable[Any]:
+    for write in writes:
+        if isinstance(write, list | tuple) and not (
+            isinstance(write, tuple) and len(write) == 2 and isinstance(write[0], str)
+        ):
+            yield from write
+        else:
+            yield write
+
+
+def _canonical(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """Put each tool answer right after the assistant message that asked for it.
+
+    Anything that arrived while calls were unanswered (a user message sent to a paused
+    thread) moves after the answers, so no provider ever sees a tool call without its answer
+    before another message. The relative order of all other messages is kept.
+    """
+    owners: set[str] = set()
+    answers: dict[str, AnyMessage] = {}
+    for m in messages:
+        if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
+            owners.update(c["id"] for c in calls_of(m) if c["id"])
+        elif isinstance(m, ToolMessage):
+            answers.setdefault(m.tool_call_id, m)
+    if not owners:
+        return messages
+    out: list[AnyMessage] = []
+    for m in messages:
+        if isinstance(m, ToolMessage) and m.tool_call_id in owners:
+            continue
+        out.append(m)
+        if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
+            for call in calls_of(m):
+                answer = answers.get(call["id"] or "")
+                if answer is not None:
+                    out.append(answer)
+    return out
+
+
+def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+    """The ``messages`` reducer: ``add_messages`` semantics, kept valid for every provider.
+
+    Messages with a known id replace it; ``RemoveMessage`` removes (``REMOVE_ALL_MESSAGES``
+    clears); new messages are appended, then :func:`_canonical` ordering is applied. It takes
+    a batch of writes and is batching-invariant, as LangGraph's ``DeltaChannel`` requires;
+    messages without an id get a deterministic one, so a replayed history is identical.
+    """
+    messages: list[AnyMessage | None] = list(state)
+    index = {m.id: i for i, m in enumerate(messages) if m is not None and m.id}
+    for item in _flatten(writes):
+        if isinstance(item, BaseMessage):
+            message: BaseMessage = item
+        else:
+            message = convert_to_messages([item])[0]
+        if isinstance(message, RemoveMessage):
+            if message.id == REMOVE_ALL_MESSAGES:
+                messages, index = [], {}
+            elif message.id in index:
+                messages[index.pop(message.id)] = None
+            continue
+        if not message.id:
+            seed = f"{len(messages)}:{message.type}:{message.content!r}"
+            message = message.model_copy(update={"id": str(uuid.uuid5(_ID_NAMESPACE, seed))})
+        if message.id in index:
+            messages[index[message.id]] = message  # type: ignore[assignment]
+        else:
+            index[message.id] = len(messages)
+            messages.append(message)  # type: ignore[arg-type]
+    return _canonical([m for m in messages if m is not None])
+
+
+def add_conversation(left: Sequence[AnyMessage], right: Any) -> list[AnyMessage]:
+    """Binary form of :func:`merge_conversation` for ``Annotated[list, add_conversation]``."""
+    return merge_conversation(left or [], [right])
+
+
+def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
+    """The calls of the latest assistant message that have no tool answer yet, in order."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, AIMessage):
+            calls = calls_of(m)
+            if not calls:
+                return []
+            answered = {
+                t.tool_call_id for t in messages[i + 1 :] if isinstance(t, ToolMessage)
+            }
+            return [c for c in calls if c["id"] not in answered]
+    return []
+
+
+def run_steps(messages: Sequence[BaseMessage]) -> int:
+    """How many model calls the current run made: assistant messages after the last user one."""
+    count = 0
+    for m in reversed(messages):
+        if isinstance(m, HumanMessage):
+            break
+        if isinstance(m, AIMessage):
+            count += 1
+    return count
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def to_dynavec(message: BaseMessage) -> Message:
+    """A LangChain message as a dynavec :class:`Message`."""
+    if isinstance(message, AIMessage):
+        calls = [
+            ToolCall(c["id"] or "", c["name"], json.dumps(c["args"], ensure_ascii=False))
+            for c in message.tool_calls
+        ] + [
+            ToolCall(c.get("id") or "", c.get("name") or "", c.get("args") or "")
+            for c in message.invalid_tool_calls
+        ]
+        return Message("assistant", _text(message.content) or None, calls)
+    if isinstance(message, ToolMessage):
+        return Message("tool", _text(message.content), tool_call_id=message.tool_call_id)
+    if isinstance(message, SystemMessage):
+        return Message("system", _text(message.content))
+    return Message("user", _text(message.content))
+
+
+def from_dynavec(message: Message | BaseMessage | dict[str, Any]) -> BaseMessage:
+    """A dynavec :class:`Message`, its dict form, or a LangChain message, as LangChain's."""
+    if isinstance(message, BaseMessage):
+        return message
+    if isinstance(message, dict):
+        if "role" not in message or (
+            message.get("tool_calls") and "function" in (message["tool_calls"][0] or {})
+        ):
+            return convert_to_messages([message])[0]
+        message = Message.from_dict(message)
+    if not isinstance(message, Message):
+        raise TypeError(f"not a message: {message!r}")
+    content = message.content or ""
+    if message.role == "assistant":
+        calls: list[LCToolCall] = []
+        for c in message.tool_calls:
+            try:
+                args = json.loads(c.arguments) if c.arguments.strip() else {}
+            except ValueError:
+                args = {"input": c.arguments}
+            if not isinstance(args, dict):
+                args = {"input": args}
+            calls.append({"name": c.name, "args": args, "id": c.id, "type": "tool_call"})
+        return AIMessage(content=content, tool_calls=calls)
+    if message.role == "tool":
+        return ToolMessage(content=content, tool_call_id=message.tool_call_id or "")
+    if message.role == "system":
+        return SystemMessage(content=content)
+    if message.role == "user":
+        return HumanMessage(content=content)
+    raise ValueError(f"unknown message role {message.role!r}: use system, user, assistant or tool")

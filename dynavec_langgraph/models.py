@@ -1,0 +1,93 @@
+"""Model resolution: LangChain chat models, ``"provider:model"`` strings, dynavec-style models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from pydantic import ConfigDict
+
+from dynavec_langgraph.messages import from_dynavec, to_dynavec
+from dynavec_langgraph.tools import AgentTool
+
+__all__ = ["DynavecChatModel", "bind_model"]
+
+
+class DynavecChatModel(BaseChatModel):
+    """Adapts a dynavec-style chat model to LangChain.
+
+    dynavec models have ``invoke(messages, tools=...)`` taking dynavec ``Message`` records
+    and the agent's tools (objects with ``name``, ``description``, ``parameters``), and
+    return a result whose ``.message`` is a dynavec ``Message`` (or a dict of one).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: Any
+    tools: list[AgentTool] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "dynavec"
+
+    def bind_tools(  # type: ignore[override]
+        self, tools: Sequence[AgentTool], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        return self.model_copy(update={"tools": list(tools)}).bind(**kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result = self.inner.invoke([to_dynavec(m) for m in messages], tools=self.tools, **kwargs)
+        reply = from_dynavec(getattr(result, "message", result))
+        if not isinstance(reply, AIMessage):
+            raise TypeError(f"a dynavec model must answer an assistant message, got {reply!r}")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def _is_dynavec_model(model: Any) -> bool:
+    return not isinstance(model, Runnable) and callable(getattr(model, "invoke", None))
+
+
+def bind_model(model: Any, tools: Sequence[AgentTool]) -> Runnable[LanguageModelInput, Any]:
+    """The model with the tools bound, ready to be called with the conversation.
+
+    Raises:
+        TypeError: a model that cannot call tools, with what to pass instead.
+    """
+    if isinstance(model, str):
+        try:
+            from langchain.chat_models import init_chat_model
+        except ImportError:  # pragma: no cover - depends on the installed extras
+            raise TypeError(
+                f"model={model!r}: a 'provider:model' string needs the `langchain` package "
+                "(pip install 'dynavec-langgraph[all]'), or pass a chat model object"
+            ) from None
+        model = init_chat_model(model)
+    elif _is_dynavec_model(model):
+        model = DynavecChatModel(inner=model)
+    if not isinstance(model, BaseChatModel):
+        if isinstance(model, Runnable):
+            return model  # already bound (e.g. model.bind_tools(...) done by the caller)
+        raise TypeError(
+            f"model={model!r} is not a chat model: pass a LangChain chat model, a "
+            "'provider:model' string, or an object with invoke(messages, tools=...)"
+        )
+    if not tools:
+        return model
+    try:
+        return model.bind_tools(list(tools))
+    except NotImplementedError:
+        raise TypeError(
+            f"{type(model).__name__} cannot call tools (no bind_tools); use a tool-calling "
+            "chat model, or dynavec_langgraph.testing.ScriptedChatModel in tests"
+        ) from None

@@ -1,0 +1,98 @@
+"""dynavec's records: chat messages, steps, results and the shared agent state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["AgentResult", "AgentState", "AgentStep", "Message", "Role", "TerminationReason", "ToolCall"]
+
+Role = Literal["system", "user", "assistant", "tool"]
+TerminationReason = Literal["completed", "max_steps_reached", "interrupted"]
+
+
+@dataclass
+class ToolCall:
+    """A tool call issued by the model; ``arguments`` is a JSON string."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the dict form stored in checkpoints."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass
+class Message:
+    """A chat message in dynavec's provider-neutral form."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the dict form stored in checkpoints."""
+        return {
+            "role": self.role,
+            "content": self.content,
+            "tool_call_id": self.tool_call_id,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """Build a message from its dict form."""
+        calls = [ToolCall(str(c["id"]), str(c["name"]), str(c.get("arguments") or "{}"))
+                 for c in data.get("tool_calls") or []]
+        return cls(
+            role=data["role"],
+            content=data.get("content"),
+            tool_calls=calls,
+            tool_call_id=data.get("tool_call_id"),
+        )
+
+
+@dataclass
+class AgentStep:
+    """One model call plus the tool calls it asked for, with their results in call order."""
+
+    step_number: int
+    thought: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    observations: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the dict form stored in checkpoints."""
+        return {
+            "step_number": self.step_number,
+            "thought": self.thought,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "observations": list(self.observations),
+        }
+
+
+@dataclass
+class AgentResult:
+    """What ``ReActAgent.run`` and ``resume`` return."""
+
+    output: str
+    steps: list[AgentStep] = field(default_factory=list)
+    finished: bool = True
+    termination_reason: TerminationReason = "completed"
+    total_steps: int = 0
+    tool_calls_count: int = 0
+    interrupt_payload: dict[str, Any] | None = None
+
+
+@dataclass
+class AgentState:
+    """Data shared between the agents and tools of one workflow.
+
+    Tools read and write it by declaring a parameter annotated ``AgentState``; it is
+    injected by the agent and never shown to the model.
+    """
+
+    data: dict[str, Any] = field(default_factory=dict)

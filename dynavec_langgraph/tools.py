@@ -1,0 +1,341 @@
+"""The ``@tool`` decorator and :class:`AgentTool`, a dynavec tool that is also a LangChain tool."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, cast, get_type_hints, overload
+
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp, is_invalid_resume
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, create_model
+
+from dynavec_langgraph.records import AgentState
+
+__all__ = ["AgentTool", "as_tools", "format_tool_error", "tool"]
+
+ToolFunc = Callable[..., Any]
+
+
+def format_tool_error(name: str, error: BaseException) -> str:
+    """The observation dynavec gives the model when tool ``name`` raised ``error``."""
+    return f"Error executing tool '{name}': {error}"
+
+
+def unknown_tool_observation(name: str) -> str:
+    """The observation dynavec gives the model for a call to a tool it does not have."""
+    return f"Error: Tool '{name}' is not registered in available tools."
+
+
+def _reraise_if_control_flow(error: BaseException) -> None:
+    """LangGraph interrupts and invalid resume values must reach LangGraph untouched."""
+    if isinstance(error, GraphBubbleUp) or is_invalid_resume(error):
+        raise error
+
+
+def _parse_arguments(arguments: Any) -> dict[str, Any]:
+    """dynavec's argument rules: dict, JSON object, other JSON, plain text, blank or None."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, dict):
+        return dict(arguments)
+    if isinstance(arguments, (bytes, bytearray)):
+        arguments = arguments.decode()
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            return {"input": arguments}
+        return dict(value) if isinstance(value, dict) else {"input": value}
+    return {"input": arguments}
+
+
+def _describe(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()
+    )
+
+
+def _stringify(result: Any) -> str:
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+
+
+class _ArgsBase(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="ignore")
+
+
+def _signature_model(name: str, func: ToolFunc) -> tuple[type[BaseModel], str | None]:
+    """A pydantic model of ``func``'s parameters, and the name of its ``AgentState`` one."""
+    sig = inspect.signature(func)
+    try:
+        hints = get_type_hints(func)
+    except Exception:  # unresolvable forward references: fall back to the raw annotations
+        hints = {}
+    fields: dict[str, Any] = {}
+    state_param: str | None = None
+    for pname, param in sig.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = hints.get(pname, param.annotation)
+        if annotation is AgentState:
+            state_param = pname
+            continue
+        if annotation is inspect.Parameter.empty:
+            annotation = Any
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (annotation, default)
+    model = create_model(f"{name}_args", __base__=_ArgsBase, **fields)
+    return model, state_param
+
+
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    schema.setdefault("properties", {})
+    schema.setdefault("type", "object")
+    return schema
+
+
+class AgentTool(BaseTool):
+    """A dynavec tool: ``name``, ``description``, ``parameters``, ``tags`` and ``execute``.
+
+    It is also a LangChain ``BaseTool`` (its ``args_schema`` is ``parameters``), so it runs
+    unchanged in LangGraph's ``ToolNode`` and ``create_agent``. Calling the object calls the
+    function: ``add(3, 4) == 7``.
+    """
+
+    parameters: dict[str, Any]
+    """The JSON Schema object of the tool's arguments."""
+    func: ToolFunc | None = None
+    coroutine: Callable[..., Awaitable[Any]] | None = None
+    state_param: str | None = None
+    """Name of the parameter annotated ``AgentState``, injected by the agent."""
+
+    _arg_model: type[BaseModel] | None = PrivateAttr(default=None)
+    _param_names: tuple[str, ...] = PrivateAttr(default=())
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.args_schema = self.parameters
+        target = self.func or self.coroutine
+        if target is not None:
+            self._param_names = tuple(
+                p for p, v in inspect.signature(target).parameters.items()
+                if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD) and p != self.state_param
+            )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Call the wrapped function directly."""
+        target = self.func or self.coroutine
+        if target is None:
+            raise TypeError(f"Tool {self.name!r} has no function to call")
+        return target(*args, **kwargs)
+
+    # --- dynavec API -------------------------------------------------------------------
+
+    def _prepare(self, arguments: Any, state: AgentState | None) -> dict[str, Any]:
+        """Turn ``arguments`` into validated keyword arguments (dynavec's rules)."""
+        args = _parse_arguments(arguments)
+        names = self._param_names
+        if len(names) == 1 and names[0] not in args and args:
+            args = {names[0]: next(iter(args.values()))}
+        else:
+            args = {k: v for k, v in args.items() if k in names}
+        if self._arg_model is not None:
+            try:
+                validated = self._arg_model.model_validate(args)
+            except ValidationError as error:
+                raise ValueError(f"invalid arguments: {_describe(error)}") from None
+            args = {k: getattr(validated, k) for k in type(validated).model_fields}
+        if self.state_param is not None:
+            args[self.state_param] = state if state is not None else AgentState()
+        return args
+
+    def execute(self, arguments: Any = None, *, state: AgentState | None = None) -> str:
+        """Run the tool and return its observation (errors become observations, never raise).
+
+        Args:
+            arguments: a dict, a JSON string, plain text, blank or ``None``.
+            state: the shared ``AgentState`` injected into a parameter annotated with it.
+
+        Example:
+            >>> @tool
+            ... def add(a: int, b: int) -> int:
+            ...     return a + b
+            >>> add.execute('{"a": 3, "b": 4}')
+            '7'
+        """
+        try:
+            kwargs = self._prepare(arguments, state)
+            if self.func is not None:
+                return _stringify(self.func(**kwargs))
+            if self.coroutine is None:
+                raise TypeError("the tool has no function")
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return _stringify(asyncio.run(self.coroutine(**kwargs)))
+            raise RuntimeError("async tool called with execute() inside a running event loop; "
+                               "use `await tool.aexecute(...)`")
+        except Exception as error:
+            _reraise_if_control_flow(error)
+            return format_tool_error(self.name, error)
+
+    async def aexecute(self, arguments: Any = None, *, state: AgentState | None = None) -> str:
+        """Async twin of :meth:`execute`; a sync function runs in a worker thread."""
+        try:
+            kwargs = self._prepare(arguments, state)
+            if self.coroutine is not None:
+                return _stringify(await self.coroutine(**kwargs))
+            if self.func is None:
+                raise TypeError("the tool has no function")
+            func = self.func
+            return _stringify(await asyncio.to_thread(lambda: func(**kwargs)))
+        except Exception as error:
+            _reraise_if_control_flow(error)
+            return format_tool_error(self.name, error)
+
+    # --- LangChain API -----------------------------------------------------------------
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        return self.execute(args[0] if args and not kwargs else kwargs)
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> str:
+        return await self.aexecute(args[0] if args and not kwargs else kwargs)
+
+
+def _make_tool(
+    func: ToolFunc,
+    name: str | None,
+    description: str | None,
+    parameters: dict[str, Any] | None,
+    tags: Sequence[str] | None,
+) -> AgentTool:
+    if not callable(func):
+        raise TypeError(f"@tool needs a function, got {type(func).__name__}")
+    tool_name = name or getattr(func, "__name__", None) or "tool"
+    doc = inspect.getdoc(func)
+    tool_description = description or (doc.strip() if doc and doc.strip() else f"Execute {tool_name}")
+    model, state_param = _signature_model(tool_name, func)
+    is_async = inspect.iscoroutinefunction(func)
+    result = AgentTool(
+        name=tool_name,
+        description=tool_description,
+        parameters=parameters if parameters is not None else _json_schema(model),
+        func=None if is_async else func,
+        coroutine=func if is_async else None,
+        state_param=state_param,
+        tags=list(tags) if tags else None,
+    )
+    # the signature model validates and coerces arguments; an explicit schema only replaces
+    # what the model is shown
+    result._arg_model = model
+    return result
+
+
+@overload
+def tool(func: ToolFunc, /) -> AgentTool: ...
+@overload
+def tool(
+    name: str | None = None,
+    /,
+    *,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    tags: Sequence[str] | None = None,
+) -> Callable[[ToolFunc], AgentTool]: ...
+def tool(
+    func_or_name: ToolFunc | str | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    tags: Sequence[str] | None = None,
+) -> AgentTool | Callable[[ToolFunc], AgentTool]:
+    """Turn a function into an :class:`AgentTool`: ``@tool``, ``@tool()``, ``@tool("name")``.
+
+    Args:
+        func_or_name: the function (bare ``@tool``) or the tool's name.
+        name: the tool's name; defaults to the function's name.
+        description: defaults to the stripped docstring, else ``"Execute <name>"``.
+        parameters: a JSON Schema object that replaces the schema made from the signature.
+        tags: free-form tags.
+
+    Example:
+        >>> @tool
+        ... def add(a: int, b: int) -> int:
+        ...     "Add two numbers."
+        ...     return a + b
+        >>> add(3, 4), add.name, add.parameters["required"]
+        (7, 'add', ['a', 'b'])
+    """
+    if callable(func_or_name):
+        return _make_tool(func_or_name, name, description, parameters, tags)
+    if func_or_name is not None and not isinstance(func_or_name, str):
+        raise TypeError("@tool takes a function or a tool name")
+    tool_name = name or func_or_name
+
+    def decorator(func: ToolFunc) -> AgentTool:
+        return _make_tool(func, tool_name, description, parameters, tags)
+
+    return decorator
+
+
+def _from_langchain(lc_tool: BaseTool) -> AgentTool:
+    schema = lc_tool.tool_call_schema
+    params = schema if isinstance(schema, dict) else _json_schema(schema)
+
+    def run(**kwargs: Any) -> Any:
+        return lc_tool.invoke(kwargs)
+
+    async def arun(**kwargs: Any) -> Any:
+        return await lc_tool.ainvoke(kwargs)
+
+    return AgentTool(name=lc_tool.name, description=lc_tool.description or f"Execute {lc_tool.name}",
+                     parameters=params, func=run, coroutine=arun, tags=lc_tool.tags)
+
+
+def _from_dynavec(obj: Any) -> AgentTool:
+    def run(**kwargs: Any) -> Any:
+        return obj.execute(kwargs)
+
+    return AgentTool(name=str(obj.name), description=str(obj.description or f"Execute {obj.name}"),
+                     parameters=dict(obj.parameters or {"type": "object", "properties": {}}),
+                     func=run, tags=list(getattr(obj, "tags", None) or []) or None)
+
+
+def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
+    """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
+    objects (``name``, ``description``, ``parameters``, ``execute``).
+
+    Raises:
+        TypeError: for anything else, or two tools with one name.
+    """
+    result: list[AgentTool] = []
+    for item in tools or []:
+        if isinstance(item, AgentTool):
+            result.append(item)
+        elif isinstance(item, BaseTool):
+            result.append(_from_langchain(item))
+        elif all(hasattr(item, a) for a in ("name", "description", "parameters", "execute")):
+            result.append(_from_dynavec(item))
+        elif callable(item):
+            result.append(tool(cast(ToolFunc, item)))
+        else:
+            raise TypeError(
+                f"tools= got {item!r}: pass a function, an @tool, a LangChain tool, or an object "
+                "with name, description, parameters and execute()"
+            )
+    seen: set[str] = set()
+    for t in result:
+        if t.name in seen:
+            raise ValueError(f"two tools are named {t.name!r}; give one of them another name")
+        seen.add(t.name)
+    return result

@@ -1,0 +1,5 @@
+"""Shared fixtures: the scripted model, savers, the local OpenAI-compatible server, PostgreSQL."""
+
+from __future__ import annotations
+
+pytest_plugins = ["tests.openai_server", "tests.pg"]
