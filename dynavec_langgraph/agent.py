@@ -1,0 +1,382 @@
+"""``ReActAgent``: dynavec's run / resume API on the package's compiled LangGraph graph."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command, Interrupt, StateSnapshot
+
+from dynavec_langgraph.errors import (
+    CheckpointNotFoundError,
+    InvalidDecisionError,
+    NothingToResumeError,
+    ThreadPausedError,
+)
+from dynavec_langgraph.graph import AGENT_NODE, MODEL_KWARGS_KEY, create_react_agent
+from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
+from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant that solves tasks step by step. Think about what to do, call "
+    "a tool when it helps, read its result, and repeat until you can give the final answer. "
+    "When you have the answer, reply with it directly without calling a tool."
+)
+
+_MISSING: Any = object()
+MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
+
+
+# --- plain functions: inputs, checks, results -------------------------------------------
+
+
+def _config(thread_id: str, model_kwargs: dict[str, Any], checkpoint_id: str | None = None
+            ) -> RunnableConfig:
+    configurable: dict[str, Any] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def _exists(snapshot: StateSnapshot) -> bool:
+    return snapshot.created_at is not None
+
+
+def _node_ids(interrupts: Sequence[Interrupt]) -> list[str]:
+    return [
+        str(i.value.get("node_id")) if isinstance(i.value, dict) else repr(i.value)
+        for i in interrupts
+    ]
+
+
+def _refuse_if_paused(thread_id: str, snapshot: StateSnapshot) -> None:
+    if snapshot.interrupts:
+        raise ThreadPausedError(thread_id, _node_ids(snapshot.interrupts))
+
+
+def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
+    """``Command(resume=...)`` for one decision; several pending pauses need ``decisions=``."""
+    if decision is _MISSING or decision is None:
+        raise InvalidDecisionError(
+            "resume() needs human_decision= (any JSON value but None, e.g. 'approved')"
+        )
+    if len(interrupts) > 1:
+        raise InvalidDecisionError(
+            f"{len(interrupts)} decisions are pending ({', '.join(_node_ids(interrupts))}); "
+            "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
+        )
+    return decision
+
+
+def _step_records(messages: Sequence[BaseMessage]) -> list[AgentStep]:
+    """The steps of the current run: each assistant message with its observations."""
+    start = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            start = i + 1
+            break
+    answers = {m.tool_call_id: m for m in messages[start:] if isinstance(m, ToolMessage)}
+    steps: list[AgentStep] = []
+    for m in messages[start:]:
+        if not isinstance(m, AIMessage):
+            continue
+        record = to_dynavec(m)
+        observations = [
+            str(to_dynavec(answers[c["id"]]).content)
+            for c in calls_of(m)
+            if c["id"] in answers
+        ]
+        steps.append(AgentStep(len(steps) + 1, record.content, record.tool_calls, observations))
+    return steps
+
+
+def _dynavec_messages(prompt: str | None, messages: Sequence[BaseMessage]) -> list[Message]:
+    head = [Message("system", prompt)] if prompt else []
+    return head + [to_dynavec(m) for m in messages]
+
+
+def build_result(
+    values: dict[str, Any],
+    interrupts: Sequence[Interrupt],
+    *,
+    thread_id: str,
+    max_steps: int,
+    system_prompt: str | None,
+) -> AgentResult:
+    """The dynavec ``AgentResult`` of a graph state (after ``invoke`` or ``get_state``)."""
+    messages: list[BaseMessage] = list(values.get("messages") or [])
+    steps = _step_records(messages)
+    count = sum(len(s.tool_calls) for s in steps)
+    last_thought = steps[-1].thought if steps else None
+    if interrupts:
+        first = interrupts[0]
+        value = first.value if isinstance(first.value, dict) else {"payload": first.value}
+        call = value.get("tool_call") or {}
+        payload = {
+            "thread_id": thread_id,
+            "node_id": value.get("node_id"),
+            "payload": value.get("payload"),
+            "messages": _dynavec_messages(system_prompt, messages),
+            "start_step": len(steps),
+            "tool_call_id": call.get("id"),
+            "interrupt_id": first.id,
+            "pending": [
+                {"interrupt_id": i.id, **(i.value if isinstance(i.value, dict) else {})}
+                for i in interrupts
+            ],
+        }
+        return AgentResult(last_thought or "", steps, False, "interrupted", len(steps), count,
+                           payload)
+    if values.get("termination_reason") == "max_steps_reached":
+        last_obs = steps[-1].observations[-1] if steps and steps[-1].observations else ""
+        return AgentResult(last_thought or last_obs, steps, False, "max_steps_reached",
+                           max_steps, count)
+    return AgentResult(last_thought or "", steps, True, "completed", len(steps), count)
+
+
+@dataclass
+class _Plan:
+    """What one run/resume call sends to the graph."""
+
+    config: RunnableConfig
+    graph_input: Any
+    thread_id: str
+
+
+class ReActAgent:
+    """dynavec's ReAct agent, running on the package's LangGraph graph (``agent.graph``).
+
+    Code written against ``dynavec.agents`` runs after
+    ``from dynavec_langgraph import ReActAgent, interrupt, tool``.
+
+    Args:
+        model: a LangChain chat model, a ``"provider:model"`` string or a dynavec-style model.
+        tools: tools (see :func:`dynavec_langgraph.create_react_agent`).
+        system_prompt: ``None`` for dynavec's default ReAct prompt, ``""`` for none.
+        max_steps: model calls per run; below 1 counts as 1.
+        checkpointer: a LangGraph saver. Without one the agent keeps an in-process saver so
+            that ``resume(thread_id=...)`` works on this agent.
+
+    Example:
+        >>> from dynavec_langgraph.testing import ScriptedChatModel
+        >>> agent = ReActAgent(ScriptedChatModel(turns=["4"]))
+        >>> agent.run("2 + 2?").output
+        '4'
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tools: Sequence[Any] | None = None,
+        system_prompt: str | None = None,
+        max_steps: int = 10,
+        checkpointer: Any = None,
+    ) -> None:
+        self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self.max_steps = max(1, int(max_steps))
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        self.graph = create_react_agent(
+            model,
+            tools,
+            system_prompt=self.system_prompt or None,
+            max_steps=self.max_steps,
+            checkpointer=self.checkpointer,
+            name="dynavec_react_agent",
+        )
+
+    # --- planning (no I/O) --------------------------------------------------------------
+
+    def _run_plan(
+        self,
+        goal: str,
+        thread_id: str | None,
+        resume_from: str | None,
+        state: AgentState | None,
+        model_kwargs: dict[str, Any],
+    ) -> _Plan:
+        tid = thread_id or uuid.uuid4().hex
+        graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
+        if state is not None:
+            graph_input["shared"] = dict(state.data)
+        return _Plan(_config(tid, model_kwargs, resume_from), graph_input, tid)
+
+    def _check_run(self, plan: _Plan, snapshot: StateSnapshot, resume_from: str | None) -> None:
+        if resume_from and not _exists(snapshot):
+            raise CheckpointNotFoundError(
+                f"thread {plan.thread_id!r} has no checkpoint {resume_from!r}; "
+                "list_checkpoints(thread_id) shows the ones it has"
+            )
+        _refuse_if_paused(plan.thread_id, snapshot)
+
+    def _resume_thread_plan(
+        self, thread_id: str, snapshot: StateSnapshot, decision: Any, model_kwargs: dict[str, Any]
+    ) -> _Plan:
+        if not _exists(snapshot):
+            raise NothingToResumeError(
+                f"unknown thread {thread_id!r}: nothing to resume (check the thread id and that "
+                "this agent uses the checkpointer the paused run used)"
+            )
+        if not snapshot.interrupts:
+            raise NothingToResumeError(
+                f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
+            )
+        resume = _resume_value(decision, snapshot.interrupts)
+        return _Plan(_config(thread_id, model_kwargs), Command(resume=resume), thread_id)
+
+    def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
+        converted = [from_dynavec(m) for m in messages]
+        while converted and isinstance(converted[0], SystemMessage):
+            converted.pop(0)
+        if not pending_calls(converted):
+            raise NothingToResumeError(
+                "the messages have no unanswered tool call: nothing to resume (pass "
+                "paused.interrupt_payload['messages'] of a paused run)"
+            )
+        return converted
+
+    def _finish(self, plan: _Plan, values: dict[str, Any], interrupts: Sequence[Interrupt],
+                state: AgentState | None) -> AgentResult:
+        if state is not None and "shared" in values:
+            state.data.clear()
+            state.data.update(values["shared"])
+        return build_result(values, interrupts, thread_id=plan.thread_id,
+                            max_steps=self.max_steps, system_prompt=self.system_prompt)
+
+    @staticmethod
+    def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:
+        values = dict(output)
+        return values, list(values.pop("__interrupt__", []))
+
+    # --- run --------------------------------------------------------------------------
+
+    def run(
+        self,
+        goal: str,
+        *,
+        thread_id: str | None = None,
+        resume_from: str | None = None,
+        state: AgentState | None = None,
+        **model_kwargs: Any,
+    ) -> AgentResult:
+        """Run the agent on ``goal``; continue the thread's latest checkpoint if it has one.
+
+        Raises:
+            ThreadPausedError: the thread waits for a decision; call :meth:`resume`.
+            CheckpointNotFoundError: ``resume_from`` is not a checkpoint of the thread.
+        """
+        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
+        self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+        values, interrupts = self._split(self.graph.invoke(plan.graph_input, plan.config))
+        return self._finish(plan, values, interrupts, state)
+
+    async def arun(
+        self,
+        goal: str,
+        *,
+        thread_id: str | None = None,
+        resume_from: str | None = None,
+        state: AgentState | None = None,
+        **model_kwargs: Any,
+    ) -> AgentResult:
+        """Async twin of :meth:`run`."""
+        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
+        self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+        values, interrupts = self._split(await self.graph.ainvoke(plan.graph_input, plan.config))
+        return self._finish(plan, values, interrupts, state)
+
+    # --- resume -----------------------------------------------------------------------
+
+    def resume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = _MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        **model_kwargs: Any,
+    ) -> AgentResult:
+        """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
+
+        Pass ``thread_id`` (a paused thread of this agent's checkpointer) or ``messages``
+        (``paused.interrupt_payload["messages"]``; works in a fresh agent, no checkpointer
+        needed). ``start_step`` is accepted for older callers and not needed.
+
+        Raises:
+            NothingToResumeError: no messages and no thread, an unknown thread, a thread that
+                is not paused, or messages without an unanswered tool call.
+            InvalidDecisionError: no decision, or several decisions pending.
+        """
+        del start_step
+        plan = self._resume_plan_sync(messages, human_decision, thread_id, state, model_kwargs)
+        values, interrupts = self._split(self.graph.invoke(plan.graph_input, plan.config))
+        return self._finish(plan, values, interrupts, state)
+
+    async def aresume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = _MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        **model_kwargs: Any,
+    ) -> AgentResult:
+        """Async twin of :meth:`resume`."""
+        del start_step
+        plan = await self._resume_plan_async(
+            messages, human_decision, thread_id, state, model_kwargs
+        )
+        values, interrupts = self._split(await self.graph.ainvoke(plan.graph_input, plan.config))
+        return self._finish(plan, values, interrupts, state)
+
+    def _seed(self, messages: list[BaseMessage], thread_id: str | None, state: AgentState | None,
+              decision: Any, model_kwargs: dict[str, Any]) -> tuple[_Plan, dict[str, Any]]:
+        if decision is _MISSING or decision is None:
+            _resume_value(decision, [])
+        tid = thread_id or uuid.uuid4().hex
+        seed: dict[str, Any] = {"messages": messages}
+        if state is not None:
+            seed["shared"] = dict(state.data)
+        return _Plan(_config(tid, model_kwargs), Command(resume=decision), tid), seed
+
+    def _resume_plan_sync(self, messages: MessagesIn | None, decision: Any, thread_id: str | None,
+                          state: AgentState | None, model_kwargs: dict[str, Any]) -> _Plan:
+        if thread_id is not None:
+            snapshot = self.graph.get_state(_config(thread_id, model_kwargs))
+            if messages is None or snapshot.interrupts:
+                return self._resume_thread_plan(thread_id, snapshot, decision, model_kwargs)
+        if messages is None:
+            raise NothingToResumeError(
+                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
+            )
+        plan, seed = self._seed(self._resume_messages(messages), thread_id, state, decision,
+                                model_kwargs)
+        self.graph.update_state(plan.config, seed, as_node=AGENT_NODE)
+        return plan
+
+    async def _resume_plan_async(self, messages: MessagesIn | None, decision: Any,
+                                 thread_id: str | None, state: AgentState | None,
+                                 model_kwargs: dict[str, Any]) -> _Plan:
+        if thread_id is not None:
+            snapshot = await self.graph.aget_state(_config(thread_id, model_kwargs))
+            if messages is None or snapshot.interrupts:
+                return self._resume_thread_plan(thread_id, snapshot, decision, model_kwargs)
+        if messages is None:
+            raise NothingToResumeError(
+                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
+            )
+        plan, seed = self._seed(self._resume_messages(messages), thread_id, state, decision,
+                                model_kwargs)
+        await self.graph.aupdate_state(plan.config, seed, as_node=AGENT_NODE)
+        return plan
+
+
+__all__ += ["build_result"]
