@@ -12,15 +12,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from dynavec_langgraph.checkpoint import resolve_checkpointer
 from dynavec_langgraph.errors import (
     CheckpointNotFoundError,
+    ConcurrentResumeError,
     InvalidDecisionError,
     NothingToResumeError,
     ThreadPausedError,
 )
 from dynavec_langgraph.graph import AGENT_NODE, MODEL_KWARGS_KEY, create_react_agent
+from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
-from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
+from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 
@@ -37,8 +40,9 @@ MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
 # --- plain functions: inputs, checks, results -------------------------------------------
 
 
-def _config(thread_id: str, model_kwargs: dict[str, Any], checkpoint_id: str | None = None
-            ) -> RunnableConfig:
+def _config(
+    thread_id: str, model_kwargs: dict[str, Any], checkpoint_id: str | None = None
+) -> RunnableConfig:
     configurable: dict[str, Any] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -59,6 +63,17 @@ def _node_ids(interrupts: Sequence[Interrupt]) -> list[str]:
 def _refuse_if_paused(thread_id: str, snapshot: StateSnapshot) -> None:
     if snapshot.interrupts:
         raise ThreadPausedError(thread_id, _node_ids(snapshot.interrupts))
+
+
+def _refuse_if_moved(seen: StateSnapshot, now: StateSnapshot) -> None:
+    """Under the resume lock: the thread must still be where this caller saw it."""
+    before = (seen.config.get("configurable") or {}).get("checkpoint_id")
+    after = (now.config.get("configurable") or {}).get("checkpoint_id")
+    if before != after or [i.id for i in seen.interrupts] != [i.id for i in now.interrupts]:
+        raise ConcurrentResumeError(
+            "another caller resumed this thread first; its decision was applied and yours was "
+            "not. Read the thread again (get_state / run result) before deciding again"
+        )
 
 
 def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
@@ -89,9 +104,7 @@ def _step_records(messages: Sequence[BaseMessage]) -> list[AgentStep]:
             continue
         record = to_dynavec(m)
         observations = [
-            str(to_dynavec(answers[c["id"]]).content)
-            for c in calls_of(m)
-            if c["id"] in answers
+            str(to_dynavec(answers[c["id"]]).content) for c in calls_of(m) if c["id"] in answers
         ]
         steps.append(AgentStep(len(steps) + 1, record.content, record.tool_calls, observations))
     return steps
@@ -132,12 +145,14 @@ def build_result(
                 for i in interrupts
             ],
         }
-        return AgentResult(last_thought or "", steps, False, "interrupted", len(steps), count,
-                           payload)
+        return AgentResult(
+            last_thought or "", steps, False, "interrupted", len(steps), count, payload
+        )
     if values.get("termination_reason") == "max_steps_reached":
         last_obs = steps[-1].observations[-1] if steps and steps[-1].observations else ""
-        return AgentResult(last_thought or last_obs, steps, False, "max_steps_reached",
-                           max_steps, count)
+        return AgentResult(
+            last_thought or last_obs, steps, False, "max_steps_reached", max_steps, count
+        )
     return AgentResult(last_thought or "", steps, True, "completed", len(steps), count)
 
 
@@ -181,7 +196,8 @@ class ReActAgent:
     ) -> None:
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
         self.max_steps = max(1, int(max_steps))
-        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        saver = resolve_checkpointer(checkpointer)
+        self.checkpointer = saver if saver is not None else InMemorySaver()
         self.graph = create_react_agent(
             model,
             tools,
@@ -224,6 +240,8 @@ class ReActAgent:
                 "this agent uses the checkpointer the paused run used)"
             )
         if not snapshot.interrupts:
+            if snapshot.next:  # a run stopped by a crash: finish its pending calls
+                return _Plan(_config(thread_id, model_kwargs), None, thread_id)
             raise NothingToResumeError(
                 f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
             )
@@ -241,13 +259,23 @@ class ReActAgent:
             )
         return converted
 
-    def _finish(self, plan: _Plan, values: dict[str, Any], interrupts: Sequence[Interrupt],
-                state: AgentState | None) -> AgentResult:
+    def _finish(
+        self,
+        plan: _Plan,
+        values: dict[str, Any],
+        interrupts: Sequence[Interrupt],
+        state: AgentState | None,
+    ) -> AgentResult:
         if state is not None and "shared" in values:
             state.data.clear()
             state.data.update(values["shared"])
-        return build_result(values, interrupts, thread_id=plan.thread_id,
-                            max_steps=self.max_steps, system_prompt=self.system_prompt)
+        return build_result(
+            values,
+            interrupts,
+            thread_id=plan.thread_id,
+            max_steps=self.max_steps,
+            system_prompt=self.system_prompt,
+        )
 
     @staticmethod
     def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:
@@ -315,7 +343,16 @@ class ReActAgent:
             InvalidDecisionError: no decision, or several decisions pending.
         """
         del start_step
-        plan = self._resume_plan_sync(messages, human_decision, thread_id, state, model_kwargs)
+        if thread_id is not None:
+            snapshot = self.graph.get_state(_config(thread_id, model_kwargs))
+            if messages is None or snapshot.interrupts:
+                plan = self._resume_thread_plan(thread_id, snapshot, human_decision, model_kwargs)
+                with resume_lock(self.checkpointer, thread_id):
+                    _refuse_if_moved(snapshot, self.graph.get_state(plan.config))
+                    output = self.graph.invoke(plan.graph_input, plan.config)
+                return self._finish(plan, *self._split(output), state)
+        plan, seed = self._seed(messages, thread_id, state, human_decision, model_kwargs)
+        self.graph.update_state(plan.config, seed, as_node=AGENT_NODE)
         values, interrupts = self._split(self.graph.invoke(plan.graph_input, plan.config))
         return self._finish(plan, values, interrupts, state)
 
@@ -331,52 +368,39 @@ class ReActAgent:
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
-        plan = await self._resume_plan_async(
-            messages, human_decision, thread_id, state, model_kwargs
-        )
-        values, interrupts = self._split(await self.graph.ainvoke(plan.graph_input, plan.config))
-        return self._finish(plan, values, interrupts, state)
-
-    def _seed(self, messages: list[BaseMessage], thread_id: str | None, state: AgentState | None,
-              decision: Any, model_kwargs: dict[str, Any]) -> tuple[_Plan, dict[str, Any]]:
-        if decision is _MISSING or decision is None:
-            _resume_value(decision, [])
-        tid = thread_id or uuid.uuid4().hex
-        seed: dict[str, Any] = {"messages": messages}
-        if state is not None:
-            seed["shared"] = dict(state.data)
-        return _Plan(_config(tid, model_kwargs), Command(resume=decision), tid), seed
-
-    def _resume_plan_sync(self, messages: MessagesIn | None, decision: Any, thread_id: str | None,
-                          state: AgentState | None, model_kwargs: dict[str, Any]) -> _Plan:
-        if thread_id is not None:
-            snapshot = self.graph.get_state(_config(thread_id, model_kwargs))
-            if messages is None or snapshot.interrupts:
-                return self._resume_thread_plan(thread_id, snapshot, decision, model_kwargs)
-        if messages is None:
-            raise NothingToResumeError(
-                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
-            )
-        plan, seed = self._seed(self._resume_messages(messages), thread_id, state, decision,
-                                model_kwargs)
-        self.graph.update_state(plan.config, seed, as_node=AGENT_NODE)
-        return plan
-
-    async def _resume_plan_async(self, messages: MessagesIn | None, decision: Any,
-                                 thread_id: str | None, state: AgentState | None,
-                                 model_kwargs: dict[str, Any]) -> _Plan:
         if thread_id is not None:
             snapshot = await self.graph.aget_state(_config(thread_id, model_kwargs))
             if messages is None or snapshot.interrupts:
-                return self._resume_thread_plan(thread_id, snapshot, decision, model_kwargs)
+                plan = self._resume_thread_plan(thread_id, snapshot, human_decision, model_kwargs)
+                async with aresume_lock(self.checkpointer, thread_id):
+                    _refuse_if_moved(snapshot, await self.graph.aget_state(plan.config))
+                    output = await self.graph.ainvoke(plan.graph_input, plan.config)
+                return self._finish(plan, *self._split(output), state)
+        plan, seed = self._seed(messages, thread_id, state, human_decision, model_kwargs)
+        await self.graph.aupdate_state(plan.config, seed, as_node=AGENT_NODE)
+        values, interrupts = self._split(await self.graph.ainvoke(plan.graph_input, plan.config))
+        return self._finish(plan, values, interrupts, state)
+
+    def _seed(
+        self,
+        messages: MessagesIn | None,
+        thread_id: str | None,
+        state: AgentState | None,
+        decision: Any,
+        model_kwargs: dict[str, Any],
+    ) -> tuple[_Plan, dict[str, Any]]:
+        """Resume from messages alone: a new thread holding them, paused before the call."""
         if messages is None:
             raise NothingToResumeError(
                 "nothing to resume: pass the paused messages or thread_id= of a paused thread"
             )
-        plan, seed = self._seed(self._resume_messages(messages), thread_id, state, decision,
-                                model_kwargs)
-        await self.graph.aupdate_state(plan.config, seed, as_node=AGENT_NODE)
-        return plan
+        converted = self._resume_messages(messages)
+        _resume_value(decision, [])
+        tid = thread_id or uuid.uuid4().hex
+        seed: dict[str, Any] = {"messages": converted}
+        if state is not None:
+            seed["shared"] = dict(state.data)
+        return _Plan(_config(tid, model_kwargs), Command(resume=decision), tid), seed
 
 
 __all__ += ["build_result"]

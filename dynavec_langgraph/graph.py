@@ -9,7 +9,7 @@ that finished never do, and calls after it run only once the decision is in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict, get_args
+from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
@@ -22,7 +22,12 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from dynavec_langgraph.interrupt import ToolCallRef, running_tool_call
-from dynavec_langgraph.messages import add_conversation, merge_conversation, pending_calls, run_steps
+from dynavec_langgraph.messages import (
+    add_conversation,
+    merge_conversation,
+    pending_calls,
+    run_steps,
+)
 from dynavec_langgraph.models import bind_model
 from dynavec_langgraph.records import AgentState, TerminationReason
 from dynavec_langgraph.tools import AgentTool, as_tools, unknown_tool_observation
@@ -36,8 +41,8 @@ __all__ = [
     "create_react_agent",
 ]
 
-AGENT_NODE = "agent"
-TOOLS_NODE = "tools"
+AGENT_NODE: Final = "agent"
+TOOLS_NODE: Final = "tools"
 MODEL_KWARGS_KEY = "dynavec_model_kwargs"
 """``config["configurable"][MODEL_KWARGS_KEY]``: extra keyword arguments for the model call."""
 
@@ -83,7 +88,7 @@ def route_start(state: ReActState) -> Literal["agent", "tools"]:
 
 def route_after_agent(state: ReActState) -> Literal["tools", "__end__"]:
     """Tool calls go to the tool node; an answer ends the run."""
-    return TOOLS_NODE if pending_calls(state["messages"]) else END
+    return TOOLS_NODE if pending_calls(state["messages"]) else "__end__"
 
 
 def _route_after_tools(max_steps: int) -> Any:
@@ -92,7 +97,7 @@ def _route_after_tools(max_steps: int) -> Any:
         messages = state["messages"]
         if pending_calls(messages):
             return TOOLS_NODE
-        return END if run_steps(messages) >= max_steps else AGENT_NODE
+        return "__end__" if run_steps(messages) >= max_steps else AGENT_NODE
 
     return route_after_tools
 
@@ -249,7 +254,7 @@ def create_react_agent(
     steps = max(1, int(max_steps))
     nodes = _Nodes(bind_model(model, agent_tools), agent_tools, system_prompt, steps)
     schema = ReActState if message_storage == "delta" else _FullReActState
-    builder = StateGraph(schema)  # type: ignore[arg-type]
+    builder = StateGraph(schema)
     builder.add_node(AGENT_NODE, RunnableLambda(nodes.call_model, afunc=nodes.acall_model))
     builder.add_node(TOOLS_NODE, RunnableLambda(nodes.call_tool, afunc=nodes.acall_tool))
     builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])

@@ -49,7 +49,9 @@ def running_tool_call(call: ToolCallRef) -> Iterator[None]:
 def interrupt(node_id: str, payload: Any = None, *, response_schema: type[T]) -> T: ...
 @overload
 def interrupt(node_id: str, payload: Any = None, *, response_schema: None = None) -> Any: ...
-def interrupt(node_id: str, payload: Any = None, *, response_schema: type[Any] | None = None) -> Any:
+def interrupt(
+    node_id: str, payload: Any = None, *, response_schema: type[Any] | None = None
+) -> Any:
     """Pause the running tool call until a person decides; return the decision.
 
     The first call raises LangGraph's ``GraphInterrupt`` (never catch it): the run stops with
@@ -86,7 +88,11 @@ def interrupt(node_id: str, payload: Any = None, *, response_schema: type[Any] |
             f"interrupt({node_id!r}) was called outside a running agent: call it inside a tool "
             "run by a dynavec_langgraph agent (or inside a LangGraph node)"
         ) from None
-    value: InterruptValue = {"node_id": node_id, "payload": payload, "tool_call": _current_call.get()}
+    value: InterruptValue = {
+        "node_id": node_id,
+        "payload": payload,
+        "tool_call": _current_call.get(),
+    }
     if response_schema is None:
         return lg_interrupt(value)
     return lg_interrupt(value, response_schema=response_schema)

@@ -110,10 +110,11 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> li
         if not message.id:
             seed = f"{len(messages)}:{message.type}:{message.content!r}"
             message = message.model_copy(update={"id": str(uuid.uuid5(_ID_NAMESPACE, seed))})
-        if message.id in index:
-            messages[index[message.id]] = message  # type: ignore[assignment]
+        key = str(message.id)
+        if key in index:
+            messages[index[key]] = message  # type: ignore[call-overload]
         else:
-            index[message.id] = len(messages)
+            index[key] = len(messages)
             messages.append(message)  # type: ignore[arg-type]
     return _canonical([m for m in messages if m is not None])
 
@@ -131,9 +132,7 @@ def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
             calls = calls_of(m)
             if not calls:
                 return []
-            answered = {
-                t.tool_call_id for t in messages[i + 1 :] if isinstance(t, ToolMessage)
-            }
+            answered = {t.tool_call_id for t in messages[i + 1 :] if isinstance(t, ToolMessage)}
             return [c for c in calls if c["id"] not in answered]
     return []
 

@@ -10,7 +10,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from dynavec_langgraph.messages import from_dynavec, to_dynavec
 from dynavec_langgraph.tools import AgentTool
@@ -29,7 +29,7 @@ class DynavecChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     inner: Any
-    tools: list[AgentTool] = []
+    tools: list[AgentTool] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["AgentResult", "AgentState", "AgentStep", "Message", "Role", "TerminationReason", "ToolCall"]
+__all__ = [
+    "AgentResult",
+    "AgentState",
+    "AgentStep",
+    "Message",
+    "Role",
+    "TerminationReason",
+    "ToolCall",
+]
 
 Role = Literal["system", "user", "assistant", "tool"]
 TerminationReason = Literal["completed", "max_steps_reached", "interrupted"]
@@ -45,8 +53,10 @@ class Message:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
         """Build a message from its dict form."""
-        calls = [ToolCall(str(c["id"]), str(c["name"]), str(c.get("arguments") or "{}"))
-                 for c in data.get("tool_calls") or []]
+        calls = [
+            ToolCall(str(c["id"]), str(c["name"]), str(c.get("arguments") or "{}"))
+            for c in data.get("tool_calls") or []
+        ]
         return cls(
             role=data["role"],
             content=data.get("content"),

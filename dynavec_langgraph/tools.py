@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, cast, get_type_hints, overload
 
 from langchain_core.tools import BaseTool
@@ -61,7 +61,9 @@ def _describe(error: ValidationError) -> str:
 
 
 def _stringify(result: Any) -> str:
-    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return (
+        result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    )
 
 
 class _ArgsBase(BaseModel):
@@ -114,7 +116,7 @@ class AgentTool(BaseTool):
     parameters: dict[str, Any]
     """The JSON Schema object of the tool's arguments."""
     func: ToolFunc | None = None
-    coroutine: Callable[..., Awaitable[Any]] | None = None
+    coroutine: Callable[..., Coroutine[Any, Any, Any]] | None = None
     state_param: str | None = None
     """Name of the parameter annotated ``AgentState``, injected by the agent."""
 
@@ -126,11 +128,12 @@ class AgentTool(BaseTool):
         target = self.func or self.coroutine
         if target is not None:
             self._param_names = tuple(
-                p for p, v in inspect.signature(target).parameters.items()
+                p
+                for p, v in inspect.signature(target).parameters.items()
                 if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD) and p != self.state_param
             )
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the wrapped function directly."""
         target = self.func or self.coroutine
         if target is None:
@@ -181,8 +184,10 @@ class AgentTool(BaseTool):
                 asyncio.get_running_loop()
             except RuntimeError:
                 return _stringify(asyncio.run(self.coroutine(**kwargs)))
-            raise RuntimeError("async tool called with execute() inside a running event loop; "
-                               "use `await tool.aexecute(...)`")
+            raise RuntimeError(
+                "async tool called with execute() inside a running event loop; "
+                "use `await tool.aexecute(...)`"
+            )
         except Exception as error:
             _reraise_if_control_flow(error)
             return format_tool_error(self.name, error)
@@ -221,7 +226,9 @@ def _make_tool(
         raise TypeError(f"@tool needs a function, got {type(func).__name__}")
     tool_name = name or getattr(func, "__name__", None) or "tool"
     doc = inspect.getdoc(func)
-    tool_description = description or (doc.strip() if doc and doc.strip() else f"Execute {tool_name}")
+    tool_description = description or (
+        doc.strip() if doc and doc.strip() else f"Execute {tool_name}"
+    )
     model, state_param = _signature_model(tool_name, func)
     is_async = inspect.iscoroutinefunction(func)
     result = AgentTool(
@@ -290,7 +297,7 @@ def tool(
 
 def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     schema = lc_tool.tool_call_schema
-    params = schema if isinstance(schema, dict) else _json_schema(schema)
+    params = schema if isinstance(schema, dict) else _json_schema(cast(type[BaseModel], schema))
 
     def run(**kwargs: Any) -> Any:
         return lc_tool.invoke(kwargs)
@@ -298,17 +305,27 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     async def arun(**kwargs: Any) -> Any:
         return await lc_tool.ainvoke(kwargs)
 
-    return AgentTool(name=lc_tool.name, description=lc_tool.description or f"Execute {lc_tool.name}",
-                     parameters=params, func=run, coroutine=arun, tags=lc_tool.tags)
+    return AgentTool(
+        name=lc_tool.name,
+        description=lc_tool.description or f"Execute {lc_tool.name}",
+        parameters=params,
+        func=run,
+        coroutine=arun,
+        tags=lc_tool.tags,
+    )
 
 
 def _from_dynavec(obj: Any) -> AgentTool:
     def run(**kwargs: Any) -> Any:
         return obj.execute(kwargs)
 
-    return AgentTool(name=str(obj.name), description=str(obj.description or f"Execute {obj.name}"),
-                     parameters=dict(obj.parameters or {"type": "object", "properties": {}}),
-                     func=run, tags=list(getattr(obj, "tags", None) or []) or None)
+    return AgentTool(
+        name=str(obj.name),
+        description=str(obj.description or f"Execute {obj.name}"),
+        parameters=dict(obj.parameters or {"type": "object", "properties": {}}),
+        func=run,
+        tags=list(getattr(obj, "tags", None) or []) or None,
+    )
 
 
 def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
