@@ -8,6 +8,7 @@ that finished never do, and calls after it run only once the decision is in.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
@@ -19,7 +20,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer
+from langgraph.types import Checkpointer, Send
 
 from dynavec_langgraph.interrupt import ToolCallRef, running_tool_call
 from dynavec_langgraph.messages import (
@@ -53,6 +54,31 @@ MessageStorage = Literal["delta", "full"]
 _RECURSION_LIMIT = 10_000  # max_steps bounds the loop; LangGraph's default (25) is too low
 
 
+def _last(_old: Any, new: Any) -> Any:
+    return new
+
+
+_SET, _DELETE = "dynavec_set", "dynavec_delete"
+
+
+def _apply_shared(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """``shared`` reducer: a plain dict replaces; a tool's change set updates key by key, so
+    tools running in parallel never overwrite each other's writes."""
+    if set(new) == {_SET, _DELETE}:
+        merged = dict(old or {})
+        merged.update(new[_SET])
+        for key in new[_DELETE]:
+            merged.pop(key, None)
+        return merged
+    return dict(new)
+
+
+def _shared_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
+    changed = {k: v for k, v in after.items() if k not in before or before[k] != v}
+    deleted = [k for k in before if k not in after]
+    return {_SET: changed, _DELETE: deleted} if changed or deleted else None
+
+
 class ReActState(TypedDict, total=False):
     """The agent's state: messages first, so it fits any parent graph with ``messages``.
 
@@ -65,16 +91,16 @@ class ReActState(TypedDict, total=False):
     """
 
     messages: Required[Annotated[list[AnyMessage], DeltaChannel(merge_conversation)]]
-    step: NotRequired[int]
-    termination_reason: NotRequired[TerminationReason | None]
-    shared: NotRequired[dict[str, Any]]
+    step: NotRequired[Annotated[int, _last]]
+    termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
+    shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
 
 
 class _FullReActState(TypedDict, total=False):
     messages: Required[Annotated[list[AnyMessage], add_conversation]]
-    step: NotRequired[int]
-    termination_reason: NotRequired[TerminationReason | None]
-    shared: NotRequired[dict[str, Any]]
+    step: NotRequired[Annotated[int, _last]]
+    termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
+    shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
 
 
 # --- decisions: plain functions ---------------------------------------------------------
@@ -89,6 +115,30 @@ def route_start(state: ReActState) -> Literal["agent", "tools"]:
 def route_after_agent(state: ReActState) -> Literal["tools", "__end__"]:
     """Tool calls go to the tool node; an answer ends the run."""
     return TOOLS_NODE if pending_calls(state["messages"]) else "__end__"
+
+
+def _route_start_parallel(max_steps: int) -> Any:
+    def route_start(state: ReActState) -> list[Send] | Literal["agent"]:
+        """Unanswered calls each become a task; otherwise the model."""
+        return _all_tasks(state, max_steps) or AGENT_NODE
+
+    return route_start
+
+
+def _route_after_agent_parallel(max_steps: int) -> Any:
+    def route_after_agent(state: ReActState) -> list[Send] | Literal["__end__"]:
+        """Each tool call of the turn as its own task, all at once; no calls ends the run."""
+        return _all_tasks(state, max_steps) or "__end__"
+
+    return route_after_agent
+
+
+def _route_after_task(max_steps: int) -> Any:
+    def route_after_task(state: ReActState) -> Literal["agent", "__end__"]:
+        """After the turn's tasks: the model again, or the end once ``max_steps`` is spent."""
+        return "__end__" if run_steps(state["messages"]) >= max_steps else AGENT_NODE
+
+    return route_after_task
 
 
 def _route_after_tools(max_steps: int) -> Any:
@@ -117,37 +167,79 @@ def _model_kwargs(config: RunnableConfig) -> dict[str, Any]:
     return dict((config.get("configurable") or {}).get(MODEL_KWARGS_KEY) or {})
 
 
-class _Call:
-    """The next pending call of the turn, resolved against the tools."""
+def _invalid_arguments(messages: Sequence[AnyMessage], call: LCToolCall) -> str | None:
+    """The observation for a call whose arguments were not valid JSON, else None."""
+    for m in reversed(messages):
+        if isinstance(m, AIMessage):
+            for bad in m.invalid_tool_calls:
+                if bad.get("id") == call["id"]:
+                    return (
+                        f"Error executing tool '{call['name']}': the arguments are not "
+                        f"valid JSON ({bad.get('error') or bad.get('args')})"
+                    )
+            return None
+    return None
 
-    def __init__(self, state: ReActState, tools: dict[str, AgentTool], max_steps: int) -> None:
-        messages = state["messages"]
-        pending = pending_calls(messages)
-        if not pending:
-            raise RuntimeError("the tool node ran with no pending tool call")
-        self.call: LCToolCall = pending[0]
-        self.is_last = len(pending) == 1
+
+class ToolTask(TypedDict):
+    """What one tool task gets (the ``Send`` argument in parallel mode)."""
+
+    call: LCToolCall
+    shared: dict[str, Any]
+    invalid: str | None
+    ends_run: bool
+    """True when answering this call ends the run at ``max_steps``."""
+
+
+def _next_task(state: ReActState, max_steps: int) -> ToolTask:
+    """Sequential mode: the first pending call of the turn."""
+    messages = state["messages"]
+    pending = pending_calls(messages)
+    if not pending:
+        raise RuntimeError("the tool node ran with no pending tool call")
+    return {
+        "call": pending[0],
+        "shared": dict(state.get("shared") or {}),
+        "invalid": _invalid_arguments(messages, pending[0]),
+        "ends_run": len(pending) == 1 and run_steps(messages) >= max_steps,
+    }
+
+
+def _all_tasks(state: ReActState, max_steps: int) -> list[Send]:
+    """Parallel mode: every pending call as its own task."""
+    messages = state["messages"]
+    ends = run_steps(messages) >= max_steps
+    shared = dict(state.get("shared") or {})
+    return [
+        Send(
+            TOOLS_NODE,
+            ToolTask(call=c, shared=shared, invalid=_invalid_arguments(messages, c), ends_run=ends),
+        )
+        for c in pending_calls(messages)
+    ]
+
+
+class _Call:
+    """One tool call being run, resolved against the tools."""
+
+    def __init__(self, task: ToolTask, tools: dict[str, AgentTool]) -> None:
+        self.task = task
+        self.call = task["call"]
         self.tool = tools.get(self.call["name"])
-        self.shared = AgentState(dict(state.get("shared") or {}))
+        needs_state = self.tool is not None and self.tool.state_param is not None
+        self.shared = AgentState(copy.deepcopy(task["shared"]) if needs_state else {})
         self.ref: ToolCallRef = {
             "id": self.call["id"] or "",
             "name": self.call["name"],
             "args": dict(self.call["args"]),
         }
-        self.out_of_steps = run_steps(messages) >= max_steps
-        self.invalid = self._invalid_arguments(messages)
 
-    def _invalid_arguments(self, messages: Sequence[AnyMessage]) -> str | None:
-        for m in reversed(messages):
-            if isinstance(m, AIMessage):
-                for bad in m.invalid_tool_calls:
-                    if bad.get("id") == self.call["id"]:
-                        return (
-                            f"Error executing tool '{self.call['name']}': the arguments are not "
-                            f"valid JSON ({bad.get('error') or bad.get('args')})"
-                        )
-                return None
-        return None
+    @property
+    def skip(self) -> str | None:
+        """The observation when the call cannot run (bad arguments, unknown tool)."""
+        if self.task["invalid"]:
+            return self.task["invalid"]
+        return unknown_tool_observation(self.call["name"]) if self.tool is None else None
 
     def update(self, observation: str) -> dict[str, Any]:
         update: dict[str, Any] = {
@@ -158,8 +250,10 @@ class _Call:
             ]
         }
         if self.tool is not None and self.tool.state_param is not None:
-            update["shared"] = self.shared.data
-        if self.is_last and self.out_of_steps:
+            change = _shared_change(self.task["shared"], self.shared.data)
+            if change is not None:
+                update["shared"] = change
+        if self.task["ends_run"]:
             update["termination_reason"] = "max_steps_reached"
         return update
 
@@ -188,17 +282,23 @@ class _Nodes:
         response = await self.model.ainvoke(messages, config, **_model_kwargs(config))
         return _after_model(state, response)
 
-    def call_tool(self, state: ReActState) -> dict[str, Any]:
-        call = _Call(state, self.tools, self.max_steps)
-        if call.invalid or call.tool is None:
-            return call.update(call.invalid or unknown_tool_observation(call.call["name"]))
+    def _task(self, state_or_task: Any) -> _Call:
+        task = (
+            state_or_task if "call" in state_or_task else _next_task(state_or_task, self.max_steps)
+        )
+        return _Call(task, self.tools)
+
+    def call_tool(self, state_or_task: Any) -> dict[str, Any]:
+        call = self._task(state_or_task)
+        if call.skip is not None or call.tool is None:
+            return call.update(call.skip or "")
         with running_tool_call(call.ref):
             return call.update(call.tool.execute(call.call["args"], state=call.shared))
 
-    async def acall_tool(self, state: ReActState) -> dict[str, Any]:
-        call = _Call(state, self.tools, self.max_steps)
-        if call.invalid or call.tool is None:
-            return call.update(call.invalid or unknown_tool_observation(call.call["name"]))
+    async def acall_tool(self, state_or_task: Any) -> dict[str, Any]:
+        call = self._task(state_or_task)
+        if call.skip is not None or call.tool is None:
+            return call.update(call.skip or "")
         with running_tool_call(call.ref):
             return call.update(await call.tool.aexecute(call.call["args"], state=call.shared))
 
@@ -213,6 +313,7 @@ def create_react_agent(
     store: BaseStore | None = None,
     name: str = "dynavec_agent",
     message_storage: MessageStorage = "delta",
+    parallel_tool_calls: bool = False,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.
 
@@ -232,6 +333,9 @@ def create_react_agent(
         store: a LangGraph store, passed to ``compile``.
         name: the graph's name (the node name Studio and parent graphs show).
         message_storage: ``"delta"`` (default; linear storage) or ``"full"``.
+        parallel_tool_calls: run the calls of a turn concurrently, each as its own task
+            (several approvals can be pending at once). The default runs them one at a
+            time in the model's order, each checkpointed before the next starts.
 
     Returns:
         The compiled graph. Its state is :class:`ReActState`.
@@ -257,10 +361,17 @@ def create_react_agent(
     builder = StateGraph(schema)
     builder.add_node(AGENT_NODE, RunnableLambda(nodes.call_model, afunc=nodes.acall_model))
     builder.add_node(TOOLS_NODE, RunnableLambda(nodes.call_tool, afunc=nodes.acall_tool))
-    builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
-    builder.add_conditional_edges(AGENT_NODE, route_after_agent, [TOOLS_NODE, END])
-    builder.add_conditional_edges(
-        TOOLS_NODE, _route_after_tools(steps), [AGENT_NODE, TOOLS_NODE, END]
-    )
+    if parallel_tool_calls:
+        builder.add_conditional_edges(START, _route_start_parallel(steps), [AGENT_NODE, TOOLS_NODE])
+        builder.add_conditional_edges(
+            AGENT_NODE, _route_after_agent_parallel(steps), [TOOLS_NODE, END]
+        )
+        builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), [AGENT_NODE, END])
+    else:
+        builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
+        builder.add_conditional_edges(AGENT_NODE, route_after_agent, [TOOLS_NODE, END])
+        builder.add_conditional_edges(
+            TOOLS_NODE, _route_after_tools(steps), [AGENT_NODE, TOOLS_NODE, END]
+        )
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
     return graph.with_config(recursion_limit=_RECURSION_LIMIT)

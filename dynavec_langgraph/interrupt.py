@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypedDict, TypeVar, overload
 
 from langgraph.config import get_config
+from langgraph.types import Command, Interrupt
 from langgraph.types import interrupt as lg_interrupt
 
-__all__ = ["InterruptValue", "ToolCallRef", "interrupt"]
+from dynavec_langgraph.errors import InvalidDecisionError
+
+__all__ = ["InterruptValue", "ToolCallRef", "describe_pending", "interrupt", "resume_command"]
 
 T = TypeVar("T")
 
@@ -96,3 +99,60 @@ def interrupt(
     if response_schema is None:
         return lg_interrupt(value)
     return lg_interrupt(value, response_schema=response_schema)
+
+
+def _node_id(pending: Interrupt) -> str | None:
+    value = pending.value
+    return str(value["node_id"]) if isinstance(value, dict) and "node_id" in value else None
+
+
+def describe_pending(interrupts: Sequence[Interrupt]) -> str:
+    """``"'approve_a' (id 1f2e…), 'approve_b' (id 9c0d…)"``: what is pending, for messages."""
+    return ", ".join(f"{_node_id(i)!r} (interrupt id {i.id})" for i in interrupts) or "nothing"
+
+
+def resume_command(interrupts: Sequence[Interrupt], decisions: Mapping[str, Any]) -> Command[Any]:
+    """The ``Command(resume={interrupt_id: decision})`` that answers several pauses at once.
+
+    Args:
+        interrupts: what is pending, e.g. ``graph.get_state(config).interrupts``.
+        decisions: ``{node_id or interrupt_id: decision}``.
+
+    Raises:
+        InvalidDecisionError: an unknown key, a node id pending more than once (use the
+            interrupt ids then), a ``None`` decision, or no decisions; nothing is applied.
+
+    Example:
+        >>> pending = graph.get_state(cfg).interrupts  # doctest: +SKIP
+        >>> cmd = resume_command(pending, {"approve_a": "yes", "approve_b": "no"})  # doctest: +SKIP
+        >>> graph.invoke(cmd, cfg)  # doctest: +SKIP
+    """
+    if not decisions:
+        raise InvalidDecisionError(f"no decisions given; pending: {describe_pending(interrupts)}")
+    by_id = {i.id: i for i in interrupts}
+    by_node: dict[str, list[Interrupt]] = {}
+    for i in interrupts:
+        node = _node_id(i)
+        if node is not None:
+            by_node.setdefault(node, []).append(i)
+    resume: dict[str, Any] = {}
+    for key, decision in decisions.items():
+        if decision is None:
+            raise InvalidDecisionError(f"the decision for {key!r} is None; None cannot resume")
+        if key in by_id:
+            target = key
+        elif key in by_node and len(by_node[key]) == 1:
+            target = by_node[key][0].id
+        elif key in by_node:
+            raise InvalidDecisionError(
+                f"node id {key!r} is pending {len(by_node[key])} times; key the decisions by "
+                f"interrupt id instead. Pending: {describe_pending(interrupts)}"
+            )
+        else:
+            raise InvalidDecisionError(
+                f"{key!r} is not pending; pending: {describe_pending(interrupts)}"
+            )
+        if target in resume:
+            raise InvalidDecisionError(f"two decisions given for interrupt {target}")
+        resume[target] = decision
+    return Command(resume=resume)
