@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,9 @@ from dynavec_langgraph.errors import (
     NothingToResumeError,
     ThreadPausedError,
 )
+from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
 from dynavec_langgraph.graph import AGENT_NODE, MODEL_KWARGS_KEY, create_react_agent
+from dynavec_langgraph.interrupt import resume_command
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
@@ -156,6 +159,11 @@ def build_result(
     return AgentResult(last_thought or "", steps, True, "completed", len(steps), count)
 
 
+@asynccontextmanager
+async def _anull() -> AsyncIterator[None]:
+    yield
+
+
 @dataclass
 class _Plan:
     """What one run/resume call sends to the graph."""
@@ -178,6 +186,8 @@ class ReActAgent:
         max_steps: model calls per run; below 1 counts as 1.
         checkpointer: a LangGraph saver. Without one the agent keeps an in-process saver so
             that ``resume(thread_id=...)`` works on this agent.
+        parallel_tool_calls: run the calls of a turn concurrently (several approvals can be
+            pending at once; answer them with ``resume(thread_id=..., decisions={...})``).
 
     Example:
         >>> from dynavec_langgraph.testing import ScriptedChatModel
@@ -193,6 +203,8 @@ class ReActAgent:
         system_prompt: str | None = None,
         max_steps: int = 10,
         checkpointer: Any = None,
+        *,
+        parallel_tool_calls: bool = False,
     ) -> None:
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
         self.max_steps = max(1, int(max_steps))
@@ -205,6 +217,7 @@ class ReActAgent:
             max_steps=self.max_steps,
             checkpointer=self.checkpointer,
             name="dynavec_react_agent",
+            parallel_tool_calls=parallel_tool_calls,
         )
 
     # --- planning (no I/O) --------------------------------------------------------------
@@ -232,7 +245,12 @@ class ReActAgent:
         _refuse_if_paused(plan.thread_id, snapshot)
 
     def _resume_thread_plan(
-        self, thread_id: str, snapshot: StateSnapshot, decision: Any, model_kwargs: dict[str, Any]
+        self,
+        thread_id: str,
+        snapshot: StateSnapshot,
+        decision: Any,
+        model_kwargs: dict[str, Any],
+        decisions: Mapping[str, Any] | None = None,
     ) -> _Plan:
         if not _exists(snapshot):
             raise NothingToResumeError(
@@ -245,8 +263,13 @@ class ReActAgent:
             raise NothingToResumeError(
                 f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
             )
-        resume = _resume_value(decision, snapshot.interrupts)
-        return _Plan(_config(thread_id, model_kwargs), Command(resume=resume), thread_id)
+        if decisions is not None:
+            if decision is not _MISSING:
+                raise InvalidDecisionError("pass human_decision= or decisions=, not both")
+            command = resume_command(snapshot.interrupts, decisions)
+        else:
+            command = Command(resume=_resume_value(decision, snapshot.interrupts))
+        return _Plan(_config(thread_id, model_kwargs), command, thread_id)
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
         converted = [from_dynavec(m) for m in messages]
@@ -329,32 +352,33 @@ class ReActAgent:
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
 
         Pass ``thread_id`` (a paused thread of this agent's checkpointer) or ``messages``
         (``paused.interrupt_payload["messages"]``; works in a fresh agent, no checkpointer
-        needed). ``start_step`` is accepted for older callers and not needed.
+        needed). ``start_step`` is accepted for older callers and not needed. With several
+        pauses pending (``parallel_tool_calls=True``) pass ``decisions={node_id or
+        interrupt_id: decision}`` instead of ``human_decision``.
 
         Raises:
             NothingToResumeError: no messages and no thread, an unknown thread, a thread that
                 is not paused, or messages without an unanswered tool call.
-            InvalidDecisionError: no decision, or several decisions pending.
+            InvalidDecisionError: no decision, several pending for one decision, or
+                ``decisions`` that name what is not pending.
+            ConcurrentResumeError: another caller is resuming (or just resumed) the thread.
         """
         del start_step
-        if thread_id is not None:
-            snapshot = self.graph.get_state(_config(thread_id, model_kwargs))
-            if messages is None or snapshot.interrupts:
-                plan = self._resume_thread_plan(thread_id, snapshot, human_decision, model_kwargs)
-                with resume_lock(self.checkpointer, thread_id):
-                    _refuse_if_moved(snapshot, self.graph.get_state(plan.config))
-                    output = self.graph.invoke(plan.graph_input, plan.config)
-                return self._finish(plan, *self._split(output), state)
-        plan, seed = self._seed(messages, thread_id, state, human_decision, model_kwargs)
-        self.graph.update_state(plan.config, seed, as_node=AGENT_NODE)
-        values, interrupts = self._split(self.graph.invoke(plan.graph_input, plan.config))
-        return self._finish(plan, values, interrupts, state)
+        plan, seen = self._prepare_resume(
+            messages, human_decision, thread_id, state, decisions, model_kwargs
+        )
+        with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
+            if seen is not None:
+                _refuse_if_moved(seen, self.graph.get_state(plan.config))
+            output = self.graph.invoke(plan.graph_input, plan.config)
+        return self._finish(plan, *self._split(output), state)
 
     async def aresume(
         self,
@@ -364,22 +388,154 @@ class ReActAgent:
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
+        plan, seen = await self._aprepare_resume(
+            messages, human_decision, thread_id, state, decisions, model_kwargs
+        )
+        async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
+            if seen is not None:
+                _refuse_if_moved(seen, await self.graph.aget_state(plan.config))
+            output = await self.graph.ainvoke(plan.graph_input, plan.config)
+        return self._finish(plan, *self._split(output), state)
+
+    # --- streaming --------------------------------------------------------------------
+
+    def stream(
+        self,
+        goal: str,
+        *,
+        thread_id: str | None = None,
+        resume_from: str | None = None,
+        state: AgentState | None = None,
+        **model_kwargs: Any,
+    ) -> Iterator[AgentEvent]:
+        """Like :meth:`run`, yielding typed events as they happen; the last is a
+        :class:`ResultEvent` holding the ``AgentResult``."""
+        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
+        self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+        yield from self._stream(plan, state)
+
+    async def astream(
+        self,
+        goal: str,
+        *,
+        thread_id: str | None = None,
+        resume_from: str | None = None,
+        state: AgentState | None = None,
+        **model_kwargs: Any,
+    ) -> AsyncIterator[AgentEvent]:
+        """Async twin of :meth:`stream`."""
+        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
+        self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+        async for event in self._astream(plan, state):
+            yield event
+
+    def stream_resume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = _MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
+        **model_kwargs: Any,
+    ) -> Iterator[AgentEvent]:
+        """Like :meth:`resume`, yielding typed events as they happen."""
+        del start_step
+        plan, seen = self._prepare_resume(
+            messages, human_decision, thread_id, state, decisions, model_kwargs
+        )
+        with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
+            if seen is not None:
+                _refuse_if_moved(seen, self.graph.get_state(plan.config))
+            yield from self._stream(plan, state)
+
+    async def astream_resume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = _MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
+        **model_kwargs: Any,
+    ) -> AsyncIterator[AgentEvent]:
+        """Async twin of :meth:`stream_resume`."""
+        del start_step
+        plan, seen = await self._aprepare_resume(
+            messages, human_decision, thread_id, state, decisions, model_kwargs
+        )
+        async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
+            if seen is not None:
+                _refuse_if_moved(seen, await self.graph.aget_state(plan.config))
+            async for event in self._astream(plan, state):
+                yield event
+
+    def _stream(self, plan: _Plan, state: AgentState | None) -> Iterator[AgentEvent]:
+        for mode, chunk in self.graph.stream(
+            plan.graph_input, plan.config, stream_mode=STREAM_MODES
+        ):
+            yield from events_from_chunk(mode, chunk)
+        snapshot = self.graph.get_state(plan.config)
+        yield ResultEvent(self._finish(plan, dict(snapshot.values), snapshot.interrupts, state))
+
+    async def _astream(self, plan: _Plan, state: AgentState | None) -> AsyncIterator[AgentEvent]:
+        async for mode, chunk in self.graph.astream(
+            plan.graph_input, plan.config, stream_mode=STREAM_MODES
+        ):
+            for event in events_from_chunk(mode, chunk):
+                yield event
+        snapshot = await self.graph.aget_state(plan.config)
+        yield ResultEvent(self._finish(plan, dict(snapshot.values), snapshot.interrupts, state))
+
+    # --- resume planning (the I/O lines differ between the twins) ----------------------
+
+    def _prepare_resume(
+        self,
+        messages: MessagesIn | None,
+        decision: Any,
+        thread_id: str | None,
+        state: AgentState | None,
+        decisions: Mapping[str, Any] | None,
+        model_kwargs: dict[str, Any],
+    ) -> tuple[_Plan, StateSnapshot | None]:
+        """The plan, and the thread state it was made from (None for a messages resume)."""
+        if thread_id is not None:
+            snapshot = self.graph.get_state(_config(thread_id, model_kwargs))
+            if messages is None or snapshot.interrupts:
+                plan = self._resume_thread_plan(
+                    thread_id, snapshot, decision, model_kwargs, decisions
+                )
+                return plan, snapshot
+        plan, seed = self._seed(messages, thread_id, state, decision, model_kwargs)
+        self.graph.update_state(plan.config, seed, as_node=AGENT_NODE)
+        return plan, None
+
+    async def _aprepare_resume(
+        self,
+        messages: MessagesIn | None,
+        decision: Any,
+        thread_id: str | None,
+        state: AgentState | None,
+        decisions: Mapping[str, Any] | None,
+        model_kwargs: dict[str, Any],
+    ) -> tuple[_Plan, StateSnapshot | None]:
         if thread_id is not None:
             snapshot = await self.graph.aget_state(_config(thread_id, model_kwargs))
             if messages is None or snapshot.interrupts:
-                plan = self._resume_thread_plan(thread_id, snapshot, human_decision, model_kwargs)
-                async with aresume_lock(self.checkpointer, thread_id):
-                    _refuse_if_moved(snapshot, await self.graph.aget_state(plan.config))
-                    output = await self.graph.ainvoke(plan.graph_input, plan.config)
-                return self._finish(plan, *self._split(output), state)
-        plan, seed = self._seed(messages, thread_id, state, human_decision, model_kwargs)
+                plan = self._resume_thread_plan(
+                    thread_id, snapshot, decision, model_kwargs, decisions
+                )
+                return plan, snapshot
+        plan, seed = self._seed(messages, thread_id, state, decision, model_kwargs)
         await self.graph.aupdate_state(plan.config, seed, as_node=AGENT_NODE)
-        values, interrupts = self._split(await self.graph.ainvoke(plan.graph_input, plan.config))
-        return self._finish(plan, values, interrupts, state)
+        return plan, None
 
     def _seed(
         self,

@@ -1,0 +1,113 @@
+"""Typed events of ``ReActAgent.stream`` / ``astream``, read from the graph's own stream modes.
+
+The raw graph streams the same way in any LangGraph app:
+``graph.stream(input, config, stream_mode=STREAM_MODES)`` yields ``(mode, chunk)`` pairs, and
+:func:`events_from_chunk` turns each into these events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+from langgraph.types import StreamMode
+
+from dynavec_langgraph.graph import AGENT_NODE, TOOLS_NODE
+from dynavec_langgraph.messages import to_dynavec
+from dynavec_langgraph.records import AgentResult, ToolCall
+
+__all__ = [
+    "STREAM_MODES",
+    "AgentEvent",
+    "InterruptEvent",
+    "ResultEvent",
+    "TokenEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "events_from_chunk",
+]
+
+STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates"]
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """A piece of the model's answer text, as the provider streams it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """The model asked for a tool call (emitted when its turn is complete)."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    """A tool call finished; ``content`` is its observation."""
+
+    tool_call_id: str
+    name: str
+    content: str
+
+
+@dataclass(frozen=True)
+class InterruptEvent:
+    """The run paused at ``interrupt(node_id, payload)``; answer it with resume."""
+
+    node_id: str | None
+    payload: Any
+    interrupt_id: str
+    tool_call: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ResultEvent:
+    """The last event: the same ``AgentResult`` that run / resume return."""
+
+    result: AgentResult
+
+
+AgentEvent = TokenEvent | ToolCallEvent | ToolResultEvent | InterruptEvent | ResultEvent
+
+
+def events_from_chunk(mode: str, chunk: Any) -> list[AgentEvent]:
+    """The events of one ``(mode, chunk)`` pair of ``graph.stream(stream_mode=STREAM_MODES)``."""
+    if mode == "messages":
+        message, metadata = chunk
+        if (
+            isinstance(message, AIMessageChunk | AIMessage)
+            and (metadata or {}).get("langgraph_node") == AGENT_NODE
+            and isinstance(message.content, str)
+            and message.content
+        ):
+            return [TokenEvent(message.content)]
+        return []
+    if mode != "updates" or not isinstance(chunk, dict):
+        return []
+    events: list[AgentEvent] = []
+    for node, update in chunk.items():
+        if node == "__interrupt__":
+            for pending in update:
+                value = pending.value if isinstance(pending.value, dict) else {}
+                events.append(
+                    InterruptEvent(
+                        value.get("node_id"),
+                        value.get("payload", pending.value),
+                        pending.id,
+                        value.get("tool_call"),
+                    )
+                )
+            continue
+        for message in (update or {}).get("messages", []) if isinstance(update, dict) else []:
+            if node == AGENT_NODE and isinstance(message, AIMessage):
+                record = to_dynavec(message)
+                events.extend(ToolCallEvent(c) for c in record.tool_calls)
+            elif node == TOOLS_NODE and isinstance(message, ToolMessage):
+                events.append(
+                    ToolResultEvent(message.tool_call_id, message.name or "", str(message.content))
+                )
+    return events
