@@ -14,7 +14,14 @@ from langgraph.types import interrupt as lg_interrupt
 
 from dynavec_langgraph.errors import InvalidDecisionError
 
-__all__ = ["InterruptValue", "ToolCallRef", "describe_pending", "interrupt", "resume_command"]
+__all__ = [
+    "InterruptValue",
+    "ToolCallRef",
+    "current_tool_call",
+    "describe_pending",
+    "interrupt",
+    "resume_command",
+]
 
 T = TypeVar("T")
 
@@ -36,6 +43,11 @@ class InterruptValue(TypedDict):
 
 
 _current_call: ContextVar[ToolCallRef | None] = ContextVar("dynavec_current_call", default=None)
+
+
+def current_tool_call() -> ToolCallRef | None:
+    """The tool call running in this context, if a dynavec agent (or ``AgentTool``) runs one."""
+    return _current_call.get()
 
 
 @contextmanager
@@ -94,7 +106,7 @@ def interrupt(
     value: InterruptValue = {
         "node_id": node_id,
         "payload": payload,
-        "tool_call": _current_call.get(),
+        "tool_call": current_tool_call(),
     }
     if response_schema is None:
         return lg_interrupt(value)
