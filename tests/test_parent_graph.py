@@ -99,7 +99,7 @@ def test_pause_and_resume_through_the_parent() -> None:
     (task,) = state.tasks
     assert task.name == "executor"
     assert task.state is not None
-    inner = task.state.values["messages"]  # type: ignore[union-attr]
+    inner = task.state.values["messages"]
     assert [type(m).__name__ for m in inner] == ["HumanMessage", "AIMessage", "ToolMessage"]
     out = parent.invoke(Command(resume="approved"), cfg)
     assert out["messages"][-1].content == "paid"
