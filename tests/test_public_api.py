@@ -1,0 +1,229 @@
+"""The public API: ``__all__`` is complete and sorted, the error tree is the documented one,
+and the public names have the types a user's type checker sees (``assert_type`` lines are
+checked by ``mypy --strict``; the tests also run them)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, Literal, assert_type
+
+import pytest
+from pydantic import BaseModel
+
+import dynavec_langgraph
+from dynavec_langgraph import (
+    AgentResult,
+    AgentState,
+    AgentStep,
+    AgentTool,
+    BaseCheckpointer,
+    Checkpoint,
+    CheckpointerConfigError,
+    CheckpointNotFoundError,
+    ConcurrentResumeError,
+    DynavecError,
+    InvalidDecisionError,
+    MemoryCheckpointer,
+    Message,
+    NothingToResumeError,
+    ReActAgent,
+    ThreadPausedError,
+    ToolCall,
+    interrupt,
+    tool,
+)
+from dynavec_langgraph.testing import ScriptedChatModel
+
+CONTRACT_NAMES = {
+    "ReActAgent",
+    "interrupt",
+    "tool",
+    "AgentTool",
+    "AgentResult",
+    "AgentStep",
+    "AgentState",
+    "Checkpoint",
+    "BaseCheckpointer",
+    "MemoryCheckpointer",
+    "Message",
+    "ToolCall",
+}
+"""CONTRACT section 1, without the names not required for the first release."""
+
+ERRORS: dict[type[DynavecError], type[Exception]] = {
+    ThreadPausedError: RuntimeError,
+    ConcurrentResumeError: RuntimeError,
+    NothingToResumeError: ValueError,
+    InvalidDecisionError: ValueError,
+    CheckpointNotFoundError: ValueError,
+    CheckpointerConfigError: ValueError,
+}
+"""The tree drawn in ``dynavec_langgraph.errors``' docstring."""
+
+
+def test_all_is_sorted() -> None:
+    assert dynavec_langgraph.__all__ == sorted(dynavec_langgraph.__all__)
+    assert len(set(dynavec_langgraph.__all__)) == len(dynavec_langgraph.__all__)
+
+
+def test_all_is_complete() -> None:
+    exported = set(dynavec_langgraph.__all__)
+    assert exported >= CONTRACT_NAMES
+    assert exported >= {e.__name__ for e in ERRORS} | {"DynavecError"}
+    public = {
+        name
+        for name, value in vars(dynavec_langgraph).items()
+        if not name.startswith("_") and not inspect.ismodule(value)
+    }
+    assert public == exported
+    for name in exported:
+        assert getattr(dynavec_langgraph, name) is not None
+
+
+def test_error_tree_matches_the_errors_module_docs() -> None:
+    import dynavec_langgraph.errors as errors
+
+    doc = errors.__doc__ or ""
+    for error, builtin in ERRORS.items():
+        assert issubclass(error, DynavecError) and issubclass(error, builtin)
+        assert f"{error.__name__}({builtin.__name__})" in doc
+    assert issubclass(DynavecError, Exception)
+    assert set(errors.__all__) == {e.__name__ for e in ERRORS} | {"DynavecError"}
+
+
+def test_thread_paused_error_says_what_to_do() -> None:
+    error = ThreadPausedError("t1", ["approve_transfer"])
+    assert (error.thread_id, error.node_ids) == ("t1", ["approve_transfer"])
+    assert "'approve_transfer'" in str(error) and "resume(thread_id='t1'" in str(error)
+    with pytest.raises(RuntimeError):
+        raise error
+
+
+# --- types, as a user's type checker sees them --------------------------------------------
+
+
+class Approval(BaseModel):
+    approved: bool
+    note: str = ""
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+@tool("double_it", description="Double a number.")
+def double(x: int) -> int:
+    return 2 * x
+
+
+@tool()
+def approve_payment(amount: int, state: AgentState) -> str:
+    """Pay after a typed approval."""
+    decision = interrupt("approve_payment", {"amount": amount}, response_schema=Approval)
+    assert_type(decision, Approval)
+    assert isinstance(decision, Approval)
+    state.data["note"] = decision.note
+    return f"paid {amount}" if decision.approved else "not paid"
+
+
+@tool
+def ask(question: str) -> str:
+    """Ask a person."""
+    answer = interrupt("ask", {"question": question})
+    assert_type(answer, Any)
+    return str(answer)
+
+
+def _add_one(x: int) -> int:
+    return x + 1
+
+
+def test_tool_types() -> None:
+    assert_type(add, AgentTool)
+    assert_type(double, AgentTool)
+    assert_type(tool(_add_one), AgentTool)
+    assert_type(tool("inc"), Callable[[Callable[..., Any]], AgentTool])
+    assert_type(tool()(_add_one), AgentTool)
+    assert_type(add.name, str)
+    assert_type(add.description, str)
+    assert_type(add.parameters, dict[str, Any])
+    assert_type(add.execute({"a": 1, "b": 2}), str)
+    assert add.execute({"a": 1, "b": 2}) == "3"
+    assert add(3, 4) == 7
+    assert double.name == "double_it" and double.description == "Double a number."
+    assert "state" not in approve_payment.parameters["properties"]
+
+
+def test_record_types() -> None:
+    call = ToolCall("c1", "add", '{"a": 1}')
+    assert_type(call.arguments, str)
+    message = Message("assistant", None, [call])
+    assert_type(message.role, Literal["system", "user", "assistant", "tool"])
+    assert_type(message.content, str | None)
+    assert_type(message.tool_calls, list[ToolCall])
+    assert_type(message.tool_call_id, str | None)
+    step = AgentStep(1, "thinking", [call], ["1"])
+    assert_type(step.observations, list[str])
+    assert_type(step.thought, str | None)
+    assert_type(AgentState().data, dict[str, Any])
+    assert AgentState().data is not AgentState().data
+
+
+def test_agent_types() -> None:
+    model = ScriptedChatModel(turns=[[{"name": "add", "args": {"a": 1, "b": 2}}], "3"])
+    agent = ReActAgent(model, [add], system_prompt="", max_steps=3)
+    result = agent.run("1 + 2?", thread_id="types", temperature=0)
+    assert_type(result, AgentResult)
+    assert_type(result.output, str)
+    assert_type(result.steps, list[AgentStep])
+    assert_type(result.finished, bool)
+    assert_type(result.termination_reason, Literal["completed", "max_steps_reached", "interrupted"])
+    assert_type(result.total_steps, int)
+    assert_type(result.tool_calls_count, int)
+    assert_type(result.interrupt_payload, dict[str, Any] | None)
+    assert (result.output, result.tool_calls_count) == ("3", 1)
+
+
+def test_resume_types_with_a_typed_decision() -> None:
+    model = ScriptedChatModel(turns=[[{"name": "approve_payment", "args": {"amount": 5}}], "ok"])
+    agent = ReActAgent(model, [approve_payment])
+    state = AgentState()
+    paused = agent.run("pay 5", state=state)
+    assert paused.interrupt_payload is not None
+    final = agent.resume(
+        thread_id=paused.interrupt_payload["thread_id"],
+        human_decision={"approved": True, "note": "fine"},
+        state=state,
+    )
+    assert_type(final, AgentResult)
+    assert final.steps[0].observations == ["paid 5"]
+    assert state.data == {"note": "fine"}
+
+
+async def test_async_agent_types() -> None:
+    model = ScriptedChatModel(turns=[[{"name": "ask", "args": {"question": "why?"}}], "ok"])
+    agent = ReActAgent(model, [ask])
+    paused = await agent.arun("ask")
+    assert_type(paused, AgentResult)
+    assert paused.interrupt_payload is not None
+    saved = paused.interrupt_payload["messages"]
+    final = await agent.aresume(saved, human_decision="because", start_step=1)
+    assert_type(final, AgentResult)
+    assert final.steps[0].observations == ["because"]
+
+
+def test_checkpoint_types() -> None:
+    store = MemoryCheckpointer()
+    assert_type(store, MemoryCheckpointer)
+    assert isinstance(store, BaseCheckpointer)
+    first = store.put("t1", {"goal": "hi"}, node_id="init")
+    assert_type(first, Checkpoint)
+    assert_type(store.get("t1"), Checkpoint | None)
+    assert_type(store.list("t1", limit=1), list[Checkpoint])
+    assert_type(first.to_dict(), dict[str, Any])
+    assert_type(Checkpoint.from_dict(first.to_dict()), Checkpoint)
+    assert Checkpoint.from_dict(first.to_dict()) == first
+    assert first.checkpoint_id.startswith("cp_")
