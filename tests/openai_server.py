@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
+import openai as openai_sdk
 import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
@@ -317,8 +318,13 @@ class OpenAIServer:
 
 
 def chat_openai(server: OpenAIServer, **kw: Any) -> ChatOpenAI:
-    """A ``ChatOpenAI`` talking to ``server`` (no retries, 10 s timeout)."""
+    """A ``ChatOpenAI`` talking to ``server`` (no retries, 10 s timeout).
+
+    Each model gets its own async HTTP client: langchain-openai otherwise shares one per
+    process, which breaks once the event loop of an earlier async test has closed.
+    """
     key = SecretStr("test-key")
+    kw.setdefault("http_async_client", openai_sdk.DefaultAsyncHttpxClient())
     return ChatOpenAI(
         base_url=server.url, api_key=key, model="gpt-test", max_retries=0, timeout=10, **kw
     )
