@@ -9,7 +9,7 @@ that finished never do, and calls after it run only once the decision is in.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
 from langchain_core.language_models import LanguageModelInput
@@ -106,19 +106,19 @@ class _FullReActState(TypedDict, total=False):
 # --- decisions: plain functions ---------------------------------------------------------
 
 
-def route_start(state: ReActState) -> Literal["agent", "tools"]:
+def route_start(state: Mapping[str, Any]) -> Literal["agent", "tools"]:
     """A thread with unanswered calls (paused, or sent new input while paused) finishes them
     first; anything else goes to the model."""
     return TOOLS_NODE if pending_calls(state["messages"]) else AGENT_NODE
 
 
-def route_after_agent(state: ReActState) -> Literal["tools", "__end__"]:
+def route_after_agent(state: Mapping[str, Any]) -> Literal["tools", "__end__"]:
     """Tool calls go to the tool node; an answer ends the run."""
     return TOOLS_NODE if pending_calls(state["messages"]) else "__end__"
 
 
 def _route_start_parallel(max_steps: int) -> Any:
-    def route_start(state: ReActState) -> list[Send] | Literal["agent"]:
+    def route_start(state: Mapping[str, Any]) -> list[Send] | Literal["agent"]:
         """Unanswered calls each become a task; otherwise the model."""
         return _all_tasks(state, max_steps) or AGENT_NODE
 
@@ -126,7 +126,7 @@ def _route_start_parallel(max_steps: int) -> Any:
 
 
 def _route_after_agent_parallel(max_steps: int) -> Any:
-    def route_after_agent(state: ReActState) -> list[Send] | Literal["__end__"]:
+    def route_after_agent(state: Mapping[str, Any]) -> list[Send] | Literal["__end__"]:
         """Each tool call of the turn as its own task, all at once; no calls ends the run."""
         return _all_tasks(state, max_steps) or "__end__"
 
@@ -134,7 +134,7 @@ def _route_after_agent_parallel(max_steps: int) -> Any:
 
 
 def _route_after_task(max_steps: int) -> Any:
-    def route_after_task(state: ReActState) -> Literal["agent", "__end__"]:
+    def route_after_task(state: Mapping[str, Any]) -> Literal["agent", "__end__"]:
         """After the turn's tasks: the model again, or the end once ``max_steps`` is spent."""
         return "__end__" if run_steps(state["messages"]) >= max_steps else AGENT_NODE
 
@@ -142,7 +142,7 @@ def _route_after_task(max_steps: int) -> Any:
 
 
 def _route_after_tools(max_steps: int) -> Any:
-    def route_after_tools(state: ReActState) -> Literal["agent", "tools", "__end__"]:
+    def route_after_tools(state: Mapping[str, Any]) -> Literal["agent", "tools", "__end__"]:
         """Next call of the batch, else the model, else the end once ``max_steps`` is spent."""
         messages = state["messages"]
         if pending_calls(messages):
@@ -205,7 +205,7 @@ def _next_task(state: ReActState, max_steps: int) -> ToolTask:
     }
 
 
-def _all_tasks(state: ReActState, max_steps: int) -> list[Send]:
+def _all_tasks(state: Mapping[str, Any], max_steps: int) -> list[Send]:
     """Parallel mode: every pending call as its own task."""
     messages = state["messages"]
     ends = run_steps(messages) >= max_steps

@@ -6,12 +6,16 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, cast, get_type_hints, overload
 
+from langchain_core.messages.tool import ToolCall as LCToolCall
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, create_model
 
+from dynavec_langgraph.interrupt import running_tool_call
 from dynavec_langgraph.records import AgentState
 
 __all__ = ["AgentTool", "as_tools", "format_tool_error", "tool"]
@@ -122,16 +126,19 @@ class AgentTool(BaseTool):
 
     _arg_model: type[BaseModel] | None = PrivateAttr(default=None)
     _param_names: tuple[str, ...] = PrivateAttr(default=())
+    _takes_any: bool = PrivateAttr(default=False)
 
     def model_post_init(self, context: Any, /) -> None:
         self.args_schema = self.parameters
         target = self.func or self.coroutine
         if target is not None:
+            params = inspect.signature(target).parameters
             self._param_names = tuple(
                 p
-                for p, v in inspect.signature(target).parameters.items()
+                for p, v in params.items()
                 if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD) and p != self.state_param
             )
+            self._takes_any = any(v.kind == v.VAR_KEYWORD for v in params.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the wrapped function directly."""
@@ -148,7 +155,7 @@ class AgentTool(BaseTool):
         names = self._param_names
         if len(names) == 1 and names[0] not in args and args:
             args = {names[0]: next(iter(args.values()))}
-        else:
+        elif not self._takes_any:
             args = {k: v for k, v in args.items() if k in names}
         if self._arg_model is not None:
             try:
@@ -208,6 +215,36 @@ class AgentTool(BaseTool):
 
     # --- LangChain API -----------------------------------------------------------------
 
+    @staticmethod
+    def _marking(tool_input: Any) -> AbstractContextManager[None]:
+        """Called with a LangChain tool call (as ``ToolNode`` does): ``interrupt()`` names it."""
+        if isinstance(tool_input, dict) and tool_input.get("type") == "tool_call":
+            ref = {
+                "id": str(tool_input.get("id") or ""),
+                "name": str(tool_input.get("name") or ""),
+                "args": dict(tool_input.get("args") or {}),
+            }
+            return running_tool_call(cast(Any, ref))
+        return nullcontext()
+
+    def invoke(
+        self,
+        input: str | dict[str, Any] | LCToolCall,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        with self._marking(input):
+            return super().invoke(input, config, **kwargs)
+
+    async def ainvoke(
+        self,
+        input: str | dict[str, Any] | LCToolCall,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        with self._marking(input):
+            return await super().ainvoke(input, config, **kwargs)
+
     def _run(self, *args: Any, **kwargs: Any) -> str:
         return self.execute(args[0] if args and not kwargs else kwargs)
 
@@ -250,9 +287,10 @@ def _make_tool(
 def tool(func: ToolFunc, /) -> AgentTool: ...
 @overload
 def tool(
-    name: str | None = None,
+    func_or_name: str | None = None,
     /,
     *,
+    name: str | None = None,
     description: str | None = None,
     parameters: dict[str, Any] | None = None,
     tags: Sequence[str] | None = None,
