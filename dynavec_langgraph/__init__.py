@@ -6,6 +6,7 @@ Code written against ``dynavec.agents`` runs after::
 """
 
 from dynavec_langgraph.agent import ReActAgent
+from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
 from dynavec_langgraph.errors import (
     CheckpointerConfigError,
     CheckpointNotFoundError,
@@ -25,12 +26,15 @@ __all__ = [
     "AgentState",
     "AgentStep",
     "AgentTool",
+    "BaseCheckpointer",
+    "Checkpoint",
     "CheckpointNotFoundError",
     "CheckpointerConfigError",
     "ConcurrentResumeError",
     "DynavecError",
     "InterruptValue",
     "InvalidDecisionError",
+    "MemoryCheckpointer",
     "Message",
     "NothingToResumeError",
     "ReActAgent",

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command, Interrupt, StateSnapshot
+from langgraph.errors import is_invalid_resume
+from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
-from dynavec_langgraph.checkpoint import resolve_checkpointer
+from dynavec_langgraph.checkpoint import (
+    Checkpoint,
+    ConnectionSaver,
+    dynavec_view,
+    is_step_boundary,
+    resolve_checkpointer,
+)
 from dynavec_langgraph.errors import (
     CheckpointNotFoundError,
     ConcurrentResumeError,
@@ -37,6 +44,10 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 _MISSING: Any = object()
+_DURABILITY: Durability = "sync"
+"""Each step's checkpoint is written before the next step starts: a process killed right after a
+tool call finished does not run that call again when the thread is resumed (with LangGraph's
+default, "async", the last finished call is lost about half the time)."""
 MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
 
 
@@ -77,6 +88,21 @@ def _refuse_if_moved(seen: StateSnapshot, now: StateSnapshot) -> None:
             "another caller resumed this thread first; its decision was applied and yours was "
             "not. Read the thread again (get_state / run result) before deciding again"
         )
+
+
+@contextmanager
+def _checked_decision(seen: StateSnapshot | None) -> Iterator[None]:
+    """A decision rejected by the pause's ``response_schema`` -> InvalidDecisionError."""
+    try:
+        yield
+    except ValueError as error:
+        if seen is None or not is_invalid_resume(error):
+            raise
+        raise InvalidDecisionError(
+            f"the decision for {', '.join(_node_ids(seen.interrupts))} does not match its "
+            f"response_schema ({error}). Nothing was saved and the thread is still paused: "
+            "resume it again with a valid decision"
+        ) from error
 
 
 def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
@@ -210,6 +236,7 @@ class ReActAgent:
         self.max_steps = max(1, int(max_steps))
         saver = resolve_checkpointer(checkpointer)
         self.checkpointer = saver if saver is not None else InMemorySaver()
+        self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
         self.graph = create_react_agent(
             model,
             tools,
@@ -258,7 +285,10 @@ class ReActAgent:
                 "this agent uses the checkpointer the paused run used)"
             )
         if not snapshot.interrupts:
-            if snapshot.next:  # a run stopped by a crash: finish its pending calls
+            # a run stopped by a crash: finish its pending calls. When the crash came after
+            # a task's result was saved but before the next checkpoint, get_state applies the
+            # saved result and shows no `next`, only the task.
+            if snapshot.next or snapshot.tasks:
                 return _Plan(_config(thread_id, model_kwargs), None, thread_id)
             raise NothingToResumeError(
                 f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
@@ -324,7 +354,9 @@ class ReActAgent:
         """
         plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
         self._check_run(plan, self.graph.get_state(plan.config), resume_from)
-        values, interrupts = self._split(self.graph.invoke(plan.graph_input, plan.config))
+        values, interrupts = self._split(
+            self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
+        )
         return self._finish(plan, values, interrupts, state)
 
     async def arun(
@@ -339,7 +371,9 @@ class ReActAgent:
         """Async twin of :meth:`run`."""
         plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
         self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
-        values, interrupts = self._split(await self.graph.ainvoke(plan.graph_input, plan.config))
+        values, interrupts = self._split(
+            await self.graph.ainvoke(plan.graph_input, plan.config, durability=_DURABILITY)
+        )
         return self._finish(plan, values, interrupts, state)
 
     # --- resume -----------------------------------------------------------------------
@@ -366,8 +400,9 @@ class ReActAgent:
         Raises:
             NothingToResumeError: no messages and no thread, an unknown thread, a thread that
                 is not paused, or messages without an unanswered tool call.
-            InvalidDecisionError: no decision, several pending for one decision, or
-                ``decisions`` that name what is not pending.
+            InvalidDecisionError: no decision, several pending for one decision,
+                ``decisions`` that name what is not pending, or a decision that does not
+                match the pause's ``response_schema`` (nothing saved, still paused).
             ConcurrentResumeError: another caller is resuming (or just resumed) the thread.
         """
         del start_step
@@ -377,7 +412,8 @@ class ReActAgent:
         with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
             if seen is not None:
                 _refuse_if_moved(seen, self.graph.get_state(plan.config))
-            output = self.graph.invoke(plan.graph_input, plan.config)
+            with _checked_decision(seen):
+                output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan, *self._split(output), state)
 
     async def aresume(
@@ -399,7 +435,10 @@ class ReActAgent:
         async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
             if seen is not None:
                 _refuse_if_moved(seen, await self.graph.aget_state(plan.config))
-            output = await self.graph.ainvoke(plan.graph_input, plan.config)
+            with _checked_decision(seen):
+                output = await self.graph.ainvoke(
+                    plan.graph_input, plan.config, durability=_DURABILITY
+                )
         return self._finish(plan, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
@@ -453,7 +492,8 @@ class ReActAgent:
         with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
             if seen is not None:
                 _refuse_if_moved(seen, self.graph.get_state(plan.config))
-            yield from self._stream(plan, state)
+            with _checked_decision(seen):
+                yield from self._stream(plan, state)
 
     async def astream_resume(
         self,
@@ -474,12 +514,13 @@ class ReActAgent:
         async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
             if seen is not None:
                 _refuse_if_moved(seen, await self.graph.aget_state(plan.config))
-            async for event in self._astream(plan, state):
-                yield event
+            with _checked_decision(seen):
+                async for event in self._astream(plan, state):
+                    yield event
 
     def _stream(self, plan: _Plan, state: AgentState | None) -> Iterator[AgentEvent]:
         for mode, chunk in self.graph.stream(
-            plan.graph_input, plan.config, stream_mode=STREAM_MODES
+            plan.graph_input, plan.config, stream_mode=STREAM_MODES, durability=_DURABILITY
         ):
             yield from events_from_chunk(mode, chunk)
         snapshot = self.graph.get_state(plan.config)
@@ -487,7 +528,7 @@ class ReActAgent:
 
     async def _astream(self, plan: _Plan, state: AgentState | None) -> AsyncIterator[AgentEvent]:
         async for mode, chunk in self.graph.astream(
-            plan.graph_input, plan.config, stream_mode=STREAM_MODES
+            plan.graph_input, plan.config, stream_mode=STREAM_MODES, durability=_DURABILITY
         ):
             for event in events_from_chunk(mode, chunk):
                 yield event
@@ -536,6 +577,62 @@ class ReActAgent:
         plan, seed = self._seed(messages, thread_id, state, decision, model_kwargs)
         await self.graph.aupdate_state(plan.config, seed, as_node=AGENT_NODE)
         return plan, None
+
+    # --- checkpoints ------------------------------------------------------------------
+
+    def _view(self, thread_id: str, snapshot: StateSnapshot) -> Checkpoint:
+        return dynavec_view(snapshot, thread_id=thread_id, system_prompt=self.system_prompt)
+
+    def get_checkpoint(self, thread_id: str, checkpoint_id: str | None = None) -> Checkpoint | None:
+        """The thread's latest checkpoint (or ``checkpoint_id``) as a dynavec record.
+
+        Works with every saver; the layout is CONTRACT section 5's (node ids ``init``,
+        ``step_i``, ``interrupted``, ``max_steps_reached``), ``checkpoint_id`` is LangGraph's
+        (pass it as ``run(..., resume_from=...)``). ``None`` for an unknown thread or id.
+        """
+        snapshot = self.graph.get_state(_config(thread_id, {}, checkpoint_id))
+        return self._view(thread_id, snapshot) if _exists(snapshot) else None
+
+    async def aget_checkpoint(
+        self, thread_id: str, checkpoint_id: str | None = None
+    ) -> Checkpoint | None:
+        """Async twin of :meth:`get_checkpoint`."""
+        snapshot = await self.graph.aget_state(_config(thread_id, {}, checkpoint_id))
+        return self._view(thread_id, snapshot) if _exists(snapshot) else None
+
+    def _boundaries(
+        self, thread_id: str, snapshots: Sequence[StateSnapshot], limit: int | None
+    ) -> list[Checkpoint]:
+        records = [self._view(thread_id, s) for s in reversed(snapshots) if is_step_boundary(s)]
+        if limit is not None:
+            records = records[-limit:] if limit > 0 else []
+        return records
+
+    def list_checkpoints(self, thread_id: str, limit: int | None = None) -> list[Checkpoint]:
+        """The thread's checkpoints at dynavec's moments, oldest first (``limit``: newest N).
+
+        dynavec's moments are a run's start, the end of each step, the answer, running out of
+        steps and a pause; LangGraph's checkpoints in between (e.g. between two tool calls
+        of a batch) are left out. :meth:`get_checkpoint` reads any of them by id.
+        """
+        history = list(self.graph.get_state_history(_config(thread_id, {})))
+        return self._boundaries(thread_id, history, limit)
+
+    async def alist_checkpoints(self, thread_id: str, limit: int | None = None) -> list[Checkpoint]:
+        """Async twin of :meth:`list_checkpoints`."""
+        history = [s async for s in self.graph.aget_state_history(_config(thread_id, {}))]
+        return self._boundaries(thread_id, history, limit)
+
+    def close(self) -> None:
+        """Close the connection the agent opened from a ``checkpointer=`` string (if any)."""
+        if self._owned_saver is not None:
+            self._owned_saver.close()
+
+    def __enter__(self) -> ReActAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _seed(
         self,

@@ -1,0 +1,97 @@
+"""LangGraph's checkpointer conformance suite on the savers this package builds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.initializer import RegisteredCheckpointer
+
+from dynavec_langgraph import BaseCheckpointer, Checkpoint, MemoryCheckpointer
+from dynavec_langgraph.checkpoint import (
+    ConnectionSaver,
+    DynavecCheckpointSaver,
+    resolve_checkpointer,
+)
+
+
+class ListCheckpointer(BaseCheckpointer):
+    """A user's minimal dynavec checkpointer: append-only, no delete, no locking."""
+
+    def __init__(self) -> None:
+        self.records: list[Checkpoint] = []
+
+    def save(self, checkpoint: Checkpoint) -> None:
+        self.records.append(checkpoint)
+
+    def get(self, thread_id: str, checkpoint_id: str | None = None) -> Checkpoint | None:
+        mine = [r for r in self.records if r.thread_id == thread_id]
+        if checkpoint_id is not None:
+            mine = [r for r in mine if r.checkpoint_id == checkpoint_id]
+        return mine[-1] if mine else None
+
+    def list(self, thread_id: str, limit: int | None = None) -> list[Checkpoint]:
+        mine = [r for r in self.records if r.thread_id == thread_id]
+        return mine[-limit:] if limit else mine
+
+
+async def _check(registered: RegisteredCheckpointer) -> None:
+    report = await validate(registered)
+    failures = {name: r.failures for name, r in report.results.items() if r.failures}
+    assert report.passed_all_base(), failures
+    assert {n for n, r in report.results.items() if r.passed} == {
+        "put",
+        "put_writes",
+        "get_tuple",
+        "list",
+        "delete_thread",
+    }
+
+
+async def test_adapter_over_memory_checkpointer_conforms() -> None:
+    @checkpointer_test(name="DynavecCheckpointSaver(MemoryCheckpointer)")
+    async def factory() -> AsyncIterator[BaseCheckpointSaver[int]]:
+        yield DynavecCheckpointSaver(MemoryCheckpointer())
+
+    await _check(factory)
+
+
+async def test_adapter_over_a_minimal_user_checkpointer_conforms() -> None:
+    stores: list[ListCheckpointer] = []
+
+    @checkpointer_test(name="DynavecCheckpointSaver(ListCheckpointer)")
+    async def factory() -> AsyncIterator[BaseCheckpointSaver[int]]:
+        stores.append(ListCheckpointer())
+        yield DynavecCheckpointSaver(stores[-1])
+
+    await _check(factory)
+    # delete_thread could not delete: it wrote tombstones, which the suite saw as deletions
+    assert any(r.node_id == "deleted" for s in stores for r in s.records)
+
+
+async def test_sqlite_saver_from_a_string_conforms(tmp_path: Path) -> None:
+    opened: list[ConnectionSaver] = []
+
+    @checkpointer_test(name="sqlite string")
+    async def factory() -> AsyncIterator[BaseCheckpointSaver[str]]:
+        saver = resolve_checkpointer(f"sqlite:///{tmp_path}/conformance-{len(opened)}.db")
+        assert isinstance(saver, ConnectionSaver)
+        opened.append(saver)
+        yield saver
+        saver.close()
+
+    await _check(factory)
+    assert len(opened) == 8 and all(s.closed for s in opened)  # one per capability
+
+
+async def test_postgres_saver_from_a_string_conforms(pg_uri: str) -> None:
+    @checkpointer_test(name="postgres string")
+    async def factory() -> AsyncIterator[BaseCheckpointSaver[str]]:
+        saver = resolve_checkpointer(pg_uri)
+        assert isinstance(saver, ConnectionSaver)
+        yield saver
+        saver.close()
+
+    await _check(factory)
