@@ -1,0 +1,410 @@
+"""``dynavec-langgraph``: the human-in-the-loop demo and an approvals inbox, from a terminal.
+
+Commands::
+
+    dynavec-langgraph demo   [--db PATH] [--thread ID] [--message TEXT] [--decision D]
+    dynavec-langgraph resume  --db PATH   --thread ID  [--decision D]
+    dynavec-langgraph inbox list   --db PATH_OR_URI [--json]
+    dynavec-langgraph inbox answer --db PATH_OR_URI --thread ID
+                                   (--approve | --reject | --decision D)
+
+``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
+(``postgresql://...``). A decision ``D`` is ``approve``, ``reject`` or a JSON value, for the demo
+``{"decision": "approved" | "rejected", "comment": "..."}`` (see
+:class:`dynavec_langgraph.demo.TransferDecision`). ``approve`` is sent as ``"approved"`` and
+``reject`` as ``"rejected"``.
+
+Exit codes: 0 done (also when a thread is left paused), 2 bad arguments, with a message on
+stderr that says what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import StateSnapshot
+
+from dynavec_langgraph.agent import ReActAgent, build_result
+from dynavec_langgraph.checkpoint import ConnectionSaver, resolve_checkpointer
+from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
+from dynavec_langgraph.errors import CheckpointerConfigError, DynavecError, ThreadPausedError
+from dynavec_langgraph.records import AgentResult
+
+__all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "PendingApproval", "main"]
+
+PROG: Final = "dynavec-langgraph"
+DEFAULT_DB: Final = "./dynavec-demo.db"
+DEFAULT_MESSAGE: Final = "Pay 120 to landlord"
+_DECISION_WORDS: Final = {
+    "approve": "approved",
+    "approved": "approved",
+    "reject": "rejected",
+    "rejected": "rejected",
+}
+_PG_SCHEMES: Final = ("postgresql://", "postgres://")
+_SQLITE_SCHEME: Final = "sqlite:///"
+
+
+class CliError(Exception):
+    """A usage error: printed on stderr, exit code 2."""
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """One pending approval of a paused thread, as ``inbox list`` shows it."""
+
+    thread_id: str
+    node_id: str
+    payload: Any
+    since: str
+    tool_call: dict[str, Any] | None
+    interrupt_id: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "node_id": self.node_id,
+            "payload": self.payload,
+            "since": self.since,
+            "tool_call": self.tool_call,
+            "interrupt_id": self.interrupt_id,
+        }
+
+
+# --- plain functions ---------------------------------------------------------------------
+
+
+def parse_decision(text: str) -> Any:
+    """``approve`` / ``reject`` (or ``approved`` / ``rejected``) or a JSON value.
+
+    Raises:
+        CliError: text that is neither, or JSON ``null``.
+    """
+    word = _DECISION_WORDS.get(text.strip().lower())
+    if word is not None:
+        return word
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise CliError(
+            f"the decision {text!r} is not approve, reject or JSON; for example --decision "
+            'approve, or --decision \'{"decision": "rejected", "comment": "too much"}\''
+        ) from None
+    if value is None:
+        raise CliError("the decision cannot be null: give approve, reject or a JSON value")
+    return value
+
+
+def _sqlite_path(db: str) -> str | None:
+    if db.startswith(_PG_SCHEMES):
+        return None
+    if db.startswith(_SQLITE_SCHEME):
+        return db[len(_SQLITE_SCHEME) :]
+    if "://" in db:
+        scheme = db.split("://", 1)[0]
+        raise CliError(
+            f"unknown database scheme {scheme!r} in --db {db!r}: use a SQLite file path, "
+            "sqlite:///PATH or a postgresql:// URI"
+        )
+    return db
+
+
+@contextmanager
+def open_saver(db: str, *, must_exist: bool) -> Iterator[BaseCheckpointSaver[Any]]:
+    """The checkpointer of ``--db`` (a SQLite file or a PostgreSQL URI), closed on exit.
+
+    Raises:
+        CliError: an unknown scheme, a missing SQLite file (``must_exist``), or a database
+            that cannot be opened.
+    """
+    path = _sqlite_path(db)
+    if path is not None and must_exist and not Path(path).is_file():
+        raise CliError(
+            f"no SQLite database at {path!r}: check --db, or start a thread with "
+            f"`{PROG} demo --db {shlex.quote(db)}`"
+        )
+    try:
+        saver = resolve_checkpointer(db if path is None else _SQLITE_SCHEME + path)
+    except CheckpointerConfigError as error:
+        raise CliError(str(error)) from None
+    if not isinstance(saver, ConnectionSaver):  # pragma: no cover - strings always open one
+        raise CliError(f"cannot open --db {db!r}")
+    with saver:
+        yield saver
+
+
+def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
+    """The demo agent (``demo_model()``, the demo tools) on ``saver``."""
+    return ReActAgent(
+        demo_model(), DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, checkpointer=saver
+    )
+
+
+def _config(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _resume_command(db: str, thread_id: str) -> str:
+    return (
+        f"{PROG} resume --db {shlex.quote(db)} --thread {shlex.quote(thread_id)} --decision approve"
+    )
+
+
+def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingApproval]:
+    """The pending approvals of one thread's state."""
+    rows: list[PendingApproval] = []
+    for item in snapshot.interrupts:
+        value = item.value if isinstance(item.value, dict) else {"payload": item.value}
+        rows.append(
+            PendingApproval(
+                thread_id=thread_id,
+                node_id=str(value.get("node_id", "")),
+                payload=value.get("payload"),
+                since=snapshot.created_at or "",
+                tool_call=value.get("tool_call"),
+                interrupt_id=item.id,
+            )
+        )
+    return rows
+
+
+def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
+    """Every thread of ``saver`` that has a top-level checkpoint, newest activity first."""
+    seen: dict[str, str] = {}
+    for item in saver.list(None):
+        configurable = item.config.get("configurable") or {}
+        if configurable.get("checkpoint_ns", ""):
+            continue
+        tid = str(configurable["thread_id"])
+        ts = str(item.checkpoint.get("ts", ""))
+        seen[tid] = max(seen.get(tid, ""), ts)
+    return sorted(seen, key=lambda t: seen[t], reverse=True)
+
+
+# --- output ------------------------------------------------------------------------------
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _show_pause(result: AgentResult, out: TextIO) -> None:
+    info = result.interrupt_payload or {}
+    pending = info.get("pending") or [info]
+    for item in pending:
+        call = item.get("tool_call") or {}
+        where = f" (tool call {call.get('name')} {call.get('id')})" if call else ""
+        print(f"Paused at {item.get('node_id')!r}{where}.", file=out)
+        print(f"  payload: {_dump(item.get('payload'))}", file=out)
+
+
+def _show_answer(result: AgentResult, out: TextIO) -> None:
+    for step in result.steps:
+        for call, observation in zip(step.tool_calls, step.observations, strict=False):
+            print(f"  {call.name}({call.arguments}) -> {observation}", file=out)
+    print(f"Answer: {result.output}", file=out)
+
+
+def _prompt(out: TextIO) -> Any:
+    while True:
+        print("Decision (approve / reject / JSON): ", end="", file=out, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            raise CliError("no decision given (end of input); the thread stays paused")
+        try:
+            return parse_decision(line.strip())
+        except CliError as error:
+            print(error, file=out)
+
+
+# --- the commands --------------------------------------------------------------------------
+
+
+def _resume_once(agent: ReActAgent, thread_id: str, decision: Any) -> AgentResult:
+    try:
+        return agent.resume(thread_id=thread_id, human_decision=decision)
+    except DynavecError as error:  # e.g. a decision its response_schema refuses
+        raise CliError(str(error)) from None
+
+
+def _drive(
+    agent: ReActAgent,
+    result: AgentResult,
+    db: str,
+    thread_id: str,
+    decision: Any,
+    *,
+    interactive: bool,
+    out: TextIO,
+) -> int:
+    """Show each pause, answer it (flag, then prompt), and print the final answer."""
+    while result.termination_reason == "interrupted":
+        _show_pause(result, out)
+        if decision is None and interactive and sys.stdin.isatty():
+            decision = _prompt(out)
+        if decision is None:
+            print(f"Thread {thread_id!r} is paused. Resume it with:", file=out)
+            print(f"  {_resume_command(db, thread_id)}", file=out)
+            return 0
+        print(f"Resuming with {_dump(decision)}.", file=out)
+        result = _resume_once(agent, thread_id, decision)
+        decision = None
+    _show_answer(result, out)
+    return 0
+
+
+def _check_paused(agent: ReActAgent, db: str, thread_id: str) -> None:
+    snapshot = agent.graph.get_state(_config(thread_id))
+    if snapshot.created_at is None:
+        raise CliError(
+            f"unknown thread {thread_id!r} in {db}: nothing to resume. "
+            f"`{PROG} inbox list --db {shlex.quote(db)}` shows the paused threads"
+        )
+    if not snapshot.interrupts:
+        raise CliError(
+            f"thread {thread_id!r} is not paused: nothing to resume. Send it a new message "
+            f"with `{PROG} demo --db {shlex.quote(db)} --thread {shlex.quote(thread_id)} "
+            "--message TEXT`"
+        )
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    decision = parse_decision(args.decision) if args.decision is not None else None
+    thread_id: str = args.thread or f"demo-{uuid.uuid4().hex[:8]}"
+    with open_saver(args.db, must_exist=False) as saver:
+        agent = demo_agent(saver)
+        print(f"Thread {thread_id!r} in {args.db}", file=out)
+        print(f"User: {args.message}", file=out)
+        try:
+            result = agent.run(args.message, thread_id=thread_id)
+        except ThreadPausedError:
+            raise CliError(
+                f"thread {thread_id!r} is paused and waits for a decision; answer it first: "
+                f"{_resume_command(args.db, thread_id)}"
+            ) from None
+        return _drive(agent, result, args.db, thread_id, decision, interactive=True, out=out)
+
+
+def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
+    decision = parse_decision(args.decision) if args.decision is not None else None
+    with open_saver(args.db, must_exist=True) as saver:
+        agent = demo_agent(saver)
+        _check_paused(agent, args.db, args.thread)
+        if decision is None and not sys.stdin.isatty():
+            raise CliError(
+                f"no decision: add --decision approve, --decision reject or --decision JSON "
+                f"(thread {args.thread!r} stays paused)"
+            )
+        paused = agent.graph.get_state(_config(args.thread))
+        result = _paused_result(agent, paused, args.thread)
+        return _drive(agent, result, args.db, args.thread, decision, interactive=True, out=out)
+
+
+def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -> AgentResult:
+    return build_result(
+        dict(snapshot.values),
+        snapshot.interrupts,
+        thread_id=thread_id,
+        max_steps=agent.max_steps,
+        system_prompt=agent.system_prompt,
+    )
+
+
+def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
+    with open_saver(args.db, must_exist=True) as saver:
+        agent = demo_agent(saver)
+        rows = [
+            row
+            for tid in thread_ids(saver)
+            for row in pending_approvals(agent.graph.get_state(_config(tid)), tid)
+        ]
+    if args.json:
+        print(_dump([r.as_dict() for r in rows]), file=out)
+        return 0
+    if not rows:
+        print(f"No paused threads in {args.db}.", file=out)
+        return 0
+    print(f"{len(rows)} pending approval(s) in {args.db}:", file=out)
+    for r in rows:
+        print(f"{r.thread_id}  {r.node_id}  since {r.since}  payload {_dump(r.payload)}", file=out)
+    return 0
+
+
+def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
+    if args.approve:
+        decision: Any = "approved"
+    elif args.reject:
+        decision = "rejected"
+    else:
+        decision = parse_decision(args.decision)
+    with open_saver(args.db, must_exist=True) as saver:
+        agent = demo_agent(saver)
+        _check_paused(agent, args.db, args.thread)
+        print(f"Answering thread {args.thread!r} with {_dump(decision)}.", file=out)
+        result = _resume_once(agent, args.thread, decision)
+        return _drive(agent, result, args.db, args.thread, None, interactive=False, out=out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``dynavec-langgraph``."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="dynavec's human-in-the-loop agent on LangGraph."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    db_help = "SQLite file (PATH or sqlite:///PATH) or postgresql:// URI"
+    decision_help = "approve, reject, or a JSON decision"
+
+    demo = commands.add_parser("demo", help="run the approval demo; pauses before the transfer")
+    demo.add_argument("--db", default=DEFAULT_DB, help=f"{db_help} (default {DEFAULT_DB})")
+    demo.add_argument("--thread", help="thread id (default: a new one)")
+    demo.add_argument("--message", default=DEFAULT_MESSAGE, help="the user message")
+    demo.add_argument("--decision", help=f"{decision_help}; default: prompt on a terminal")
+    demo.set_defaults(handler=cmd_demo)
+
+    resume = commands.add_parser("resume", help="answer a paused demo thread and finish it")
+    resume.add_argument("--db", default=DEFAULT_DB, help=db_help)
+    resume.add_argument("--thread", required=True, help="the paused thread's id")
+    resume.add_argument("--decision", help=f"{decision_help}; default: prompt on a terminal")
+    resume.set_defaults(handler=cmd_resume)
+
+    inbox = commands.add_parser("inbox", help="pending approvals of a checkpointer")
+    inbox_commands = inbox.add_subparsers(dest="inbox_command", required=True, metavar="ACTION")
+    listing = inbox_commands.add_parser("list", help="list the paused threads")
+    listing.add_argument("--db", required=True, help=db_help)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=cmd_inbox_list)
+    answer = inbox_commands.add_parser("answer", help="answer one paused thread")
+    answer.add_argument("--db", required=True, help=db_help)
+    answer.add_argument("--thread", required=True, help="the paused thread's id")
+    choice = answer.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--approve", action="store_true", help='send "approved"')
+    choice.add_argument("--reject", action="store_true", help='send "rejected"')
+    choice.add_argument("--decision", help="a JSON decision")
+    answer.set_defaults(handler=cmd_inbox_answer)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args, sys.stdout)
+    except CliError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""The graph ``langgraph dev`` serves (see ``langgraph.json``): the demo agent for Studio.
+
+Compiled without a checkpointer (the LangGraph server brings its own). The model is chosen at
+each model call, never at import: ``ChatOpenAI`` when ``OPENAI_API_KEY`` is set, else the
+scripted demo model, with which any user message asks to approve a transfer at once.
+
+Answer the pause in Studio with the form it draws (``{"decision": "approved"}``), or send
+``Command(resume="approved")`` / ``"rejected"``
+(see :class:`~dynavec_langgraph.demo.TransferDecision`).
+"""
+
+from __future__ import annotations
+
+from dynavec_langgraph.demo import create_demo_agent
+
+__all__ = ["graph"]
+
+graph = create_demo_agent(name="dynavec_agent")
+"""The demo agent: nodes ``agent`` and ``tools``, tools ``get_balance`` and ``transfer_funds``."""

@@ -1,0 +1,247 @@
+"""The demo graph served by a real ``langgraph dev`` server, driven with ``langgraph_sdk`` as
+Studio drives it: run to the approval, read the interrupt, resume, send new input to a pause.
+
+The server runs offline (no analytics, no version check, no OPENAI_API_KEY: the scripted demo
+model). The demo's ledger (``DYNAVEC_DEMO_LEDGER``) counts every finished tool run per thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+REPO = Path(__file__).resolve().parents[1]
+LANGGRAPH = Path(sys.executable).parent / "langgraph"
+GRAPH_ID = "dynavec_agent"
+START_TIMEOUT = 120.0  # the first start imports langgraph-api; slow on a loaded machine
+
+
+@dataclass
+class Studio:
+    """A running ``langgraph dev`` server and what the tests measure on it."""
+
+    url: str
+    ledger: Path
+    start_seconds: float
+    run_seconds: list[float] = field(default_factory=list)
+
+    def entries(self, thread_id: str) -> list[dict[str, Any]]:
+        """The ledger lines the demo tools wrote for ``thread_id``, in order."""
+        if not self.ledger.exists():
+            return []
+        lines = self.ledger.read_text(encoding="utf-8").splitlines()
+        return [e for e in map(json.loads, lines) if e["thread_id"] == thread_id]
+
+    async def wait(self, client: LangGraphClient, thread_id: str, **kwargs: Any) -> Any:
+        """``runs.wait`` on the demo graph, timed."""
+        started = time.monotonic()
+        result = await client.runs.wait(thread_id, GRAPH_ID, raise_error=True, **kwargs)
+        self.run_seconds.append(time.monotonic() - started)
+        return result
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
+    """``langgraph dev`` from the repo root; a server that does not come up fails the test."""
+    work = tmp_path_factory.mktemp("studio")
+    ledger, log_path = work / "ledger.jsonl", work / "server.log"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
+    env |= {
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "1",
+        "LANGSMITH_TRACING": "false",
+        "DYNAVEC_DEMO_LEDGER": str(ledger),
+    }
+    argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--no-browser", "--no-reload"]
+    with log_path.open("wb") as log:
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        while not _answers(url):
+            if proc.poll() is not None or time.monotonic() - started > START_TIMEOUT:
+                tail = log_path.read_text(errors="replace")[-4000:]
+                pytest.fail(f"langgraph dev did not come up on {url}:\n{tail}")
+            time.sleep(0.2)  # polling a server that is starting; nothing to wait on instead
+        server = Studio(url, ledger, time.monotonic() - started)
+        yield server
+        runs = ", ".join(f"{s:.2f}" for s in server.run_seconds)
+        print(f"\nlanggraph dev: started in {server.start_seconds:.2f} s; runs (s): {runs}")
+    finally:
+        _stop(proc)
+
+
+def _assert_valid_conversation(messages: list[dict[str, Any]]) -> None:
+    """Every assistant tool call is answered by one tool message before any other message."""
+    pending: list[str] = []
+    for m in messages:
+        if m["type"] == "tool":
+            assert m["tool_call_id"] in pending, f"tool answer to no open call: {m}"
+            pending.remove(m["tool_call_id"])
+            continue
+        assert not pending, f"{m['type']} message while calls {pending} are unanswered"
+        if m["type"] == "ai":
+            pending = [c["id"] for c in m.get("tool_calls") or []]
+    assert not pending
+
+
+def _only_interrupt(state: Mapping[str, Any]) -> dict[str, Any]:
+    interrupts: list[dict[str, Any]] = state["interrupts"]
+    assert len(interrupts) == 1, interrupts
+    return interrupts[0]
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+async def test_studio_run_pauses_at_the_approval_and_resumes(studio: Studio) -> None:
+    client = get_client(url=studio.url)
+    assistants = await client.assistants.search(graph_id=GRAPH_ID)
+    assert [a["graph_id"] for a in assistants] == [GRAPH_ID]
+    thread_id = (await client.threads.create())["thread_id"]
+
+    await studio.wait(client, thread_id, input=_user("Pay 75 to Alice"))
+
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    pause = _only_interrupt(await client.threads.get_state(thread_id))
+    assert pause["value"]["node_id"] == "approve_transfer"
+    assert pause["value"]["payload"] == {"amount": 75, "to": "Alice"}
+    assert pause["value"]["tool_call"]["name"] == "transfer_funds"
+    assert pause["value"]["tool_call"]["args"] == {"amount": 75, "to": "Alice"}
+    schema = pause["response_schema"]
+    assert schema["required"] == ["decision"]
+    assert schema["properties"]["decision"]["enum"] == ["approved", "rejected"]
+    [balance] = studio.entries(thread_id)  # the read-only call ran; the transfer did not
+    assert balance["tool"] == "get_balance"
+
+    final = await studio.wait(
+        client, thread_id, command={"resume": {"decision": "approved", "comment": "ok"}}
+    )
+
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    assert (await client.threads.get_state(thread_id))["interrupts"] == []
+    messages = final["messages"]
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "tool", "ai"]
+    assert messages[-1]["content"] == f"Done. {balance['result']} Transferred 75 to Alice."
+    _assert_valid_conversation(messages)
+    assert [(e["tool"], e.get("decision")) for e in studio.entries(thread_id)] == [
+        ("get_balance", None),
+        ("transfer_funds", "approved"),
+    ]
+
+
+async def test_studio_new_message_to_a_paused_thread_keeps_it_resumable(studio: Studio) -> None:
+    client = get_client(url=studio.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    await studio.wait(client, thread_id, input=_user("Pay 50 to Bob"))
+    first = _only_interrupt(await client.threads.get_state(thread_id))
+
+    # New user input while paused: the pending approval and the finished call survive.
+    await studio.wait(client, thread_id, input=_user("Also pay 20 to Carol"))
+
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    state = await client.threads.get_state(thread_id)
+    again = _only_interrupt(state)
+    assert again["value"] == first["value"]  # same call, same payload: {"amount": 50, "to": "Bob"}
+    assert again["value"]["payload"] == {"amount": 50, "to": "Bob"}
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]  # not re-run
+    values = state["values"]
+    assert isinstance(values, dict)
+    held = [m["type"] for m in values["messages"]]
+    assert held == ["human", "ai", "tool", "human"]
+
+    # The decision reaches Bob's transfer; then the model answers the second message.
+    await studio.wait(client, thread_id, command={"resume": "approved"})
+    second = _only_interrupt(await client.threads.get_state(thread_id))
+    assert second["value"]["payload"] == {"amount": 20, "to": "Carol"}
+    final = await studio.wait(client, thread_id, command={"resume": "rejected"})
+
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    messages = final["messages"]
+    _assert_valid_conversation(messages)
+    assert [m["type"] for m in messages] == [
+        "human", "ai", "tool", "tool", "human", "ai", "tool", "tool", "ai",
+    ]  # fmt: skip
+    assert [m["content"] for m in messages if m["type"] == "human"] == [
+        "Pay 50 to Bob",
+        "Also pay 20 to Carol",
+    ]
+    assert messages[3]["content"] == "Transferred 50 to Bob."
+    entries = studio.entries(thread_id)
+    assert [(e["tool"], e.get("to"), e.get("decision")) for e in entries] == [
+        ("get_balance", None, None),
+        ("transfer_funds", "Bob", "approved"),
+        ("get_balance", None, None),
+        ("transfer_funds", "Carol", "rejected"),
+    ]
+    assert messages[-1]["content"] == (
+        f"Done. {entries[2]['result']} Transfer of 20 to Carol was rejected."
+    )
+
+
+async def test_studio_invalid_decision_leaves_the_pause_answerable(studio: Studio) -> None:
+    client = get_client(url=studio.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    await studio.wait(client, thread_id, input=_user("Pay 5 to Dan"))
+    pause = _only_interrupt(await client.threads.get_state(thread_id))
+
+    with pytest.raises(Exception, match="approved"):
+        await studio.wait(client, thread_id, command={"resume": {"decision": "maybe"}})
+
+    assert _only_interrupt(await client.threads.get_state(thread_id)) == pause
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
+    final = await studio.wait(client, thread_id, command={"resume": "approved"})
+    assert final["messages"][-1]["content"].endswith("Transferred 5 to Dan.")
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance", "transfer_funds"]
