@@ -177,7 +177,6 @@ def _invalid_arguments(messages: Sequence[AnyMessage], call: LCToolCall) -> str 
                         f"Error executing tool '{call['name']}': the arguments are not "
                         f"valid JSON ({bad.get('error') or bad.get('args')})"
                     )
-            return None
     return None
 
 

@@ -125,15 +125,18 @@ def add_conversation(left: Sequence[AnyMessage], right: Any) -> list[AnyMessage]
 
 
 def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
-    """The calls of the latest assistant message that have no tool answer yet, in order."""
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, AIMessage):
-            calls = calls_of(m)
-            if not calls:
-                return []
-            answered = {t.tool_call_id for t in messages[i + 1 :] if isinstance(t, ToolMessage)}
-            return [c for c in calls if c["id"] not in answered]
+    """The unanswered calls of the earliest assistant message that still has some, in order.
+
+    Usually that is the latest assistant message. An older one can be left with unanswered
+    calls when a parent graph routed new messages elsewhere while the agent was paused; those
+    calls are answered first, so the model never sees a call without its answer.
+    """
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    for m in messages:
+        if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
+            calls = [c for c in calls_of(m) if c["id"] not in answered]
+            if calls:
+                return calls
     return []
 
 

@@ -208,3 +208,44 @@ def test_plain_embedding_reruns_finished_calls_which_is_why_the_docs_say_statefu
     parent.invoke({"messages": [("user", "do a then b")]}, cfg)
     parent.invoke({"messages": [("user", "hurry up")]}, cfg)
     assert RUNS["lookup"] == 2  # LangGraph dropped the paused subgraph task and started over
+
+
+def test_a_router_that_sends_new_input_elsewhere_does_not_lose_the_paused_calls() -> None:
+    model = ScriptedChatModel(
+        policy=_policy(
+            [
+                {"name": "lookup", "args": {"topic": "a"}},
+                {"name": "execute", "args": {"action": "b"}},
+            ],
+            "finished",
+        )
+    )
+    agent = create_react_agent(model, [lookup, execute], checkpointer=True, name="executor")
+
+    def chat(state: Parent) -> dict[str, Any]:
+        return {"messages": [AIMessage("chatting")]}
+
+    def route(state: Parent) -> str:
+        return "executor" if "pay" in str(state["messages"][-1].content) else "chat"
+
+    builder = StateGraph(Parent)
+    builder.add_node("executor", agent)
+    builder.add_node("chat", chat)
+    builder.add_conditional_edges(START, route, ["executor", "chat"])
+    builder.add_edge("executor", END)
+    builder.add_edge("chat", END)
+    parent: Any = builder.compile(checkpointer=InMemorySaver())
+    cfg: Any = {"configurable": {"thread_id": "p6"}}
+    parent.invoke({"messages": [("user", "pay rent")]}, cfg)
+    parent.invoke(
+        {"messages": [("user", "hello")]}, cfg
+    )  # routed to chat: LangGraph drops the pause
+    out = parent.invoke({"messages": [("user", "pay now")]}, cfg)
+    (pending,) = out["__interrupt__"]  # back at the agent: the leftover call asks again
+    assert pending.value["payload"] == {"action": "b"}
+    assert RUNS["lookup"] == 1
+    out = parent.invoke(Command(resume="ok"), cfg)
+    assert RUNS == Counter({"lookup": 1, "execute": 3, "execute:ok": 1})
+    assert out["messages"][-1].content == "finished"
+    for request in model.calls:
+        assert_valid(request)
