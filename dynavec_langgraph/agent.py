@@ -30,7 +30,7 @@ from dynavec_langgraph.errors import (
 )
 from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
 from dynavec_langgraph.graph import AGENT_NODE, MODEL_KWARGS_KEY, create_react_agent
-from dynavec_langgraph.interrupt import resume_command
+from dynavec_langgraph.interrupt import describe_pending, resume_command
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
@@ -113,7 +113,7 @@ def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
         )
     if len(interrupts) > 1:
         raise InvalidDecisionError(
-            f"{len(interrupts)} decisions are pending ({', '.join(_node_ids(interrupts))}); "
+            f"{len(interrupts)} decisions are pending ({describe_pending(interrupts)}); "
             "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
         )
     return decision

@@ -88,6 +88,8 @@ def events_from_chunk(mode: str, chunk: Any) -> list[AgentEvent]:
         return []
     if mode != "updates" or not isinstance(chunk, dict):
         return []
+    if (chunk.get("__metadata__") or {}).get("cached"):
+        return []  # a finished task's result replayed on resume: it did not run again
     events: list[AgentEvent] = []
     for node, update in chunk.items():
         if node == "__interrupt__":

@@ -150,7 +150,10 @@ def resume_command(interrupts: Sequence[Interrupt], decisions: Mapping[str, Any]
     resume: dict[str, Any] = {}
     for key, decision in decisions.items():
         if decision is None:
-            raise InvalidDecisionError(f"the decision for {key!r} is None; None cannot resume")
+            raise InvalidDecisionError(
+                f"the decision for {key!r} is None; None cannot resume. "
+                f"Pending: {describe_pending(interrupts)}"
+            )
         if key in by_id:
             target = key
         elif key in by_node and len(by_node[key]) == 1:
@@ -165,6 +168,9 @@ def resume_command(interrupts: Sequence[Interrupt], decisions: Mapping[str, Any]
                 f"{key!r} is not pending; pending: {describe_pending(interrupts)}"
             )
         if target in resume:
-            raise InvalidDecisionError(f"two decisions given for interrupt {target}")
+            raise InvalidDecisionError(
+                f"two decisions given for interrupt {target}; pending: "
+                f"{describe_pending(interrupts)}"
+            )
         resume[target] = decision
     return Command(resume=resume)
