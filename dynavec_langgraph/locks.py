@@ -1,19 +1,331 @@
-"""Resume locks: one resume of a paused thread at a time.  (STUB: being written.)"""
+"""Resume locks: at most one resume of a paused thread at a time.
+
+``ReActAgent.resume``/``aresume`` read the paused thread, take its resume lock, read it again
+(refusing if it moved) and only then apply the decision. The lock never waits: if another
+caller holds it, :class:`~dynavec_langgraph.errors.ConcurrentResumeError` is raised at once,
+before anything runs or is written. So when two people answer the same pause at the same time,
+exactly one decision is applied and the approved tool runs once; the other caller gets
+``ConcurrentResumeError`` (or ``NothingToResumeError`` if it came after the first finished).
+
+What the lock relies on, per saver:
+
+* every saver: an in-process lock keyed by the saver object and the thread id (threads and
+  asyncio tasks of one process sharing one saver).
+* ``SqliteSaver`` / ``AsyncSqliteSaver`` on a file: in addition, ``flock(LOCK_EX | LOCK_NB)``
+  on a per-thread lock file in ``<database>.resume-locks/`` beside the database (found with
+  ``PRAGMA database_list``). It covers every process on the machine that opens the same file,
+  through any saver object; the kernel releases it when a process dies. It does not cover a
+  database on a network file system whose ``flock`` is not shared between machines.
+  ``:memory:`` databases get the in-process lock only (nothing else can see them).
+* ``PostgresSaver`` / ``AsyncPostgresSaver``: in addition, a session-level
+  ``pg_try_advisory_lock`` on a 64-bit hash of the thread id, held on a dedicated connection
+  (from the saver's pool when it has one with room to spare, else a new connection with the
+  saver's connection parameters) and released right after. It covers every process and machine
+  using that database; if the holder crashes, its session ends and the server releases the lock.
+* ``InMemorySaver`` and any other saver: the in-process lock only (which is all that can see
+  them unless the saver is shared some other way).
+* A saver wrapping another (the package's ``ConnectionSaver`` from a connection string, or any
+  saver whose ``inner``, ``saver`` or ``wrapped`` attribute holds a LangGraph saver) is locked
+  as the saver it wraps. A ``DynavecCheckpointSaver`` (a dynavec checkpointer adapted) gets the
+  in-process lock keyed by the dynavec checkpointer, so agents sharing one checkpointer share
+  it; a dynavec checkpointer shared between processes is not locked across them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+import asyncio
+import fcntl
+import hashlib
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from dynavec_langgraph.errors import ConcurrentResumeError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["LOCK_DIR_SUFFIX", "aresume_lock", "resume_lock"]
+
+LOCK_DIR_SUFFIX: Final = ".resume-locks"
+"""SQLite lock files live in ``<database file><LOCK_DIR_SUFFIX>/``."""
+
+_INNER_ATTRS: Final = ("inner", "saver", "wrapped")
+_KEY_PREFIX: Final = b"dynavec_langgraph.resume:"
+
+_registry_guard = threading.Lock()
+_held: set[tuple[int, str]] = set()
+
+
+def _busy(thread_id: str) -> ConcurrentResumeError:
+    return ConcurrentResumeError(
+        f"another caller is resuming thread {thread_id!r} right now; this decision was not "
+        "applied. Wait for that resume to finish, then read the thread again before deciding"
+    )
+
+
+def _unwrap(saver: Any) -> Any:
+    seen: set[int] = set()
+    while id(saver) not in seen:
+        seen.add(id(saver))
+        for attr in _INNER_ATTRS:
+            inner = getattr(saver, attr, None)
+            if isinstance(inner, BaseCheckpointSaver):
+                saver = inner
+                break
+        else:
+            return saver
+    return saver
+
+
+def _identity(saver: Any) -> Any:
+    """What the in-process lock is keyed by: the dynavec checkpointer of an adapter."""
+    if _is(saver, "dynavec_langgraph.checkpoint", "DynavecCheckpointSaver"):
+        return saver.checkpointer
+    return saver
+
+
+def _is(saver: Any, module: str, name: str) -> bool:
+    """``isinstance`` against a class of an optional package, without importing it."""
+    cls = getattr(sys.modules.get(module), name, None)
+    return isinstance(cls, type) and isinstance(saver, cls)
+
+
+# --- in process -------------------------------------------------------------------------
+
+
+@contextmanager
+def _in_process(saver: Any, thread_id: str) -> Iterator[None]:
+    """Never blocks (the guard is held for a set lookup), so async callers use it too."""
+    key = (id(saver), thread_id)
+    with _registry_guard:
+        if key in _held:
+            raise _busy(thread_id)
+        _held.add(key)
+    try:
+        yield
+    finally:
+        with _registry_guard:
+            _held.discard(key)
+
+
+# --- SQLite: flock on a lock file beside the database -----------------------------------
+
+
+def _main_file(rows: Sequence[Sequence[Any]]) -> str | None:
+    """The ``main`` database file of ``PRAGMA database_list`` rows; None for ``:memory:``."""
+    for row in rows:
+        if row[1] == "main":
+            return str(row[2]) or None
+    return None
+
+
+async def _aquery_file(saver: Any) -> str | None:
+    async with saver.lock, saver.conn.execute("PRAGMA database_list") as cursor:
+        return _main_file(list(await cursor.fetchall()))
+
+
+def _sqlite_file(saver: Any) -> str | None:
+    if _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver"):
+        with saver.lock:
+            return _main_file(saver.conn.execute("PRAGMA database_list").fetchall())
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is saver.loop:  # the saver's own sync methods refuse this thread as well
+        return None
+    return asyncio.run_coroutine_threadsafe(_aquery_file(saver), saver.loop).result()
+
+
+@contextmanager
+def _file_lock(database: str, thread_id: str) -> Iterator[None]:
+    directory = Path(database + LOCK_DIR_SUFFIX)
+    directory.mkdir(exist_ok=True)
+    name = hashlib.sha256(thread_id.encode()).hexdigest()[:32] + ".lock"
+    fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _busy(thread_id) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+# --- PostgreSQL: a session-level advisory lock on a dedicated connection ----------------
+
+
+def _lock_key(thread_id: str) -> int:
+    digest = hashlib.blake2b(_KEY_PREFIX + thread_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _conninfo(source: Any) -> str:
+    """Connection parameters of a psycopg connection or pool (password included)."""
+    from psycopg.conninfo import make_conninfo
+
+    if hasattr(source, "conninfo"):  # a pool
+        return str(source.conninfo)
+    params = {
+        opt.keyword.decode(): opt.val.decode() for opt in source.pgconn.info if opt.val is not None
+    }
+    return make_conninfo(**params)
+
+
+def _pool_with_room(source: Any, async_pool: bool) -> bool:
+    module, name = "psycopg_pool", "AsyncConnectionPool" if async_pool else "ConnectionPool"
+    return _is(source, module, name) and int(source.max_size) > 1
+
+
+_TRY_LOCK: Final = "SELECT pg_try_advisory_lock(%s)"
+_UNLOCK: Final = "SELECT pg_advisory_unlock(%s)"
+
+
+def _pg_run(conn: psycopg.Connection[Any], statement: str, key: int) -> bool:
+    from psycopg.rows import tuple_row
+
+    with conn.cursor(row_factory=tuple_row) as cursor:
+        row = cursor.execute(statement, (key,)).fetchone()
+    if not conn.autocommit:
+        conn.commit()  # session-level locks outlive the transaction
+    return bool(row and row[0])
+
+
+async def _apg_run(conn: psycopg.AsyncConnection[Any], statement: str, key: int) -> bool:
+    from psycopg.rows import tuple_row
+
+    async with conn.cursor(row_factory=tuple_row) as cursor:
+        await cursor.execute(statement, (key,))
+        row = await cursor.fetchone()
+    if not conn.autocommit:
+        await conn.commit()
+    return bool(row and row[0])
+
+
+@contextmanager
+def _pg_lock(source: Any, thread_id: str) -> Iterator[None]:
+    import psycopg
+
+    key = _lock_key(thread_id)
+    pool = source if _pool_with_room(source, async_pool=False) else None
+    if pool is not None:
+        conn: psycopg.Connection[Any] = pool.getconn()
+    else:
+        conn = psycopg.connect(_conninfo(source), autocommit=True)
+    try:
+        if not _pg_run(conn, _TRY_LOCK, key):
+            raise _busy(thread_id)
+        try:
+            yield
+        finally:
+            try:
+                _pg_run(conn, _UNLOCK, key)
+            except psycopg.Error:
+                conn.close()  # ending the session releases the lock
+    finally:
+        if pool is not None:
+            pool.putconn(conn)
+        else:
+            conn.close()
+
+
+@asynccontextmanager
+async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
+    import psycopg
+
+    key = _lock_key(thread_id)
+    pool = source if _pool_with_room(source, async_pool=True) else None
+    if pool is not None:
+        conn: psycopg.AsyncConnection[Any] = await pool.getconn()
+    else:
+        conn = await psycopg.AsyncConnection.connect(_conninfo(source), autocommit=True)
+    try:
+        if not await _apg_run(conn, _TRY_LOCK, key):
+            raise _busy(thread_id)
+        try:
+            yield
+        finally:
+            try:
+                await _apg_run(conn, _UNLOCK, key)
+            except psycopg.Error:
+                await conn.close()
+    finally:
+        if pool is not None:
+            await pool.putconn(conn)
+        else:
+            await conn.close()
+
+
+# --- public -----------------------------------------------------------------------------
+
+
+def _is_sqlite(saver: Any) -> bool:
+    return _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver") or _is(
+        saver, "langgraph.checkpoint.sqlite.aio", "AsyncSqliteSaver"
+    )
+
+
+def _is_postgres(saver: Any) -> bool:
+    return _is(saver, "langgraph.checkpoint.postgres", "PostgresSaver") or _is(
+        saver, "langgraph.checkpoint.postgres.aio", "AsyncPostgresSaver"
+    )
 
 
 @contextmanager
 def resume_lock(saver: Any, thread_id: str) -> Iterator[None]:
-    """Hold the thread's resume lock (stub: no lock)."""
-    yield
+    """Hold the resume lock of ``thread_id`` in ``saver`` for the body of the ``with``.
+
+    Raises:
+        ConcurrentResumeError: another caller (thread, task or process) holds it; nothing
+            was done.
+
+    Example:
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> saver = InMemorySaver()
+        >>> with resume_lock(saver, "t1"):
+        ...     try:
+        ...         with resume_lock(saver, "t1"):
+        ...             pass
+        ...     except ConcurrentResumeError:
+        ...         print("busy")
+        busy
+    """
+    target = _unwrap(saver)
+    with ExitStack() as stack:
+        stack.enter_context(_in_process(_identity(target), thread_id))
+        if _is_sqlite(target):
+            database = _sqlite_file(target)
+            if database is not None:
+                stack.enter_context(_file_lock(database, thread_id))
+        elif _is_postgres(target):
+            stack.enter_context(_pg_lock(target.conn, thread_id))
+        yield
 
 
 @asynccontextmanager
 async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[None]:
-    """Async twin of :func:`resume_lock` (stub: no lock)."""
-    yield
+    """Async twin of :func:`resume_lock` (never blocks the event loop waiting)."""
+    target = _unwrap(saver)
+    async with AsyncExitStack() as stack:
+        stack.enter_context(_in_process(_identity(target), thread_id))
+        if _is_sqlite(target):
+            if _is(target, "langgraph.checkpoint.sqlite", "SqliteSaver"):
+                database = await asyncio.to_thread(_sqlite_file, target)
+            else:
+                database = await _aquery_file(target)
+            if database is not None:
+                stack.enter_context(_file_lock(database, thread_id))
+        elif _is_postgres(target):
+            await stack.enter_async_context(_apg_lock(target.conn, thread_id))
+        yield

@@ -55,6 +55,7 @@ class PostgresServer:
         self.port = 0
         self.dir: Path | None = None
         self._as_postgres = os.geteuid() == 0
+        self._start_argv: tuple[str, ...] = ()
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run a PostgreSQL binary, via ``su postgres`` when we are root."""
@@ -115,13 +116,30 @@ class PostgresServer:
                 " -c fsync=off -c max_connections=100"
             )
             log = str(self.dir / "log")
-            proc = self._run("pg_ctl", "-D", data, "-o", opts, "-l", log, "-w", "start")
+            self._start_argv = ("pg_ctl", "-D", data, "-o", opts, "-l", log, "-w", "start")
+            proc = self._run(*self._start_argv)
             if proc.returncode == 0:
                 break
             if attempt == 2:
                 self._fail("pg_ctl start", proc)
         self.uri = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
         return self
+
+    def shutdown(self) -> None:
+        """Stop the server process but keep its data and port (:meth:`restart` resumes it)."""
+        if self.dir is None:
+            raise PostgresUnavailable("shutdown() needs a server this object started")
+        proc = self._run("pg_ctl", "-D", str(self.dir / "data"), "-m", "fast", "-w", "stop")
+        if proc.returncode != 0:
+            self._fail("pg_ctl stop", proc)
+
+    def restart(self) -> None:
+        """Start a server stopped by :meth:`shutdown` again, on the same port and data."""
+        if self.dir is None:
+            raise PostgresUnavailable("restart() needs a server this object started")
+        proc = self._run(*self._start_argv)
+        if proc.returncode != 0:
+            self._fail("pg_ctl start", proc)
 
     def stop(self) -> None:
         """Stop the server and remove its directory; safe to call more than once."""

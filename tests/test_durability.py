@@ -1,0 +1,188 @@
+"""What a paused approval survives: a new process, a crash mid-batch, bad input, a database
+that goes down. Real processes, a real SQLite file, a real PostgreSQL server; the tools append
+to an effects file so every run of every tool, in any process, is counted."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from langchain_core.runnables import RunnableConfig
+from pydantic import ValidationError
+
+from dynavec_langgraph import CheckpointNotFoundError, InvalidDecisionError, NothingToResumeError
+from tests.children.scenario import (
+    Scenario,
+    conversation,
+    conversation_problems,
+    make_agent,
+    open_saver,
+    run_child,
+    start_child,
+    wait_for,
+)
+from tests.pg import PostgresServer
+
+PAID = "Finished: rent: balance 500 | Transferred 100."
+
+
+def _cfg(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A SQLite file path or the URI of a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "agent.db")
+    uri: str = request.getfixturevalue("pg_uri")
+    return uri
+
+
+def _base(db: str, effects: Path) -> tuple[str, ...]:
+    return ("--db", db, "--effects", str(effects))
+
+
+def test_pause_in_one_process_resume_in_a_new_one(db: str, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    paused = run_child(*_base(db, effects), "run", "t1", "pay the rent")
+    assert paused["ok"], paused
+    assert paused["termination_reason"] == "interrupted"
+    assert paused["payload"] == {"amount": 100}
+    assert effects.read_text().splitlines() == ["lookup rent"]
+
+    done = run_child(*_base(db, effects), "resume", "t1", json.dumps("approved"))
+    assert done["ok"], done
+    assert done["termination_reason"] == "completed"
+    assert done["output"] == PAID
+    # lookup finished before the pause and did not run again; transfer ran once, approved
+    assert effects.read_text().splitlines() == [
+        "lookup rent",
+        'transfer start "approved"',
+        'transfer done "approved"',
+    ]
+    assert [m["type"] for m in done["messages"]] == ["human", "ai", "tool", "tool", "ai"]
+    assert conversation_problems(done["messages"]) == []
+
+    with open_saver(db) as saver:  # and this process sees the finished thread
+        agent = make_agent(Scenario(effects), saver)
+        assert agent.graph.get_state(_cfg("t1")).values["messages"][-1].content == PAID
+        with pytest.raises(NothingToResumeError, match="not paused"):
+            agent.resume(thread_id="t1", human_decision="approved")
+    assert len(effects.read_text().splitlines()) == 3
+
+
+def test_crash_mid_batch_is_finished_by_a_new_process(db: str, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    scenario = Scenario(effects)
+    child = start_child(*_base(db, effects), "--block-step-two", "run", "t2", "do the steps")
+    try:
+        wait_for(scenario.step_two_marker, child)  # step_one done, step_two running
+    finally:
+        child.kill()  # SIGKILL: no cleanup, no last write
+        child.communicate(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    assert scenario.lines() == ["start step_one", "done step_one", "start step_two"]
+
+    done = run_child(*_base(db, effects), "continue", "t2")
+    assert done["ok"], done
+    assert done["termination_reason"] == "completed"
+    assert done["output"] == "Finished: step_one ok | step_two ok | step_three ok"
+    lines = scenario.lines()
+    assert lines == [
+        "start step_one",
+        "done step_one",
+        "start step_two",
+        "start step_two",
+        "done step_two",
+        "start step_three",
+        "done step_three",
+    ]
+    assert lines.count("done step_two") == 1  # the killed run never completed
+    assert [m["type"] for m in done["messages"]] == ["human", "ai", "tool", "tool", "tool", "ai"]
+    assert [m["content"] for m in done["messages"][2:5]] == [
+        "step_one ok",
+        "step_two ok",
+        "step_three ok",
+    ]
+    assert conversation_problems(done["messages"]) == []
+
+
+def test_a_decision_failing_response_schema_leaves_the_thread_paused(tmp_path: Path) -> None:
+    scenario = Scenario(tmp_path / "effects")
+    with open_saver(str(tmp_path / "agent.db")) as saver:
+        agent = make_agent(scenario, saver)
+        paused = agent.run("wire the money", thread_id="w")
+        assert paused.termination_reason == "interrupted"
+        before = agent.graph.get_state(_cfg("w"))
+
+        with pytest.raises(InvalidDecisionError, match=r"approve_wire.*response_schema") as info:
+            agent.resume(thread_id="w", human_decision={"approved": "maybe"})
+        assert isinstance(info.value.__cause__, ValidationError)
+        assert "still paused" in str(info.value)
+
+        after = agent.graph.get_state(_cfg("w"))
+        assert after.config == before.config  # nothing was written
+        assert [i.id for i in after.interrupts] == [i.id for i in before.interrupts]
+        assert scenario.lines() == []
+
+        done = agent.resume(thread_id="w", human_decision={"approved": True, "note": "ok"})
+        assert done.output == "Finished: Wired 70."
+        assert scenario.lines() == ["wire True ok"]
+
+
+def test_unknown_thread_and_unknown_checkpoint(tmp_path: Path) -> None:
+    scenario = Scenario(tmp_path / "effects")
+    with open_saver(str(tmp_path / "agent.db")) as saver:
+        agent = make_agent(scenario, saver)
+        with pytest.raises(NothingToResumeError, match="unknown thread 'nope'"):
+            agent.resume(thread_id="nope", human_decision="approved")
+        assert list(saver.list(_cfg("nope"))) == []  # resuming wrote nothing
+
+        agent.run("pay the rent", thread_id="t")
+        with pytest.raises(CheckpointNotFoundError, match="no checkpoint"):
+            agent.run(
+                "pay again", thread_id="t", resume_from="1f0d0000-0000-6000-8000-000000000000"
+            )
+        assert agent.graph.get_state(_cfg("t")).interrupts  # still paused, untouched
+        assert scenario.lines() == ["lookup rent"]
+
+
+def test_database_down_then_back(tmp_path: Path) -> None:
+    scenario = Scenario(tmp_path / "effects")
+    server = PostgresServer().start()
+    try:
+        uri = server.create_database()
+        with open_saver(uri) as saver:
+            agent = make_agent(scenario, saver)
+            assert agent.run("pay the rent", thread_id="d").termination_reason == "interrupted"
+            paused_at: dict[str, Any] = dict(agent.graph.get_state(_cfg("d")).config)
+
+            server.shutdown()
+            with pytest.raises(psycopg.OperationalError):
+                agent.resume(thread_id="d", human_decision="approved")
+        with pytest.raises(psycopg.OperationalError), open_saver(uri):
+            pass  # a new process cannot even connect
+        assert scenario.lines() == ["lookup rent"]  # the paused tool did not run
+
+        server.restart()
+        with open_saver(uri) as saver:
+            agent = make_agent(scenario, saver)
+            snapshot = agent.graph.get_state(_cfg("d"))
+            assert dict(snapshot.config) == paused_at  # no partial write
+            assert [i.value["node_id"] for i in snapshot.interrupts] == ["approve_transfer"]
+            done = agent.resume(thread_id="d", human_decision="approved")
+            assert done.output == PAID
+            messages = conversation(agent.graph.get_state(_cfg("d")).values["messages"])
+            assert conversation_problems(messages) == []
+        assert scenario.lines() == [
+            "lookup rent",
+            'transfer start "approved"',
+            'transfer done "approved"',
+        ]
+    finally:
+        server.stop()
