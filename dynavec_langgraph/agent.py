@@ -14,13 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import is_invalid_resume
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
-from dynavec_langgraph.checkpoint import (
-    Checkpoint,
-    ConnectionSaver,
-    dynavec_view,
-    is_step_boundary,
-    resolve_checkpointer,
-)
+from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.errors import (
     CheckpointNotFoundError,
     ConcurrentResumeError,
@@ -34,6 +28,7 @@ from dynavec_langgraph.interrupt import describe_pending, resume_command
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
+from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 

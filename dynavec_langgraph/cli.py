@@ -36,10 +36,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph.agent import ReActAgent, build_result
-from dynavec_langgraph.checkpoint import ConnectionSaver, resolve_checkpointer
 from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
 from dynavec_langgraph.errors import CheckpointerConfigError, DynavecError, ThreadPausedError
 from dynavec_langgraph.records import AgentResult
+from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 
 __all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "PendingApproval", "main"]
 

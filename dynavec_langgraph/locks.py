@@ -86,7 +86,7 @@ def _unwrap(saver: Any) -> Any:
 
 def _identity(saver: Any) -> Any:
     """What the in-process lock is keyed by: the dynavec checkpointer of an adapter."""
-    if _is(saver, "dynavec_langgraph.checkpoint", "DynavecCheckpointSaver"):
+    if _is(saver, "dynavec_langgraph.adapter", "DynavecCheckpointSaver"):
         return saver.checkpointer
     return saver
 

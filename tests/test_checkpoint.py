@@ -24,11 +24,8 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph.checkpoint import (
-    ConnectionSaver,
-    DynavecCheckpointSaver,
-    resolve_checkpointer,
-)
+from dynavec_langgraph.adapter import DynavecCheckpointSaver
+from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 
 BATCH = [

@@ -1,0 +1,486 @@
+"""A dynavec checkpointer as a LangGraph saver: :class:`DynavecCheckpointSaver`.
+
+``checkpointer=`` given a dynavec-style checkpointer
+(:class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, or any object with ``save`` /
+``get`` / ``list`` / ``put``) is wrapped in a :class:`DynavecCheckpointSaver`.
+
+The saver writes one dynavec record per LangGraph checkpoint. For the root namespace it
+rebuilds the messages itself (the checkpoint's own value, or the parent's messages plus the
+parent's pending writes, replayed through the graph's reducer exactly as ``DeltaChannel``
+does) and stores the same view as :func:`~dynavec_langgraph.checkpoint.dynavec_view`:
+``node_id`` ``init`` / ``step_i`` / ``interrupted`` / ``max_steps_reached``, ``step``, and
+``state`` with goal, messages, steps, total_tool_calls, finished (+ output, + interrupted).
+LangGraph's own checkpoint, metadata and pending writes go, serialized by the saver's ``serde``
+and base64-encoded (so records stay JSON), under ``metadata["langgraph"]``; the adapter
+rebuilds ``CheckpointTuple``s from that alone. Records are keyed by LangGraph's checkpoint id.
+
+Differences from a dynavec-era run: every LangGraph superstep is a record (mid-step ones, e.g.
+between two tool calls of a batch, are labelled ``step_i`` with ``finished=False``), the system
+prompt is not in ``state["messages"]`` (the saver never sees it), subgraph namespaces are stored
+opaque (``node_id=None``, id ``"<ns>#<id>"``), and pending writes update their checkpoint's
+record by saving it again under the same id. ``delete_thread`` uses the checkpointer's
+``delete(thread_id)`` when it supports it; otherwise it saves a tombstone record
+(``node_id="deleted"``) and the adapter ignores everything before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels import DeltaChannel
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import INTERRUPT
+
+from dynavec_langgraph.checkpoint import Checkpoint, _interrupt_values, _json_metadata, _view
+from dynavec_langgraph.messages import merge_conversation
+from dynavec_langgraph.serde import safe_serializer
+
+__all__ = ["DynavecCheckpointSaver"]
+
+_LG_KEY: Final = "langgraph"
+_TOMBSTONE: Final = "deleted"
+
+
+@dataclass
+class _Stored:
+    """One LangGraph checkpoint as the adapter keeps it (decoded from a dynavec record)."""
+
+    record: Checkpoint
+    ns: str
+    checkpoint_id: str
+    parent_id: str | None
+    checkpoint: list[str]
+    metadata: list[str]
+    writes: list[dict[str, Any]]
+
+
+def _record_key(ns: str, checkpoint_id: str) -> str:
+    return checkpoint_id if ns == "" else f"{ns}#{checkpoint_id}"
+
+
+class DynavecCheckpointSaver(BaseCheckpointSaver[int]):
+    """A LangGraph saver over a dynavec checkpointer (see the module docstring for the layout).
+
+    Args:
+        checkpointer: a :class:`BaseCheckpointer` (or an object with ``save``/``get``/``list``).
+        serde: the serializer of LangGraph's data; the package's safe serializer by default.
+
+    Example:
+        >>> from dynavec_langgraph import MemoryCheckpointer, ReActAgent
+        >>> from dynavec_langgraph.testing import ScriptedChatModel
+        >>> store = MemoryCheckpointer()
+        >>> agent = ReActAgent(ScriptedChatModel(turns=["4"]), checkpointer=store)
+        >>> agent.run("2 + 2?", thread_id="t1").output
+        '4'
+        >>> store.get("t1").state["output"]
+        '4'
+    """
+
+    def __init__(self, checkpointer: Any, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde or safe_serializer())
+        self.checkpointer = checkpointer
+        self._lock = threading.RLock()
+        self._early_writes: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self._messages: OrderedDict[tuple[str, str], list[BaseMessage]] = OrderedDict()
+
+    # --- encoding -----------------------------------------------------------------------
+
+    def _enc(self, value: Any) -> list[str]:
+        kind, data = self.serde.dumps_typed(value)
+        return [kind, base64.b64encode(data).decode("ascii")]
+
+    def _dec(self, blob: Sequence[str]) -> Any:
+        return self.serde.loads_typed((blob[0], base64.b64decode(blob[1])))
+
+    def _load(self, thread_id: str) -> dict[tuple[str, str], _Stored]:
+        """The thread's live LangGraph checkpoints, by ``(ns, checkpoint_id)``."""
+        out: dict[tuple[str, str], _Stored] = {}
+        for record in self.checkpointer.list(thread_id) or []:
+            lg = (record.metadata or {}).get(_LG_KEY)
+            if not isinstance(lg, dict):
+                continue
+            if lg.get("tombstone"):
+                out.clear()
+                continue
+            item = _Stored(
+                record,
+                str(lg["checkpoint_ns"]),
+                str(lg["checkpoint_id"]),
+                lg.get("parent_checkpoint_id"),
+                lg["checkpoint"],
+                lg["metadata"],
+                list(lg.get("writes") or []),
+            )
+            out.pop((item.ns, item.checkpoint_id), None)
+            out[(item.ns, item.checkpoint_id)] = item
+        return out
+
+    def _tuple(self, thread_id: str, item: _Stored) -> CheckpointTuple:
+        def conf(checkpoint_id: str) -> RunnableConfig:
+            return {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": item.ns,
+                    "checkpoint_id": checkpoint_id,
+                }
+            }
+
+        writes = sorted(
+            item.writes, key=lambda w: writes_sort_key(w["task_path"], w["task_id"], w["idx"])
+        )
+        return CheckpointTuple(
+            config=conf(item.checkpoint_id),
+            checkpoint=self._dec(item.checkpoint),
+            metadata=self._dec(item.metadata),
+            parent_config=conf(item.parent_id) if item.parent_id else None,
+            pending_writes=[(w["task_id"], w["channel"], self._dec(w["value"])) for w in writes],
+        )
+
+    # --- the dynavec view ---------------------------------------------------------------
+
+    def _remember(self, thread_id: str, checkpoint_id: str, messages: list[BaseMessage]) -> None:
+        self._messages[(thread_id, checkpoint_id)] = messages
+        while len(self._messages) > 256:
+            self._messages.popitem(last=False)
+
+    def _root_messages(
+        self,
+        thread_id: str,
+        stored: Mapping[tuple[str, str], _Stored],
+        checkpoint: LGCheckpoint,
+        parent_id: str | None,
+    ) -> list[BaseMessage]:
+        values = checkpoint["channel_values"]
+        if "messages" not in checkpoint["channel_versions"]:
+            return []
+        channel: DeltaChannel[Any] = DeltaChannel(merge_conversation)
+        if isinstance(values.get("messages"), list):
+            return list(values["messages"])
+        if "messages" in values:  # a delta snapshot blob
+            return list(channel.from_checkpoint(values["messages"]).get())
+        cached = self._messages.get((thread_id, parent_id or ""))
+        if cached is not None and parent_id is not None:
+            parent = stored[("", parent_id)]
+            writes = [w for w in self._writes(parent) if w[1] == "messages"]
+            restored = channel.from_checkpoint(cached)
+        else:
+            history = self._history(stored, "", parent_id, ["messages"])["messages"]
+            writes = history["writes"]
+            restored = channel.from_checkpoint(history.get("seed"))
+        restored.replay_writes(writes)
+        return list(restored.get())
+
+    def _writes(self, item: _Stored) -> list[PendingWrite]:
+        ordered = sorted(
+            item.writes, key=lambda w: writes_sort_key(w["task_path"], w["task_id"], w["idx"])
+        )
+        return [(w["task_id"], w["channel"], self._dec(w["value"])) for w in ordered]
+
+    def _history(
+        self,
+        stored: Mapping[tuple[str, str], _Stored],
+        ns: str,
+        start: str | None,
+        channels: Sequence[str],
+    ) -> dict[str, DeltaChannelHistory]:
+        """``get_delta_channel_history`` from ``start`` (the target's parent) up the chain."""
+        collected: dict[str, list[PendingWrite]] = {c: [] for c in channels}
+        seeds: dict[str, Any] = {}
+        remaining = set(channels)
+        cursor = start
+        while cursor is not None and remaining:
+            item = stored.get((ns, cursor))
+            if item is None:
+                break
+            wanted = [w for w in self._writes(item) if w[1] in remaining]
+            for write in reversed(wanted):
+                collected[write[1]].append(write)
+            values = self._dec(item.checkpoint)["channel_values"]
+            for ch in list(remaining):
+                if ch in values:
+                    seeds[ch] = values[ch]
+                    remaining.discard(ch)
+            cursor = item.parent_id
+        result: dict[str, DeltaChannelHistory] = {}
+        for ch in channels:
+            entry: DeltaChannelHistory = {"writes": list(reversed(collected[ch]))}
+            if ch in seeds:
+                entry["seed"] = seeds[ch]
+            result[ch] = entry
+        return result
+
+    # --- BaseCheckpointSaver ------------------------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint named by ``config`` (its latest in the namespace without an id)."""
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        ns = str(configurable.get("checkpoint_ns") or "")
+        stored = self._load(thread_id)
+        checkpoint_id = get_checkpoint_id(config)
+        if checkpoint_id is None:
+            ids = [cid for (n, cid) in stored if n == ns]
+            if not ids:
+                return None
+            checkpoint_id = max(ids)
+        item = stored.get((ns, checkpoint_id))
+        return self._tuple(thread_id, item) if item is not None else None
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """The thread's checkpoints, newest first, filtered like ``InMemorySaver.list``."""
+        if config is None:
+            raise ValueError(
+                "a dynavec checkpointer cannot list every thread: pass a config with thread_id"
+            )
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        ns = configurable.get("checkpoint_ns")
+        only = get_checkpoint_id(config)
+        cutoff = get_checkpoint_id(before) if before else None
+        stored = self._load(thread_id)
+        items = sorted(stored.values(), key=lambda i: i.checkpoint_id, reverse=True)
+        for item in items:
+            if limit is not None and limit <= 0:
+                return
+            if ns is not None and item.ns != ns:
+                continue
+            if (only and item.checkpoint_id != only) or (cutoff and item.checkpoint_id >= cutoff):
+                continue
+            found = self._tuple(thread_id, item)
+            if filter and any(found.metadata.get(k) != v for k, v in filter.items()):
+                continue
+            if limit is not None:
+                limit -= 1
+            yield found
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save ``checkpoint`` as a dynavec record (with the dynavec view in the root ns)."""
+        del new_versions  # every record carries its full channel values
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        ns = str(configurable.get("checkpoint_ns") or "")
+        parent_id = configurable.get("checkpoint_id")
+        saved: dict[str, Any] = {**checkpoint}
+        versions = checkpoint["channel_versions"]
+        saved["channel_values"] = {
+            k: v for k, v in checkpoint["channel_values"].items() if k in versions
+        }
+        with self._lock:
+            stored = self._load(thread_id)
+            key = (thread_id, ns, checkpoint["id"])
+            old = stored.get((ns, checkpoint["id"]))
+            writes = (old.writes if old else []) + self._early_writes.pop(key, [])
+            record = Checkpoint(
+                thread_id=thread_id,
+                checkpoint_id=_record_key(ns, checkpoint["id"]),
+                parent_checkpoint_id=_record_key(ns, parent_id) if parent_id else None,
+                step=int(metadata.get("step", 0)),
+                timestamp=checkpoint["ts"],
+            )
+            if ns == "":
+                messages = self._root_messages(thread_id, stored, checkpoint, parent_id)
+                self._remember(thread_id, checkpoint["id"], messages)
+                values = {**saved["channel_values"], "messages": messages}
+                node_id, step, state = _view(values, [], thread_id)
+                record.node_id, record.step, record.state = node_id, step, state
+            record.metadata = {
+                **_json_metadata(metadata),
+                _LG_KEY: {
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": checkpoint["id"],
+                    "parent_checkpoint_id": parent_id,
+                    "checkpoint": self._enc(saved),
+                    "metadata": self._enc(get_checkpoint_metadata(config, metadata)),
+                    "writes": [],
+                },
+            }
+            self._save(record, writes)
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    def _save(self, record: Checkpoint, writes: Sequence[dict[str, Any]]) -> None:
+        record.metadata[_LG_KEY]["writes"] = [*writes]
+        interrupts = [self._dec(w["value"]) for w in writes if w["channel"] == INTERRUPT]
+        flat = [i for v in interrupts for i in (v if isinstance(v, list | tuple) else [v])]
+        if flat and record.node_id is not None and record.node_id != "interrupted":
+            first = _interrupt_values(flat)[0]
+            call = first.get("tool_call") or {}
+            state = dict(record.state)
+            state.pop("output", None)
+            state["finished"] = False
+            state["interrupted"] = {
+                "node_id": first.get("node_id"),
+                "payload": first.get("payload"),
+                "tool_call_id": call.get("id"),
+                "step": record.step,
+                "thread_id": record.thread_id,
+            }
+            record.node_id, record.state = "interrupted", state
+        self.checkpointer.save(record)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes on the checkpoint named by ``config``."""
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        ns = str(configurable.get("checkpoint_ns") or "")
+        checkpoint_id = str(configurable["checkpoint_id"])
+        with self._lock:
+            stored = self._load(thread_id)
+            item = stored.get((ns, checkpoint_id))
+            early = self._early_writes.setdefault((thread_id, ns, checkpoint_id), [])
+            current = list(item.writes) if item is not None else early
+            for idx, (channel, value) in enumerate(writes):
+                slot = WRITES_IDX_MAP.get(channel, idx)
+                same = [w for w in current if (w["task_id"], w["idx"]) == (task_id, slot)]
+                if same and slot >= 0:
+                    continue
+                for w in same:
+                    current.remove(w)
+                current.append(
+                    {
+                        "task_id": task_id,
+                        "channel": channel,
+                        "value": self._enc(value),
+                        "task_path": task_path,
+                        "idx": slot,
+                    }
+                )
+            if item is None:
+                return  # the checkpoint's put is still running: it picks these up
+            self._early_writes.pop((thread_id, ns, checkpoint_id), None)
+            record = copy.copy(item.record)
+            record.metadata = {**record.metadata, _LG_KEY: dict(record.metadata[_LG_KEY])}
+            self._save(record, current)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread (or write a tombstone when the store cannot delete)."""
+        with self._lock:
+            for key in [k for k in self._early_writes if k[0] == thread_id]:
+                del self._early_writes[key]
+            for mkey in [k for k in self._messages if k[0] == thread_id]:
+                del self._messages[mkey]
+            delete = getattr(self.checkpointer, "delete", None)
+            if callable(delete) and delete(thread_id):
+                return
+            if not self._load(thread_id):
+                return
+            self.checkpointer.save(
+                Checkpoint(
+                    thread_id,
+                    checkpoint_id=f"{_TOMBSTONE}_{uuid.uuid4().hex}",
+                    node_id=_TOMBSTONE,
+                    metadata={_LG_KEY: {"tombstone": True}},
+                )
+            )
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """One read of the thread, then the parent-chain walk of the base class."""
+        if not channels:
+            return {}
+        target = self.get_tuple(config)
+        if target is None or target.parent_config is None:
+            return {c: {"writes": []} for c in channels}
+        configurable = target.config["configurable"]
+        stored = self._load(str(configurable["thread_id"]))
+        parent = target.parent_config["configurable"]["checkpoint_id"]
+        return self._history(stored, str(configurable["checkpoint_ns"]), parent, channels)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Async twin of :meth:`get_tuple` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Async twin of :meth:`list`."""
+        found = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in found:
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Async twin of :meth:`put`."""
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Async twin of :meth:`put_writes`."""
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Async twin of :meth:`delete_thread`."""
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async twin of :meth:`get_delta_channel_history`."""
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )

@@ -1,0 +1,293 @@
+"""LangGraph savers from ``checkpointer=``: :func:`resolve_checkpointer`, :class:`ConnectionSaver`.
+
+``checkpointer=`` (of :class:`~dynavec_langgraph.ReActAgent` and ``create_react_agent``) goes
+through :func:`resolve_checkpointer`, which accepts:
+
+* a LangGraph ``BaseCheckpointSaver`` (used as is);
+* ``"sqlite:///path/to.db"`` (``sqlite:////abs/path.db``, ``sqlite:///:memory:``) or
+  ``"postgresql://..."`` / ``"postgres://..."`` (:data:`SCHEMES`): the package opens the
+  connection, creates the tables and wraps the saver in a :class:`ConnectionSaver`, whose async
+  methods run the sync saver in a worker thread, so ``invoke`` and ``ainvoke`` both work;
+  ``close()`` releases it;
+* a dynavec-style checkpointer (:class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, or
+  any object with ``save`` / ``get`` / ``list`` / ``put``), adapted by
+  :class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
+
+from dynavec_langgraph.adapter import DynavecCheckpointSaver
+from dynavec_langgraph.checkpoint import BaseCheckpointer
+from dynavec_langgraph.errors import CheckpointerConfigError
+from dynavec_langgraph.serde import safe_serializer
+
+__all__ = ["ConnectionSaver", "resolve_checkpointer"]
+
+SCHEMES: Final = ("sqlite:///", "postgresql://", "postgres://")
+"""Connection-string prefixes ``checkpointer=`` accepts."""
+
+
+class ConnectionSaver(BaseCheckpointSaver[Any]):
+    """A sync LangGraph saver the package opened from a connection string.
+
+    The sync methods call ``inner`` (a ``SqliteSaver`` or ``PostgresSaver``); the async ones
+    run them in a worker thread, so one agent can ``invoke`` and ``ainvoke``. :meth:`close`
+    closes the connection (or pool) that was opened.
+
+    Attributes:
+        inner: the wrapped saver.
+        url: the connection string, password masked.
+    """
+
+    def __init__(
+        self, inner: BaseCheckpointSaver[Any], url: str, close: Callable[[], None]
+    ) -> None:
+        super().__init__(serde=inner.serde)
+        self.inner = inner
+        self.url = url
+        self._close = close
+        self.closed = False
+
+    def close(self) -> None:
+        """Close what was opened; idempotent."""
+        if not self.closed:
+            self.closed = True
+            self._close()
+
+    def __enter__(self) -> ConnectionSaver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ConnectionSaver({self.url!r})"
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """See ``BaseCheckpointSaver.get_tuple``."""
+        return self.inner.get_tuple(config)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """See ``BaseCheckpointSaver.list``."""
+        return self.inner.list(config, filter=filter, before=before, limit=limit)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """See ``BaseCheckpointSaver.put``."""
+        return self.inner.put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """See ``BaseCheckpointSaver.put_writes``."""
+        self.inner.put_writes(config, writes, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """See ``BaseCheckpointSaver.delete_thread``."""
+        self.inner.delete_thread(thread_id)
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """See ``BaseCheckpointSaver.get_delta_channel_history``."""
+        return self.inner.get_delta_channel_history(config=config, channels=channels)
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """The wrapped saver's versions."""
+        return self.inner.get_next_version(current, channel)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> ConnectionSaver:
+        """A clone whose wrapped saver uses the derived allowlist."""
+        inner = self.inner.with_allowlist(extra_allowlist)
+        if inner is self.inner:
+            return self
+        clone = copy.copy(self)
+        clone.inner, clone.serde = inner, inner.serde
+        return clone
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Async twin of :meth:`get_tuple` (worker thread)."""
+        return await asyncio.to_thread(self.inner.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Async twin of :meth:`list` (worker thread)."""
+        found = await asyncio.to_thread(
+            lambda: list(self.inner.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in found:
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Async twin of :meth:`put` (worker thread)."""
+        return await asyncio.to_thread(self.inner.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Async twin of :meth:`put_writes` (worker thread)."""
+        await asyncio.to_thread(self.inner.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Async twin of :meth:`delete_thread` (worker thread)."""
+        await asyncio.to_thread(self.inner.delete_thread, thread_id)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async twin of :meth:`get_delta_channel_history` (worker thread)."""
+        return await asyncio.to_thread(
+            lambda: self.inner.get_delta_channel_history(config=config, channels=channels)
+        )
+
+
+def _masked(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _open_sqlite(url: str) -> ConnectionSaver:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = url[len("sqlite:///") :]
+    if not path:
+        raise CheckpointerConfigError(
+            f"checkpointer={url!r} names no file: use 'sqlite:///path/to.db', "
+            "'sqlite:////absolute/path.db' or 'sqlite:///:memory:'"
+        )
+    try:
+        conn = sqlite3.connect(path, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise CheckpointerConfigError(f"cannot open SQLite file {path!r}: {exc}") from exc
+    saver = SqliteSaver(conn, serde=safe_serializer())
+    try:
+        saver.setup()
+    except sqlite3.Error as exc:
+        conn.close()
+        raise CheckpointerConfigError(f"cannot set up SQLite file {path!r}: {exc}") from exc
+    return ConnectionSaver(saver, url, conn.close)
+
+
+def _open_postgres(url: str) -> ConnectionSaver:
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool, PoolTimeout
+
+    pool: ConnectionPool[Any] = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=8,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False,
+    )
+    try:
+        with psycopg.connect(url, autocommit=True, row_factory=dict_row) as probe:
+            PostgresSaver(probe).setup()  # fails fast when the server is down
+        pool.open(wait=True, timeout=10)
+        saver = PostgresSaver(pool, serde=safe_serializer())
+    except (PoolTimeout, psycopg.Error) as exc:
+        pool.close()
+        raise CheckpointerConfigError(
+            f"cannot connect to PostgreSQL at {_masked(url)}: {exc}. Check that the server "
+            "runs and the URI (host, port, database, user) is right"
+        ) from exc
+    return ConnectionSaver(saver, _masked(url), pool.close)
+
+
+def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
+    """Turn ``checkpointer=`` into a LangGraph saver.
+
+    Args:
+        checkpointer: ``None``; a LangGraph ``BaseCheckpointSaver``; a connection string
+            ``"sqlite:///path/to.db"`` / ``"postgresql://..."``; or a dynavec-style
+            checkpointer (``save``/``get``/``list``/``put``).
+
+    Returns:
+        ``None`` for ``None``; the saver itself; a :class:`ConnectionSaver` the caller owns
+        (close it) for a string; a :class:`DynavecCheckpointSaver` for a dynavec checkpointer.
+
+    Raises:
+        CheckpointerConfigError: an unknown scheme, a file or server that cannot be opened,
+            or an object that is no checkpointer.
+
+    Example:
+        >>> from dynavec_langgraph import MemoryCheckpointer
+        >>> resolve_checkpointer(None) is None
+        True
+        >>> resolve_checkpointer(MemoryCheckpointer()).__class__.__name__
+        'DynavecCheckpointSaver'
+    """
+    if checkpointer is None or isinstance(checkpointer, BaseCheckpointSaver):
+        return checkpointer
+    if isinstance(checkpointer, str):
+        if checkpointer.startswith("sqlite:///"):
+            return _open_sqlite(checkpointer)
+        if checkpointer.startswith(("postgresql://", "postgres://")):
+            return _open_postgres(checkpointer)
+        raise CheckpointerConfigError(
+            f"checkpointer={_masked(checkpointer)!r}: unknown scheme; use "
+            "'sqlite:///path/to.db', 'postgresql://user:password@host:port/database' "
+            "(or 'postgres://...'), a LangGraph saver, or a dynavec checkpointer"
+        )
+    if isinstance(checkpointer, BaseCheckpointer) or all(
+        callable(getattr(checkpointer, name, None)) for name in ("save", "get", "list", "put")
+    ):
+        return DynavecCheckpointSaver(checkpointer)
+    raise CheckpointerConfigError(
+        f"checkpointer={checkpointer!r} is not a checkpointer: pass a LangGraph saver "
+        "(InMemorySaver, SqliteSaver, PostgresSaver...), a connection string "
+        "('sqlite:///path/to.db' or 'postgresql://...'), or a dynavec BaseCheckpointer"
+    )
