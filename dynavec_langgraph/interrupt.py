@@ -135,9 +135,13 @@ def resume_command(interrupts: Sequence[Interrupt], decisions: Mapping[str, Any]
             interrupt ids then), a ``None`` decision, or no decisions; nothing is applied.
 
     Example:
-        >>> pending = graph.get_state(cfg).interrupts  # doctest: +SKIP
-        >>> cmd = resume_command(pending, {"approve_a": "yes", "approve_b": "no"})  # doctest: +SKIP
-        >>> graph.invoke(cmd, cfg)  # doctest: +SKIP
+        >>> from langgraph.types import Interrupt
+        >>> pending = [Interrupt({"node_id": "approve_a"}, id="1" * 32),
+        ...            Interrupt({"node_id": "approve_b"}, id="2" * 32)]
+        >>> resume_command(pending, {"approve_a": "yes", "2" * 32: "no"}).resume
+        {'11111111111111111111111111111111': 'yes', '22222222222222222222222222222222': 'no'}
+
+        With a graph: ``graph.invoke(resume_command(graph.get_state(cfg).interrupts, {...}), cfg)``.
     """
     if not decisions:
         raise InvalidDecisionError(f"no decisions given; pending: {describe_pending(interrupts)}")
