@@ -15,6 +15,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from dynavec_langgraph import (
+    AgentResult,
     AgentTool,
     Checkpoint,
     CheckpointerConfigError,
@@ -384,3 +385,111 @@ def test_get_list_and_resume_from(kind: str, tmp_path: Path) -> None:
         with pytest.raises(CheckpointNotFoundError):
             agent.run("third", thread_id="t", resume_from="no-such-id")
         assert len(model.calls) == 4  # the unknown id called no model
+
+
+# --- the same on PostgreSQL, and the async twins on every saver ---------------------------
+
+
+async def _time_travel(agent: ReActAgent, model: ScriptedChatModel, use_async: bool) -> None:
+    """``test_get_list_and_resume_from``'s checks through the sync or the async methods."""
+
+    async def get(thread_id: str, checkpoint_id: str | None = None) -> Checkpoint | None:
+        if use_async:
+            return await agent.aget_checkpoint(thread_id, checkpoint_id)
+        return agent.get_checkpoint(thread_id, checkpoint_id)
+
+    async def listed(thread_id: str, limit: int | None = None) -> list[Checkpoint]:
+        if use_async:
+            return await agent.alist_checkpoints(thread_id, limit)
+        return agent.list_checkpoints(thread_id, limit)
+
+    async def run(goal: str, resume_from: str | None = None) -> AgentResult:
+        if use_async:
+            return await agent.arun(goal, thread_id="t", resume_from=resume_from)
+        return agent.run(goal, thread_id="t", resume_from=resume_from)
+
+    assert (await run("first")).output == "done A"
+    records = await listed("t")
+    assert [(c.node_id, c.step, c.state["finished"]) for c in records] == [
+        ("init", 0, False),
+        ("step_1", 1, False),
+        ("step_2", 2, True),
+    ]
+    assert all(c.thread_id == "t" for c in records)
+    assert records[0].state["messages"][0]["role"] == "system"
+    assert records[1].state["steps"][0]["observations"] == ["found a"]
+    assert records[2].state["output"] == "done A"
+    assert [c.checkpoint_id for c in await listed("t", 2)] == [c.checkpoint_id for c in records[1:]]
+    assert await listed("t", 0) == []
+    assert await get("t") == records[-1]
+    assert await get("t", records[0].checkpoint_id) == records[0]
+    assert await get("t", "no-such-id") is None
+    assert await get("unknown") is None and await listed("unknown") == []
+
+    # time travel: continue from the end of step 1, before answer A was given
+    again = await run("second", resume_from=records[1].checkpoint_id)
+    assert (again.output, again.finished) == ("done B", True)
+    seen = [(m.type, m.content) for m in model.calls[-2]]
+    assert ("ai", "done A") not in seen and seen[-1] == ("human", "second")
+    latest = await get("t")
+    assert latest is not None and latest.state["goal"] == "second"
+    assert latest.state["output"] == "done B"
+    history = await listed("t")
+    assert history[:3] == records  # the first branch is still there, unchanged
+    assert [(c.node_id, c.state["goal"]) for c in history[3:]] == [
+        ("init", "second"),
+        ("step_1", "second"),
+        ("step_2", "second"),
+    ]
+    assert history[4].state["steps"][0]["observations"] == ["found receipt"]
+
+    with pytest.raises(CheckpointNotFoundError):
+        await run("third", resume_from="no-such-id")
+    assert len(model.calls) == 4  # the unknown id called no model
+
+
+def _time_travel_agent(
+    checkpointer: Any, ran: list[tuple[str, Any]]
+) -> tuple[ReActAgent, ScriptedChatModel]:
+    model = ScriptedChatModel(
+        turns=[[{"name": "lookup", "args": {"q": "a"}}], "done A", [BATCH[2]], "done B"]
+    )
+    return ReActAgent(model, _tools(ran), checkpointer=checkpointer), model
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_postgres_get_list_and_resume_from(pg_uri: str, use_async: bool) -> None:
+    ran: list[tuple[str, Any]] = []
+    agent, model = _time_travel_agent(pg_uri, ran)
+    try:
+        assert isinstance(agent.checkpointer, ConnectionSaver)
+        await _time_travel(agent, model, use_async)
+    finally:
+        agent.close()
+    assert ran == [("lookup", "a"), ("lookup", "receipt")]
+    # a fresh agent on the same database reads the same records
+    with ReActAgent(ScriptedChatModel(turns=[]), _tools(ran), checkpointer=pg_uri) as fresh:
+        listed = fresh.list_checkpoints("t")
+        assert [(c.node_id, c.state["goal"]) for c in listed] == [
+            ("init", "first"),
+            ("step_1", "first"),
+            ("step_2", "first"),
+            ("init", "second"),
+            ("step_1", "second"),
+            ("step_2", "second"),
+        ]
+        assert fresh.get_checkpoint("t") == listed[-1]
+        assert listed[-1].state["output"] == "done B"
+        assert listed[2].state["output"] == "done A"
+
+
+@pytest.mark.parametrize("kind", list(SAVERS))
+async def test_async_get_list_and_resume_from(kind: str, tmp_path: Path) -> None:
+    ran: list[tuple[str, Any]] = []
+    agent, model = _time_travel_agent(SAVERS[kind](tmp_path), ran)
+    with agent:
+        await _time_travel(agent, model, use_async=True)
+        # the async twins return exactly what the sync methods return
+        assert await agent.alist_checkpoints("t") == agent.list_checkpoints("t")
+        assert await agent.aget_checkpoint("t") == agent.get_checkpoint("t")
+    assert ran == [("lookup", "a"), ("lookup", "receipt")]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,8 @@ from pydantic import ValidationError
 
 from dynavec_langgraph import CheckpointNotFoundError, InvalidDecisionError, NothingToResumeError
 from tests.children.scenario import (
+    ROOT,
+    TIMEOUT,
     Scenario,
     conversation,
     conversation_problems,
@@ -186,3 +190,47 @@ def test_database_down_then_back(tmp_path: Path) -> None:
         ]
     finally:
         server.stop()
+
+
+# --- shared state across processes ------------------------------------------------------------
+
+
+def _run_shared_state_child(*args: str) -> dict[str, Any]:
+    """Run ``tests.children.shared_state`` in a new Python process; its JSON line."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.children.shared_state", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stderr}\n{proc.stdout}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_shared_state_written_before_a_pause_reaches_a_new_process(tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    base = ("--db", str(tmp_path / "agent.db"), "--effects", str(effects))
+
+    paused = _run_shared_state_child(*base, "run", "s1")
+    assert paused["termination_reason"] == "interrupted"
+    # the pausing tool saw what the call before it wrote, and its own write before interrupt()
+    assert paused["payload"] == {"item": "b", "seen": ["note a", "asked b"]}
+    # the caller's state holds what finished calls wrote; the paused call has not finished
+    assert paused["data"] == {"seen": ["note a"]}
+    assert effects.read_text().splitlines() == ["note a", "approve start b"]
+
+    done = _run_shared_state_child(*base, "resume", "s1", json.dumps("yes"))
+    assert done["termination_reason"] == "completed"
+    assert done["output"] == "Finished: noted a | b: yes"
+    # a fresh AgentState() in a new process: what the tools wrote before and after the pause
+    assert done["data"] == {"seen": ["note a", "asked b", "approved b: yes"]}
+    # note ran once in all; approve re-ran from its first line and then finished, once
+    assert effects.read_text().splitlines() == [
+        "note a",
+        "approve start b",
+        "approve start b",
+        'approve done b "yes"',
+    ]

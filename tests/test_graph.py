@@ -32,6 +32,7 @@ from dynavec_langgraph import AgentTool, Message, ToolCall, create_react_agent, 
 from dynavec_langgraph.graph import MODEL_KWARGS_KEY, MessageStorage
 from dynavec_langgraph.messages import from_dynavec
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests.openai_server import OpenAIServer
 
 
 def assert_provider_valid(messages: Sequence[BaseMessage]) -> None:
@@ -568,3 +569,49 @@ async def test_async_sqlite_file_pause_and_resume(tmp_path: Path) -> None:
     assert batch.runs == Counter({"first": 1, "ask": 2, "ask_decided": 1, "last": 1})
     assert tool_answers(out["messages"])[1:] == [("ask", "ask 2: fine"), ("last", "last 3")]
     check_model_calls(model)
+
+
+# --- a "provider:model" string against the local OpenAI-compatible server ---------------------
+
+
+def test_provider_model_string_pauses_and_resumes_over_http(
+    openai: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai.url)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)  # it would take precedence
+    openai.script(Batch.turn("first", "ask", "last"), "Stored.")
+    batch = Batch()
+    graph = create_react_agent(
+        "openai:gpt-test", batch.tools, system_prompt="Be brief.", checkpointer=InMemorySaver()
+    )
+
+    out = graph.invoke({"messages": [("user", "go")]}, thread("str"))
+    assert [i.value["node_id"] for i in out["__interrupt__"]] == ["approve"]
+    assert out["__interrupt__"][0].value["payload"] == {"x": 2}
+    assert batch.runs == Counter({"first": 1, "ask": 1})
+    assert len(openai.requests) == 1
+    first = openai.requests[0]
+    assert first["model"] == "gpt-test"
+    assert [t["function"]["name"] for t in first["tools"]] == ["first", "ask", "last"]
+    assert [(m["role"], m["content"]) for m in first["messages"]] == [
+        ("system", "Be brief."),
+        ("user", "go"),
+    ]
+
+    out = graph.invoke(Command(resume="fine"), thread("str"))
+    assert batch.runs == Counter({"first": 1, "ask": 2, "ask_decided": 1, "last": 1})
+    assert batch.decisions == ["fine"]
+    assert tool_answers(out["messages"]) == [
+        ("first", "first 1"),
+        ("ask", "ask 2: fine"),
+        ("last", "last 3"),
+    ]
+    assert out["messages"][-1].content == "Stored."
+    assert_provider_valid(out["messages"])
+    assert len(openai.requests) == 2
+    sent = openai.requests[1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool", "tool"]
+    call_ids = [c["id"] for c in sent[2]["tool_calls"]]
+    assert [m["tool_call_id"] for m in sent[3:]] == call_ids
+    assert openai.rejections == []
