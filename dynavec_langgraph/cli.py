@@ -4,8 +4,8 @@ Commands::
 
     dynavec-langgraph demo   [--db PATH] [--thread ID] [--message TEXT] [--decision D]
     dynavec-langgraph resume  --db PATH   --thread ID  [--decision D]
-    dynavec-langgraph inbox list   --db PATH_OR_URI [--json]
-    dynavec-langgraph inbox answer --db PATH_OR_URI --thread ID
+    dynavec-langgraph inbox list   --db PATH_OR_URI [--graph SPEC] [--json]
+    dynavec-langgraph inbox answer --db PATH_OR_URI --thread ID [--graph SPEC] [--node ID]
                                    (--approve | --reject | --decision D)
 
 ``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
@@ -14,6 +14,18 @@ Commands::
 :class:`dynavec_langgraph.demo.TransferDecision`). ``approve`` is sent as ``"approved"`` and
 ``reject`` as ``"rejected"``.
 
+``inbox`` reads and resumes threads with the agent that paused them: ``--graph SPEC`` names it
+the way ``langgraph.json`` does, ``MODULE:ATTR`` with a dotted module (``mypkg.agents:graph``,
+imported with the current directory on ``sys.path``) or a file (``./agents.py:graph``). ``ATTR``
+is a compiled graph, e.g. made by :func:`dynavec_langgraph.create_react_agent` without a
+checkpointer (or a ``StateGraph``, compiled here); the command runs a copy of it on the ``--db``
+saver (``graph.copy(update={"checkpointer": saver})``, as the LangGraph server does), so a
+checkpointer compiled into it is not used. Default: the demo agent. A thread whose pending tool
+call is not a tool of that graph (graphs of ``create_react_agent`` record their tool names) is
+refused before anything runs: pass ``--graph`` with the agent that paused it. With several
+approvals pending (``parallel_tool_calls=True``), ``--node`` picks one by node id or
+interrupt id (``inbox list`` shows both).
+
 Exit codes: 0 done (also when a thread is left paused), 2 bad arguments, with a message on
 stderr that says what to do.
 """
@@ -21,7 +33,11 @@ stderr that says what to do.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib
+import importlib.util
 import json
+import os
 import shlex
 import sys
 import uuid
@@ -33,11 +49,22 @@ from typing import Any, Final, TextIO
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import StateSnapshot
+from langgraph.errors import is_invalid_resume
+from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Interrupt, StateSnapshot
 
 from dynavec_langgraph.agent import ReActAgent, build_result
-from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
+from dynavec_langgraph.demo import (
+    DEMO_SYSTEM_PROMPT,
+    DEMO_TOOLS,
+    create_demo_agent,
+    demo_model,
+)
 from dynavec_langgraph.errors import CheckpointerConfigError, DynavecError, ThreadPausedError
+from dynavec_langgraph.graph import TOOLS_METADATA_KEY
+from dynavec_langgraph.interrupt import describe_pending, resume_command
+from dynavec_langgraph.locks import resume_lock
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 
@@ -149,6 +176,121 @@ def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
     return ReActAgent(
         demo_model(), DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, checkpointer=saver
     )
+
+
+Graph = Pregel[Any, Any, Any, Any]
+
+
+def _import_module(spec: str, module_part: str) -> Any:
+    if module_part.endswith(".py") or "/" in module_part or os.sep in module_part:
+        path = Path(module_part).resolve()
+        if not path.is_file():
+            raise CliError(f"--graph {spec!r}: no file {module_part!r}")
+        digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+        name = f"dynavec_inbox_graph_{path.stem}_{digest}"
+        if name in sys.modules:
+            return sys.modules[name]
+        found = importlib.util.spec_from_file_location(name, path)
+        if found is None or found.loader is None:
+            raise CliError(f"--graph {spec!r}: cannot load {module_part!r} as Python")
+        module = importlib.util.module_from_spec(found)
+        sys.modules[name] = module
+        try:
+            found.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
+    cwd = os.getcwd()
+    added = cwd not in sys.path and "" not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_part)
+    except ModuleNotFoundError as error:
+        if error.name is None or not (module_part + ".").startswith(error.name + "."):
+            raise
+        raise CliError(
+            f"--graph {spec!r}: no module named {error.name!r}; run from the directory that "
+            "holds it, install it, or give a file: --graph ./path/to/agents.py:graph"
+        ) from None
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+def load_graph(spec: str | None) -> Graph:
+    """The graph of ``--graph MODULE:ATTR`` (or the demo agent), without a checkpointer yet.
+
+    ``MODULE`` is a dotted module or a ``.py`` file; ``ATTR`` a compiled graph or a
+    ``StateGraph`` (compiled here).
+
+    Raises:
+        CliError: a malformed spec, a missing module, file or attribute, or an attribute
+            that is not a graph.
+    """
+    if spec is None:
+        return create_demo_agent()
+    module_part, _, attr = spec.rpartition(":")
+    if not module_part or not attr:
+        raise CliError(
+            f"--graph {spec!r}: use MODULE:ATTR, e.g. --graph mypkg.agents:graph or "
+            "--graph ./agents.py:graph"
+        )
+    module = _import_module(spec, module_part)
+    try:
+        graph = getattr(module, attr)
+    except AttributeError:
+        raise CliError(f"--graph {spec!r}: {module_part!r} has no attribute {attr!r}") from None
+    if isinstance(graph, StateGraph):
+        graph = graph.compile()
+    if not isinstance(graph, Pregel):
+        raise CliError(
+            f"--graph {spec!r} is a {type(graph).__name__}, not a compiled graph: name the "
+            "graph create_react_agent(...) returned (compiled without a checkpointer)"
+        )
+    return graph
+
+
+def graph_on(graph: Graph, saver: BaseCheckpointSaver[Any]) -> Graph:
+    """A copy of ``graph`` that runs on ``saver`` (what the LangGraph server does)."""
+    return graph.copy(update={"checkpointer": saver})
+
+
+def graph_tools(graph: Graph) -> list[str] | None:
+    """The tool names a graph of ``create_react_agent`` records; None for other graphs."""
+    names = ((graph.config or {}).get("metadata") or {}).get(TOOLS_METADATA_KEY)
+    return [str(n) for n in names] if isinstance(names, list) else None
+
+
+def _graph_name(spec: str | None) -> str:
+    return "the demo agent" if spec is None else f"--graph {spec}"
+
+
+def refuse_foreign_tools(
+    graph: Graph, interrupts: Sequence[Interrupt], thread_id: str, graph_name: str
+) -> None:
+    """Refuse a thread whose pending tool call is not a tool of ``graph``.
+
+    Resumed with another agent, the paused call would get "not registered" and the approval
+    would be lost. Graphs that record no tool names are not checked.
+
+    Raises:
+        CliError: a pending interrupt's ``tool_call.name`` is not one of the graph's tools.
+    """
+    tools = graph_tools(graph)
+    if tools is None:
+        return
+    for item in interrupts:
+        call = item.value.get("tool_call") if isinstance(item.value, dict) else None
+        name = call.get("name") if isinstance(call, dict) else None
+        if name is not None and name not in tools:
+            raise CliError(
+                f"thread {thread_id!r} waits for an approval of tool {name!r} "
+                f"({describe_pending([item])}), which {graph_name} does not have "
+                f"(its tools: {', '.join(tools) or 'none'}). Pass --graph MODULE:ATTR with the "
+                "agent that paused the thread; nothing was changed"
+            )
 
 
 def _config(thread_id: str) -> RunnableConfig:
@@ -264,8 +406,7 @@ def _drive(
     return 0
 
 
-def _check_paused(agent: ReActAgent, db: str, thread_id: str) -> None:
-    snapshot = agent.graph.get_state(_config(thread_id))
+def _check_paused(snapshot: StateSnapshot, db: str, thread_id: str) -> None:
     if snapshot.created_at is None:
         raise CliError(
             f"unknown thread {thread_id!r} in {db}: nothing to resume. "
@@ -300,13 +441,14 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
-        _check_paused(agent, args.db, args.thread)
+        paused = agent.graph.get_state(_config(args.thread))
+        _check_paused(paused, args.db, args.thread)
+        refuse_foreign_tools(agent.graph, paused.interrupts, args.thread, "the demo agent")
         if decision is None and not sys.stdin.isatty():
             raise CliError(
                 f"no decision: add --decision approve, --decision reject or --decision JSON "
                 f"(thread {args.thread!r} stays paused)"
             )
-        paused = agent.graph.get_state(_config(args.thread))
         result = _paused_result(agent, paused, args.thread)
         return _drive(agent, result, args.db, args.thread, decision, interactive=True, out=out)
 
@@ -322,12 +464,13 @@ def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -
 
 
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
+    graph = load_graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
-        agent = demo_agent(saver)
+        app = graph_on(graph, saver)
         rows = [
             row
             for tid in thread_ids(saver)
-            for row in pending_approvals(agent.graph.get_state(_config(tid)), tid)
+            for row in pending_approvals(app.get_state(_config(tid)), tid)
         ]
     if args.json:
         print(_dump([r.as_dict() for r in rows]), file=out)
@@ -337,8 +480,77 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     print(f"{len(rows)} pending approval(s) in {args.db}:", file=out)
     for r in rows:
-        print(f"{r.thread_id}  {r.node_id}  since {r.since}  payload {_dump(r.payload)}", file=out)
+        tool = f"  tool {r.tool_call.get('name')}" if r.tool_call else ""
+        print(
+            f"{r.thread_id}  {r.node_id}  since {r.since}{tool}  interrupt {r.interrupt_id}  "
+            f"payload {_dump(r.payload)}",
+            file=out,
+        )
     return 0
+
+
+def _answer_command(
+    interrupts: Sequence[Interrupt], decision: Any, node: str | None, thread_id: str
+) -> Command[Any]:
+    """``Command(resume=...)`` for the one approval ``node`` names (or the only one)."""
+    if node is not None:
+        try:
+            return resume_command(interrupts, {node: decision})
+        except DynavecError as error:
+            raise CliError(f"--node {node!r}: {error}; nothing was changed") from None
+    if len(interrupts) > 1:
+        raise CliError(
+            f"thread {thread_id!r} has {len(interrupts)} pending approvals: "
+            f"{describe_pending(interrupts)}. Answer one with --node NODE_ID_OR_INTERRUPT_ID "
+            "(`inbox list` shows them); nothing was changed"
+        )
+    return Command(resume=decision)
+
+
+def _checkpoint_id(snapshot: StateSnapshot) -> Any:
+    return (snapshot.config.get("configurable") or {}).get("checkpoint_id")
+
+
+def _resume_graph(
+    app: Graph,
+    saver: BaseCheckpointSaver[Any],
+    thread_id: str,
+    seen: StateSnapshot,
+    command: Command[Any],
+) -> StateSnapshot:
+    """Apply ``command`` under the thread's resume lock, if the thread is still as ``seen``."""
+    config = _config(thread_id)
+    try:
+        with resume_lock(saver, thread_id):
+            now = app.get_state(config)
+            if _checkpoint_id(now) != _checkpoint_id(seen) or [i.id for i in now.interrupts] != [
+                i.id for i in seen.interrupts
+            ]:
+                raise CliError(
+                    f"another caller answered thread {thread_id!r} first; yours was not applied. "
+                    "Run `inbox list` again before deciding"
+                )
+            app.invoke(command, config, durability="sync")
+    except DynavecError as error:  # the lock is held by another caller
+        raise CliError(str(error)) from None
+    except ValueError as error:
+        if not is_invalid_resume(error):
+            raise
+        raise CliError(
+            f"the decision for {describe_pending(seen.interrupts)} does not match its "
+            f"response_schema ({error}). Nothing was saved and the thread is still paused: "
+            "answer it again with a valid decision"
+        ) from None
+    return app.get_state(config)
+
+
+def _answer_hint(args: argparse.Namespace, pending: int) -> str:
+    parts = [PROG, "inbox", "answer", "--db", args.db, "--thread", args.thread]
+    if args.graph is not None:
+        parts += ["--graph", args.graph]
+    if pending > 1:
+        parts += ["--node", "NODE_ID_OR_INTERRUPT_ID"]
+    return " ".join(shlex.quote(p) for p in parts) + " --approve"
 
 
 def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
@@ -348,12 +560,26 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
         decision = "rejected"
     else:
         decision = parse_decision(args.decision)
+    graph = load_graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
-        agent = demo_agent(saver)
-        _check_paused(agent, args.db, args.thread)
-        print(f"Answering thread {args.thread!r} with {_dump(decision)}.", file=out)
-        result = _resume_once(agent, args.thread, decision)
-        return _drive(agent, result, args.db, args.thread, None, interactive=False, out=out)
+        app = graph_on(graph, saver)
+        seen = app.get_state(_config(args.thread))
+        _check_paused(seen, args.db, args.thread)
+        refuse_foreign_tools(app, seen.interrupts, args.thread, _graph_name(args.graph))
+        command = _answer_command(seen.interrupts, decision, args.node, args.thread)
+        which = f" ({args.node})" if args.node is not None else ""
+        print(f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out)
+        after = _resume_graph(app, saver, args.thread, seen, command)
+    result = build_result(
+        dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
+    )
+    if result.termination_reason == "interrupted":
+        _show_pause(result, out)
+        print(f"Thread {args.thread!r} is still paused. Answer it with:", file=out)
+        print(f"  {_answer_hint(args, len(after.interrupts))}", file=out)
+        return 0
+    _show_answer(result, out)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -364,6 +590,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     db_help = "SQLite file (PATH or sqlite:///PATH) or postgresql:// URI"
     decision_help = "approve, reject, or a JSON decision"
+    graph_help = (
+        "the agent that paused the threads, as MODULE:ATTR (mypkg.agents:graph) or "
+        "FILE.py:ATTR (./agents.py:graph): a compiled graph, e.g. from create_react_agent "
+        "without a checkpointer; it runs on --db. Default: the demo agent"
+    )
 
     demo = commands.add_parser("demo", help="run the approval demo; pauses before the transfer")
     demo.add_argument("--db", default=DEFAULT_DB, help=f"{db_help} (default {DEFAULT_DB})")
@@ -378,15 +609,29 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--decision", help=f"{decision_help}; default: prompt on a terminal")
     resume.set_defaults(handler=cmd_resume)
 
-    inbox = commands.add_parser("inbox", help="pending approvals of a checkpointer")
+    inbox = commands.add_parser(
+        "inbox",
+        help="pending approvals of a checkpointer",
+        description="List and answer the pending approvals of a checkpointer. --graph names "
+        "the agent that paused the threads (MODULE:ATTR or FILE.py:ATTR, a compiled graph run "
+        "on a copy bound to --db); a thread waiting for a tool that graph lacks is refused.",
+    )
     inbox_commands = inbox.add_subparsers(dest="inbox_command", required=True, metavar="ACTION")
     listing = inbox_commands.add_parser("list", help="list the paused threads")
     listing.add_argument("--db", required=True, help=db_help)
+    listing.add_argument("--graph", metavar="SPEC", help=graph_help)
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(handler=cmd_inbox_list)
     answer = inbox_commands.add_parser("answer", help="answer one paused thread")
     answer.add_argument("--db", required=True, help=db_help)
     answer.add_argument("--thread", required=True, help="the paused thread's id")
+    answer.add_argument("--graph", metavar="SPEC", help=graph_help)
+    answer.add_argument(
+        "--node",
+        metavar="ID",
+        help="the approval to answer when several are pending: its node id or interrupt id "
+        "(inbox list shows both)",
+    )
     choice = answer.add_mutually_exclusive_group(required=True)
     choice.add_argument("--approve", action="store_true", help='send "approved"')
     choice.add_argument("--reject", action="store_true", help='send "rejected"')

@@ -36,6 +36,7 @@ from dynavec_langgraph.tools import AgentTool, as_tools, unknown_tool_observatio
 __all__ = [
     "AGENT_NODE",
     "MODEL_KWARGS_KEY",
+    "TOOLS_METADATA_KEY",
     "TOOLS_NODE",
     "MessageStorage",
     "ReActState",
@@ -46,6 +47,9 @@ AGENT_NODE: Final = "agent"
 TOOLS_NODE: Final = "tools"
 MODEL_KWARGS_KEY = "dynavec_model_kwargs"
 """``config["configurable"][MODEL_KWARGS_KEY]``: extra keyword arguments for the model call."""
+TOOLS_METADATA_KEY: Final = "dynavec_tools"
+"""``graph.config["metadata"][TOOLS_METADATA_KEY]``: the names of the graph's tools (a list,
+so it is never copied into checkpoint metadata)."""
 
 MessageStorage = Literal["delta", "full"]
 """How checkpoints store ``messages``: ``"delta"`` stores each step's new messages
@@ -373,4 +377,7 @@ def create_react_agent(
             TOOLS_NODE, _route_after_tools(steps), [AGENT_NODE, TOOLS_NODE, END]
         )
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
-    return graph.with_config(recursion_limit=_RECURSION_LIMIT)
+    return graph.with_config(
+        recursion_limit=_RECURSION_LIMIT,
+        metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},
+    )

@@ -11,14 +11,17 @@ import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from dynavec_langgraph.cli import main
+from tests import inbox_graph
 from tests.openai_server import OpenAIServer
 
 SCRIPT = Path(sys.executable).parent / "dynavec-langgraph"
@@ -315,3 +318,147 @@ def test_demo_on_a_terminal_prompts_for_the_decision(cli: Cli) -> None:
         == "Answer: Done. Balance: 1000. Transfer of 9 to Lu was rejected."
     )
     assert cli.entries() == [("get_balance", None, None), ("transfer_funds", "Lu", "rejected")]
+
+
+# --- inbox --graph / --node: threads paused by an agent that is not the demo ---------------
+
+WIRE_GRAPH = "tests.inbox_graph:graph"
+PARALLEL_GRAPH = "tests.inbox_graph:parallel_graph"
+
+
+def _start_wire_thread(db: Path, thread_id: str, message: str, *, parallel: bool = False) -> None:
+    """Run ``tests.inbox_graph``'s agent on the SQLite file ``db`` until it pauses."""
+    graph = inbox_graph.parallel_graph if parallel else inbox_graph.graph
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        app = graph.copy(update={"checkpointer": saver})
+        out = app.invoke(
+            {"messages": [("user", message)]}, {"configurable": {"thread_id": thread_id}}
+        )
+    assert out["__interrupt__"]
+
+
+def _checkpoint_id(db: Path, thread_id: str) -> str:
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        found = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    assert found is not None
+    return str(found.config["configurable"]["checkpoint_id"])
+
+
+def test_inbox_answers_a_thread_of_another_agent_with_graph(cli: Cli) -> None:
+    _start_wire_thread(cli.workdir / "w.db", "w1", "wire 50 to Ann")
+    assert cli.entries() == [("lookup", "Ann", None)]  # the wire waits
+    before = _checkpoint_id(cli.workdir / "w.db", "w1")
+
+    [row] = _inbox(cli, "w.db")  # listing works with the demo graph too
+    assert (row["node_id"], row["tool_call"]["name"]) == ("approve_wire", "wire")
+    refused = cli.main("inbox", "answer", "--db", "w.db", "--thread", "w1", "--approve", code=2)
+    assert "thread 'w1' waits for an approval of tool 'wire'" in refused
+    assert "which the demo agent does not have (its tools: get_balance, transfer_funds)" in refused
+    assert "Pass --graph MODULE:ATTR with the agent that paused the thread" in refused
+    demo_resume = cli.main(
+        "resume", "--db", "w.db", "--thread", "w1", "--decision", "approve", code=2
+    )
+    assert "tool 'wire'" in demo_resume
+    assert _checkpoint_id(cli.workdir / "w.db", "w1") == before  # nothing written
+    assert cli.entries() == [("lookup", "Ann", None)]
+    assert [r["interrupt_id"] for r in _inbox(cli, "w.db")] == [row["interrupt_id"]]
+
+    out = cli.main(
+        "inbox", "answer", "--db", "w.db", "--thread", "w1", "--graph", WIRE_GRAPH, "--approve"
+    )
+
+    assert out.splitlines() == [
+        "Answering thread 'w1' with \"approved\".",
+        '  lookup({"to": "Ann"}) -> Ann is a known payee.',
+        '  wire({"amount": 50, "to": "Ann"}) -> Wired 50 to Ann.',
+        "Answer: Wired. Ann is a known payee. Wired 50 to Ann.",
+    ]
+    assert cli.entries() == [("lookup", "Ann", None), ("wire", "Ann", "approved")]
+    assert _inbox(cli, "w.db") == []
+
+
+def test_inbox_graph_accepts_a_file_in_a_fresh_process(cli: Cli) -> None:
+    shutil.copy(Path(inbox_graph.__file__), cli.workdir / "agents.py")
+    _start_wire_thread(cli.workdir / "f.db", "f1", "wire 9 to Bo")
+
+    listed = cli.main("inbox", "list", "--db", "f.db", "--graph", "./agents.py:graph")
+    [line] = listed.splitlines()[1:]
+    assert line.startswith("f1  approve_wire  since ")
+    assert "  tool wire  interrupt " in line
+    assert line.endswith('payload {"amount": 9, "to": "Bo"}')
+    out = cli.ok(
+        "inbox",
+        "answer",
+        "--db",
+        "f.db",
+        "--thread",
+        "f1",
+        "--graph",
+        "./agents.py:graph",
+        "--reject",
+    )
+
+    assert out.splitlines()[-1] == "Answer: Wired. Bo is a known payee. Wire to Bo refused."
+    assert cli.entries() == [("lookup", "Bo", None), ("wire", "Bo", "rejected")]
+
+
+def test_inbox_answers_one_of_several_pending_approvals_with_node(cli: Cli) -> None:
+    db = cli.workdir / "p.db"
+    _start_wire_thread(db, "p1", "wire 5 to Ann and 7 to Bo", parallel=True)
+    assert cli.entries() == [("lookup", "Ann", None)]
+    rows = _inbox(cli, "p.db")
+    ids = {r["payload"]["to"]: r["interrupt_id"] for r in rows}
+    assert sorted(ids) == ["Ann", "Bo"] and len(set(ids.values())) == 2
+    text = cli.main("inbox", "list", "--db", "p.db", "--graph", PARALLEL_GRAPH)
+    assert all(f"  interrupt {i}  " in text for i in ids.values())
+    before = _checkpoint_id(db, "p1")
+    answer = ("inbox", "answer", "--db", "p.db", "--thread", "p1", "--graph", PARALLEL_GRAPH)
+
+    several = cli.main(*answer, "--approve", code=2)
+    assert "thread 'p1' has 2 pending approvals: " in several
+    assert all(f"'approve_wire' (interrupt id {i})" in several for i in ids.values())
+    assert "Answer one with --node NODE_ID_OR_INTERRUPT_ID" in several
+    twice = cli.main(*answer, "--node", "approve_wire", "--approve", code=2)
+    assert "node id 'approve_wire' is pending 2 times" in twice
+    unknown = cli.main(*answer, "--node", "approve_nothing", "--approve", code=2)
+    assert "'approve_nothing' is not pending" in unknown
+    assert _checkpoint_id(db, "p1") == before
+    assert cli.entries() == [("lookup", "Ann", None)]
+
+    first = cli.main(*answer, "--node", ids["Ann"], "--approve")
+
+    assert "Paused at 'approve_wire' (tool call wire " in first
+    assert '  payload: {"amount": 7, "to": "Bo"}' in first.splitlines()
+    hint = (
+        f"dynavec-langgraph inbox answer --db p.db --thread p1 --graph {PARALLEL_GRAPH} --approve"
+    )
+    assert first.splitlines()[-2:] == ["Thread 'p1' is still paused. Answer it with:", f"  {hint}"]
+    assert cli.entries() == [("lookup", "Ann", None), ("wire", "Ann", "approved")]
+    assert [r["interrupt_id"] for r in _inbox(cli, "p.db")] == [ids["Bo"]]
+
+    last = cli.main(*answer, "--node", ids["Bo"], "--reject")
+
+    assert last.splitlines()[-1] == (
+        "Answer: Wired. Ann is a known payee. Wired 5 to Ann. Wire to Bo refused."
+    )
+    assert cli.entries() == [
+        ("lookup", "Ann", None),
+        ("wire", "Ann", "approved"),
+        ("wire", "Bo", "rejected"),
+    ]
+    assert _inbox(cli, "p.db") == []
+
+
+def test_a_bad_graph_spec_says_what_to_give(cli: Cli) -> None:
+    _start_wire_thread(cli.workdir / "b.db", "b1", "wire 3 to Cy")
+    answer = ("inbox", "answer", "--db", "b.db", "--thread", "b1", "--approve", "--graph")
+
+    assert "use MODULE:ATTR, e.g. --graph mypkg.agents:graph" in cli.main(*answer, "agents", code=2)
+    missing = cli.main(*answer, "no_such_mod.agents:graph", code=2)
+    assert "no module named 'no_such_mod'" in missing
+    assert "no file './nope.py'" in cli.main(*answer, "./nope.py:graph", code=2)
+    no_attr = cli.main(*answer, "tests.inbox_graph:agent", code=2)
+    assert "'tests.inbox_graph' has no attribute 'agent'" in no_attr
+    not_graph = cli.main(*answer, "tests.inbox_graph:policy", code=2)
+    assert "is a function, not a compiled graph" in not_graph
+    assert cli.entries() == [("lookup", "Cy", None)]
