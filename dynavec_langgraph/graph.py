@@ -9,6 +9,7 @@ that finished never do, and calls after it run only once the decision is in.
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
@@ -174,13 +175,16 @@ def _model_kwargs(config: RunnableConfig) -> dict[str, Any]:
 def _invalid_arguments(messages: Sequence[AnyMessage], call: LCToolCall) -> str | None:
     """The observation for a call whose arguments were not valid JSON, else None."""
     for m in reversed(messages):
-        if isinstance(m, AIMessage):
-            for bad in m.invalid_tool_calls:
-                if bad.get("id") == call["id"]:
-                    return (
-                        f"Error executing tool '{call['name']}': the arguments are not "
-                        f"valid JSON ({bad.get('error') or bad.get('args')})"
-                    )
+        if not isinstance(m, AIMessage):
+            continue
+        for bad in m.invalid_tool_calls:
+            if bad.get("id") == call["id"]:
+                return (
+                    f"Error executing tool '{call['name']}': the arguments are not "
+                    f"valid JSON ({bad.get('error') or bad.get('args')})"
+                )
+        if any(c["id"] == call["id"] for c in m.tool_calls):
+            return None
     return None
 
 
@@ -248,7 +252,10 @@ class _Call:
         update: dict[str, Any] = {
             "messages": [
                 ToolMessage(
-                    content=observation, tool_call_id=self.ref["id"], name=self.call["name"]
+                    content=observation,
+                    tool_call_id=self.ref["id"],
+                    name=self.call["name"],
+                    id=f"tool-{self.ref['id'] or uuid.uuid4()}",
                 )
             ]
         }

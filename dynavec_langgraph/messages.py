@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -86,6 +87,81 @@ def _canonical(messages: list[AnyMessage]) -> list[AnyMessage]:
     return out
 
 
+def _with_id(message: BaseMessage, position: int) -> BaseMessage:
+    seed = f"{position}:{message.type}:{message.content!r}"
+    return message.model_copy(update={"id": str(uuid.uuid5(_ID_NAMESPACE, seed))})
+
+
+_ids_by_list: dict[tuple[int, ...], tuple[Sequence[AnyMessage], set[str | None]]] = {}
+_ids_lock = threading.Lock()
+
+
+def _known_ids(state: Sequence[AnyMessage]) -> set[str | None]:
+    """The ids in ``state``: a copy of the set remembered when the reducer made a list of the
+    same message objects (LangGraph hands the reducer shallow copies of its own output)."""
+    with _ids_lock:
+        entry = _ids_by_list.get(tuple(map(id, state)))
+    if entry is not None:
+        return set(entry[1])
+    return {m.id for m in state}
+
+
+def _remember_ids(messages: Sequence[AnyMessage], ids: set[str | None] | None) -> None:
+    if ids is None:
+        return
+    with _ids_lock:
+        while len(_ids_by_list) >= 4:
+            del _ids_by_list[next(iter(_ids_by_list))]
+        # the entry keeps the messages alive, so their ids in the key stay unique
+        _ids_by_list[tuple(map(id, messages))] = (messages, ids)
+
+
+def _open_calls(state: Sequence[AnyMessage]) -> list[str] | None:
+    """Unanswered call ids of the last assistant message, in call order, when the tail after
+    it holds only its answers in call order; ``None`` when the tail needs a closer look."""
+    for i in range(len(state) - 1, -1, -1):
+        m = state[i]
+        if isinstance(m, ToolMessage):
+            continue
+        if not isinstance(m, AIMessage):
+            return [] if i == len(state) - 1 else None
+        ids = [c["id"] or "" for c in calls_of(m)]
+        answered = [t.tool_call_id for t in state[i + 1 :] if isinstance(t, ToolMessage)]
+        return ids[len(answered) :] if ids[: len(answered)] == answered else None
+    return [] if not state else None
+
+
+def _appended(state: Sequence[AnyMessage], items: list[Any]) -> list[AnyMessage] | None:
+    """The fast path of :func:`merge_conversation`: new messages appended to a conversation
+    that stays in canonical order (the usual step). ``None`` when the full merge is needed."""
+    open_calls = _open_calls(state)
+    if open_calls is None:
+        return None
+    known: set[str | None] | None = None
+    out: list[AnyMessage] = list(state)
+    for item in items:
+        if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
+            return None
+        if not item.id:  # the same deterministic id the full merge gives
+            item = _with_id(item, len(out))
+        if known is None:
+            known = _known_ids(state)
+        if item.id in known:
+            return None
+        known.add(item.id)
+        if isinstance(item, ToolMessage):
+            if not open_calls or item.tool_call_id != open_calls[0]:
+                return None
+            open_calls = open_calls[1:]
+        elif open_calls:
+            return None
+        elif isinstance(item, AIMessage):
+            open_calls = [c["id"] or "" for c in calls_of(item)]
+        out.append(item)  # type: ignore[arg-type]
+    _remember_ids(out, known)
+    return out
+
+
 def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """The ``messages`` reducer: ``add_messages`` semantics, kept valid for every provider.
 
@@ -94,9 +170,13 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> li
     a batch of writes and is batching-invariant, as LangGraph's ``DeltaChannel`` requires;
     messages without an id get a deterministic one, so a replayed history is identical.
     """
+    items = list(_flatten(writes))
+    fast = _appended(state, items)
+    if fast is not None:
+        return fast
     messages: list[AnyMessage | None] = list(state)
     index = {m.id: i for i, m in enumerate(messages) if m is not None and m.id}
-    for item in _flatten(writes):
+    for item in items:
         if isinstance(item, BaseMessage):
             message: BaseMessage = item
         else:
@@ -108,8 +188,7 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> li
                 messages[index.pop(message.id)] = None
             continue
         if not message.id:
-            seed = f"{len(messages)}:{message.type}:{message.content!r}"
-            message = message.model_copy(update={"id": str(uuid.uuid5(_ID_NAMESPACE, seed))})
+            message = _with_id(message, len(messages))
         key = str(message.id)
         if key in index:
             messages[index[key]] = message  # type: ignore[call-overload]
@@ -124,6 +203,54 @@ def add_conversation(left: Sequence[AnyMessage], right: Any) -> list[AnyMessage]
     return merge_conversation(left or [], [right])
 
 
+class _Analysis:
+    """What the routers and the tool node need from a conversation, kept up to date as the
+    conversation grows (each step appends to the previous list), so a step costs O(new)."""
+
+    def __init__(self) -> None:
+        self.messages: Sequence[BaseMessage] = ()  # kept alive, so the ids below stay unique
+        self.key: tuple[int, ...] = ()
+        self.answered: set[str | None] = set()
+        self.open: list[AIMessage] = []  # assistant messages with unanswered calls, in order
+        self.steps = 0
+
+    def extend(self, messages: Sequence[BaseMessage], key: tuple[int, ...]) -> None:
+        for m in messages[len(self.key) :]:
+            if isinstance(m, ToolMessage):
+                self.answered.add(m.tool_call_id)
+            elif isinstance(m, AIMessage):
+                self.steps += 1
+                if m.tool_calls or m.invalid_tool_calls:
+                    self.open.append(m)
+            elif isinstance(m, HumanMessage):
+                self.steps = 0
+        answered = self.answered
+        self.open = [m for m in self.open if any(c["id"] not in answered for c in calls_of(m))]
+        self.messages, self.key = messages, key
+
+    def pending(self) -> list[LCToolCall]:
+        if not self.open:
+            return []
+        return [c for c in calls_of(self.open[0]) if c["id"] not in self.answered]
+
+
+_analysis = _Analysis()
+_analysis_lock = threading.Lock()
+
+
+def _analyse(messages: Sequence[BaseMessage]) -> tuple[list[LCToolCall], int]:
+    """``(pending_calls, run_steps)`` of ``messages``."""
+    global _analysis
+    key = tuple(map(id, messages))
+    with _analysis_lock:
+        current = _analysis
+        if key[: len(current.key)] != current.key:
+            current = _analysis = _Analysis()
+        if current.key != key:
+            current.extend(messages, key)
+        return current.pending(), current.steps
+
+
 def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
     """The unanswered calls of the earliest assistant message that still has some, in order.
 
@@ -131,24 +258,12 @@ def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
     calls when a parent graph routed new messages elsewhere while the agent was paused; those
     calls are answered first, so the model never sees a call without its answer.
     """
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    for m in messages:
-        if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
-            calls = [c for c in calls_of(m) if c["id"] not in answered]
-            if calls:
-                return calls
-    return []
+    return list(_analyse(messages)[0])
 
 
 def run_steps(messages: Sequence[BaseMessage]) -> int:
     """How many model calls the current run made: assistant messages after the last user one."""
-    count = 0
-    for m in reversed(messages):
-        if isinstance(m, HumanMessage):
-            break
-        if isinstance(m, AIMessage):
-            count += 1
-    return count
+    return _analyse(messages)[1]
 
 
 def _text(content: Any) -> str:
