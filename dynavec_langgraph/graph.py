@@ -30,7 +30,6 @@ from dynavec_langgraph.messages import (
     pending_calls,
     run_steps,
 )
-from dynavec_langgraph.models import bind_model
 from dynavec_langgraph.records import AgentState, TerminationReason
 from dynavec_langgraph.tools import AgentTool, as_tools, unknown_tool_observation
 
@@ -364,6 +363,8 @@ def create_react_agent(
         raise ValueError(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
         )
+    from dynavec_langgraph.models import bind_model  # chat-model machinery: imported on use
+
     agent_tools = as_tools(tools)
     steps = max(1, int(max_steps))
     nodes = _Nodes(bind_model(model, agent_tools), agent_tools, system_prompt, steps)

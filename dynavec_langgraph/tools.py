@@ -117,6 +117,8 @@ class AgentTool(BaseTool):
     function: ``add(3, 4) == 7``.
     """
 
+    model_config = ConfigDict(defer_build=True)  # build the schema on first use, not import
+
     parameters: dict[str, Any]
     """The JSON Schema object of the tool's arguments."""
     func: ToolFunc | None = None
