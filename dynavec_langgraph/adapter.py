@@ -33,7 +33,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -58,10 +58,72 @@ from dynavec_langgraph.checkpoint import Checkpoint, _interrupt_values, _json_me
 from dynavec_langgraph.messages import merge_conversation
 from dynavec_langgraph.serde import safe_serializer
 
-__all__ = ["DynavecCheckpointSaver"]
+__all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]
+
+V = TypeVar("V", int, float, str)  # as BaseCheckpointSaver's
 
 _LG_KEY: Final = "langgraph"
 _TOMBSTONE: Final = "deleted"
+
+
+class ThreadedAsyncSaver(BaseCheckpointSaver[V]):
+    """A saver whose async methods run its sync methods in a worker thread.
+
+    For savers whose storage is synchronous (a dynavec checkpointer, a sync LangGraph saver
+    wrapped by :class:`~dynavec_langgraph.savers.ConnectionSaver`), so that the same agent
+    serves ``invoke`` and ``ainvoke`` without blocking the event loop.
+    """
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Async twin of :meth:`get_tuple` (worker thread)."""
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Async twin of :meth:`list` (worker thread)."""
+        found = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in found:
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Async twin of :meth:`put` (worker thread)."""
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Async twin of :meth:`put_writes` (worker thread)."""
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Async twin of :meth:`delete_thread` (worker thread)."""
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async twin of :meth:`get_delta_channel_history` (worker thread)."""
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
 
 
 @dataclass
@@ -81,7 +143,7 @@ def _record_key(ns: str, checkpoint_id: str) -> str:
     return checkpoint_id if ns == "" else f"{ns}#{checkpoint_id}"
 
 
-class DynavecCheckpointSaver(BaseCheckpointSaver[int]):
+class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
     """A LangGraph saver over a dynavec checkpointer (see the module docstring for the layout).
 
     Args:
@@ -433,54 +495,3 @@ class DynavecCheckpointSaver(BaseCheckpointSaver[int]):
         stored = self._load(str(configurable["thread_id"]))
         parent = target.parent_config["configurable"]["checkpoint_id"]
         return self._history(stored, str(configurable["checkpoint_ns"]), parent, channels)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Async twin of :meth:`get_tuple` (runs in a worker thread)."""
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """Async twin of :meth:`list`."""
-        found = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
-        )
-        for item in found:
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Async twin of :meth:`put`."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Async twin of :meth:`put_writes`."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Async twin of :meth:`delete_thread`."""
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Async twin of :meth:`get_delta_channel_history`."""
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
-        )

@@ -16,10 +16,9 @@ through :func:`resolve_checkpointer`, which accepts:
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -33,7 +32,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
-from dynavec_langgraph.adapter import DynavecCheckpointSaver
+from dynavec_langgraph.adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
 from dynavec_langgraph.checkpoint import BaseCheckpointer
 from dynavec_langgraph.errors import CheckpointerConfigError
 from dynavec_langgraph.serde import safe_serializer
@@ -44,7 +43,7 @@ SCHEMES: Final = ("sqlite:///", "postgresql://", "postgres://")
 """Connection-string prefixes ``checkpointer=`` accepts."""
 
 
-class ConnectionSaver(BaseCheckpointSaver[Any]):
+class ConnectionSaver(ThreadedAsyncSaver[Any]):
     """A sync LangGraph saver the package opened from a connection string.
 
     The sync methods call ``inner`` (a ``SqliteSaver`` or ``PostgresSaver``); the async ones
@@ -137,57 +136,6 @@ class ConnectionSaver(BaseCheckpointSaver[Any]):
         clone = copy.copy(self)
         clone.inner, clone.serde = inner, inner.serde
         return clone
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Async twin of :meth:`get_tuple` (worker thread)."""
-        return await asyncio.to_thread(self.inner.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """Async twin of :meth:`list` (worker thread)."""
-        found = await asyncio.to_thread(
-            lambda: list(self.inner.list(config, filter=filter, before=before, limit=limit))
-        )
-        for item in found:
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Async twin of :meth:`put` (worker thread)."""
-        return await asyncio.to_thread(self.inner.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Async twin of :meth:`put_writes` (worker thread)."""
-        await asyncio.to_thread(self.inner.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Async twin of :meth:`delete_thread` (worker thread)."""
-        await asyncio.to_thread(self.inner.delete_thread, thread_id)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Async twin of :meth:`get_delta_channel_history` (worker thread)."""
-        return await asyncio.to_thread(
-            lambda: self.inner.get_delta_channel_history(config=config, channels=channels)
-        )
 
 
 def _masked(url: str) -> str:
