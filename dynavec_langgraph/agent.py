@@ -404,11 +404,8 @@ class ReActAgent:
         plan, seen = self._prepare_resume(
             messages, human_decision, thread_id, state, decisions, model_kwargs
         )
-        with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
-            if seen is not None:
-                _refuse_if_moved(seen, self.graph.get_state(plan.config))
-            with _checked_decision(seen):
-                output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
+        with self._resuming(plan, seen):
+            output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan, *self._split(output), state)
 
     async def aresume(
@@ -427,13 +424,8 @@ class ReActAgent:
         plan, seen = await self._aprepare_resume(
             messages, human_decision, thread_id, state, decisions, model_kwargs
         )
-        async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
-            if seen is not None:
-                _refuse_if_moved(seen, await self.graph.aget_state(plan.config))
-            with _checked_decision(seen):
-                output = await self.graph.ainvoke(
-                    plan.graph_input, plan.config, durability=_DURABILITY
-                )
+        async with self._aresuming(plan, seen):
+            output = await self.graph.ainvoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
@@ -484,11 +476,8 @@ class ReActAgent:
         plan, seen = self._prepare_resume(
             messages, human_decision, thread_id, state, decisions, model_kwargs
         )
-        with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
-            if seen is not None:
-                _refuse_if_moved(seen, self.graph.get_state(plan.config))
-            with _checked_decision(seen):
-                yield from self._stream(plan, state)
+        with self._resuming(plan, seen):
+            yield from self._stream(plan, state)
 
     async def astream_resume(
         self,
@@ -506,12 +495,28 @@ class ReActAgent:
         plan, seen = await self._aprepare_resume(
             messages, human_decision, thread_id, state, decisions, model_kwargs
         )
+        async with self._aresuming(plan, seen):
+            async for event in self._astream(plan, state):
+                yield event
+
+    @contextmanager
+    def _resuming(self, plan: _Plan, seen: StateSnapshot | None) -> Iterator[None]:
+        """Around applying a decision to a thread: hold its resume lock, refuse if the thread
+        moved since ``seen``, and report a decision its schema refuses."""
+        with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
+            if seen is not None:
+                _refuse_if_moved(seen, self.graph.get_state(plan.config))
+            with _checked_decision(seen):
+                yield
+
+    @asynccontextmanager
+    async def _aresuming(self, plan: _Plan, seen: StateSnapshot | None) -> AsyncIterator[None]:
+        """Async twin of :meth:`_resuming`."""
         async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
             if seen is not None:
                 _refuse_if_moved(seen, await self.graph.aget_state(plan.config))
             with _checked_decision(seen):
-                async for event in self._astream(plan, state):
-                    yield event
+                yield
 
     def _stream(self, plan: _Plan, state: AgentState | None) -> Iterator[AgentEvent]:
         for mode, chunk in self.graph.stream(
