@@ -1,0 +1,136 @@
+"""Run the whole benchmark: ``python -m benchmarks.run [--quick] [--out DIR] [--skip ...]``.
+
+Systems (same scripted zero-latency model, same tools, one process run):
+``dynavec_langgraph.create_react_agent``, ``dynavec_langgraph.ReActAgent``,
+``langchain.agents.create_agent``, ``langgraph.prebuilt.create_react_agent`` (v2).
+A throwaway PostgreSQL server is started for the PostgreSQL cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from benchmarks import measure, report
+from benchmarks.savers import SAVERS
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PARTS = ("time", "storage", "resume", "imports", "throughput")
+PACKAGES = (
+    "langgraph",
+    "langgraph-prebuilt",
+    "langgraph-checkpoint",
+    "langgraph-checkpoint-sqlite",
+    "langgraph-checkpoint-postgres",
+    "langchain",
+    "langchain-core",
+)
+
+
+def _log(message: str) -> None:
+    print(message, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="output directory")
+    parser.add_argument(
+        "--savers", default=",".join(SAVERS), help="comma list of none,memory,sqlite,postgres"
+    )
+    parser.add_argument("--steps", help="comma list of step counts (default 1,10,50,200)")
+    parser.add_argument("--skip", default="", help=f"comma list of parts to skip: {PARTS}")
+    args = parser.parse_args(argv)
+    settings = measure.Settings.quick() if args.quick else measure.Settings.full()
+    settings.savers = [s for s in SAVERS if s in args.savers.split(",")]
+    if args.steps:
+        settings.steps = [int(n) for n in args.steps.split(",")]
+    skip = set(filter(None, args.skip.split(",")))
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "time": [],
+        "memory": [],
+        "storage": [],
+        "resume": [],
+        "imports": [],
+        "throughput": [],
+    }
+    phases: dict[str, float] = {}
+
+    def timed(part: str, start: float) -> None:
+        phases[part] = time.perf_counter() - start
+
+    need_pg = "postgres" in settings.savers or "throughput" not in skip
+    with tempfile.TemporaryDirectory(prefix="dynavec-bench-") as tmp:
+        workdir = Path(tmp)
+        server: Any = None
+        if need_pg:
+            from tests.pg import PostgresServer
+
+            server = PostgresServer().start()
+        try:
+            new_db = server.create_database if server else _no_postgres
+            drop_db = server.drop_database if server else (lambda uri: None)
+            if "time" not in skip:
+                t = time.perf_counter()
+                results["time"], results["memory"] = measure.time_and_memory(
+                    settings, workdir, new_db, _log
+                )
+                timed("time", t)
+            if "storage" not in skip:
+                t = time.perf_counter()
+                results["storage"] = measure.storage(settings, workdir, new_db, drop_db, _log)
+                timed("storage", t)
+            if "resume" not in skip:
+                t = time.perf_counter()
+                results["resume"] = measure.fresh_process_resume(settings, workdir, _log)
+                timed("resume", t)
+            if "imports" not in skip:
+                t = time.perf_counter()
+                results["imports"] = measure.import_cost(settings, _log)
+                timed("imports", t)
+            if "throughput" not in skip:
+                t = time.perf_counter()
+                results["throughput"] = asyncio.run(
+                    measure.async_throughput(settings, new_db(), _log)
+                )
+                timed("throughput", t)
+        finally:
+            if server is not None:
+                server.stop()
+    results["meta"] = {
+        "mode": "quick" if args.quick else "full",
+        "settings": vars(settings),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "versions": {p: version(p) for p in PACKAGES},
+        "seconds": time.perf_counter() - started,
+        "phase_seconds": phases,
+    }
+    results["targets"] = report.targets(results)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    text = report.markdown(results)
+    (args.out / "results.md").write_text(text)
+    report.plot(results, args.out / "plot.png")
+    print(text)
+    print(f"wrote {args.out}/results.json, results.md, plot.png")
+    return 0
+
+
+def _no_postgres() -> str:
+    raise RuntimeError("no PostgreSQL server was started")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

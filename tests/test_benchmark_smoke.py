@@ -1,0 +1,93 @@
+"""The benchmark's quick mode runs end to end and reports every system and every case.
+
+No timing assertions: only that every figure is there, every target is judged, and the plot
+is drawn. It starts its own PostgreSQL server (a failure to start is a failure, not a skip).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+from benchmarks.measure import IMPORTS, Settings
+from benchmarks.savers import SAVERS
+from benchmarks.systems import SYNC_GRAPH, SYSTEMS, TIMED
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--quick", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results: dict[str, Any] = json.loads((tmp_path / "results.json").read_text())
+    quick = Settings.quick()
+
+    time_cases = {(r["saver"], r["steps"], r["calls"], r["system"]) for r in results["time"]}
+    # The durability="sync" graph (ReActAgent's like-for-like baseline) only with a checkpointer.
+    assert time_cases == set(product(("none",), quick.steps, quick.calls, SYSTEMS)) | set(
+        product(("memory", "sqlite", "postgres"), quick.steps, quick.calls, TIMED)
+    )
+    assert SYNC_GRAPH not in SYSTEMS
+    assert len(results["time"]) == len(time_cases)
+    for row in results["time"]:
+        assert row["ms_per_step"] > 0 and row["cpu_ms_per_step"] > 0
+        assert len(row["samples_ms"]) == row["reps"] == quick.reps(row["steps"])
+        if row["system"] == "create_agent":
+            assert row["ratio_to_create_agent"] == 1.0
+
+    stored = {(r["saver"], r["steps"], r["system"]): r["bytes"] for r in results["storage"]}
+    assert set(stored) == set(
+        product(("memory", "sqlite", "postgres"), quick.storage_steps, SYSTEMS)
+    )
+    assert all(size > 0 for size in stored.values())
+
+    memory = {(r["saver"], r["system"]) for r in results["memory"] if r["peak_bytes"] > 0}
+    assert memory == set(product(SAVERS, SYSTEMS))
+
+    resumed = {r["system"]: r for r in results["resume"]}
+    assert set(resumed) == set(SYSTEMS)
+    for row in resumed.values():
+        assert row["import_ms"] > 0 and row["invoke_ms"] > 0
+        assert row["resume_ms"] >= row["invoke_ms"]
+
+    assert {r["label"] for r in results["imports"]} == set(IMPORTS)
+
+    throughput = {(r["system"], r["workers"], r["io_latency_ms"]) for r in results["throughput"]}
+    assert throughput == set(product(SYSTEMS, quick.workers, quick.io_latencies_ms))
+    assert len(results["throughput"]) == len(throughput)
+    assert all(r["threads"] == quick.threads for r in results["throughput"])
+    assert all(r["pool_size"] >= 2 * max(quick.workers) + 2 for r in results["throughput"])
+
+    judged = {t["target"]: t["status"] for t in results["targets"]}
+    assert set(judged.values()) <= {"MET", "MISSED"}
+    assert {
+        "time per step, sqlite",
+        "time per step, postgres",
+        "time per step, none",
+        "ReActAgent overhead",
+        "resume in a new process (SQLite)",
+        "import cost",
+        "async resumes on PostgreSQL (graph)",
+        "async resumes on PostgreSQL (ReActAgent)",
+    } <= set(judged)
+    assert any(name.startswith("storage growth") for name in judged)
+    assert any(name.startswith("bytes at") for name in judged)
+
+    plot = tmp_path / "plot.png"
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot.stat().st_size > 10_000
+    markdown = (tmp_path / "results.md").read_text()
+    assert "### Targets" in markdown and all(s in markdown for s in TIMED)
+    assert all(f"awaits {ms:g} ms" in markdown for ms in quick.io_latencies_ms)
+    assert markdown in proc.stdout
