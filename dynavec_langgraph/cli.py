@@ -24,7 +24,8 @@ checkpointer compiled into it is not used. Default: the demo agent. A thread who
 call is not a tool of that graph (graphs of ``create_react_agent`` record their tool names) is
 refused before anything runs: pass ``--graph`` with the agent that paused it. With several
 approvals pending (``parallel_tool_calls=True``), ``--node`` picks one by node id or
-interrupt id (``inbox list`` shows both).
+interrupt id (``inbox list`` shows both). The inbox's logic is in
+:mod:`dynavec_langgraph.inbox`; this module parses the arguments, prints and sets the exit code.
 
 Exit codes: 0 done (also when a thread is left paused), 2 bad arguments, with a message on
 stderr that says what to do.
@@ -33,42 +34,35 @@ stderr that says what to do.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib
-import importlib.util
 import json
-import os
 import shlex
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.errors import is_invalid_resume
-from langgraph.graph import StateGraph
-from langgraph.pregel import Pregel
-from langgraph.types import Command, Interrupt, StateSnapshot
+from langgraph.types import StateSnapshot
 
 from dynavec_langgraph.agent import ReActAgent, build_result
-from dynavec_langgraph.demo import (
-    DEMO_SYSTEM_PROMPT,
-    DEMO_TOOLS,
-    create_demo_agent,
-    demo_model,
-)
+from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
 from dynavec_langgraph.errors import CheckpointerConfigError, DynavecError, ThreadPausedError
-from dynavec_langgraph.graph import TOOLS_METADATA_KEY
-from dynavec_langgraph.interrupt import describe_pending, resume_command
-from dynavec_langgraph.locks import resume_lock
+from dynavec_langgraph.inbox import (
+    InboxError,
+    answer_command,
+    graph_on,
+    list_pending,
+    load_graph,
+    refuse_foreign_tools,
+    resume_graph,
+    thread_config,
+)
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 
-__all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "PendingApproval", "main"]
+__all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "main"]
 
 PROG: Final = "dynavec-langgraph"
 DEFAULT_DB: Final = "./dynavec-demo.db"
@@ -85,28 +79,6 @@ _SQLITE_SCHEME: Final = "sqlite:///"
 
 class CliError(Exception):
     """A usage error: printed on stderr, exit code 2."""
-
-
-@dataclass(frozen=True)
-class PendingApproval:
-    """One pending approval of a paused thread, as ``inbox list`` shows it."""
-
-    thread_id: str
-    node_id: str
-    payload: Any
-    since: str
-    tool_call: dict[str, Any] | None
-    interrupt_id: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "thread_id": self.thread_id,
-            "node_id": self.node_id,
-            "payload": self.payload,
-            "since": self.since,
-            "tool_call": self.tool_call,
-            "interrupt_id": self.interrupt_id,
-        }
 
 
 # --- plain functions ---------------------------------------------------------------------
@@ -178,160 +150,14 @@ def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
     )
 
 
-Graph = Pregel[Any, Any, Any, Any]
-
-
-def _import_module(spec: str, module_part: str) -> Any:
-    if module_part.endswith(".py") or "/" in module_part or os.sep in module_part:
-        path = Path(module_part).resolve()
-        if not path.is_file():
-            raise CliError(f"--graph {spec!r}: no file {module_part!r}")
-        digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
-        name = f"dynavec_inbox_graph_{path.stem}_{digest}"
-        if name in sys.modules:
-            return sys.modules[name]
-        found = importlib.util.spec_from_file_location(name, path)
-        if found is None or found.loader is None:
-            raise CliError(f"--graph {spec!r}: cannot load {module_part!r} as Python")
-        module = importlib.util.module_from_spec(found)
-        sys.modules[name] = module
-        try:
-            found.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        return module
-    cwd = os.getcwd()
-    added = cwd not in sys.path and "" not in sys.path
-    if added:
-        sys.path.insert(0, cwd)
-    try:
-        return importlib.import_module(module_part)
-    except ModuleNotFoundError as error:
-        if error.name is None or not (module_part + ".").startswith(error.name + "."):
-            raise
-        raise CliError(
-            f"--graph {spec!r}: no module named {error.name!r}; run from the directory that "
-            "holds it, install it, or give a file: --graph ./path/to/agents.py:graph"
-        ) from None
-    finally:
-        if added and cwd in sys.path:
-            sys.path.remove(cwd)
-
-
-def load_graph(spec: str | None) -> Graph:
-    """The graph of ``--graph MODULE:ATTR`` (or the demo agent), without a checkpointer yet.
-
-    ``MODULE`` is a dotted module or a ``.py`` file; ``ATTR`` a compiled graph or a
-    ``StateGraph`` (compiled here).
-
-    Raises:
-        CliError: a malformed spec, a missing module, file or attribute, or an attribute
-            that is not a graph.
-    """
-    if spec is None:
-        return create_demo_agent()
-    module_part, _, attr = spec.rpartition(":")
-    if not module_part or not attr:
-        raise CliError(
-            f"--graph {spec!r}: use MODULE:ATTR, e.g. --graph mypkg.agents:graph or "
-            "--graph ./agents.py:graph"
-        )
-    module = _import_module(spec, module_part)
-    try:
-        graph = getattr(module, attr)
-    except AttributeError:
-        raise CliError(f"--graph {spec!r}: {module_part!r} has no attribute {attr!r}") from None
-    if isinstance(graph, StateGraph):
-        graph = graph.compile()
-    if not isinstance(graph, Pregel):
-        raise CliError(
-            f"--graph {spec!r} is a {type(graph).__name__}, not a compiled graph: name the "
-            "graph create_react_agent(...) returned (compiled without a checkpointer)"
-        )
-    return graph
-
-
-def graph_on(graph: Graph, saver: BaseCheckpointSaver[Any]) -> Graph:
-    """A copy of ``graph`` that runs on ``saver`` (what the LangGraph server does)."""
-    return graph.copy(update={"checkpointer": saver})
-
-
-def graph_tools(graph: Graph) -> list[str] | None:
-    """The tool names a graph of ``create_react_agent`` records; None for other graphs."""
-    names = ((graph.config or {}).get("metadata") or {}).get(TOOLS_METADATA_KEY)
-    return [str(n) for n in names] if isinstance(names, list) else None
-
-
 def _graph_name(spec: str | None) -> str:
     return "the demo agent" if spec is None else f"--graph {spec}"
-
-
-def refuse_foreign_tools(
-    graph: Graph, interrupts: Sequence[Interrupt], thread_id: str, graph_name: str
-) -> None:
-    """Refuse a thread whose pending tool call is not a tool of ``graph``.
-
-    Resumed with another agent, the paused call would get "not registered" and the approval
-    would be lost. Graphs that record no tool names are not checked.
-
-    Raises:
-        CliError: a pending interrupt's ``tool_call.name`` is not one of the graph's tools.
-    """
-    tools = graph_tools(graph)
-    if tools is None:
-        return
-    for item in interrupts:
-        call = item.value.get("tool_call") if isinstance(item.value, dict) else None
-        name = call.get("name") if isinstance(call, dict) else None
-        if name is not None and name not in tools:
-            raise CliError(
-                f"thread {thread_id!r} waits for an approval of tool {name!r} "
-                f"({describe_pending([item])}), which {graph_name} does not have "
-                f"(its tools: {', '.join(tools) or 'none'}). Pass --graph MODULE:ATTR with the "
-                "agent that paused the thread; nothing was changed"
-            )
-
-
-def _config(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id}}
 
 
 def _resume_command(db: str, thread_id: str) -> str:
     return (
         f"{PROG} resume --db {shlex.quote(db)} --thread {shlex.quote(thread_id)} --decision approve"
     )
-
-
-def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingApproval]:
-    """The pending approvals of one thread's state."""
-    rows: list[PendingApproval] = []
-    for item in snapshot.interrupts:
-        value = item.value if isinstance(item.value, dict) else {"payload": item.value}
-        rows.append(
-            PendingApproval(
-                thread_id=thread_id,
-                node_id=str(value.get("node_id", "")),
-                payload=value.get("payload"),
-                since=snapshot.created_at or "",
-                tool_call=value.get("tool_call"),
-                interrupt_id=item.id,
-            )
-        )
-    return rows
-
-
-def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
-    """Every thread of ``saver`` that has a top-level checkpoint, newest activity first."""
-    seen: dict[str, str] = {}
-    for item in saver.list(None):
-        configurable = item.config.get("configurable") or {}
-        if configurable.get("checkpoint_ns", ""):
-            continue
-        tid = str(configurable["thread_id"])
-        ts = str(item.checkpoint.get("ts", ""))
-        seen[tid] = max(seen.get(tid, ""), ts)
-    return sorted(seen, key=lambda t: seen[t], reverse=True)
 
 
 # --- output ------------------------------------------------------------------------------
@@ -441,7 +267,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
-        paused = agent.graph.get_state(_config(args.thread))
+        paused = agent.graph.get_state(thread_config(args.thread))
         _check_paused(paused, args.db, args.thread)
         refuse_foreign_tools(agent.graph, paused.interrupts, args.thread, "the demo agent")
         if decision is None and not sys.stdin.isatty():
@@ -466,12 +292,7 @@ def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
     graph = load_graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
-        app = graph_on(graph, saver)
-        rows = [
-            row
-            for tid in thread_ids(saver)
-            for row in pending_approvals(app.get_state(_config(tid)), tid)
-        ]
+        rows = list_pending(graph_on(graph, saver), saver)
     if args.json:
         print(_dump([r.as_dict() for r in rows]), file=out)
         return 0
@@ -487,61 +308,6 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
         )
     return 0
-
-
-def _answer_command(
-    interrupts: Sequence[Interrupt], decision: Any, node: str | None, thread_id: str
-) -> Command[Any]:
-    """``Command(resume=...)`` for the one approval ``node`` names (or the only one)."""
-    if node is not None:
-        try:
-            return resume_command(interrupts, {node: decision})
-        except DynavecError as error:
-            raise CliError(f"--node {node!r}: {error}; nothing was changed") from None
-    if len(interrupts) > 1:
-        raise CliError(
-            f"thread {thread_id!r} has {len(interrupts)} pending approvals: "
-            f"{describe_pending(interrupts)}. Answer one with --node NODE_ID_OR_INTERRUPT_ID "
-            "(`inbox list` shows them); nothing was changed"
-        )
-    return Command(resume=decision)
-
-
-def _checkpoint_id(snapshot: StateSnapshot) -> Any:
-    return (snapshot.config.get("configurable") or {}).get("checkpoint_id")
-
-
-def _resume_graph(
-    app: Graph,
-    saver: BaseCheckpointSaver[Any],
-    thread_id: str,
-    seen: StateSnapshot,
-    command: Command[Any],
-) -> StateSnapshot:
-    """Apply ``command`` under the thread's resume lock, if the thread is still as ``seen``."""
-    config = _config(thread_id)
-    try:
-        with resume_lock(saver, thread_id):
-            now = app.get_state(config)
-            if _checkpoint_id(now) != _checkpoint_id(seen) or [i.id for i in now.interrupts] != [
-                i.id for i in seen.interrupts
-            ]:
-                raise CliError(
-                    f"another caller answered thread {thread_id!r} first; yours was not applied. "
-                    "Run `inbox list` again before deciding"
-                )
-            app.invoke(command, config, durability="sync")
-    except DynavecError as error:  # the lock is held by another caller
-        raise CliError(str(error)) from None
-    except ValueError as error:
-        if not is_invalid_resume(error):
-            raise
-        raise CliError(
-            f"the decision for {describe_pending(seen.interrupts)} does not match its "
-            f"response_schema ({error}). Nothing was saved and the thread is still paused: "
-            "answer it again with a valid decision"
-        ) from None
-    return app.get_state(config)
 
 
 def _answer_hint(args: argparse.Namespace, pending: int) -> str:
@@ -563,13 +329,13 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
     graph = load_graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
         app = graph_on(graph, saver)
-        seen = app.get_state(_config(args.thread))
+        seen = app.get_state(thread_config(args.thread))
         _check_paused(seen, args.db, args.thread)
         refuse_foreign_tools(app, seen.interrupts, args.thread, _graph_name(args.graph))
-        command = _answer_command(seen.interrupts, decision, args.node, args.thread)
+        command = answer_command(seen.interrupts, decision, args.node, args.thread)
         which = f" ({args.node})" if args.node is not None else ""
         print(f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out)
-        after = _resume_graph(app, saver, args.thread, seen, command)
+        after = resume_graph(app, saver, args.thread, seen, command)
     result = build_result(
         dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
     )
@@ -645,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args, sys.stdout)
-    except CliError as error:
+    except (CliError, InboxError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     return code
