@@ -10,7 +10,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.types import INTERRUPT
 from langgraph.errors import is_invalid_resume
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
@@ -74,11 +76,27 @@ def _refuse_if_paused(thread_id: str, snapshot: StateSnapshot) -> None:
         raise ThreadPausedError(thread_id, _node_ids(snapshot.interrupts))
 
 
-def _refuse_if_moved(seen: StateSnapshot, now: StateSnapshot) -> None:
-    """Under the resume lock: the thread must still be where this caller saw it."""
+def _pending_interrupt_ids(record: CheckpointTuple | None) -> list[str]:
+    """The interrupts still waiting in a saver's record: those of tasks that wrote no result
+    (a task answered in part of a parallel turn keeps its old interrupt write beside its
+    results; a task that paused again has its interrupt write replaced)."""
+    interrupts: dict[str, list[str]] = {}
+    finished: set[str] = set()
+    for task_id, channel, value in record.pending_writes or [] if record else []:
+        if channel == INTERRUPT:
+            items = value if isinstance(value, list | tuple) else [value]
+            interrupts[task_id] = [i.id for i in items if isinstance(i, Interrupt)]
+        elif not channel.startswith("__"):
+            finished.add(task_id)
+    return sorted(i for task, ids in interrupts.items() if task not in finished for i in ids)
+
+
+def _refuse_if_moved(seen: StateSnapshot, now: CheckpointTuple | None) -> None:
+    """Under the resume lock: the thread must still be where this caller saw it (the same
+    checkpoint, the same pending interrupts), read from the saver's record alone."""
     before = (seen.config.get("configurable") or {}).get("checkpoint_id")
-    after = (now.config.get("configurable") or {}).get("checkpoint_id")
-    if before != after or [i.id for i in seen.interrupts] != [i.id for i in now.interrupts]:
+    after = (now.config.get("configurable") or {}).get("checkpoint_id") if now else None
+    if before != after or sorted(i.id for i in seen.interrupts) != _pending_interrupt_ids(now):
         raise ConcurrentResumeError(
             "another caller resumed this thread first; its decision was applied and yours was "
             "not. Read the thread again (get_state / run result) before deciding again"
@@ -505,7 +523,7 @@ class ReActAgent:
         moved since ``seen``, and report a decision its schema refuses."""
         with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
             if seen is not None:
-                _refuse_if_moved(seen, self.graph.get_state(plan.config))
+                _refuse_if_moved(seen, self.checkpointer.get_tuple(plan.config))
             with _checked_decision(seen):
                 yield
 
@@ -514,7 +532,7 @@ class ReActAgent:
         """Async twin of :meth:`_resuming`."""
         async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
             if seen is not None:
-                _refuse_if_moved(seen, await self.graph.aget_state(plan.config))
+                _refuse_if_moved(seen, await self.checkpointer.aget_tuple(plan.config))
             with _checked_decision(seen):
                 yield
 
