@@ -200,3 +200,12 @@ def pg_uri(postgres_server: PostgresServer) -> Iterator[str]:
         yield uri
     finally:
         postgres_server.drop_database(uri)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A SQLite file path or the URI of a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "agent.db")
+    uri: str = request.getfixturevalue("pg_uri")
+    return uri

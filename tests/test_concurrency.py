@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -27,6 +26,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from dynavec_langgraph import ConcurrentResumeError, ReActAgent
 from dynavec_langgraph.records import AgentResult
 from tests.children.scenario import (
+    PAID,
     TIMEOUT,
     Scenario,
     conversation,
@@ -38,22 +38,11 @@ from tests.children.scenario import (
     wait_for,
     wait_for_any,
 )
+from tests.children.scenario import (
+    thread_config as _cfg,
+)
 
-PAID = "Finished: rent: balance 500 | Transferred 100."
 DECISIONS = {"a": "approved", "b": "rejected"}
-
-
-def _cfg(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id}}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file path or the URI of a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        return str(tmp_path / "agent.db")
-    uri: str = request.getfixturevalue("pg_uri")
-    return uri
 
 
 def _pause(db: str, scenario: Scenario, thread_id: str) -> None:

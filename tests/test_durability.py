@@ -13,11 +13,11 @@ from typing import Any
 
 import psycopg
 import pytest
-from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
 from dynavec_langgraph import CheckpointNotFoundError, InvalidDecisionError, NothingToResumeError
 from tests.children.scenario import (
+    PAID,
     ROOT,
     TIMEOUT,
     Scenario,
@@ -29,22 +29,10 @@ from tests.children.scenario import (
     start_child,
     wait_for,
 )
+from tests.children.scenario import (
+    thread_config as _cfg,
+)
 from tests.pg import PostgresServer
-
-PAID = "Finished: rent: balance 500 | Transferred 100."
-
-
-def _cfg(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id}}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file path or the URI of a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        return str(tmp_path / "agent.db")
-    uri: str = request.getfixturevalue("pg_uri")
-    return uri
 
 
 def _base(db: str, effects: Path) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -40,6 +41,15 @@ from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
+PAID = "Finished: rent: balance 500 | Transferred 100."
+"""The final answer of the rent scenario once the transfer was approved."""
+
+
+def thread_config(thread_id: str) -> RunnableConfig:
+    """The run config of ``thread_id``."""
+    return {"configurable": {"thread_id": thread_id}}
+
+
 """Seconds a test waits for a child or a marker before failing (never reached when it works)."""
 
 
