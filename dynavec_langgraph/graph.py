@@ -27,6 +27,7 @@ from dynavec_langgraph.interrupt import ToolCallRef, running_tool_call
 from dynavec_langgraph.messages import (
     add_conversation,
     merge_conversation,
+    new_turn,
     pending_calls,
     run_steps,
 )
@@ -158,7 +159,12 @@ def _route_after_tools(max_steps: int) -> Any:
 
 def _after_model(state: ReActState, response: Any) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
-        raise TypeError(f"the model answered {type(response).__name__}, not an AIMessage")
+        raise TypeError(
+            f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
+            "pass a LangChain chat model (or a dynavec model whose invoke returns an assistant "
+            "message); nothing of this turn was saved"
+        )
+    response = new_turn(state["messages"], response)
     has_calls = bool(response.tool_calls or response.invalid_tool_calls)
     return {
         "messages": [response],
