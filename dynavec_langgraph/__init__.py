@@ -14,6 +14,7 @@ from dynavec_langgraph.errors import (
     DynavecError,
     InvalidDecisionError,
     NothingToResumeError,
+    StorageError,
     ThreadPausedError,
 )
 from dynavec_langgraph.graph import ReActState, create_react_agent
@@ -39,6 +40,7 @@ __all__ = [
     "NothingToResumeError",
     "ReActAgent",
     "ReActState",
+    "StorageError",
     "ThreadPausedError",
     "ToolCall",
     "create_react_agent",

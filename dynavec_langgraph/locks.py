@@ -65,8 +65,9 @@ _held: set[tuple[int, str]] = set()
 
 def _busy(thread_id: str) -> ConcurrentResumeError:
     return ConcurrentResumeError(
-        f"another caller is resuming thread {thread_id!r} right now; this decision was not "
-        "applied. Wait for that resume to finish, then read the thread again before deciding"
+        f"another caller is running or resuming thread {thread_id!r} right now; nothing was "
+        "done here (no decision applied, no tool run). Wait for it to finish, then read the "
+        "thread again before deciding"
     )
 
 
