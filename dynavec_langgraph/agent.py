@@ -101,19 +101,28 @@ def _looks_like_id_map(decision: Any) -> bool:
     )
 
 
+def _brief(value: Any, limit: int = 160) -> str:
+    """``repr(value)`` for a message: shortened, and safe for values nested too deeply."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _check_storable(saver: Any, decision: Any) -> None:
     """Refuse, before anything runs, a decision the thread's saver cannot store (the approved
     tool would run and then the write fail, leaving the pause open to be approved again)."""
     try:
         saver.serde.dumps_typed(decision)
-    except RecursionError:
-        raise InvalidDecisionError(
-            "the decision is nested too deeply to be stored; nothing ran and the thread is "
-            "still paused: send a flatter value"
-        ) from None
     except Exception as error:
+        if isinstance(error, RecursionError) or "recursion" in str(error).lower():
+            raise InvalidDecisionError(
+                "the decision is nested too deeply to be stored; nothing ran and the thread is "
+                "still paused: send a flatter value"
+            ) from None
         raise InvalidDecisionError(
-            f"the decision {decision!r:.120} cannot be stored by the checkpointer ({error}); "
+            f"the decision {_brief(decision)} cannot be stored by the checkpointer ({error}); "
             "nothing ran and the thread is still paused: decide with JSON-like values (str, "
             "number, bool, list, dict) or a pydantic model"
         ) from None
@@ -152,7 +161,7 @@ def _storage_error(
             [],
         )
     ran = [c.describe() for c in record.values()]
-    decided = f" with the decision {decision!r:.200}" if decision is not _MISSING else ""
+    decided = f" with the decision {_brief(decision)}" if decision is not _MISSING else ""
     return StorageError(
         f"{where} failed ({type(error).__name__}: {error}) after these tool calls ran"
         f"{decided}: {'; '.join(ran)}. Their results were not saved, so {thread} still shows "

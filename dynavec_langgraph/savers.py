@@ -35,7 +35,8 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
 from dynavec_langgraph.adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
 from dynavec_langgraph.checkpoint import BaseCheckpointer
-from dynavec_langgraph.errors import CheckpointerConfigError
+from dynavec_langgraph.errors import CheckpointerConfigError, StorageError
+from dynavec_langgraph.locks import check_writable
 from dynavec_langgraph.serde import safe_serializer
 
 __all__ = ["ConnectionSaver", "describe_storage", "is_storage_error", "resolve_checkpointer"]
@@ -157,6 +158,11 @@ def _open_sqlite(url: str) -> ConnectionSaver:
             f"checkpointer={url!r} names no file: use 'sqlite:///path/to.db', "
             "'sqlite:////absolute/path.db' or 'sqlite:///:memory:'"
         )
+    if path != ":memory:":
+        try:
+            check_writable(path)
+        except StorageError as error:
+            raise CheckpointerConfigError(str(error)) from None
     try:
         conn = sqlite3.connect(path, check_same_thread=False, timeout=timeout)
     except sqlite3.Error as exc:

@@ -8,9 +8,11 @@ tool-call id cases (none, empty, duplicate ids) are in ``tests/test_tool_call_id
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +20,18 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from dynavec_langgraph import (
+    CheckpointerConfigError,
     ConcurrentResumeError,
+    InvalidDecisionError,
     NothingToResumeError,
     ReActAgent,
+    StorageError,
     ThreadPausedError,
     interrupt,
     tool,
 )
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
+from tests.pg import PostgresServer
 
 TIMEOUT = 60.0
 RUNS: Counter[str] = Counter()
@@ -126,3 +132,143 @@ def test_run_on_a_paused_thread_is_refused_under_the_lock(tmp_path: Path) -> Non
     assert agent.resume(thread_id="t", human_decision="yes").output == "ok"
     assert RUNS == {"asked": 2}  # the pause, then the re-run with the decision
     agent.close()
+
+
+# --- case 4: a decision that cannot be stored; storage failing around the approved tool -----
+
+
+class Opaque:
+    """No saver can store this."""
+
+
+def send_policy(messages: list[BaseMessage]) -> Turn:
+    if isinstance(messages[-1], HumanMessage):
+        return [{"name": "send", "args": {"amount": 120}}]
+    return f"finished: {messages[-1].content}"
+
+
+def make_send(on_run: Callable[[], None] | None = None) -> Any:
+    @tool
+    def send(amount: int) -> str:
+        """Send money once approved."""
+        decision = interrupt("approve_send", {"amount": amount})
+        RUNS[f"sent {decision!r}"] += 1
+        if on_run is not None:
+            on_run()
+        return f"sent {amount}"
+
+    return send
+
+
+def paused_agent(checkpointer: Any, on_run: Callable[[], None] | None = None) -> ReActAgent:
+    agent = ReActAgent(
+        ScriptedChatModel(policy=send_policy), [make_send(on_run)], checkpointer=checkpointer
+    )
+    assert agent.run("pay", thread_id="t").termination_reason == "interrupted"
+    return agent
+
+
+@pytest.mark.parametrize("decision", [Opaque(), {"nested": Opaque()}, [lambda: 1]])
+def test_a_decision_the_saver_cannot_store_is_refused_before_anything_runs(
+    db: str, decision: Any
+) -> None:
+    agent = paused_agent(url(db))
+    with pytest.raises(InvalidDecisionError, match="cannot be stored by the checkpointer"):
+        agent.resume(thread_id="t", human_decision=decision)
+    with pytest.raises(InvalidDecisionError, match="cannot be stored"):
+        agent.resume(thread_id="t", decisions={"approve_send": decision})
+    assert RUNS == {}
+    assert agent.graph.get_state(cfg()).interrupts  # still paused
+    assert agent.resume(thread_id="t", human_decision="approved").output == "finished: sent 120"
+    assert RUNS == {"sent 'approved'": 1}
+    agent.close()
+
+
+def test_a_deeply_nested_decision_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    deep: Any = "x"
+    for _ in range(100_000):
+        deep = [deep]
+    agent = paused_agent(f"sqlite:///{tmp_path}/d.db")
+    with pytest.raises(InvalidDecisionError, match="nested too deeply"):
+        agent.resume(thread_id="t", human_decision=deep)
+    assert RUNS == {}
+    agent.close()
+
+
+def cfg(thread: str = "t") -> Any:
+    return {"configurable": {"thread_id": thread}}
+
+
+class Immutable:
+    """``chattr +i``: even root cannot write the path (tests run as root in CI)."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def set(self, path: Path) -> None:
+        subprocess.run(["chattr", "+i", str(path)], check=True)
+        self.paths.append(path)
+
+    def clear(self) -> None:
+        while self.paths:
+            subprocess.run(["chattr", "-i", str(self.paths.pop())], check=True)
+
+
+@pytest.fixture
+def immutable() -> Iterator[Immutable]:
+    handle = Immutable()
+    try:
+        yield handle
+    finally:
+        handle.clear()
+
+
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_sqlite_file_turned_read_only_is_refused_before_the_tool_runs(
+    tmp_path: Path, immutable: Immutable, what: str
+) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    db = folder / "bank.db"
+    agent = paused_agent(f"sqlite:///{db}")
+    immutable.set(db if what == "file" else folder)
+    with pytest.raises(StorageError, match=rf"SQLite {what} .* is read-only.*nothing ran"):
+        agent.resume(thread_id="t", human_decision="approved")
+    assert RUNS == {}
+    # a new agent on it is refused when it is built, with the same reason
+    with pytest.raises(CheckpointerConfigError, match="read-only"):
+        ReActAgent(ScriptedChatModel(policy=send_policy), [], checkpointer=f"sqlite:///{db}")
+    immutable.clear()
+    assert agent.resume(thread_id="t", human_decision="approved").output == "finished: sent 120"
+    assert RUNS == {"sent 'approved'": 1}
+    agent.close()
+
+
+def test_postgres_stopped_while_the_tool_runs_then_back(tmp_path: Path) -> None:
+    """The write after the approved tool fails: the error says which call ran with which
+    decision, and the retry on the same agent does not send the money again."""
+    server = PostgresServer().start()
+    try:
+        uri = server.create_database()
+        agent = paused_agent(uri, on_run=server.shutdown)
+        started = time.monotonic()
+        with pytest.raises(StorageError) as failure:
+            agent.resume(thread_id="t", human_decision="approved")
+        assert time.monotonic() - started < 30  # fails fast, no 30 s pool wait
+        message = str(failure.value)
+        assert message.startswith("PostgreSQL at postgresql://")
+        assert "send({'amount': 120})" in message and "decision 'approved'" in message
+        # while it is down: one clear error, fast; the call is not run again
+        started = time.monotonic()
+        with pytest.raises(StorageError, match=r"PoolTimeout.*send\(\{'amount': 120\}\)"):
+            agent.resume(thread_id="t", human_decision="approved")
+        assert time.monotonic() - started < 15
+        assert RUNS == {"sent 'approved'": 1}
+        server.restart()
+        # back: the same agent reconnects by itself and does not send the money again
+        done = agent.resume(thread_id="t", human_decision="approved")
+        assert done.output == "finished: sent 120"
+        assert RUNS == {"sent 'approved'": 1}
+        agent.close()
+    finally:
+        server.stop()
