@@ -48,9 +48,15 @@ class DynavecChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         result = self.inner.invoke([to_dynavec(m) for m in messages], tools=self.tools, **kwargs)
-        reply = from_dynavec(getattr(result, "message", result))
+        try:
+            reply = from_dynavec(getattr(result, "message", result))
+        except (TypeError, ValueError):
+            reply = result
         if not isinstance(reply, AIMessage):
-            raise TypeError(f"a dynavec model must answer an assistant message, got {reply!r}")
+            raise TypeError(
+                f"a dynavec model must answer an assistant message (a result whose .message is "
+                f"a Message with role 'assistant', or such a Message or dict), got {reply!r:.120}"
+            )
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 

@@ -39,7 +39,13 @@ from dynavec_langgraph.errors import CheckpointerConfigError, StorageError
 from dynavec_langgraph.locks import check_writable
 from dynavec_langgraph.serde import safe_serializer
 
-__all__ = ["ConnectionSaver", "describe_storage", "is_storage_error", "resolve_checkpointer"]
+__all__ = [
+    "ConnectionSaver",
+    "describe_storage",
+    "is_storage_error",
+    "masked_url",
+    "resolve_checkpointer",
+]
 
 SCHEMES: Final = ("sqlite:///", "postgresql://", "postgres://")
 """Connection-string prefixes ``checkpointer=`` accepts."""
@@ -140,7 +146,8 @@ class ConnectionSaver(ThreadedAsyncSaver[Any]):
         return clone
 
 
-def _masked(url: str) -> str:
+def masked_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``."""
     parts = urlsplit(url)
     if parts.password is None:
         return url
@@ -224,10 +231,10 @@ def _open_postgres(url: str) -> ConnectionSaver:
     except (PoolTimeout, psycopg.Error) as exc:
         pool.close()
         raise CheckpointerConfigError(
-            f"cannot connect to PostgreSQL at {_masked(url)}: {exc}. Check that the server "
+            f"cannot connect to PostgreSQL at {masked_url(url)}: {exc}. Check that the server "
             "runs and the URI (host, port, database, user) is right"
         ) from exc
-    return ConnectionSaver(saver, _masked(url), pool.close)
+    return ConnectionSaver(saver, masked_url(url), pool.close)
 
 
 def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
@@ -261,7 +268,7 @@ def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
         if checkpointer.startswith(("postgresql://", "postgres://")):
             return _open_postgres(checkpointer)
         raise CheckpointerConfigError(
-            f"checkpointer={_masked(checkpointer)!r}: unknown scheme; use "
+            f"checkpointer={masked_url(checkpointer)!r}: unknown scheme; use "
             "'sqlite:///path/to.db', 'postgresql://user:password@host:port/database' "
             "(or 'postgres://...'), a LangGraph saver, or a dynavec checkpointer"
         )
