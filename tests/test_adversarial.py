@@ -657,3 +657,26 @@ def test_cli_graph_that_fails_to_import_gets_a_clear_error(
         assert cli_main(["inbox", "list", "--db", str(db), "--graph", spec]) == 2
         err = capsys.readouterr().err
         assert expected in err and "Traceback" not in err
+
+
+def test_postgres_down_at_resume_fails_fast_then_reconnects_by_itself() -> None:
+    server = PostgresServer().start()
+    try:
+        agent = paused_agent(server.create_database())
+        server.shutdown()
+        started = time.monotonic()
+        with pytest.raises(StorageError) as failure:
+            agent.resume(thread_id="t", human_decision="approved")
+        assert time.monotonic() - started < 15
+        message = str(failure.value)
+        assert message.startswith("PostgreSQL at postgresql://")
+        assert "No tool ran and thread 't' is unchanged" in message
+        assert RUNS == {}
+        server.restart()
+        assert agent.resume(thread_id="t", human_decision="approved").output == (
+            "finished: sent 120"
+        )  # the first call after the restart works: the pool replaced its dead connections
+        assert RUNS == {"sent 'approved'": 1}
+        agent.close()
+    finally:
+        server.stop()

@@ -393,3 +393,31 @@ def test_reference_create_agent_sends_repeated_ids_back_to_the_provider(
     with pytest.raises(Exception, match="Duplicate tool call id"):
         graph.invoke({"messages": [HumanMessage("go")]})
     assert RUNS == {"step 1": 1, "step 2": 1}
+
+
+def test_dynavec_records_with_per_turn_ids() -> None:
+    from dynavec_langgraph import MemoryCheckpointer
+
+    checkpointer = MemoryCheckpointer()
+    agent = ReActAgent(
+        ScriptedChatModel(turns=pausing_per_turn_ids()),
+        [step, transfer_funds],
+        checkpointer=checkpointer,
+    )
+    paused = agent.run("go", thread_id="t")
+    assert paused.interrupt_payload is not None
+    assert paused.interrupt_payload["payload"] == {"amount": 3}
+    # the paused call's id in the record is the one in the conversation, and unique
+    record = agent.get_checkpoint("t")
+    assert record is not None and record.node_id == "interrupted"
+    call_id = record.state["interrupted"]["tool_call_id"]
+    ids = [c["id"] for m in record.state["messages"] for c in m.get("tool_calls") or []]
+    assert call_id in ids and len(ids) == len(set(ids)) == 4
+    done = ReActAgent(
+        ScriptedChatModel(turns=pausing_per_turn_ids()[2:]),
+        [step, transfer_funds],
+        checkpointer=checkpointer,
+    ).resume(thread_id="t", human_decision="approved")
+    assert done.output == "finished"
+    assert done.tool_calls_count == 6
+    assert RUNS == {f"step {n}": 1 for n in (1, 2, 4, 5, 6)} | {"transfer 3": 1}
