@@ -26,7 +26,7 @@ from dynavec_langgraph.errors import (
 )
 from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
 from dynavec_langgraph.graph import AGENT_NODE, MODEL_KWARGS_KEY, create_react_agent
-from dynavec_langgraph.interrupt import describe_pending, resume_command
+from dynavec_langgraph.interrupt import describe_pending, refused_decisions, resume_command
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
@@ -116,6 +116,17 @@ def _checked_decision(seen: StateSnapshot | None) -> Iterator[None]:
             f"response_schema ({error}). Nothing was saved and the thread is still paused: "
             "resume it again with a valid decision"
         ) from error
+
+
+def _refuse_if_asked_again(seen: StateSnapshot, now: Sequence[Interrupt]) -> None:
+    """A decision the paused tool refused: the thread is paused at the same approval again."""
+    refused = refused_decisions(seen.interrupts, now)
+    if refused:
+        raise InvalidDecisionError(
+            f"{'; '.join(refused)}. Nothing ran and the thread is still paused at the same "
+            "approval (asked again, with this error in its interrupt value): resume it again "
+            "with a valid decision"
+        )
 
 
 def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
@@ -526,6 +537,8 @@ class ReActAgent:
                 _refuse_if_moved(seen, self.checkpointer.get_tuple(plan.config))
             with _checked_decision(seen):
                 yield
+            if seen is not None:
+                _refuse_if_asked_again(seen, self.graph.get_state(plan.config).interrupts)
 
     @asynccontextmanager
     async def _aresuming(self, plan: _Plan, seen: StateSnapshot | None) -> AsyncIterator[None]:
@@ -535,6 +548,8 @@ class ReActAgent:
                 _refuse_if_moved(seen, await self.checkpointer.aget_tuple(plan.config))
             with _checked_decision(seen):
                 yield
+            if seen is not None:
+                _refuse_if_asked_again(seen, (await self.graph.aget_state(plan.config)).interrupts)
 
     def _stream(self, plan: _Plan, state: AgentState | None) -> Iterator[AgentEvent]:
         for mode, chunk in self.graph.stream(
