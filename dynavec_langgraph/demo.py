@@ -140,7 +140,10 @@ def get_balance() -> str:
 def transfer_funds(amount: int, to: str = DEFAULT_RECIPIENT) -> str:
     """Transfer ``amount`` to ``to``. A person must approve the transfer first."""
     answer = interrupt(
-        "approve_transfer", {"amount": amount, "to": to}, response_schema=TransferDecision
+        "approve_transfer",
+        {"amount": amount, "to": to},
+        response_schema=TransferDecision,
+        allowed=("approve", "reject", "respond"),  # an edit of the payload is no decision here
     )
     if answer.decision == "approved":
         result = f"Transferred {amount} to {to}."

@@ -402,11 +402,27 @@ def _any_decision_schema(node_id: str) -> dict[str, Any]:
 
 
 @overload
-def interrupt(node_id: str, payload: Any = None, *, response_schema: type[T]) -> T: ...
-@overload
-def interrupt(node_id: str, payload: Any = None, *, response_schema: None = None) -> Any: ...
 def interrupt(
-    node_id: str, payload: Any = None, *, response_schema: type[Any] | None = None
+    node_id: str,
+    payload: Any = None,
+    *,
+    response_schema: type[T],
+    allowed: Sequence[DecisionKind] = ...,
+) -> T: ...
+@overload
+def interrupt(
+    node_id: str,
+    payload: Any = None,
+    *,
+    response_schema: None = None,
+    allowed: Sequence[DecisionKind] = ...,
+) -> Any: ...
+def interrupt(
+    node_id: str,
+    payload: Any = None,
+    *,
+    response_schema: type[Any] | None = None,
+    allowed: Sequence[DecisionKind] = ALL_DECISIONS,
 ) -> Any:
     """Pause the running tool call until a person decides; return the decision.
 
@@ -428,6 +444,8 @@ def interrupt(
             every re-run. A decision it refuses asks the same approval again, with ``error``
             set in the new interrupt value; nothing after the pause runs. Studio renders it as
             a typed form.
+        allowed: the approval UIs' decisions offered (their buttons); another one asks again.
+            Plain values are always accepted.
 
     Raises:
         TypeError: ``payload`` cannot be stored as JSON (raised before anything is saved).
@@ -435,6 +453,9 @@ def interrupt(
     """
     if not isinstance(node_id, str) or not node_id:
         raise TypeError(f"interrupt() needs a non-empty string node_id, got {node_id!r}")
+    kinds = [k for k in ALL_DECISIONS if k in allowed]
+    if not kinds or set(allowed) - set(kinds):
+        raise ValueError(f"allowed={allowed!r}: use some of {', '.join(ALL_DECISIONS)}")
     try:
         json.dumps(payload, allow_nan=False)
     except (TypeError, ValueError) as error:
@@ -468,11 +489,16 @@ def interrupt(
             name=node_id,
             args=args,
             description=description,
+            allowed=kinds,
             error=error,
         )
 
     def accept(raw: Any) -> Any:
         decision = read_decision(raw, node_id)
+        if decision is not None and decision.kind not in kinds:
+            raise InvalidDecisionError(
+                f"{decision.kind!r} is not allowed for {node_id!r}; allowed: {', '.join(kinds)}"
+            )
         value = raw if decision is None else _plain(decision, wrapped)
         if value is None:
             raise InvalidDecisionError("None is no decision: answer with a value")
