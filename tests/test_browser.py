@@ -30,7 +30,11 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException, WebDriverException
+from selenium.common.exceptions import (
+    StaleElementReferenceException,
+    TimeoutException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -77,16 +81,22 @@ class Browser:
         self.driver.save_screenshot(str(self.shots / f"{index:02d}-{name}.png"))
 
     def button(self, label: str) -> WebElement | None:
-        """A displayed, enabled button whose text is ``label``."""
-        for element in self.driver.find_elements(By.TAG_NAME, "button"):
-            if element.text.strip() == label and element.is_displayed() and element.is_enabled():
-                return element
+        """A displayed, enabled button whose text is ``label`` (None while React redraws)."""
+        try:
+            for element in self.driver.find_elements(By.TAG_NAME, "button"):
+                if element.text.strip() == label and element.is_displayed():
+                    return element if element.is_enabled() else None
+        except StaleElementReferenceException:
+            return None
         return None
 
     def text(self, words: str) -> WebElement | None:
         """The innermost displayed element whose text contains ``words``."""
         xpath = f"//*[contains(text(), {words!r})]"
-        shown = [e for e in self.driver.find_elements(By.XPATH, xpath) if e.is_displayed()]
+        try:
+            shown = [e for e in self.driver.find_elements(By.XPATH, xpath) if e.is_displayed()]
+        except StaleElementReferenceException:
+            return None
         return shown[-1] if shown else None
 
 
