@@ -29,7 +29,7 @@ the new interrupt's ``error``; the call does not run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, Union
 
 from pydantic import TypeAdapter
 
@@ -119,7 +119,11 @@ def require_approval(
         raise ValueError(f"allowed={allowed!r}: use some of approve, edit, reject, respond")
     kinds = [k for k in ALL_DECISIONS if k in allowed]
     point = node_id or f"approve_{inner.name}"
-    schema = TypeAdapter(decision_schema(kinds)).json_schema()
+    plain = tuple(word for word, kind in _PLAIN.items() if kind in kinds)
+    shapes: Any = decision_schema(kinds)
+    if plain:
+        shapes = Union[shapes, Literal[plain]]  # noqa: UP007
+    schema = TypeAdapter[Any](shapes).json_schema()
 
     def _decide(args: dict[str, Any]) -> Decision:
         text = description or f"{inner.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"

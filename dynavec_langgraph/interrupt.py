@@ -238,8 +238,8 @@ def decision_schema(allowed: Sequence[DecisionKind]) -> Any:
     ours = tuple(_LANGCHAIN[k] for k in allowed)
     inbox = tuple(_INBOX[k] for k in allowed)
     one = Union[ours]  # type: ignore[valid-type]  # noqa: UP007
-    batch = TypedDict("batch", {"decisions": list[one]})  # noqa: UP013
-    return Union[(batch, *ours, list[Union[inbox]], *inbox)]  # type: ignore[valid-type]  # noqa: UP007
+    LangChainDecisions = TypedDict("LangChainDecisions", {"decisions": list[one]})  # noqa: UP013
+    return Union[(LangChainDecisions, *ours, list[Union[inbox]], *inbox)]  # type: ignore[valid-type]  # noqa: UP007
 
 
 @dataclass(frozen=True)

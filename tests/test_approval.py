@@ -62,6 +62,26 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
         [("b@x.org", "edited")],
     ),
     ([{"type": "response", "args": "typed by a person"}], "typed by a person", []),
+    # LangChain 1.0 HITL (the current Agent Chat UI): one decision per action under review
+    ({"decisions": [{"type": "approve"}]}, "sent to a@x.org", [("a@x.org", "hi")]),
+    (
+        {"decisions": [{"type": "edit", "edited_action": {"name": "send_email", "args": EDITED}}]},
+        "sent to b@x.org",
+        [("b@x.org", "edited")],
+    ),
+    (
+        {"decisions": [{"type": "reject", "message": "not now"}]},
+        "User rejected the tool call for `send_email` with reason: not now",
+        [],
+    ),
+    # dynavec's plain values
+    ("approved", "sent to a@x.org", [("a@x.org", "hi")]),
+    (
+        "rejected",
+        "User rejected the tool call for `send_email`. The tool was not executed. "
+        "Do not retry this tool call unless the user explicitly requests it.",
+        [],
+    ),
 ]
 
 
@@ -111,6 +131,7 @@ def test_interrupt_value_serves_langchain_inbox_and_dynavec_readers() -> None:
     assert value["node_id"] == "approve_send_email"
     assert value["payload"]["args"] == value["args"]
     assert pending.response_schema is not None  # Studio draws a typed form from it
+    assert {"enum": ["approved", "rejected"], "type": "string"} in pending.response_schema["anyOf"]
 
 
 def test_invalid_and_disallowed_decisions_leave_the_thread_paused() -> None:
