@@ -32,9 +32,10 @@ browser-tools:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
 
 # The Agent Chat UI (npm package create-agent-chat-app, vite template), built once and cached
-# outside the clone (~/.cache/dynavec-langgraph/agent-chat-ui-<version>).
+# outside the clone (~/.cache/dynavec-langgraph/agent-chat-ui-<version>). A failed build does
+# not stop the other tests: the browser test tries again and fails with the reason.
 agent-chat-ui: $(BIN)/.installed browser-tools
-	$(BIN)/python -m tests.agent_chat_ui
+	-$(BIN)/python -m tests.agent_chat_ui
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check dynavec_langgraph tests benchmarks
