@@ -225,3 +225,14 @@ async def test_agent_chat_ui_approves_the_demo_transfer(browser: Browser, studio
     assert answer is not None and "Transferred 75 to Alice." in answer.text
     steps = ", ".join(f"{k} {v:.2f} s" for k, v in browser.seconds.items())
     print(f"\nbrowser steps: {steps}; screenshots in {browser.shots}")
+
+
+def test_a_ui_that_cannot_be_built_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the browser test fails with when the build is impossible (here: no npm)."""
+    monkeypatch.setenv("DYNAVEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(UIBuildError, match=r"npm/npx not found: install Node.js and npm"):
+        build()
+    assert list(tmp_path.iterdir()) == []  # nothing half-built is left to be taken for a build
