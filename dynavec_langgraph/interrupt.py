@@ -283,8 +283,20 @@ def _one(raw: Mapping[str, Any], action: str) -> Decision:
     return Decision(kind, message=data.get("message"))
 
 
+def _typed(items: Any) -> bool:
+    """A non-empty list of dicts with a ``type`` (the shape of the UIs' decision lists)."""
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and all(isinstance(i, Mapping) and "type" in i for i in items)
+    )
+
+
 def read_decision(raw: Any, action: str) -> Decision | None:
     """Read ``raw`` as an approval UI's decision on ``action``; ``None``: a plain value.
+
+    A value counts as a UI decision only by its shape: ``{"decisions": [{"type": ...}]}``, a
+    list of ``{"type": <a UI decision type>, ...}``, or one such dict; anything else is plain.
 
     Raises:
         InvalidDecisionError: it is a UI decision but malformed (e.g. two decisions for one
@@ -299,24 +311,19 @@ def read_decision(raw: Any, action: str) -> Decision | None:
         >>> read_decision("approved", "pay") is None
         True
     """
-    if isinstance(raw, Mapping) and set(raw) == {"decisions"}:
+    if isinstance(raw, Mapping) and set(raw) == {"decisions"} and _typed(raw["decisions"]):
         items = raw["decisions"]
-        if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], Mapping):
+        if len(items) != 1:
             raise InvalidDecisionError(
                 f"expected one decision in 'decisions' for {action!r} (one action is under "
-                f"review), got {_short(items)}"
+                f"review), got {len(items)}"
             )
-        if items[0].get("type") not in _TYPES:
+        if items[0]["type"] not in _TYPES:
             raise InvalidDecisionError(
-                f"unknown decision type {items[0].get('type')!r}: use approve, edit, reject "
-                "or respond"
+                f"unknown decision type {items[0]['type']!r}: use approve, edit, reject or respond"
             )
         return _one(items[0], action)
-    if (
-        isinstance(raw, list)
-        and raw
-        and all(isinstance(r, Mapping) and r.get("type") in _TYPES for r in raw)
-    ):
+    if _typed(raw) and all(r["type"] in _TYPES for r in raw):
         if len(raw) != 1:
             raise InvalidDecisionError(
                 f"expected one Agent Inbox response for {action!r}, got {len(raw)}"

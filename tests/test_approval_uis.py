@@ -160,6 +160,8 @@ PLAIN_CASES: list[tuple[str, Any, Any]] = [
     ("plain number", 42, 42),
     ("plain list", ["a", "b"], ["a", "b"]),
     ("plain false", False, False),
+    ("plain decisions list", {"decisions": ["a", "b"]}, {"decisions": ["a", "b"]}),
+    ("plain list of dicts", [{"type": "mine"}], [{"type": "mine"}]),
 ]
 
 
