@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PG_BIN ?= /usr/lib/postgresql/15/bin
 
-.PHONY: demo test lint typecheck pytest bench postgres-binaries
+.PHONY: demo test lint typecheck pytest bench postgres-binaries browser-tools agent-chat-ui
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,22 @@ postgres-binaries:
 	  echo "installing PostgreSQL 15 server binaries"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null; }
 
+# The browser test: headless Chromium + its driver (Debian packages), and Node.js/npm to build the
+# Agent Chat UI; each installed only when missing.
+browser-tools:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	test -z "$$missing" || { echo "installing$$missing"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
+
+# The Agent Chat UI (npm package create-agent-chat-app, vite template), built once and cached
+# outside the clone (~/.cache/dynavec-langgraph/agent-chat-ui-<version>). A failed build does
+# not stop the other tests: the browser test tries again and fails with the reason.
+agent-chat-ui: $(BIN)/.installed browser-tools
+	-$(BIN)/python -m tests.agent_chat_ui
+
 lint: $(BIN)/.installed
 	$(BIN)/ruff check dynavec_langgraph tests benchmarks
 	$(BIN)/ruff format --check dynavec_langgraph tests benchmarks
@@ -28,7 +44,7 @@ lint: $(BIN)/.installed
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy --strict
 
-pytest: $(BIN)/.installed postgres-binaries
+pytest: $(BIN)/.installed postgres-binaries agent-chat-ui
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest

@@ -38,7 +38,7 @@ from dynavec_langgraph.graph import (
     check_max_steps,
     create_react_agent,
 )
-from dynavec_langgraph.interrupt import describe_pending, resume_command
+from dynavec_langgraph.interrupt import describe_pending, refused_decisions, resume_command
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
@@ -186,6 +186,17 @@ def _checked_decision(seen: StateSnapshot | None) -> Iterator[None]:
             f"response_schema ({error}). Nothing was saved and the thread is still paused: "
             "resume it again with a valid decision"
         ) from error
+
+
+def _refuse_if_asked_again(seen: StateSnapshot | None, now: Sequence[Interrupt]) -> None:
+    """A decision the paused tool refused: the thread is paused at the same approval again."""
+    refused = refused_decisions(seen.interrupts if seen else [], now)
+    if refused:
+        raise InvalidDecisionError(
+            f"{'; '.join(refused)}. Nothing ran and the thread is still paused at the same "
+            "approval (asked again, with this error in its interrupt value): resume it again "
+            "with a valid decision"
+        )
 
 
 def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
@@ -524,6 +535,7 @@ class ReActAgent:
                 output = self.graph.invoke(
                     plan.graph_input, plan.with_record(record), durability=_DURABILITY
                 )
+            _refuse_if_asked_again(seen, self._split(output)[1])
         return self._finish(plan, *self._split(output), state)
 
     async def aresume(
@@ -548,6 +560,7 @@ class ReActAgent:
                     output = await self.graph.ainvoke(
                         plan.graph_input, plan.with_record(record), durability=_DURABILITY
                     )
+                _refuse_if_asked_again(seen, self._split(output)[1])
         return self._finish(plan, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
@@ -609,6 +622,7 @@ class ReActAgent:
             plan.with_record(record)
             with _checked_decision(seen):
                 yield from self._stream(plan, state)
+            _refuse_if_asked_again(seen, self.graph.get_state(plan.config).interrupts)
 
     async def astream_resume(
         self,
@@ -632,6 +646,7 @@ class ReActAgent:
                 with _checked_decision(seen):
                     async for event in self._astream(plan, state):
                         yield event
+                _refuse_if_asked_again(seen, (await self.graph.aget_state(plan.config)).interrupts)
 
     @contextmanager
     def _guarded(

@@ -1,178 +1,97 @@
-"""Approve / edit / reject / respond to a tool call, in the formats approval UIs already use.
+"""Approve / edit / reject / respond to a tool call, from the approval UIs people use.
 
-``require_approval(tool)`` wraps a tool so that every call pauses first. The interrupt value
-is LangChain's per-call ``tool_approval`` request (``type``, ``tool_call_id``, ``name``,
-``args``, ``description``) with a ``response_schema`` listing the allowed decisions, plus
-Agent Inbox's ``action_request`` / ``config`` and this package's ``node_id`` / ``payload`` /
-``tool_call`` keys, so LangChain clients, Agent Inbox, Studio and ``ReActAgent`` all read it.
+``require_approval(tool)`` wraps a tool so that every call pauses first. The pause is the
+package's one :class:`~dynavec_langgraph.interrupt.InterruptValue` (LangChain 1.0's HITL
+request, LangChain's per-call ``tool_approval`` keys, Agent Inbox's ``action_request`` /
+``config`` / ``description``, dynavec's ``node_id`` / ``payload`` / ``tool_call``) with a
+``response_schema`` listing the decisions allowed.
 
-Decisions accepted (LangChain's, then Agent Inbox's ``HumanResponse``, alone or in a list):
+Decisions accepted (read by :func:`~dynavec_langgraph.interrupt.read_decision`): LangChain 1.0's
+``{"decisions": [one decision]}``, one per-call decision, Agent Inbox's ``HumanResponse`` list,
+and the plain values ``"approved"`` / ``"rejected"``:
 
 ================================  ==========================================================
-``{"type": "approve"}``           run the call as the model asked (Inbox: ``accept``)
+``{"type": "approve"}``           run the call as the model asked (Inbox: ``accept``;
+                                  plain: ``"approved"``)
 ``{"type": "edit", ...}``         run it with the edited arguments (LangChain:
                                   ``edited_action={"name", "args"}``; Inbox:
                                   ``args={"action", "args"}``)
 ``{"type": "reject", ...}``       do not run it; the model is told, with ``message`` if given
-                                  (Inbox: ``ignore``)
+                                  (Inbox: ``ignore``; plain: ``"rejected"``)
 ``{"type": "respond", ...}``      do not run it; ``message`` is the tool's result
                                   (Inbox: ``response`` with ``args`` the text)
 ================================  ==========================================================
+
+Anything else, or a decision not in ``allowed``, asks the same approval again with the reason in
+the new interrupt's ``error``; the call does not run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NotRequired, Union, cast
+from typing import Any, Literal, Union
 
-from langgraph.types import interrupt as lg_interrupt
-from pydantic import Discriminator, TypeAdapter
-from typing_extensions import TypedDict
+from pydantic import TypeAdapter
 
-from dynavec_langgraph.interrupt import current_tool_call
+from dynavec_langgraph.errors import InvalidDecisionError
+from dynavec_langgraph.interrupt import (
+    ALL_DECISIONS,
+    Decision,
+    DecisionKind,
+    InterruptValue,
+    ask,
+    current_tool_call,
+    decision_schema,
+    pause_value,
+    read_decision,
+)
 from dynavec_langgraph.tools import AgentTool, as_tools
 
 __all__ = ["ApprovalDecision", "DecisionType", "normalize_decision", "require_approval"]
 
-DecisionType = Literal["approve", "edit", "reject", "respond"]
-_INBOX = {"accept": "approve", "edit": "edit", "ignore": "reject", "response": "respond"}
+DecisionType = DecisionKind
+ApprovalDecision = decision_schema(ALL_DECISIONS)
+"""Every decision shape :func:`require_approval` accepts (beside ``"approved"``/``"rejected"``)."""
+
+_PLAIN: dict[Any, DecisionKind] = {"approved": "approve", "rejected": "reject"}
 
 
-class _Approve(TypedDict):
-    type: Literal["approve"]
-
-
-class _EditedAction(TypedDict):
-    name: str
-    args: dict[str, Any]
-
-
-class _Edit(TypedDict):
-    type: Literal["edit"]
-    edited_action: _EditedAction
-
-
-class _Reject(TypedDict):
-    type: Literal["reject"]
-    message: NotRequired[str]
-
-
-class _Respond(TypedDict):
-    type: Literal["respond"]
-    message: str
-
-
-class _InboxAction(TypedDict):
-    action: str
-    args: dict[str, Any]
-
-
-class _InboxAccept(TypedDict):
-    type: Literal["accept"]
-    args: NotRequired[Any]
-
-
-class _InboxIgnore(TypedDict):
-    type: Literal["ignore"]
-    args: NotRequired[Any]
-
-
-class _InboxEdit(TypedDict):
-    type: Literal["edit"]
-    args: _InboxAction
-
-
-class _InboxResponse(TypedDict):
-    type: Literal["response"]
-    args: str
-
-
-_LangChainDecision = Annotated[
-    Union[_Approve, _Edit, _Reject, _Respond], Discriminator("type")  # noqa: UP007
-]
-_InboxDecision = Union[_InboxAccept, _InboxIgnore, _InboxEdit, _InboxResponse]  # noqa: UP007
-ApprovalDecision = Union[_LangChainDecision, _InboxDecision, list[_InboxDecision]]  # noqa: UP007
-"""Every decision shape :func:`require_approval` accepts (its interrupt's response_schema)."""
-
-
-_BY_KIND: dict[str, tuple[Any, Any]] = {
-    "approve": (_Approve, _InboxAccept),
-    "edit": (_Edit, _InboxEdit),
-    "reject": (_Reject, _InboxIgnore),
-    "respond": (_Respond, _InboxResponse),
-}
-
-
-def _schema(allowed: Sequence[DecisionType]) -> Any:
-    """The response_schema for ``allowed``: LangGraph refuses anything else before saving."""
-    ours = tuple(_BY_KIND[k][0] for k in allowed)
-    inbox = tuple(_BY_KIND[k][1] for k in allowed)
-    return Union[(*ours, *inbox, list[Union[inbox]])]  # type: ignore[valid-type]  # noqa: UP007
+def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
+    decision = read_decision(raw, tool_name)
+    if decision is None:
+        kind = _PLAIN.get(raw) if isinstance(raw, str) else None
+        if kind is None:
+            raise InvalidDecisionError(
+                f"{raw!r} is no decision on {tool_name!r}: answer 'approved' / 'rejected' or "
+                "an approval UI's decision (approve, edit, reject, respond)"
+            )
+        decision = Decision(kind)
+    if decision.kind not in allowed:
+        raise InvalidDecisionError(
+            f"{decision.kind!r} is not allowed for {tool_name!r}; allowed: {', '.join(allowed)}"
+        )
+    return decision
 
 
 def normalize_decision(decision: Any, tool_name: str) -> tuple[DecisionType, Any]:
     """``(kind, detail)``: the edited args for ``edit``, the message for ``reject``/``respond``.
 
     Raises:
-        ValueError: an Agent Inbox list that is not exactly one response, or an edit naming
-            another tool.
+        InvalidDecisionError: not a decision (a ``ValueError``).
+        pydantic.ValidationError: a UI decision whose fields do not fit its format.
+
+    Example:
+        >>> normalize_decision([{"type": "response", "args": "no"}], "send")
+        ('respond', 'no')
     """
-    if isinstance(decision, list):
-        if len(decision) != 1:
-            raise ValueError(f"expected one Agent Inbox response, got {len(decision)}")
-        decision = decision[0]
-    kind = decision["type"]
-    if "edited_action" in decision or (kind == "edit" and "action" in decision.get("args", {})):
-        action = decision.get("edited_action") or {
-            "name": decision["args"]["action"],
-            "args": decision["args"]["args"],
-        }
-        if action["name"] != tool_name:
-            raise ValueError(f"an edit may change {tool_name!r}'s arguments, not the tool")
-        return "edit", dict(action["args"])
-    if kind in ("approve", "accept"):
-        return "approve", None
-    if kind == "respond":
-        return "respond", decision["message"]
-    if kind == "response":
-        return "respond", decision["args"]
-    if kind == "ignore":
-        return "reject", None
-    return "reject", decision.get("message")
-
-
-def _request(
-    tool: AgentTool,
-    args: dict[str, Any],
-    allowed: Sequence[DecisionType],
-    description: str,
-    node_id: str,
-) -> dict[str, Any]:
-    call = current_tool_call() or {"id": "", "name": tool.name, "args": args}
-    return {
-        "type": "tool_approval",
-        "tool_call_id": call["id"],
-        "name": tool.name,
-        "args": args,
-        "description": description,
-        "allowed_decisions": list(allowed),
-        "action_request": {"action": tool.name, "args": args},
-        "config": {
-            "allow_accept": "approve" in allowed,
-            "allow_edit": "edit" in allowed,
-            "allow_ignore": "reject" in allowed,
-            "allow_respond": "respond" in allowed,
-        },
-        "node_id": node_id,
-        "payload": {"name": tool.name, "args": args, "description": description},
-        "tool_call": call,
-    }
+    read = _read(decision, tool_name, ALL_DECISIONS)
+    return read.kind, read.args if read.kind == "edit" else read.message
 
 
 def require_approval(
     tool: Any,
     *,
-    allowed: Sequence[DecisionType] = ("approve", "edit", "reject", "respond"),
+    allowed: Sequence[DecisionType] = ALL_DECISIONS,
     description: str | None = None,
     node_id: str | None = None,
 ) -> AgentTool:
@@ -180,8 +99,8 @@ def require_approval(
 
     Args:
         tool: an ``@tool``, a function, a LangChain tool or a dynavec-style tool.
-        allowed: the decisions the reviewer may give; others are refused (the thread stays
-            paused and can be answered again).
+        allowed: the decisions the reviewer may give; others ask the same approval again
+            (the thread stays paused, the call does not run).
         description: shown to the reviewer; defaults to the tool name and arguments.
         node_id: the interrupt's node id; defaults to ``"approve_<tool name>"``.
 
@@ -195,43 +114,57 @@ def require_approval(
         'send_email'
     """
     (inner,) = as_tools([tool])
-    unknown = set(allowed) - {"approve", "edit", "reject", "respond"}
+    unknown = set(allowed) - set(ALL_DECISIONS)
     if unknown or not allowed:
         raise ValueError(f"allowed={allowed!r}: use some of approve, edit, reject, respond")
+    kinds = [k for k in ALL_DECISIONS if k in allowed]
     point = node_id or f"approve_{inner.name}"
-    schema = _schema(allowed)
-    adapter: TypeAdapter[Any] = TypeAdapter(schema)
+    plain = tuple(word for word, kind in _PLAIN.items() if kind in kinds)
+    shapes: Any = decision_schema(kinds)
+    if plain:
+        shapes = Union[shapes, Literal[plain]]  # noqa: UP007
+    schema = TypeAdapter[Any](shapes).json_schema()
 
-    def _decide(args: dict[str, Any]) -> tuple[DecisionType, Any]:
+    def _decide(args: dict[str, Any]) -> Decision:
         text = description or f"{inner.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-        answer = lg_interrupt(
-            _request(inner, args, allowed, text, point),
-            response_schema=cast(type[Any], schema),
-        )
-        kind, detail = normalize_decision(adapter.validate_python(answer), inner.name)
-        return kind, detail
+        call = current_tool_call() or {"id": "", "name": inner.name, "args": args}
 
-    def _outcome(kind: DecisionType, detail: Any) -> str:
-        if kind == "respond":
-            return str(detail)
-        if detail:
-            return f"User rejected the tool call for `{inner.name}` with reason: {detail}"
+        def build(error: str | None) -> InterruptValue:
+            payload = {"name": inner.name, "args": args, "description": text}
+            return pause_value(
+                point,
+                payload,
+                tool_call=call,
+                name=inner.name,
+                args=args,
+                description=text,
+                allowed=kinds,
+                error=error,
+            )
+
+        return ask(build, schema, lambda raw: _read(raw, inner.name, kinds))
+
+    def _outcome(decision: Decision) -> str:
+        if decision.kind == "respond":
+            return str(decision.message)
+        if decision.message:
+            return f"User rejected the tool call for `{inner.name}` with reason: {decision.message}"
         return (
             f"User rejected the tool call for `{inner.name}`. The tool was not executed. "
             "Do not retry this tool call unless the user explicitly requests it."
         )
 
     def gated(**kwargs: Any) -> str:
-        kind, detail = _decide(kwargs)
-        if kind in ("approve", "edit"):
-            return inner.execute(detail if kind == "edit" else kwargs)
-        return _outcome(kind, detail)
+        decision = _decide(kwargs)
+        if decision.kind in ("approve", "edit"):
+            return inner.execute(decision.args if decision.args is not None else kwargs)
+        return _outcome(decision)
 
     async def agated(**kwargs: Any) -> str:
-        kind, detail = _decide(kwargs)
-        if kind in ("approve", "edit"):
-            return await inner.aexecute(detail if kind == "edit" else kwargs)
-        return _outcome(kind, detail)
+        decision = _decide(kwargs)
+        if decision.kind in ("approve", "edit"):
+            return await inner.aexecute(decision.args if decision.args is not None else kwargs)
+        return _outcome(decision)
 
     return AgentTool(
         name=inner.name,

@@ -13,9 +13,14 @@ the plain strings ``"approved"`` / ``"rejected"``, or the object
 
 The model is chosen when it is called, never at import: ``ChatOpenAI`` (model
 ``$OPENAI_MODEL``, default :data:`DEFAULT_OPENAI_MODEL`) when ``OPENAI_API_KEY`` is set, else a
-:class:`~dynavec_langgraph.testing.ScriptedChatModel` whose policy turns ANY user message into a
-``get_balance`` call and a ``transfer_funds`` call (amount and recipient read from the message),
-and, once the tools answered, into a final answer that reports their results.
+:class:`~dynavec_langgraph.testing.ScriptedChatModel` whose policy answers ANY user message with a
+``get_balance`` call, then a ``transfer_funds`` call (amount and recipient read from the
+message), one call per turn, then a final answer that reports their results.
+
+The pause is one every approval UI answers (see the README's approval UI table): Studio's form,
+the Agent Chat UI (LangChain 1.0 decisions, or the Accept / Ignore / Respond buttons of the
+``create-agent-chat-app`` template), Agent Inbox, and the CLI. Approve / accept reach the tool as
+``"approved"``, reject / ignore as ``"rejected"``, a typed response as its text.
 
 Set ``DYNAVEC_DEMO_LEDGER`` to a file path to get an audit trail: every tool run that finishes
 appends one JSON line there (``thread_id``, ``tool``, arguments, ``decision``, ``result``), and
@@ -67,8 +72,8 @@ OPENING_BALANCE = 1000
 LEDGER_ENV = "DYNAVEC_DEMO_LEDGER"
 DEMO_SYSTEM_PROMPT = (
     "You are a banking assistant. When the user asks to pay or transfer money, call "
-    "get_balance, then transfer_funds with the amount and the recipient; a person approves "
-    "each transfer. Then report what happened in one or two sentences."
+    "get_balance, then transfer_funds with the amount and the recipient, one tool call per "
+    "turn; a person approves each transfer. Then report what happened in one or two sentences."
 )
 
 
@@ -140,7 +145,10 @@ def get_balance() -> str:
 def transfer_funds(amount: int, to: str = DEFAULT_RECIPIENT) -> str:
     """Transfer ``amount`` to ``to``. A person must approve the transfer first."""
     answer = interrupt(
-        "approve_transfer", {"amount": amount, "to": to}, response_schema=TransferDecision
+        "approve_transfer",
+        {"amount": amount, "to": to},
+        response_schema=TransferDecision,
+        allowed=("approve", "reject", "respond"),  # an edit of the payload is no decision here
     )
     if answer.decision == "approved":
         result = f"Transferred {amount} to {to}."
@@ -163,38 +171,38 @@ def _text(message: BaseMessage) -> str:
 
 
 def demo_policy(messages: list[BaseMessage]) -> Turn:
-    """The scripted demo model's answer to ``messages``.
+    """The scripted demo model's answer to ``messages``: one tool call per turn.
 
-    After tool answers: the final answer, reporting the results of the last turn's calls.
-    After anything else (any user message): ``get_balance`` then ``transfer_funds`` with the
-    first number of the latest user message as amount (else :data:`DEFAULT_AMOUNT`) and the
-    word after "to" as recipient (else :data:`DEFAULT_RECIPIENT`).
+    After the latest user message: first ``get_balance``; after its answer, ``transfer_funds``
+    with the first number of that message as amount (else :data:`DEFAULT_AMOUNT`) and the word
+    after "to" as recipient (else :data:`DEFAULT_RECIPIENT`); after the transfer's answer, the
+    final answer, reporting the tool results since that message. One call per turn keeps the
+    approval the last thing in the conversation, which is where chat UIs draw it.
 
     Example:
-        >>> demo_policy([HumanMessage("pay 30 to Bob")])[1]
-        {'name': 'transfer_funds', 'args': {'amount': 30, 'to': 'Bob'}}
+        >>> demo_policy([HumanMessage("pay 30 to Bob")])
+        [{'name': 'get_balance', 'args': {}}]
     """
-    if messages and isinstance(messages[-1], ToolMessage):
-        results: list[str] = []
-        for m in reversed(messages):
-            if isinstance(m, AIMessage):
-                break
-            if isinstance(m, ToolMessage):
-                results.insert(0, _text(m))
-        return "Done. " + " ".join(results)
-    request = next((_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-    amount = _AMOUNT.search(request)
-    recipient = _RECIPIENT.search(request)
-    return [
-        {"name": "get_balance", "args": {}},
-        {
-            "name": "transfer_funds",
-            "args": {
-                "amount": int(amount.group()) if amount else DEFAULT_AMOUNT,
-                "to": recipient.group(1) if recipient else DEFAULT_RECIPIENT,
-            },
-        },
-    ]
+    last_user = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    since = messages[last_user + 1 :]
+    results = [_text(m) for m in since if isinstance(m, ToolMessage)]
+    called = [c["name"] for m in since if isinstance(m, AIMessage) for c in m.tool_calls]
+    if not called:
+        return [{"name": "get_balance", "args": {}}]
+    if "transfer_funds" not in called:
+        request = _text(messages[last_user]) if last_user >= 0 else ""
+        amount = _AMOUNT.search(request)
+        recipient = _RECIPIENT.search(request)
+        return [
+            {
+                "name": "transfer_funds",
+                "args": {
+                    "amount": int(amount.group()) if amount else DEFAULT_AMOUNT,
+                    "to": recipient.group(1) if recipient else DEFAULT_RECIPIENT,
+                },
+            }
+        ]
+    return "Done. " + " ".join(results)
 
 
 def demo_model() -> BaseChatModel:

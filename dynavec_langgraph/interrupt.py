@@ -1,29 +1,61 @@
-"""``interrupt(node_id, payload)``: dynavec's pause, on LangGraph's interrupt."""
+"""``interrupt(node_id, payload)``: dynavec's pause, on LangGraph's interrupt, answerable from the
+approval UIs people run.
+
+Every pause this package raises (:func:`interrupt` and
+:func:`~dynavec_langgraph.approval.require_approval`) has one value, built by
+:func:`pause_value`: dynavec's ``node_id`` / ``payload`` / ``tool_call``, LangChain 1.0's HITL
+request (``action_requests``, ``review_configs``), LangChain's per-call ``tool_approval`` keys,
+Agent Inbox's ``action_request`` / ``config`` / ``description``, and ``error`` (why the last
+decision was refused, else ``None``). The interrupt's ``response_schema`` (JSON Schema) is what
+Studio draws a form from.
+
+Decisions are read by :func:`read_decision`: LangChain 1.0's ``{"decisions": [...]}``, a
+LangChain per-call decision ``{"type": "approve" | "edit" | "reject" | "respond", ...}``, Agent
+Inbox's ``[{"type": "accept" | "edit" | "ignore" | "response", "args": ...}]``; anything else is a
+plain value. A decision that cannot be read, or that the ``response_schema`` refuses, never fails
+the run: the same approval is asked again (a new interrupt, with ``error`` set) and nothing runs.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypedDict, TypeVar, overload
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, NotRequired, TypeVar, Union, overload
 
 from langgraph.config import get_config
 from langgraph.types import Command, Interrupt
 from langgraph.types import interrupt as lg_interrupt
+from pydantic import Discriminator, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from dynavec_langgraph.errors import InvalidDecisionError
 
 __all__ = [
+    "ALL_DECISIONS",
+    "Decision",
+    "DecisionKind",
     "InterruptValue",
     "ToolCallRef",
+    "ask",
     "current_tool_call",
+    "decision_schema",
     "describe_pending",
     "interrupt",
+    "pause_value",
+    "read_decision",
+    "refused_decisions",
     "resume_command",
 ]
 
 T = TypeVar("T")
+
+DecisionKind = Literal["approve", "edit", "reject", "respond"]
+"""What a reviewer decided, whichever UI sent it (Agent Inbox's accept / ignore / response are
+approve / reject / respond)."""
+ALL_DECISIONS: tuple[DecisionKind, ...] = ("approve", "edit", "reject", "respond")
 
 
 class ToolCallRef(TypedDict):
@@ -34,12 +66,305 @@ class ToolCallRef(TypedDict):
     args: dict[str, Any]
 
 
+class ActionRequest(TypedDict):
+    """LangChain 1.0 HITL: one action to review."""
+
+    name: str
+    args: dict[str, Any]
+    description: str
+
+
+class ReviewConfig(TypedDict):
+    """LangChain 1.0 HITL: what the reviewer may decide on the action ``action_name``."""
+
+    action_name: str
+    allowed_decisions: list[DecisionKind]
+
+
+class InboxAction(TypedDict):
+    """Agent Inbox's ``action_request``."""
+
+    action: str
+    args: dict[str, Any]
+
+
+class InboxConfig(TypedDict):
+    """Agent Inbox's ``config``: which buttons it shows."""
+
+    allow_accept: bool
+    allow_edit: bool
+    allow_ignore: bool
+    allow_respond: bool
+
+
 class InterruptValue(TypedDict):
-    """The plain-JSON value of every interrupt this package raises."""
+    """The plain-JSON value of every interrupt this package raises (see the module doc)."""
 
     node_id: str
     payload: Any
     tool_call: ToolCallRef | None
+    description: str
+    action_requests: list[ActionRequest]
+    review_configs: list[ReviewConfig]
+    type: Literal["tool_approval"]
+    tool_call_id: str
+    name: str
+    args: dict[str, Any]
+    allowed_decisions: list[DecisionKind]
+    action_request: InboxAction
+    config: InboxConfig
+    error: str | None
+
+
+def pause_value(
+    node_id: str,
+    payload: Any,
+    *,
+    tool_call: ToolCallRef | None,
+    name: str,
+    args: dict[str, Any],
+    description: str,
+    allowed: Sequence[DecisionKind] = ALL_DECISIONS,
+    error: str | None = None,
+) -> InterruptValue:
+    """The value of a pause: what every approval UI reads, in each one's format.
+
+    Args:
+        node_id: dynavec's approval point.
+        payload: dynavec's payload (what the person decides on).
+        tool_call: the paused tool call, if any.
+        name: the action under review (the tool's name, or ``node_id``).
+        args: the action's arguments, shown and editable in the UIs.
+        description: the text the UIs show.
+        allowed: the decisions offered.
+        error: why the previous decision was refused (``None`` on the first ask).
+
+    Example:
+        >>> v = pause_value("approve_x", {"n": 1}, tool_call=None, name="approve_x",
+        ...                 args={"n": 1}, description="ok?", allowed=("approve", "reject"))
+        >>> v["review_configs"], v["config"]["allow_edit"]
+        ([{'action_name': 'approve_x', 'allowed_decisions': ['approve', 'reject']}], False)
+    """
+    kinds = [k for k in ALL_DECISIONS if k in allowed]
+    return {
+        "node_id": node_id,
+        "payload": payload,
+        "tool_call": tool_call,
+        "description": description,
+        "action_requests": [{"name": name, "args": args, "description": description}],
+        "review_configs": [{"action_name": name, "allowed_decisions": kinds}],
+        "type": "tool_approval",
+        "tool_call_id": tool_call["id"] if tool_call else "",
+        "name": name,
+        "args": args,
+        "allowed_decisions": kinds,
+        "action_request": {"action": name, "args": args},
+        "config": {
+            "allow_accept": "approve" in kinds,
+            "allow_edit": "edit" in kinds,
+            "allow_ignore": "reject" in kinds,
+            "allow_respond": "respond" in kinds,
+        },
+        "error": error,
+    }
+
+
+# --- decisions, in each UI's format ---------------------------------------------------------
+
+
+class _EditedAction(TypedDict):
+    name: str
+    args: dict[str, Any]
+
+
+class _Approve(TypedDict):
+    type: Literal["approve"]
+
+
+class _Edit(TypedDict):
+    type: Literal["edit"]
+    edited_action: _EditedAction
+
+
+class _Reject(TypedDict):
+    type: Literal["reject"]
+    message: NotRequired[str | None]
+
+
+class _Respond(TypedDict):
+    type: Literal["respond"]
+    message: str
+
+
+class _InboxAccept(TypedDict):
+    type: Literal["accept"]
+    args: NotRequired[Any]
+
+
+class _InboxEdit(TypedDict):
+    type: Literal["edit"]
+    args: InboxAction
+
+
+class _InboxIgnore(TypedDict):
+    type: Literal["ignore"]
+    args: NotRequired[Any]
+
+
+class _InboxResponse(TypedDict):
+    type: Literal["response"]
+    args: str
+
+
+_LANGCHAIN = {"approve": _Approve, "edit": _Edit, "reject": _Reject, "respond": _Respond}
+_INBOX = {"approve": _InboxAccept, "edit": _InboxEdit, "reject": _InboxIgnore}
+_INBOX["respond"] = _InboxResponse
+_INBOX_KIND: dict[str, DecisionKind] = {
+    "accept": "approve",
+    "ignore": "reject",
+    "response": "respond",
+}
+_TYPES = {"approve", "edit", "reject", "respond", "accept", "ignore", "response"}
+_ONE: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union[_Approve, _Reject, _Respond, _Edit], Discriminator("type")]  # noqa: UP007
+)
+_ONE_INBOX: TypeAdapter[Any] = TypeAdapter(
+    Union[_InboxAccept, _InboxIgnore, _InboxResponse, _InboxEdit]  # noqa: UP007
+)
+
+
+def decision_schema(allowed: Sequence[DecisionKind]) -> Any:
+    """The Python type of every UI decision offering ``allowed`` (for JSON Schema)."""
+    ours = tuple(_LANGCHAIN[k] for k in allowed)
+    inbox = tuple(_INBOX[k] for k in allowed)
+    one = Union[ours]  # type: ignore[valid-type]  # noqa: UP007
+    LangChainDecisions = TypedDict("LangChainDecisions", {"decisions": list[one]})  # noqa: UP013
+    return Union[(LangChainDecisions, *ours, list[Union[inbox]], *inbox)]  # type: ignore[valid-type]  # noqa: UP007
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A reviewer's decision read from any UI format.
+
+    ``args`` are the edited arguments (``edit``); ``message`` the reviewer's text (``reject``
+    reason or ``respond`` answer).
+    """
+
+    kind: DecisionKind
+    args: dict[str, Any] | None = None
+    message: str | None = None
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _one(raw: Mapping[str, Any], action: str) -> Decision:
+    kind = raw["type"]
+    adapter = _ONE_INBOX if kind in _INBOX_KIND or (kind == "edit" and "args" in raw) else _ONE
+    data = adapter.validate_python(raw)
+    if data["type"] in _INBOX_KIND:
+        kind = _INBOX_KIND[data["type"]]
+        if kind == "respond":
+            return Decision("respond", message=data["args"])
+        return Decision(kind)
+    if kind == "edit":
+        edited = data.get("edited_action") or {
+            "name": data["args"]["action"],
+            "args": data["args"]["args"],
+        }
+        if edited["name"] != action:
+            raise InvalidDecisionError(
+                f"an edit may change the arguments of {action!r}, not name another action "
+                f"({edited['name']!r})"
+            )
+        return Decision("edit", args=dict(edited["args"]))
+    return Decision(kind, message=data.get("message"))
+
+
+def _typed(items: Any) -> bool:
+    """A non-empty list of dicts with a ``type`` (the shape of the UIs' decision lists)."""
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and all(isinstance(i, Mapping) and "type" in i for i in items)
+    )
+
+
+def read_decision(raw: Any, action: str) -> Decision | None:
+    """Read ``raw`` as an approval UI's decision on ``action``; ``None``: a plain value.
+
+    A value counts as a UI decision only by its shape: ``{"decisions": [{"type": ...}]}``, a
+    list of ``{"type": <a UI decision type>, ...}``, or one such dict; anything else is plain.
+
+    Raises:
+        InvalidDecisionError: it is a UI decision but malformed (e.g. two decisions for one
+            action, an edit naming another action).
+        pydantic.ValidationError: its fields do not fit the format.
+
+    Example:
+        >>> read_decision({"decisions": [{"type": "approve"}]}, "pay")
+        Decision(kind='approve', args=None, message=None)
+        >>> read_decision([{"type": "response", "args": "later"}], "pay")
+        Decision(kind='respond', args=None, message='later')
+        >>> read_decision("approved", "pay") is None
+        True
+    """
+    if isinstance(raw, Mapping) and set(raw) == {"decisions"} and _typed(raw["decisions"]):
+        items = raw["decisions"]
+        if len(items) != 1:
+            raise InvalidDecisionError(
+                f"expected one decision in 'decisions' for {action!r} (one action is under "
+                f"review), got {len(items)}"
+            )
+        if items[0]["type"] not in _TYPES:
+            raise InvalidDecisionError(
+                f"unknown decision type {items[0]['type']!r}: use approve, edit, reject or respond"
+            )
+        return _one(items[0], action)
+    if _typed(raw) and all(r["type"] in _TYPES for r in raw):
+        if len(raw) != 1:
+            raise InvalidDecisionError(
+                f"expected one Agent Inbox response for {action!r}, got {len(raw)}"
+            )
+        return _one(raw[0], action)
+    if isinstance(raw, Mapping) and raw.get("type") in _TYPES:
+        return _one(raw, action)
+    return None
+
+
+def _explain(error: ValueError) -> str:
+    """A short text for a refused decision: pydantic's errors on one line each."""
+    if isinstance(error, ValidationError):
+        parts = []
+        for e in error.errors(include_url=False)[:5]:
+            where = ".".join(str(p) for p in e["loc"])
+            parts.append(f"{where}: {e['msg']}" if where else str(e["msg"]))
+        return "; ".join(parts)
+    return str(error)
+
+
+def ask(
+    build: Callable[[str | None], InterruptValue],
+    schema: dict[str, Any],
+    accept: Callable[[Any], T],
+) -> T:
+    """Pause with ``build(None)`` until ``accept`` takes a decision; return what it returns.
+
+    A decision ``accept`` refuses (``ValueError``, e.g. ``pydantic.ValidationError`` or
+    :class:`~dynavec_langgraph.errors.InvalidDecisionError`) pauses again with
+    ``build(reason)``: the thread stays interrupted at the same approval, nothing after the
+    pause runs. On every re-run the stored answers are read again in order, so the refused
+    ones are refused again and the accepted one is accepted again (validated afresh).
+    """
+    error: str | None = None
+    while True:
+        raw = lg_interrupt(build(error), response_schema=schema)
+        try:
+            return accept(raw)
+        except ValueError as refused:  # never GraphInterrupt: it is no ValueError
+            error = f"the decision {_short(raw)} was refused: {_explain(refused)}"
 
 
 _current_call: ContextVar[ToolCallRef | None] = ContextVar("dynavec_current_call", default=None)
@@ -60,28 +385,74 @@ def running_tool_call(call: ToolCallRef) -> Iterator[None]:
         _current_call.reset(token)
 
 
+def _plain(decision: Decision, wrapped: bool) -> Any:
+    """A UI's decision as a dynavec tool reads it (the README's table)."""
+    if decision.kind == "approve":
+        return "approved"
+    if decision.kind == "reject":
+        return "rejected"
+    if decision.kind == "respond":
+        return decision.message
+    args = decision.args or {}
+    return args.get("payload") if wrapped else args
+
+
+def _any_decision_schema(node_id: str) -> dict[str, Any]:
+    return {
+        "title": f"Decision for {node_id}",
+        "description": (
+            "Any JSON value but null; 'approved' / 'rejected', or an approval UI's decision "
+            "(LangChain 1.0, Agent Inbox), which the tool receives as documented"
+        ),
+        "examples": ["approved", "rejected"],
+    }
+
+
 @overload
-def interrupt(node_id: str, payload: Any = None, *, response_schema: type[T]) -> T: ...
-@overload
-def interrupt(node_id: str, payload: Any = None, *, response_schema: None = None) -> Any: ...
 def interrupt(
-    node_id: str, payload: Any = None, *, response_schema: type[Any] | None = None
+    node_id: str,
+    payload: Any = None,
+    *,
+    response_schema: type[T],
+    allowed: Sequence[DecisionKind] = ...,
+) -> T: ...
+@overload
+def interrupt(
+    node_id: str,
+    payload: Any = None,
+    *,
+    response_schema: None = None,
+    allowed: Sequence[DecisionKind] = ...,
+) -> Any: ...
+def interrupt(
+    node_id: str,
+    payload: Any = None,
+    *,
+    response_schema: type[Any] | None = None,
+    allowed: Sequence[DecisionKind] = ALL_DECISIONS,
 ) -> Any:
     """Pause the running tool call until a person decides; return the decision.
 
     The first call raises LangGraph's ``GraphInterrupt`` (never catch it): the run stops with
-    an interrupt whose value is ``{"node_id", "payload", "tool_call": {"id", "name", "args"}}``.
-    When the thread is resumed (``ReActAgent.resume(...)`` or ``Command(resume=decision)``)
-    the tool runs again from its first line and this call returns the decision unchanged.
+    an interrupt whose value is :class:`InterruptValue` (``node_id``, ``payload``,
+    ``tool_call`` and what the approval UIs read). When the thread is resumed
+    (``ReActAgent.resume(...)`` or ``Command(resume=decision)``) the tool runs again from its
+    first line and this call returns the decision: a plain value unchanged; an approval UI's
+    decision as ``"approved"`` (approve / accept), ``"rejected"`` (reject / ignore), the edited
+    arguments (edit: the edited ``payload`` dict, or the edited value when the payload is no
+    dict) or the reviewer's text (respond / response).
 
     Args:
         node_id: names the approval point, e.g. ``"approve_transfer"``.
         payload: what the person needs to decide; must be JSON (dicts, lists, strings,
             numbers, booleans, None).
         response_schema: a pydantic model, TypedDict or dataclass. The decision is validated
-            against it and the validated object returned; an invalid decision raises
-            ``pydantic.ValidationError`` and leaves the thread paused, answerable again.
-            Studio renders it as a typed form.
+            against it (after the UI formats are read) and the validated object returned, on
+            every re-run. A decision it refuses asks the same approval again, with ``error``
+            set in the new interrupt value; nothing after the pause runs. Studio renders it as
+            a typed form.
+        allowed: the approval UIs' decisions offered (their buttons); another one asks again.
+            Plain values are always accepted.
 
     Raises:
         TypeError: ``payload`` cannot be stored as JSON (raised before anything is saved).
@@ -89,6 +460,9 @@ def interrupt(
     """
     if not isinstance(node_id, str) or not node_id:
         raise TypeError(f"interrupt() needs a non-empty string node_id, got {node_id!r}")
+    kinds = [k for k in ALL_DECISIONS if k in allowed]
+    if not kinds or set(allowed) - set(kinds):
+        raise ValueError(f"allowed={allowed!r}: use some of {', '.join(ALL_DECISIONS)}")
     try:
         json.dumps(payload, allow_nan=False)
     except RecursionError:
@@ -108,14 +482,55 @@ def interrupt(
             f"interrupt({node_id!r}) was called outside a running agent: call it inside a tool "
             "run by a dynavec_langgraph agent (or inside a LangGraph node)"
         ) from None
-    value: InterruptValue = {
-        "node_id": node_id,
-        "payload": payload,
-        "tool_call": current_tool_call(),
-    }
-    if response_schema is None:
-        return lg_interrupt(value)
-    return lg_interrupt(value, response_schema=response_schema)
+    call = current_tool_call()
+    wrapped = not isinstance(payload, dict)
+    args: dict[str, Any] = {"payload": payload} if wrapped else dict(payload)
+    where = f" in {call['name']}" if call else ""
+    description = f"{node_id}{where}: {json.dumps(payload, ensure_ascii=False)}"
+    adapter: TypeAdapter[Any] | None = None
+    schema = _any_decision_schema(node_id)
+    if response_schema is not None:
+        adapter = TypeAdapter(response_schema)
+        schema = adapter.json_schema()
+
+    def build(error: str | None) -> InterruptValue:
+        return pause_value(
+            node_id,
+            payload,
+            tool_call=call,
+            name=node_id,
+            args=args,
+            description=description,
+            allowed=kinds,
+            error=error,
+        )
+
+    def accept(raw: Any) -> Any:
+        decision = read_decision(raw, node_id)
+        if decision is not None and decision.kind not in kinds:
+            raise InvalidDecisionError(
+                f"{decision.kind!r} is not allowed for {node_id!r}; allowed: {', '.join(kinds)}"
+            )
+        value = raw if decision is None else _plain(decision, wrapped)
+        if value is None:
+            raise InvalidDecisionError("None is no decision: answer with a value")
+        return value if adapter is None else adapter.validate_python(value)
+
+    return ask(build, schema, accept)
+
+
+def refused_decisions(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> list[str]:
+    """The errors of the pauses in ``after`` that re-ask a decision given since ``before``.
+
+    A refused decision leaves the thread paused at the same approval under a new interrupt id,
+    whose value carries ``error``; callers that resumed use this to report the refusal.
+    """
+    seen = {i.id for i in before}
+    return [
+        f"{i.value.get('node_id')!r}: {i.value['error']}"
+        for i in after
+        if i.id not in seen and isinstance(i.value, dict) and i.value.get("error")
+    ]
 
 
 def _node_id(pending: Interrupt) -> str | None:

@@ -8,7 +8,6 @@ import pytest
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from pydantic import ValidationError
 
 from dynavec_langgraph import ReActAgent, create_react_agent, tool
 from dynavec_langgraph.approval import normalize_decision, require_approval
@@ -63,6 +62,26 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
         [("b@x.org", "edited")],
     ),
     ([{"type": "response", "args": "typed by a person"}], "typed by a person", []),
+    # LangChain 1.0 HITL (the current Agent Chat UI): one decision per action under review
+    ({"decisions": [{"type": "approve"}]}, "sent to a@x.org", [("a@x.org", "hi")]),
+    (
+        {"decisions": [{"type": "edit", "edited_action": {"name": "send_email", "args": EDITED}}]},
+        "sent to b@x.org",
+        [("b@x.org", "edited")],
+    ),
+    (
+        {"decisions": [{"type": "reject", "message": "not now"}]},
+        "User rejected the tool call for `send_email` with reason: not now",
+        [],
+    ),
+    # dynavec's plain values
+    ("approved", "sent to a@x.org", [("a@x.org", "hi")]),
+    (
+        "rejected",
+        "User rejected the tool call for `send_email`. The tool was not executed. "
+        "Do not retry this tool call unless the user explicitly requests it.",
+        [],
+    ),
 ]
 
 
@@ -112,26 +131,35 @@ def test_interrupt_value_serves_langchain_inbox_and_dynavec_readers() -> None:
     assert value["node_id"] == "approve_send_email"
     assert value["payload"]["args"] == value["args"]
     assert pending.response_schema is not None  # Studio draws a typed form from it
+    assert {"enum": ["approved", "rejected"], "type": "string"} in pending.response_schema["anyOf"]
 
 
 def test_invalid_and_disallowed_decisions_leave_the_thread_paused() -> None:
     graph = _graph(allowed=("approve", "reject"))
     cfg: Any = {"configurable": {"thread_id": "t"}}
-    graph.invoke({"messages": [("user", "mail a")]}, cfg)
-    with pytest.raises(ValidationError):
-        graph.invoke(Command(resume={"type": "maybe"}), cfg)
-    assert graph.get_state(cfg).interrupts
+    (first,) = graph.invoke({"messages": [("user", "mail a")]}, cfg)["__interrupt__"]
     edit = {"type": "edit", "edited_action": {"name": "send_email", "args": EDITED}}
-    with pytest.raises(ValidationError):  # edit is not allowed for this tool
-        graph.invoke(Command(resume=edit), cfg)
-    assert graph.get_state(cfg).interrupts
+    refusals = [
+        ({"type": "maybe"}, "{'type': 'maybe'} is no decision"),
+        (edit, "'edit' is not allowed for 'send_email'; allowed: approve, reject"),
+        ({"decisions": [{"type": "approve"}, {"type": "approve"}]}, "expected one decision"),
+        ([{"type": "response", "args": "x"}], "'respond' is not allowed"),
+        ("yes", "'yes' is no decision"),
+    ]
+    for decision, says in refusals:
+        out = graph.invoke(Command(resume=decision), cfg)
+        (again,) = graph.get_state(cfg).interrupts
+        assert out["__interrupt__"] == [again]
+        assert says in again.value["error"]
+        assert {**again.value, "error": None} == first.value  # the same approval, asked again
+        assert again.response_schema == first.response_schema
     assert SENT == []
     out = graph.invoke(Command(resume={"type": "approve"}), cfg)
     assert out["messages"][-2].content == "sent to a@x.org"
 
 
 def test_an_edit_cannot_switch_tools() -> None:
-    with pytest.raises(ValueError, match="not the tool"):
+    with pytest.raises(ValueError, match="not name another action"):
         normalize_decision(
             {"type": "edit", "edited_action": {"name": "rm_rf", "args": {}}}, "send_email"
         )

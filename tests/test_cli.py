@@ -255,7 +255,7 @@ def test_errors_say_what_to_do(cli: Cli) -> None:
     invalid = cli.main(
         "resume", "--db", "e.db", "--thread", "p", "--decision", '{"decision": 1}', code=2
     )
-    assert "approve_transfer does not match its response_schema" in invalid
+    assert "'approve_transfer': the decision {'decision': 1} was refused" in invalid
     assert "still paused" in invalid
 
     assert len(cli.entries()) == 3  # no error ran a tool

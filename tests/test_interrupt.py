@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from dynavec_langgraph import AgentTool, create_react_agent, interrupt, tool
@@ -34,6 +34,11 @@ def _approval_tool(calls: Counter[str], decisions: list[Any], **interrupt_kw: An
     return transfer_funds
 
 
+def _dynavec_keys(value: dict[str, Any]) -> dict[str, Any]:
+    """The keys of dynavec's contract (the value also carries the approval UIs' keys)."""
+    return {k: value[k] for k in ("node_id", "payload", "tool_call")}
+
+
 def _agent(tool_: AgentTool, amount: int = 120) -> tuple[Any, ScriptedChatModel]:
     model = ScriptedChatModel(turns=[[{"name": tool_.name, "args": {"amount": amount}}], "Done."])
     return create_react_agent(model, [tool_], checkpointer=InMemorySaver()), model
@@ -52,12 +57,13 @@ async def test_interrupt_value_shape(use_async: bool) -> None:
 
     call = out["messages"][1].tool_calls[0]
     (pending,) = out["__interrupt__"]
-    assert pending.value == {
+    assert _dynavec_keys(pending.value) == {
         "node_id": "approve_transfer",
         "payload": {"amount": 120},
         "tool_call": {"id": call["id"], "name": "transfer_funds", "args": {"amount": 120}},
     }
-    assert pending.response_schema is None
+    assert pending.value["error"] is None
+    assert pending.response_schema is not None and "type" not in pending.response_schema  # any
     assert graph.get_state(thread()).interrupts == (pending,)
     # the pause is no observation: the paused call has no answer yet
     assert not [m for m in out["messages"] if isinstance(m, ToolMessage)]
@@ -209,10 +215,14 @@ async def test_response_schema(schema: type[Any], expected: Any, use_async: bool
     assert json_schema["properties"]["approved"]["type"] == "boolean"
     assert "approved" in json_schema["required"]
 
-    # an invalid decision raises; the thread stays paused at the same interrupt
-    with pytest.raises(ValidationError):
-        await drive(graph, Command(resume={"approved": "perhaps"}), thread(), use_async)
-    assert graph.get_state(thread()).interrupts == (pending,)
+    # an invalid decision: the same approval is asked again, with the error; nothing ran
+    out = await drive(graph, Command(resume={"approved": "perhaps"}), thread(), use_async)
+    (again,) = graph.get_state(thread()).interrupts
+    assert out["__interrupt__"] == [again]
+    assert again.id != pending.id
+    assert {**again.value, "error": None} == pending.value
+    assert "'perhaps'" in again.value["error"] and "approved" in again.value["error"]
+    assert again.response_schema == pending.response_schema
     assert calls["decided"] == 0
     assert decisions == []
 
@@ -267,7 +277,7 @@ async def test_interrupt_in_langgraph_tool_node(handle_tool_errors: Any, use_asy
     )
     out = await drive(graph, {"messages": [call_message]}, thread(), use_async)
     (pending,) = out["__interrupt__"]
-    assert pending.value == {
+    assert _dynavec_keys(pending.value) == {
         "node_id": "approve_transfer",
         "payload": {"amount": 9},
         "tool_call": {"id": "c1", "name": "transfer_funds", "args": {"amount": 9}},

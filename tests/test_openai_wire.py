@@ -122,12 +122,12 @@ async def invoke(
 
 
 def pause_of(out: dict[str, Any]) -> dict[str, Any]:
-    """The one pending interrupt's value."""
+    """The one pending interrupt's value: dynavec's keys (it also carries the approval UIs')."""
     interrupts: list[Interrupt] = list(out.get("__interrupt__", []))
     assert len(interrupts) == 1, interrupts
     value = interrupts[0].value
     assert isinstance(value, dict)
-    return value
+    return {k: value[k] for k in ("node_id", "payload", "tool_call")}
 
 
 def texts(messages: list[BaseMessage]) -> list[str]:

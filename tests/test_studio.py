@@ -173,7 +173,7 @@ async def test_studio_run_pauses_at_the_approval_and_resumes(studio: Studio) -> 
     assert (await client.threads.get(thread_id))["status"] == "idle"
     assert (await client.threads.get_state(thread_id))["interrupts"] == []
     messages = final["messages"]
-    assert [m["type"] for m in messages] == ["human", "ai", "tool", "tool", "ai"]
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai", "tool", "ai"]
     assert messages[-1]["content"] == f"Done. {balance['result']} Transferred 75 to Alice."
     _assert_valid_conversation(messages)
     assert [(e["tool"], e.get("decision")) for e in studio.entries(thread_id)] == [
@@ -200,7 +200,7 @@ async def test_studio_new_message_to_a_paused_thread_keeps_it_resumable(studio: 
     values = state["values"]
     assert isinstance(values, dict)
     held = [m["type"] for m in values["messages"]]
-    assert held == ["human", "ai", "tool", "human"]
+    assert held == ["human", "ai", "tool", "ai", "human"]
 
     # The decision reaches Bob's transfer; then the model answers the second message.
     await studio.wait(client, thread_id, command={"resume": "approved"})
@@ -212,13 +212,13 @@ async def test_studio_new_message_to_a_paused_thread_keeps_it_resumable(studio: 
     messages = final["messages"]
     _assert_valid_conversation(messages)
     assert [m["type"] for m in messages] == [
-        "human", "ai", "tool", "tool", "human", "ai", "tool", "tool", "ai",
+        "human", "ai", "tool", "ai", "tool", "human", "ai", "tool", "ai", "tool", "ai",
     ]  # fmt: skip
     assert [m["content"] for m in messages if m["type"] == "human"] == [
         "Pay 50 to Bob",
         "Also pay 20 to Carol",
     ]
-    assert messages[3]["content"] == "Transferred 50 to Bob."
+    assert messages[4]["content"] == "Transferred 50 to Bob."
     entries = studio.entries(thread_id)
     assert [(e["tool"], e.get("to"), e.get("decision")) for e in entries] == [
         ("get_balance", None, None),
@@ -231,17 +231,62 @@ async def test_studio_new_message_to_a_paused_thread_keeps_it_resumable(studio: 
     )
 
 
-async def test_studio_invalid_decision_leaves_the_pause_answerable(studio: Studio) -> None:
+async def test_studio_invalid_decision_asks_the_same_approval_again(studio: Studio) -> None:
     client = get_client(url=studio.url)
     thread_id = (await client.threads.create())["thread_id"]
     await studio.wait(client, thread_id, input=_user("Pay 5 to Dan"))
     pause = _only_interrupt(await client.threads.get_state(thread_id))
+    refusals = [
+        ({"decision": "maybe"}, "Input should be 'approved' or 'rejected'"),
+        ({"decisions": [{"type": "approve"}, {"type": "reject"}]}, "expected one decision"),
+        ([{"type": "edit", "args": {"action": "approve_transfer", "args": {}}}], "not allowed"),
+    ]
+    for decision, says in refusals:
+        # the run ends normally: the thread stays interrupted (not `error`), the same approval
+        # is pending under a new id with the reason, and the transfer did not run
+        await studio.wait(client, thread_id, command={"resume": decision})
+        assert (await client.threads.get(thread_id))["status"] == "interrupted"
+        again = _only_interrupt(await client.threads.get_state(thread_id))
+        assert again["id"] != pause["id"]
+        assert says in again["value"]["error"]
+        assert {**again["value"], "error": None} == pause["value"]
+        assert again["response_schema"] == pause["response_schema"]
+        assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
 
-    with pytest.raises(Exception, match="approved"):
-        await studio.wait(client, thread_id, command={"resume": {"decision": "maybe"}})
-
-    assert _only_interrupt(await client.threads.get_state(thread_id)) == pause
-    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
     final = await studio.wait(client, thread_id, command={"resume": "approved"})
     assert final["messages"][-1]["content"].endswith("Transferred 5 to Dan.")
     assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance", "transfer_funds"]
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+
+
+UI_DECISIONS = [
+    ("studio-form", {"decision": "approved"}, "approved"),
+    ("agent-chat-ui-langchain-1.0", {"decisions": [{"type": "approve"}]}, "approved"),
+    ("agent-chat-ui-template-accept", [{"type": "accept", "args": None}], "approved"),
+    ("agent-inbox-ignore", [{"type": "ignore", "args": None}], "rejected"),
+    ("langchain-per-call-reject", {"type": "reject", "message": "no"}, "rejected"),
+]
+
+
+@pytest.mark.parametrize(
+    ("decision", "kind"), [c[1:] for c in UI_DECISIONS], ids=[c[0] for c in UI_DECISIONS]
+)
+async def test_studio_every_ui_s_decision_answers_the_demo(
+    studio: Studio, decision: Any, kind: str
+) -> None:
+    client = get_client(url=studio.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    await studio.wait(client, thread_id, input=_user("Pay 12 to Eve"))
+    pause = _only_interrupt(await client.threads.get_state(thread_id))
+    value = pause["value"]
+    assert value["action_requests"][0]["name"] == value["action_request"]["action"]
+    assert value["review_configs"][0]["allowed_decisions"] == ["approve", "reject", "respond"]
+    assert set(value["config"]) == {"allow_accept", "allow_edit", "allow_ignore", "allow_respond"}
+
+    # addressed by the interrupt's id, as the UIs resume
+    await studio.wait(client, thread_id, command={"resume": {pause["id"]: decision}})
+
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    assert (await client.threads.get_state(thread_id))["interrupts"] == []
+    transfers = [e for e in studio.entries(thread_id) if e["tool"] == "transfer_funds"]
+    assert [(e["amount"], e["decision"]) for e in transfers] == [(12, kind)]
