@@ -161,7 +161,10 @@ def _as_inbox_errors() -> Iterator[None]:
     except InboxError:
         raise
     except DynavecError as error:  # incl. ServerUnavailableError, ConcurrentResumeError
-        raise InboxError(f"{error}; nothing was changed") from None
+        text = str(error)
+        if "nothing" not in text.lower():
+            text += "; nothing was changed"
+        raise InboxError(text) from None
     except httpx.HTTPStatusError as error:
         raise InboxError(
             f"the server answered {error.response.status_code} ({error}); nothing was changed"
