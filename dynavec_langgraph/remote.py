@@ -12,9 +12,10 @@ How a resume stays single when several callers (or servers) answer the same paus
   decision never answers a newer pause of the thread;
 - runs are sent with ``multitask_strategy="reject"``: while another run of the thread is in
   flight the server answers HTTP 409, raised as :class:`ConcurrentResumeError`;
-- after the run, the checkpoint that followed the pause this caller saw must carry this run's
-  id; otherwise another caller resumed first (:class:`ConcurrentResumeError`, this decision
-  was not applied).
+- runs of a thread never overlap then, so after the run, a run created between this caller's
+  read of the pause and its own run that answered the same interrupt (and did not fail) means
+  another caller resumed first (:class:`ConcurrentResumeError`; this decision was not applied:
+  its interrupt id was no longer pending).
 
 Runs use ``durability="sync"`` (each step's checkpoint is written before the next step), so a
 server that dies mid-run leaves the last finished tool call saved; another server of the
@@ -27,8 +28,9 @@ Errors of this module beside the package's: :class:`ServerUnavailableError`
 
 from __future__ import annotations
 
+import re
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -63,7 +65,8 @@ DEFAULT_TIMEOUT = 120.0
 """Seconds to wait for one answer of the server (a run's whole wait included)."""
 _EXTRA = "pip install 'dynavec-langgraph[studio]'"
 _MISSING: Any = object()
-_HISTORY_PAGE = 50
+_RUNS_PAGE = 20
+_INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class ServerUnavailableError(DynavecError, ConnectionError):
@@ -86,9 +89,13 @@ class _Seen:
     interrupts: list[Interrupt]
     values: dict[str, Any]
     busy: bool = False
+    last_run_id: str | None = None
+    """The thread's newest run when it was read: the runs after it answered or moved it."""
 
 
-def _seen(state: Mapping[str, Any] | None, status: str | None = None) -> _Seen:
+def _seen(
+    state: Mapping[str, Any] | None, status: str | None = None, last_run: str | None = None
+) -> _Seen:
     if state is None:
         return _Seen(False, None, [], {})
     checkpoint = state.get("checkpoint") or {}
@@ -102,6 +109,7 @@ def _seen(state: Mapping[str, Any] | None, status: str | None = None) -> _Seen:
         interrupts,
         dict(values) if isinstance(values, Mapping) else {},
         status == "busy",
+        last_run,
     )
 
 
@@ -189,13 +197,36 @@ def _check_run(thread_id: str, run: Mapping[str, Any], joined: Any, seen: _Seen)
     )
 
 
-def _follower(history: Sequence[Mapping[str, Any]], checkpoint_id: str) -> Mapping[str, Any] | None:
-    """The checkpoint written right after ``checkpoint_id`` (history is newest first)."""
-    for item in history:
-        parent = item.get("parent_checkpoint") or {}
-        if parent.get("checkpoint_id") == checkpoint_id:
-            return item
-    return None
+def _answers_any(run: Mapping[str, Any], interrupt_ids: Collection[str]) -> bool:
+    """Whether ``run`` may have answered one of ``interrupt_ids`` (True unless its command
+    names other interrupt ids only)."""
+    command = (run.get("kwargs") or {}).get("command") or {}
+    resume = command.get("resume") if isinstance(command, Mapping) else None
+    if isinstance(resume, Mapping) and all(_INTERRUPT_ID.fullmatch(str(k)) for k in resume):
+        return bool(set(map(str, resume)) & set(interrupt_ids))
+    return True  # new input, a plain resume value, or no command: it moved the thread
+
+
+def _runs_between(
+    runs: Sequence[Mapping[str, Any]],
+    run_id: str,
+    since: str | None,
+    interrupt_ids: Collection[str],
+    *,
+    complete: bool,
+) -> bool | None:
+    """Whether a run created after ``since`` and before ``run_id`` answered one of
+    ``interrupt_ids`` first (``runs`` newest first); None when more runs must be read."""
+    ids = [str(r["run_id"]) for r in runs]
+    if run_id not in ids:
+        return None if not complete else True
+    for run in runs[ids.index(run_id) + 1 :]:
+        if since is not None and str(run["run_id"]) == since:
+            return False
+        # a failed run (a decision its schema refused) applied nothing
+        if run.get("status") != "error" and _answers_any(run, interrupt_ids):
+            return True
+    return None if not complete and since is not None else False
 
 
 def _messages(values: Mapping[str, Any]) -> list[BaseMessage]:
@@ -372,7 +403,7 @@ class RemoteReActAgent:
             )
             joined = self.sync_client.runs.join(sid, run["run_id"])
             _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
-            self._check_won(sid, tid, seen, str(run["run_id"]))
+            self._check_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(self.sync_client.threads.get_state(sid))
         return _result(tid, after, self.max_steps, state)
 
@@ -395,7 +426,7 @@ class RemoteReActAgent:
             )
             joined = await self.client.runs.join(sid, run["run_id"])
             _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
-            await self._acheck_won(sid, tid, seen, str(run["run_id"]))
+            await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(await self.client.threads.get_state(sid))
         return _result(tid, after, self.max_steps, state)
 
@@ -420,48 +451,65 @@ class RemoteReActAgent:
     # --- the I/O lines of the twins ---------------------------------------------------
 
     def _state(self, thread_id: str) -> _Seen:
-        """The thread's state; its status too when nothing is pending (None: unknown)."""
+        """The thread's state (its status too when nothing is pending; its newest run, read
+        first); unknown thread: ``exists`` False."""
         try:
+            last = self.sync_client.runs.list(thread_id, limit=1, select=["run_id"])
             state = self.sync_client.threads.get_state(thread_id)
             status = None if state.get("interrupts") else self.sync_client.threads.get(thread_id)
         except httpx.HTTPStatusError as error:
             if _not_found(error):
                 return _seen(None)
             raise
-        return _seen(state, status and status.get("status"))
+        return _seen(state, status and status.get("status"), _run_id(last))
 
     async def _astate(self, thread_id: str) -> _Seen:
         try:
+            last = await self.client.runs.list(thread_id, limit=1, select=["run_id"])
             state = await self.client.threads.get_state(thread_id)
             status = None if state.get("interrupts") else await self.client.threads.get(thread_id)
         except httpx.HTTPStatusError as error:
             if _not_found(error):
                 return _seen(None)
             raise
-        return _seen(state, status and status.get("status"))
+        return _seen(state, status and status.get("status"), _run_id(last))
 
-    def _check_won(self, sid: str, thread_id: str, seen: _Seen, run_id: str) -> None:
-        """Raise ConcurrentResumeError unless run ``run_id`` answered the pause ``seen``."""
-        assert seen.checkpoint_id is not None
-        before: Any = None
+    def _check_won(
+        self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
+    ) -> None:
+        """Raise ConcurrentResumeError when another run answered the pause ``seen`` first:
+        with ``multitask_strategy="reject"`` runs of a thread never overlap, so a run created
+        between the read of the pause and this one (and not failed) came first."""
+        runs: list[Mapping[str, Any]] = []
         while True:
-            page: list[Mapping[str, Any]] = list(
-                self.sync_client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
+            page = self.sync_client.runs.list(sid, limit=_RUNS_PAGE, offset=len(runs))
+            runs += page
+            found = _runs_between(
+                runs, run_id, seen.last_run_id, answered, complete=len(page) < _RUNS_PAGE
             )
-            if _won(thread_id, page, seen.checkpoint_id, run_id):
-                return
-            before = page[-1]["checkpoint"]
+            if found is not None:
+                break
+        if found:
+            raise _lost(thread_id)
 
-    async def _acheck_won(self, sid: str, thread_id: str, seen: _Seen, run_id: str) -> None:
-        assert seen.checkpoint_id is not None
-        before: Any = None
+    async def _acheck_won(
+        self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
+    ) -> None:
+        runs: list[Mapping[str, Any]] = []
         while True:
-            page: list[Mapping[str, Any]] = list(
-                await self.client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
+            page = await self.client.runs.list(sid, limit=_RUNS_PAGE, offset=len(runs))
+            runs += page
+            found = _runs_between(
+                runs, run_id, seen.last_run_id, answered, complete=len(page) < _RUNS_PAGE
             )
-            if _won(thread_id, page, seen.checkpoint_id, run_id):
-                return
-            before = page[-1]["checkpoint"]
+            if found is not None:
+                break
+        if found:
+            raise _lost(thread_id)
+
+
+def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:
+    return str(runs[0]["run_id"]) if runs else None
 
 
 _RUN_OPTIONS: dict[str, Any] = {"multitask_strategy": "reject", "durability": "sync"}
@@ -498,19 +546,3 @@ def _known(thread_id: str, seen: _Seen) -> _Seen:
     if not seen.exists:
         raise NothingToResumeError(f"unknown thread {thread_id!r} on the server")
     return seen
-
-
-def _won(
-    thread_id: str, page: Sequence[Mapping[str, Any]], checkpoint_id: str, run_id: str
-) -> bool:
-    """True when this run wrote the checkpoint after the pause; raise when another did."""
-    follower = _follower(page, checkpoint_id)
-    if follower is not None:
-        if str((follower.get("metadata") or {}).get("run_id")) != run_id:
-            raise _lost(thread_id)
-        return True
-    if len(page) < _HISTORY_PAGE or any(
-        (item.get("checkpoint") or {}).get("checkpoint_id") == checkpoint_id for item in page
-    ):
-        raise _lost(thread_id)  # nothing follows the pause: this run applied nothing
-    return False

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from dynavec_langgraph import (
+    AgentState,
     ConcurrentResumeError,
     InvalidDecisionError,
     NothingToResumeError,
@@ -72,7 +73,15 @@ class Deployment:
         if not self.ledger.exists():
             return []
         lines = self.ledger.read_text(encoding="utf-8").splitlines()
-        return [e for e in map(json.loads, lines) if e["thread_id"] == sid]
+        return [e for e in map(json.loads, lines) if e.get("thread_id") == sid]
+
+    def wires(self, *names: str) -> list[tuple[str, Any]]:
+        """The finished ``wire`` runs (``tests/inbox_graph.py``) to ``names``."""
+        lines = self.ledger.read_text(encoding="utf-8").splitlines() if self.ledger.exists() else []
+        entries = map(json.loads, lines)
+        return [
+            (e["to"], e["decision"]) for e in entries if e["tool"] == "wire" and e["to"] in names
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +144,8 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
     a, b = deployment.agent(deployment.a), deployment.agent(deployment.b)
     local = ReActAgent(demo_model(), DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT)
 
-    paused = a.run("Pay 75 to Alice", thread_id="pause-a-resume-b")
+    shared = AgentState({"customer": "c-17"})
+    paused = a.run("Pay 75 to Alice", thread_id="pause-a-resume-b", state=shared)
     reference = local.run("Pay 75 to Alice", thread_id="local")
 
     assert paused.termination_reason == "interrupted"
@@ -145,7 +155,8 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
     assert _shape(paused) == _shape(reference)
     assert _tools(deployment.entries("pause-a-resume-b")) == [("get_balance", None)]
 
-    final = b.resume("approved", thread_id="pause-a-resume-b")
+    final = b.resume("approved", thread_id="pause-a-resume-b", state=shared)
+    assert shared.data == {"customer": "c-17"}  # sent with the run, read back from the thread
 
     assert _shape(final) == _shape(local.resume(thread_id="local", human_decision="approved"))
     assert final.finished and final.output.endswith("Transferred 75 to Alice.")
@@ -157,6 +168,17 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
 
 
 # --- two resumes at once, through A and B ------------------------------------------------------
+
+
+class LateReader(RemoteReActAgent):
+    """A caller that read the thread (``seen``) before others answered it."""
+
+    def __init__(self, url: str, assistant_id: str, seen: _Seen) -> None:
+        super().__init__(url, assistant_id, timeout=60)
+        self.seen = seen
+
+    def _state(self, thread_id: str) -> _Seen:
+        return self.seen
 
 
 def _resume(
@@ -209,11 +231,7 @@ async def test_async_twins_and_a_late_resume_is_refused_not_applied(
     assert [i.id for i in stale.interrupts] == [paused.interrupt_payload["interrupt_id"]]  # type: ignore[index]
     final = await a.aresume("approved", thread_id="late")  # ...A answered it first...
 
-    class LateReader(RemoteReActAgent):
-        def _state(self, thread_id: str) -> _Seen:
-            return stale
-
-    late = LateReader(deployment.b.url, DEMO, timeout=60)
+    late = LateReader(deployment.b.url, DEMO, stale)
     with pytest.raises(ConcurrentResumeError, match="first"):  # ...then B sends its decision
         late.resume("rejected", thread_id="late")
 
@@ -339,6 +357,41 @@ def test_inbox_server_lists_and_answers_like_the_database_mode(
     both = _cli(capsys, "inbox", "list", "--server", b, "--db", db, code=2)
     assert "--db PATH_OR_URI" in both and "--server URL" in both
     assert len(_tools(deployment.entries(sid))) == 2  # nothing ran again
+
+
+def test_several_pending_approvals_decisions_and_inbox_node(
+    deployment: Deployment, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = deployment.agent(deployment.a, "parallel_agent")
+    b = deployment.agent(deployment.b, "parallel_agent")
+    paused = a.run("wire 5 to Uma and 7 to Vic", thread_id="parallel")
+    assert paused.interrupt_payload is not None
+    pending = {p["payload"]["to"]: p["interrupt_id"] for p in paused.interrupt_payload["pending"]}
+    assert sorted(pending) == ["Uma", "Vic"]
+    with pytest.raises(InvalidDecisionError, match="2 decisions are pending"):
+        b.resume("approved", thread_id="parallel")
+    sid, url = server_thread_id("parallel"), deployment.b.url
+    refused = _cli(capsys, "inbox", "answer", "--server", url, "--thread", sid, "--approve", code=2)
+    assert "has 2 pending approvals" in refused and "--node" in refused
+    assert deployment.wires("Uma", "Vic") == []
+
+    stale = b._state(sid)  # a caller reads both pauses...
+    partly = _cli(
+        capsys, "inbox", "answer", "--server", url, "--thread", sid, "--node", pending["Uma"],
+        "--approve",
+    )  # fmt: skip  # ...the inbox answers Uma's first
+    assert "is still paused" in partly and "'approve_wire'" in partly
+    assert f"inbox answer --server {url} --thread {sid} --approve" in partly  # one left
+    assert deployment.wires("Uma", "Vic") == [("Uma", "approved")]
+
+    late = LateReader(deployment.b.url, "parallel_agent", stale)
+    with pytest.raises(ConcurrentResumeError, match="first"):  # Uma's was answered already
+        late.resume(thread_id="parallel", decisions={pending["Uma"]: "rejected"})
+    final = late.resume(thread_id="parallel", decisions={pending["Vic"]: "rejected"})  # not yet
+
+    assert final.finished
+    assert "Wired 5 to Uma." in final.output and "Wire to Vic refused." in final.output
+    assert deployment.wires("Uma", "Vic") == [("Uma", "approved"), ("Vic", "rejected")]
 
 
 # --- a server killed while it runs a run -------------------------------------------------------
