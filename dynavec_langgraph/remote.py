@@ -173,8 +173,8 @@ def _lost(thread_id: str) -> ConcurrentResumeError:
 
 def _busy(thread_id: str) -> ConcurrentResumeError:
     return ConcurrentResumeError(
-        f"thread {thread_id!r} is running another run (another caller is resuming it); nothing "
-        "was sent. Read the thread again (result(thread_id)) when that run is done"
+        f"thread {thread_id!r} is running another run (another caller's run or resume); "
+        "nothing was sent. Read the thread again (result(thread_id)) when that run is done"
     )
 
 
@@ -447,6 +447,29 @@ class RemoteReActAgent:
         with _translated(self.url, thread_id, f"reading thread {thread_id!r}"):
             seen = await self._astate(server_thread_id(thread_id))
         return _result(thread_id, _known(thread_id, seen), self.max_steps, None)
+
+    # --- connections ------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the sync client's connections (the async ones: :meth:`aclose`)."""
+        self.sync_client.close()
+
+    async def aclose(self) -> None:
+        """Close the connections of both clients."""
+        self.sync_client.close()
+        await self.client.aclose()
+
+    def __enter__(self) -> RemoteReActAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> RemoteReActAgent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     # --- the I/O lines of the twins ---------------------------------------------------
 

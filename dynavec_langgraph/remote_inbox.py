@@ -147,10 +147,10 @@ class ServerInbox:
                     f"thread {thread_id!r} records no graph: pass --assistant ID (the graph id "
                     "of langgraph.json); nothing was changed"
                 )
-            agent = RemoteReActAgent(self.url, str(assistant), api_key=self.api_key)
-            if before is not None:
-                before()
-            return agent.resume(thread_id=thread_id, decisions={key: decision})
+            with RemoteReActAgent(self.url, str(assistant), api_key=self.api_key) as agent:
+                if before is not None:
+                    before()
+                return agent.resume(thread_id=thread_id, decisions={key: decision})
 
 
 @contextmanager

@@ -45,7 +45,8 @@ from tests.pg import PostgresServer, _free_port
 
 CONFIG = Path(__file__).with_name("langgraph_cluster.json")
 DEMO = "dynavec_agent"
-HEARTBEAT = "2"  # seconds; a killed server's run is re-claimed after about 2-3 heartbeats
+HEARTBEAT = "4"  # s; a killed server's run is re-claimed in 2-4 heartbeats; shorter risks
+# re-claiming a live run on a loaded machine
 
 
 class Deployment:
