@@ -252,7 +252,10 @@ def _translated(url: str, thread_id: str | None, doing: str) -> Iterator[None]:
         status = error.response.status_code
         if status == 409 and thread_id is not None:
             raise _busy(thread_id) from error
-        body = error.response.text if not error.response.is_stream_consumed else ""
+        try:
+            body = error.response.text
+        except httpx.ResponseNotRead:
+            body = ""
         raise RemoteRunError(
             f"the server at {url} answered {status} while {doing}: {body or error}"
         ) from error

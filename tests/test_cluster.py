@@ -35,6 +35,7 @@ from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, LEDGER_ENV, d
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import (
     RemoteReActAgent,
+    RemoteRunError,
     ServerUnavailableError,
     _Seen,
     server_thread_id,
@@ -271,6 +272,8 @@ def test_remote_agent_raises_the_errors_of_react_agent(deployment: Deployment) -
         ("get_balance", None),
         ("transfer_funds", "rejected"),
     ]
+    with pytest.raises(RemoteRunError, match="Invalid assistant: 'no_such_graph'"):
+        deployment.agent(deployment.a, "no_such_graph").run("Pay 1 to Al")
 
 
 def test_unreachable_and_silent_servers_give_a_clear_error() -> None:
