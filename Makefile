@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PG_BIN ?= /usr/lib/postgresql/15/bin
 
-.PHONY: demo test lint typecheck pytest bench postgres-binaries browser-tools agent-chat-ui
+.PHONY: demo test lint typecheck pytest bench postgres-binaries browser-tools agent-chat-ui redis-server cluster
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,18 @@ browser-tools:
 agent-chat-ui: $(BIN)/.installed browser-tools
 	-$(BIN)/python -m tests.agent_chat_ui
 
+# Redis for the LangGraph API cluster (tests/test_cluster.py, `make cluster`): Debian's package.
+redis-server:
+	@command -v redis-server >/dev/null || { \
+	  echo "installing redis-server"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+
+# A local cluster for the README's "Scale out": PostgreSQL + Redis + two `langhost serve` servers
+# on 127.0.0.1 serving langgraph.json; Ctrl-C stops it. The server stack gets its own virtualenv
+# under ~/.cache/dynavec-langgraph/ (made on first use, ~2 min).
+cluster: $(BIN)/.installed postgres-binaries redis-server
+	$(BIN)/python -m tests.cluster
+
 lint: $(BIN)/.installed
 	$(BIN)/ruff check dynavec_langgraph tests benchmarks
 	$(BIN)/ruff format --check dynavec_langgraph tests benchmarks
@@ -44,7 +56,7 @@ lint: $(BIN)/.installed
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy --strict
 
-pytest: $(BIN)/.installed postgres-binaries agent-chat-ui
+pytest: $(BIN)/.installed postgres-binaries redis-server agent-chat-ui
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest

@@ -7,6 +7,9 @@ Commands::
     dynavec-langgraph inbox list   --db PATH_OR_URI [--graph SPEC] [--json]
     dynavec-langgraph inbox answer --db PATH_OR_URI --thread ID [--graph SPEC] [--node ID]
                                    (--approve | --reject | --decision D)
+    dynavec-langgraph inbox list   --server URL [--assistant ID] [--json]
+    dynavec-langgraph inbox answer --server URL --thread ID [--assistant ID] [--node ID]
+                                   (--approve | --reject | --decision D)
 
 ``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
 (``postgresql://...``). A decision ``D`` is ``approve``, ``reject`` or a JSON value, for the demo
@@ -26,6 +29,10 @@ refused before anything runs: pass ``--graph`` with the agent that paused it. Wi
 approvals pending (``parallel_tool_calls=True``), ``--node`` picks one by node id or
 interrupt id (``inbox list`` shows both). The inbox's logic is in
 :mod:`dynavec_langgraph.inbox`; this module parses the arguments, prints and sets the exit code.
+
+``--server URL`` instead of ``--db``: the same listing and answers through a LangGraph API
+deployment's API (:mod:`dynavec_langgraph.remote_inbox`; needs the ``studio`` extra), never by
+writing its database. ``--assistant ID`` keeps the threads of one graph id and answers with it.
 
 Exit codes: 0 done (also when a thread is left paused), 2 bad arguments, with a message on
 stderr that says what to do.
@@ -60,6 +67,7 @@ from dynavec_langgraph.inbox import (
     resume_graph,
 )
 from dynavec_langgraph.records import AgentResult
+from dynavec_langgraph.remote_inbox import ServerInbox
 from dynavec_langgraph.savers import ConnectionSaver, masked_url, resolve_checkpointer
 from dynavec_langgraph.serde import safe_serializer
 
@@ -343,20 +351,39 @@ def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -
     )
 
 
+def _inbox_source(args: argparse.Namespace) -> str:
+    """``--db`` or ``--server`` (exactly one); ``--graph`` goes with the first,
+    ``--assistant`` with the second."""
+    if (args.db is None) == (args.server is None):
+        raise CliError("give --db PATH_OR_URI (a checkpointer) or --server URL (a deployment)")
+    if args.server is not None and args.graph is not None:
+        raise CliError(
+            "--graph is for --db; with --server the server runs its graph "
+            "(pick it with --assistant ID)"
+        )
+    if args.db is not None and args.assistant is not None:
+        raise CliError("--assistant is for --server; with --db pass --graph MODULE:ATTR")
+    return str(args.db if args.db is not None else args.server)
+
+
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
-    graph = load_graph(args.graph)
+    where = _inbox_source(args)
     unreadable: list[str] = []
-    with open_saver(args.db, must_exist=True, read_only=True) as saver:
-        rows = list_pending(graph_on(graph, saver), saver, unreadable) if saver else []
+    if args.server is not None:
+        rows = ServerInbox(args.server, args.assistant).pending()
+    else:
+        graph = load_graph(args.graph)
+        with open_saver(args.db, must_exist=True, read_only=True) as saver:
+            rows = list_pending(graph_on(graph, saver), saver, unreadable) if saver else []
     for problem in unreadable:
         print(f"{PROG}: warning: {problem}", file=sys.stderr)
     if args.json:
         print(_dump([r.as_dict() for r in rows]), file=out)
         return 0
     if not rows:
-        print(f"No paused threads in {args.db}.", file=out)
+        print(f"No paused threads in {where}.", file=out)
         return 0
-    print(f"{len(rows)} pending approval(s) in {args.db}:", file=out)
+    print(f"{len(rows)} pending approval(s) in {where}:", file=out)
     for r in rows:
         tool = f"  tool {r.tool_call.get('name')}" if r.tool_call else ""
         print(
@@ -368,9 +395,12 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _answer_hint(args: argparse.Namespace, pending: int) -> str:
-    parts = [PROG, "inbox", "answer", "--db", args.db, "--thread", args.thread]
+    source = ["--db", args.db] if args.db is not None else ["--server", args.server]
+    parts = [PROG, "inbox", "answer", *source, "--thread", args.thread]
     if args.graph is not None:
         parts += ["--graph", args.graph]
+    if args.assistant is not None:
+        parts += ["--assistant", args.assistant]
     if pending > 1:
         parts += ["--node", "NODE_ID_OR_INTERRUPT_ID"]
     return " ".join(shlex.quote(p) for p in parts) + " --approve"
@@ -383,6 +413,19 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
         decision = "rejected"
     else:
         decision = parse_decision(args.decision)
+    _inbox_source(args)
+    if args.server is not None:
+        which = f" ({args.node})" if args.node is not None else ""
+        inbox = ServerInbox(args.server, args.assistant)
+        result = inbox.answer(
+            args.thread,
+            decision,
+            args.node,
+            before=lambda: print(
+                f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out
+            ),
+        )
+        return _show_answered(args, result, out)
     graph = load_graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
         app = graph_on(graph, saver)
@@ -396,10 +439,15 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
     result = build_result(
         dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
     )
+    return _show_answered(args, result, out)
+
+
+def _show_answered(args: argparse.Namespace, result: AgentResult, out: TextIO) -> int:
     if result.termination_reason == "interrupted":
         _show_pause(result, out)
+        pending = len((result.interrupt_payload or {}).get("pending") or [None])
         print(f"Thread {args.thread!r} is still paused. Answer it with:", file=out)
-        print(f"  {_answer_hint(args, len(after.interrupts))}", file=out)
+        print(f"  {_answer_hint(args, pending)}", file=out)
         return 0
     _show_answer(result, out)
     return 0
@@ -440,13 +488,25 @@ def build_parser() -> argparse.ArgumentParser:
         "on a copy bound to --db); a thread waiting for a tool that graph lacks is refused.",
     )
     inbox_commands = inbox.add_subparsers(dest="inbox_command", required=True, metavar="ACTION")
+    server_help = (
+        "a LangGraph API server (e.g. http://127.0.0.1:2024) instead of --db: read and answered "
+        "through its API"
+    )
+    assistant_help = (
+        "with --server: only threads of this graph id / assistant id, answered with it "
+        "(default: every thread, each with the assistant that ran it)"
+    )
     listing = inbox_commands.add_parser("list", help="list the paused threads")
-    listing.add_argument("--db", required=True, help=db_help)
+    listing.add_argument("--db", help=db_help)
+    listing.add_argument("--server", metavar="URL", help=server_help)
+    listing.add_argument("--assistant", metavar="ID", help=assistant_help)
     listing.add_argument("--graph", metavar="SPEC", help=graph_help)
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(handler=cmd_inbox_list)
     answer = inbox_commands.add_parser("answer", help="answer one paused thread")
-    answer.add_argument("--db", required=True, help=db_help)
+    answer.add_argument("--db", help=db_help)
+    answer.add_argument("--server", metavar="URL", help=server_help)
+    answer.add_argument("--assistant", metavar="ID", help=assistant_help)
     answer.add_argument("--thread", required=True, help="the paused thread's id")
     answer.add_argument("--graph", metavar="SPEC", help=graph_help)
     answer.add_argument(

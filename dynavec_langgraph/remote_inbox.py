@@ -1,0 +1,176 @@
+"""The approvals inbox against a LangGraph API deployment (``inbox ... --server URL``).
+
+The same rows and refusals as the database inbox (:mod:`dynavec_langgraph.inbox`), read and
+answered through the server's API, never by touching its database: listing searches the
+interrupted threads, answering goes through
+:class:`~dynavec_langgraph.remote.RemoteReActAgent` (one run keyed by the interrupt id, refused
+when another caller answered first). Needs ``langgraph_sdk`` (the ``studio`` extra).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from langgraph.types import Interrupt
+
+from dynavec_langgraph.errors import DynavecError
+from dynavec_langgraph.inbox import InboxError, PendingApproval, answer_command
+from dynavec_langgraph.records import AgentResult
+from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
+
+__all__ = ["ServerInbox"]
+
+_PROG = "dynavec-langgraph"
+_PAGE = 100
+
+
+def _rows(thread_id: str, state: Mapping[str, Any]) -> list[PendingApproval]:
+    rows: list[PendingApproval] = []
+    for item in state.get("interrupts") or []:
+        raw = item.get("value")
+        value = raw if isinstance(raw, dict) else {"payload": raw}
+        rows.append(
+            PendingApproval(
+                thread_id=thread_id,
+                node_id=str(value.get("node_id", "")),
+                payload=value.get("payload"),
+                since=str(state.get("created_at") or ""),
+                tool_call=value.get("tool_call"),
+                interrupt_id=str(item["id"]),
+            )
+        )
+    return rows
+
+
+def _interrupts(state: Mapping[str, Any]) -> list[Interrupt]:
+    return [Interrupt(value=i.get("value"), id=str(i["id"])) for i in state.get("interrupts") or []]
+
+
+def _runs_assistant(thread: Mapping[str, Any], assistant: str) -> bool:
+    metadata = thread.get("metadata") or {}
+    return assistant in (metadata.get("graph_id"), metadata.get("assistant_id"))
+
+
+class ServerInbox:
+    """The pending approvals of a deployment, and answers to them.
+
+    Args:
+        url: the LangGraph API server.
+        assistant: list only threads run by this graph id / assistant id, and answer with
+            it; ``None``: every thread, each answered with the assistant that ran it.
+        api_key: sent as ``x-api-key``.
+    """
+
+    def __init__(self, url: str, assistant: str | None = None, *, api_key: str | None = None):
+        self.url = url.rstrip("/")
+        self.assistant = assistant
+        self.api_key = api_key
+        try:  # the reader only reads; answers go through a RemoteReActAgent of the assistant
+            self._reader = RemoteReActAgent(self.url, assistant or "", api_key=api_key)
+        except ImportError as error:
+            raise InboxError(f"--server: {error}") from None
+
+    def _list_hint(self) -> str:
+        return f"`{_PROG} inbox list --server {shlex.quote(self.url)}` shows the paused threads"
+
+    def pending(self) -> list[PendingApproval]:
+        """Every pending approval, newest thread first.
+
+        Raises:
+            InboxError: the server cannot be reached or refused the request.
+        """
+        client = self._reader.sync_client
+        rows: list[PendingApproval] = []
+        with _as_inbox_errors():
+            offset = 0
+            while True:
+                threads = client.threads.search(
+                    status="interrupted",
+                    limit=_PAGE,
+                    offset=offset,
+                    sort_by="updated_at",
+                    sort_order="desc",
+                )
+                for thread in threads:
+                    if self.assistant is not None and not _runs_assistant(thread, self.assistant):
+                        continue
+                    tid = str(thread["thread_id"])
+                    rows += _rows(tid, client.threads.get_state(tid))
+                if len(threads) < _PAGE:
+                    return rows
+                offset += _PAGE
+
+    def answer(
+        self,
+        thread_id: str,
+        decision: Any,
+        node: str | None,
+        *,
+        before: Callable[[], None] | None = None,
+    ) -> AgentResult:
+        """Answer one approval of ``thread_id`` (``node``: which, when several are pending).
+
+        ``before`` is called once the checks passed, right before the answer is sent.
+
+        Raises:
+            InboxError: an unknown thread, one not paused, several pending and no ``node``,
+                a ``node`` not pending, another caller answered first, a decision the pause's
+                schema refuses, or a server that cannot be reached; nothing was changed.
+        """
+        client = self._reader.sync_client
+        with _as_inbox_errors():
+            sid = server_thread_id(thread_id)
+            try:
+                thread = client.threads.get(sid)
+            except httpx.HTTPStatusError as error:
+                if error.response.status_code == 404:
+                    raise InboxError(
+                        f"unknown thread {thread_id!r} on {self.url}: nothing to resume. "
+                        f"{self._list_hint()}"
+                    ) from None
+                raise
+            state = client.threads.get_state(sid)
+            interrupts = _interrupts(state)
+            if not interrupts:
+                raise InboxError(
+                    f"thread {thread_id!r} is not paused: nothing to resume. {self._list_hint()}"
+                )
+            answer_command(interrupts, decision, node, thread_id)  # the inbox's own refusals
+            key = node if node is not None else interrupts[0].id
+            assistant = self.assistant or (thread.get("metadata") or {}).get("graph_id")
+            if not assistant:
+                raise InboxError(
+                    f"thread {thread_id!r} records no graph: pass --assistant ID (the graph id "
+                    "of langgraph.json); nothing was changed"
+                )
+            with RemoteReActAgent(self.url, str(assistant), api_key=self.api_key) as agent:
+                if before is not None:
+                    before()
+                return agent.resume(thread_id=thread_id, decisions={key: decision})
+
+
+@contextmanager
+def _as_inbox_errors() -> Iterator[None]:
+    """Server failures -> :class:`InboxError` (printed by the command line, exit code 2)."""
+    try:
+        yield
+    except InboxError:
+        raise
+    except DynavecError as error:  # incl. ServerUnavailableError, ConcurrentResumeError
+        text = str(error)
+        if "nothing" not in text.lower():
+            text += "; nothing was changed"
+        raise InboxError(text) from None
+    except httpx.HTTPStatusError as error:
+        raise InboxError(
+            f"the server answered {error.response.status_code} ({error}); nothing was changed"
+        ) from None
+    except httpx.TransportError as error:
+        raise InboxError(
+            f"cannot reach the LangGraph API server ({error!r}): check --server and that the "
+            "server runs; nothing was changed"
+        ) from None

@@ -1,0 +1,447 @@
+"""The agent on two LangGraph API servers over one PostgreSQL (+ Redis), driven by this
+package's :class:`~dynavec_langgraph.remote.RemoteReActAgent` and ``inbox --server``.
+
+The cluster (``tests/cluster.py``) runs ``langhost serve`` from its own cached virtualenv and
+serves ``tests/langgraph_cluster.json``: the demo agent (``dynavec_agent``) and the gated agent
+of ``tests/cluster_graph.py`` (``gated_agent``). The servers append every finished tool run to
+one ledger file, which the tests count. A part that cannot be installed or started fails the
+tests with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynavec_langgraph import (
+    AgentState,
+    ConcurrentResumeError,
+    InvalidDecisionError,
+    NothingToResumeError,
+    ReActAgent,
+    ThreadPausedError,
+)
+from dynavec_langgraph.cli import main
+from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, LEDGER_ENV, demo_model
+from dynavec_langgraph.records import AgentResult
+from dynavec_langgraph.remote import (
+    RemoteReActAgent,
+    RemoteRunError,
+    ServerUnavailableError,
+    _Seen,
+    server_thread_id,
+)
+from tests.cluster import Cluster, ClusterUnavailable, Server
+from tests.cluster_graph import GATES_ENV
+from tests.pg import PostgresServer, _free_port
+
+CONFIG = Path(__file__).with_name("langgraph_cluster.json")
+DEMO = "dynavec_agent"
+HEARTBEAT = "4"  # s; a killed server's run is re-claimed in 2-4 heartbeats; shorter risks
+# re-claiming a live run on a loaded machine
+
+
+class Deployment:
+    """The running cluster, its ledger and what the tests measure."""
+
+    def __init__(self, cluster: Cluster, ledger: Path, gates: Path) -> None:
+        self.cluster = cluster
+        self.ledger = ledger
+        self.gates = gates
+
+    @property
+    def a(self) -> Server:
+        return self.cluster.running[0]
+
+    @property
+    def b(self) -> Server:
+        return self.cluster.running[1]
+
+    def agent(self, server: Server, assistant: str = DEMO, **kwargs: Any) -> RemoteReActAgent:
+        return RemoteReActAgent(server.url, assistant, timeout=60, **kwargs)
+
+    def entries(self, thread_id: str) -> list[dict[str, Any]]:
+        """The ledger lines the tools wrote for ``thread_id`` (any id form), in order."""
+        sid = server_thread_id(thread_id)
+        if not self.ledger.exists():
+            return []
+        lines = self.ledger.read_text(encoding="utf-8").splitlines()
+        return [e for e in map(json.loads, lines) if e.get("thread_id") == sid]
+
+    def wires(self, *names: str) -> list[tuple[str, Any]]:
+        """The finished ``wire`` runs (``tests/inbox_graph.py``) to ``names``."""
+        lines = self.ledger.read_text(encoding="utf-8").splitlines() if self.ledger.exists() else []
+        entries = map(json.loads, lines)
+        return [
+            (e["to"], e["decision"]) for e in entries if e["tool"] == "wire" and e["to"] in names
+        ]
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployment]:
+    work = tmp_path_factory.mktemp("cluster")
+    ledger, gates = work / "ledger.jsonl", work / "gates"
+    gates.mkdir()
+    cluster = Cluster(
+        config=CONFIG,
+        servers=2,
+        env={
+            "LG_BG_JOB_HEARTBEAT": HEARTBEAT,
+            "N_JOBS_PER_WORKER": "4",
+            LEDGER_ENV: str(ledger),
+            GATES_ENV: str(gates),
+            "OPENAI_API_KEY": "",  # the scripted demo model, offline
+        },
+        work=work,
+        postgres=postgres_server,
+    )
+    started = time.monotonic()
+    try:
+        cluster.start()
+    except ClusterUnavailable as error:
+        pytest.fail(f"the LangGraph API cluster could not start: {error}")
+    try:
+        yield Deployment(cluster, ledger, gates)
+    finally:
+        cluster.stop()
+        timings = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items())
+        print(f"\ncluster: {timings}; module {time.monotonic() - started:.1f} s", file=sys.stderr)
+
+
+def _tools(entries: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(e["tool"], e.get("decision")) for e in entries if e.get("event", "finish") == "finish"]
+
+
+def _shape(result: AgentResult) -> dict[str, Any]:
+    """What a dynavec caller reads, without ids and balances."""
+    payload = result.interrupt_payload or {}
+    return {
+        "finished": result.finished,
+        "reason": result.termination_reason,
+        "steps": [[c.name for c in s.tool_calls] for s in result.steps],
+        "calls": result.tool_calls_count,
+        "node_id": payload.get("node_id"),
+        "payload": payload.get("payload"),
+        "has_ids": bool(payload.get("tool_call_id")) if payload else None,
+        "roles": [m.role for m in payload.get("messages", []) if m.role != "system"],
+        "output": re.sub(r"Balance: \d+", "Balance: N", result.output),
+    }
+
+
+# --- pause on A, resume on B -----------------------------------------------------------------
+
+
+def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -> None:
+    a, b = deployment.agent(deployment.a), deployment.agent(deployment.b)
+    local = ReActAgent(demo_model(), DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT)
+
+    shared = AgentState({"customer": "c-17"})
+    paused = a.run("Pay 75 to Alice", thread_id="pause-a-resume-b", state=shared)
+    reference = local.run("Pay 75 to Alice", thread_id="local")
+
+    assert paused.termination_reason == "interrupted"
+    assert paused.interrupt_payload is not None
+    assert paused.interrupt_payload["thread_id"] == "pause-a-resume-b"
+    assert paused.interrupt_payload["payload"] == {"amount": 75, "to": "Alice"}
+    assert _shape(paused) == _shape(reference)
+    assert _tools(deployment.entries("pause-a-resume-b")) == [("get_balance", None)]
+
+    final = b.resume("approved", thread_id="pause-a-resume-b", state=shared)
+    assert shared.data == {"customer": "c-17"}  # sent with the run, read back from the thread
+
+    assert _shape(final) == _shape(local.resume(thread_id="local", human_decision="approved"))
+    assert final.finished and final.output.endswith("Transferred 75 to Alice.")
+    assert _tools(deployment.entries("pause-a-resume-b")) == [
+        ("get_balance", None),
+        ("transfer_funds", "approved"),
+    ]
+    assert a.result("pause-a-resume-b").output == final.output  # both servers see one thread
+
+
+# --- two resumes at once, through A and B ------------------------------------------------------
+
+
+class LateReader(RemoteReActAgent):
+    """A caller that read the thread (``seen``) before others answered it."""
+
+    def __init__(self, url: str, assistant_id: str, seen: _Seen) -> None:
+        super().__init__(url, assistant_id, timeout=60)
+        self.seen = seen
+
+    def _state(self, thread_id: str) -> _Seen:
+        return self.seen
+
+
+def _resume(
+    start: threading.Barrier,
+    outcomes: dict[str, Any],
+    name: str,
+    agent: RemoteReActAgent,
+    decision: str,
+    thread_id: str,
+) -> None:
+    start.wait()  # both callers send at the same moment
+    try:
+        outcomes[name] = agent.resume(decision, thread_id=thread_id)
+    except ConcurrentResumeError as error:
+        outcomes[name] = error
+
+
+def test_simultaneous_resumes_via_a_and_b_run_the_tool_once(deployment: Deployment) -> None:
+    a, b = deployment.agent(deployment.a), deployment.agent(deployment.b)
+    for round_ in range(3):
+        thread_id = f"race-{round_}"
+        a.run(f"Pay {round_ + 1} to Bob", thread_id=thread_id)
+        start = threading.Barrier(2)
+        outcomes: dict[str, Any] = {}
+        workers = [
+            threading.Thread(target=_resume, args=(start, outcomes, n, agent, d, thread_id))
+            for n, agent, d in (("a", a, "approved"), ("b", b, "rejected"))
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(timeout=120)
+
+        won = [n for n, o in outcomes.items() if isinstance(o, AgentResult)]
+        lost = [n for n, o in outcomes.items() if isinstance(o, ConcurrentResumeError)]
+        assert len(won) == 1 and len(lost) == 1, outcomes
+        decision = "approved" if won == ["a"] else "rejected"
+        transfers = [t for t in _tools(deployment.entries(thread_id)) if t[0] == "transfer_funds"]
+        assert transfers == [("transfer_funds", decision)]  # the tool ran once, the winner's
+        assert b.result(thread_id).output == outcomes[won[0]].output
+
+
+async def test_async_twins_and_a_late_resume_is_refused_not_applied(
+    deployment: Deployment,
+) -> None:
+    a, b = deployment.agent(deployment.a), deployment.agent(deployment.b)
+    paused = await a.arun("Pay 9 to Cleo", thread_id="late")
+    assert paused.termination_reason == "interrupted"
+    stale = b._state(server_thread_id("late"))  # B read the pause...
+    assert [i.id for i in stale.interrupts] == [paused.interrupt_payload["interrupt_id"]]  # type: ignore[index]
+    final = await a.aresume("approved", thread_id="late")  # ...A answered it first...
+
+    late = LateReader(deployment.b.url, DEMO, stale)
+    with pytest.raises(ConcurrentResumeError, match="first"):  # ...then B sends its decision
+        late.resume("rejected", thread_id="late")
+
+    assert _tools(deployment.entries("late")) == [
+        ("get_balance", None),
+        ("transfer_funds", "approved"),
+    ]
+    assert (await b.aresult("late")).output == final.output
+
+
+# --- errors, as ReActAgent raises them ----------------------------------------------------------
+
+
+def test_remote_agent_raises_the_errors_of_react_agent(deployment: Deployment) -> None:
+    a = deployment.agent(deployment.a)
+    with pytest.raises(NothingToResumeError, match="unknown thread"):
+        a.resume("approved", thread_id="never-ran")
+    paused = a.run("Pay 5 to Dan", thread_id="errors")
+
+    with pytest.raises(ThreadPausedError, match="resume"):
+        a.run("Also pay 1 to Eve", thread_id="errors")
+    with pytest.raises(InvalidDecisionError, match="human_decision"):
+        a.resume(thread_id="errors")
+    with pytest.raises(InvalidDecisionError, match="not pending"):
+        a.resume(thread_id="errors", decisions={"approve_wire": "approved"})
+    with pytest.raises(InvalidDecisionError, match="response_schema"):
+        a.resume({"decision": "maybe"}, thread_id="errors")
+
+    assert a.result("errors").interrupt_payload == paused.interrupt_payload  # still paused
+    assert _tools(deployment.entries("errors")) == [("get_balance", None)]
+    final = a.resume(thread_id="errors", decisions={"approve_transfer": "rejected"})
+    assert final.output.endswith("Transfer of 5 to Dan was rejected.")
+    with pytest.raises(NothingToResumeError, match="not paused"):
+        a.resume("approved", thread_id="errors")
+    assert _tools(deployment.entries("errors")) == [
+        ("get_balance", None),
+        ("transfer_funds", "rejected"),
+    ]
+    with pytest.raises(RemoteRunError, match="Invalid assistant: 'no_such_graph'"):
+        deployment.agent(deployment.a, "no_such_graph").run("Pay 1 to Al")
+
+
+def test_unreachable_and_silent_servers_give_a_clear_error() -> None:
+    closed = RemoteReActAgent(f"http://127.0.0.1:{_free_port()}", DEMO, timeout=5)
+    with pytest.raises(ServerUnavailableError, match="cannot reach"):
+        closed.run("Pay 1 to Al")
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with pytest.raises(ServerUnavailableError, match="did not answer in time"):
+            RemoteReActAgent(url, DEMO, timeout=1).resume("approved", thread_id="t1")
+
+
+def test_without_langgraph_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langgraph_sdk", None)
+    with pytest.raises(ImportError, match=r"dynavec-langgraph\[studio\]"):
+        RemoteReActAgent("http://127.0.0.1:1", DEMO)
+
+
+# --- inbox --server, against the database mode ---------------------------------------------------
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> str:
+    capsys.readouterr()
+    assert main(list(args)) == code
+    out, err = capsys.readouterr()
+    return out if code == 0 else err
+
+
+def _same(text: str, *names: tuple[str, str]) -> str:
+    for value, name in names:
+        text = text.replace(value, name)
+    text = re.sub(r"since \S+", "since T", text)
+    text = re.sub(r"interrupt [0-9a-f]{32}", "interrupt I", text)
+    return re.sub(r"Balance: \d+", "Balance: N", text)
+
+
+def test_inbox_server_lists_and_answers_like_the_database_mode(
+    deployment: Deployment,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv(LEDGER_ENV, raising=False)
+    a, b = deployment.agent(deployment.a), deployment.b.url
+    a.run("Pay 12 to Ida", thread_id="inbox")
+    sid = server_thread_id("inbox")
+    db = str(tmp_path / "inbox.db")
+    _cli(capsys, "demo", "--db", db, "--thread", sid, "--message", "Pay 12 to Ida")
+
+    local = _cli(capsys, "inbox", "list", "--db", db)
+    remote = _cli(capsys, "inbox", "list", "--server", b, "--assistant", DEMO)
+    [row] = [line for line in remote.splitlines() if line.startswith(sid)]
+    assert _same(local, (db, "HERE")).splitlines()[1] == _same(row)
+    assert "pending approval(s) in " + b in remote
+    assert sid not in _cli(capsys, "inbox", "list", "--server", b, "--assistant", "gated_agent")
+    [local_json] = json.loads(_cli(capsys, "inbox", "list", "--db", db, "--json"))
+    [remote_json] = [
+        r
+        for r in json.loads(_cli(capsys, "inbox", "list", "--server", b, "--json"))
+        if r["thread_id"] == sid
+    ]
+    for key in ("thread_id", "node_id", "payload"):
+        assert remote_json[key] == local_json[key]
+    assert remote_json["tool_call"]["args"] == local_json["tool_call"]["args"]
+
+    answer = ("inbox", "answer", "--thread", sid, "--approve")
+    local = _cli(capsys, *answer[:2], "--db", db, *answer[2:])
+    remote = _cli(capsys, *answer[:2], "--server", b, *answer[2:])
+    assert _same(remote) == _same(local)
+    assert remote.splitlines()[-1].endswith("Transferred 12 to Ida.")
+    assert _tools(deployment.entries(sid)) == [
+        ("get_balance", None),
+        ("transfer_funds", "approved"),
+    ]
+
+    again = _cli(capsys, *answer[:2], "--server", b, *answer[2:], code=2)
+    assert "is not paused: nothing to resume" in again
+    unknown = _cli(
+        capsys, "inbox", "answer", "--server", b, "--thread", "nope", "--approve", code=2
+    )
+    assert "unknown thread 'nope'" in unknown
+    both = _cli(capsys, "inbox", "list", "--server", b, "--db", db, code=2)
+    assert "--db PATH_OR_URI" in both and "--server URL" in both
+    assert len(_tools(deployment.entries(sid))) == 2  # nothing ran again
+
+
+def test_several_pending_approvals_decisions_and_inbox_node(
+    deployment: Deployment, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = deployment.agent(deployment.a, "parallel_agent")
+    b = deployment.agent(deployment.b, "parallel_agent")
+    paused = a.run("wire 5 to Uma and 7 to Vic", thread_id="parallel")
+    assert paused.interrupt_payload is not None
+    pending = {p["payload"]["to"]: p["interrupt_id"] for p in paused.interrupt_payload["pending"]}
+    assert sorted(pending) == ["Uma", "Vic"]
+    with pytest.raises(InvalidDecisionError, match="2 decisions are pending"):
+        b.resume("approved", thread_id="parallel")
+    sid, url = server_thread_id("parallel"), deployment.b.url
+    refused = _cli(capsys, "inbox", "answer", "--server", url, "--thread", sid, "--approve", code=2)
+    assert "has 2 pending approvals" in refused and "--node" in refused
+    assert deployment.wires("Uma", "Vic") == []
+
+    stale = b._state(sid)  # a caller reads both pauses...
+    partly = _cli(
+        capsys, "inbox", "answer", "--server", url, "--thread", sid, "--node", pending["Uma"],
+        "--approve",
+    )  # fmt: skip  # ...the inbox answers Uma's first
+    assert "is still paused" in partly and "'approve_wire'" in partly
+    assert f"inbox answer --server {url} --thread {sid} --approve" in partly  # one left
+    assert deployment.wires("Uma", "Vic") == [("Uma", "approved")]
+
+    late = LateReader(deployment.b.url, "parallel_agent", stale)
+    with pytest.raises(ConcurrentResumeError, match="first"):  # Uma's was answered already
+        late.resume(thread_id="parallel", decisions={pending["Uma"]: "rejected"})
+    final = late.resume(thread_id="parallel", decisions={pending["Vic"]: "rejected"})  # not yet
+
+    assert final.finished
+    assert "Wired 5 to Uma." in final.output and "Wire to Vic refused." in final.output
+    assert deployment.wires("Uma", "Vic") == [("Uma", "approved"), ("Vic", "rejected")]
+
+
+# --- a server killed while it runs a run -------------------------------------------------------
+
+
+def test_sigkill_of_the_running_server_the_other_finishes_nothing_duplicated(
+    deployment: Deployment,
+) -> None:
+    thread_id = server_thread_id("crash")
+    client = deployment.agent(deployment.a, "gated_agent").sync_client
+    client.threads.create(thread_id=thread_id, if_exists="do_nothing")
+    job: dict[str, Any] = {"messages": [{"role": "user", "content": "do the job"}]}
+    run = client.runs.create(
+        thread_id,
+        "gated_agent",
+        input=job,
+        multitask_strategy="reject",
+        durability="sync",
+    )
+    deadline = time.monotonic() + 60
+    while not [e for e in deployment.entries(thread_id) if e["tool"] == "gated"]:
+        assert time.monotonic() < deadline, "the run never reached the gate"
+        time.sleep(0.05)  # the run runs in a server process; poll the ledger it writes
+    [started] = [e for e in deployment.entries(thread_id) if e["tool"] == "gated"]
+    [victim] = [s for s in deployment.cluster.running if s.pid == started["pid"]]
+    [survivor] = [s for s in deployment.cluster.running if s is not victim]
+
+    killed_at = time.monotonic()
+    deployment.cluster.kill(victim)
+    (deployment.gates / thread_id).touch()
+
+    joined = deployment.agent(survivor, "gated_agent").sync_client.runs.join(
+        thread_id, run["run_id"]
+    )
+    finished_after = time.monotonic() - killed_at
+    print(f"\nre-claimed and finished {finished_after:.1f} s after the SIGKILL", file=sys.stderr)
+
+    result = deployment.agent(survivor, "gated_agent").result(thread_id)
+    assert result.finished and result.output == "Finished: prepared, done"
+    assert [m["type"] for m in joined["messages"]] == ["human", "ai", "tool", "tool", "ai"]
+    events = [(e["tool"], e["event"], e["pid"]) for e in deployment.entries(thread_id)]
+    assert events == [
+        ("prepare", "finish", victim.pid),  # not run again by the survivor
+        ("gated", "start", victim.pid),  # killed here
+        ("gated", "start", survivor.pid),  # re-claimed: the unfinished call runs again
+        ("gated", "finish", survivor.pid),  # and finishes once
+    ]
+    with pytest.raises(ServerUnavailableError, match="cannot reach"):
+        deployment.agent(victim).result(thread_id)
