@@ -38,7 +38,7 @@ from dynavec_langgraph.graph import (
     check_max_steps,
     create_react_agent,
 )
-from dynavec_langgraph.interrupt import describe_pending, refused_decisions, resume_command
+from dynavec_langgraph.interrupt import describe_pending, refusal, resume_command
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
@@ -190,13 +190,9 @@ def _checked_decision(seen: StateSnapshot | None) -> Iterator[None]:
 
 def _refuse_if_asked_again(seen: StateSnapshot | None, now: Sequence[Interrupt]) -> None:
     """A decision the paused tool refused: the thread is paused at the same approval again."""
-    refused = refused_decisions(seen.interrupts if seen else [], now)
-    if refused:
-        raise InvalidDecisionError(
-            f"{'; '.join(refused)}. Nothing ran and the thread is still paused at the same "
-            "approval (asked again, with this error in its interrupt value): resume it again "
-            "with a valid decision"
-        )
+    message = refusal(seen.interrupts if seen else [], now)
+    if message:
+        raise InvalidDecisionError(message)
 
 
 def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:

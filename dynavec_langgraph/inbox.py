@@ -40,7 +40,7 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 from dynavec_langgraph.demo import create_demo_agent
 from dynavec_langgraph.errors import DynavecError
 from dynavec_langgraph.graph import TOOLS_METADATA_KEY
-from dynavec_langgraph.interrupt import describe_pending, refused_decisions, resume_command
+from dynavec_langgraph.interrupt import describe_pending, refusal, resume_command
 from dynavec_langgraph.locks import resume_lock
 
 __all__ = [
@@ -385,12 +385,9 @@ def resume_graph(
                     "Run `inbox list` again before deciding"
                 )
             app.invoke(command, config, durability="sync")
-            refused = refused_decisions(seen.interrupts, app.get_state(config).interrupts)
-            if refused:
-                raise InboxError(
-                    f"{'; '.join(refused)}. Nothing ran and the thread is still paused at the "
-                    "same approval (asked again): answer it again with a valid decision"
-                )
+            message = refusal(seen.interrupts, app.get_state(config).interrupts)
+            if message:
+                raise InboxError(message)
     except DynavecError as error:  # the lock is held by another caller
         raise InboxError(str(error)) from None
     except ValueError as error:

@@ -46,6 +46,7 @@ __all__ = [
     "interrupt",
     "pause_value",
     "read_decision",
+    "refusal",
     "refused_decisions",
     "resume_command",
 ]
@@ -531,6 +532,19 @@ def refused_decisions(before: Sequence[Interrupt], after: Sequence[Interrupt]) -
         for i in after
         if i.id not in seen and isinstance(i.value, dict) and i.value.get("error")
     ]
+
+
+def refusal(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> str | None:
+    """What to tell a caller whose decision was refused (see :func:`refused_decisions`), or
+    ``None`` when none was."""
+    refused = refused_decisions(before, after)
+    if not refused:
+        return None
+    return (
+        f"{'; '.join(refused)}. Nothing ran and the thread is still paused at the same "
+        "approval (asked again, with this error in its interrupt value): resume it again "
+        "with a valid decision"
+    )
 
 
 def _node_id(pending: Interrupt) -> str | None:

@@ -47,7 +47,7 @@ from dynavec_langgraph.errors import (
     NothingToResumeError,
     ThreadPausedError,
 )
-from dynavec_langgraph.interrupt import describe_pending, resume_command
+from dynavec_langgraph.interrupt import describe_pending, refusal, resume_command
 from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:
@@ -195,6 +195,13 @@ def _check_run(thread_id: str, run: Mapping[str, Any], joined: Any, seen: _Seen)
         f"run {run.get('run_id')} of thread {thread_id!r} ended with status "
         f"{run.get('status')!r}: {name + ': ' if name else ''}{message}"
     )
+
+
+def _refuse_if_asked_again(seen: _Seen, after: _Seen) -> None:
+    """A decision the paused tool refused: the same error as ``ReActAgent``'s."""
+    message = refusal(seen.interrupts, after.interrupts)
+    if message:
+        raise InvalidDecisionError(message)
 
 
 def _answers_any(run: Mapping[str, Any], interrupt_ids: Collection[str]) -> bool:
@@ -352,6 +359,7 @@ class RemoteReActAgent:
             joined = self.sync_client.runs.join(sid, run["run_id"])
             _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
             after = _seen(self.sync_client.threads.get_state(sid))
+            _refuse_if_asked_again(seen, after)
         return _result(tid, after, self.max_steps, state)
 
     async def arun(
@@ -371,6 +379,7 @@ class RemoteReActAgent:
             joined = await self.client.runs.join(sid, run["run_id"])
             _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
             after = _seen(await self.client.threads.get_state(sid))
+            _refuse_if_asked_again(seen, after)
         return _result(tid, after, self.max_steps, state)
 
     # --- resume -----------------------------------------------------------------------
@@ -408,6 +417,7 @@ class RemoteReActAgent:
             _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
             self._check_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(self.sync_client.threads.get_state(sid))
+            _refuse_if_asked_again(seen, after)
         return _result(tid, after, self.max_steps, state)
 
     async def aresume(
@@ -431,6 +441,7 @@ class RemoteReActAgent:
             _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
             await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(await self.client.threads.get_state(sid))
+            _refuse_if_asked_again(seen, after)
         return _result(tid, after, self.max_steps, state)
 
     # --- reading ----------------------------------------------------------------------

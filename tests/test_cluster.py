@@ -259,10 +259,13 @@ def test_remote_agent_raises_the_errors_of_react_agent(deployment: Deployment) -
         a.resume(thread_id="errors")
     with pytest.raises(InvalidDecisionError, match="not pending"):
         a.resume(thread_id="errors", decisions={"approve_wire": "approved"})
-    with pytest.raises(InvalidDecisionError, match="response_schema"):
+    with pytest.raises(InvalidDecisionError, match="was refused"):
         a.resume({"decision": "maybe"}, thread_id="errors")
 
-    assert a.result("errors").interrupt_payload == paused.interrupt_payload  # still paused
+    again = a.result("errors").interrupt_payload  # still paused, the same approval asked again
+    assert again is not None and paused.interrupt_payload is not None
+    for key in ("node_id", "payload", "tool_call_id"):
+        assert again[key] == paused.interrupt_payload[key]
     assert _tools(deployment.entries("errors")) == [("get_balance", None)]
     final = a.resume(thread_id="errors", decisions={"approve_transfer": "rejected"})
     assert final.output.endswith("Transfer of 5 to Dan was rejected.")
