@@ -36,6 +36,7 @@ from dynavec_langgraph.messages import calls_of, pending_calls, to_dynavec
 __all__ = [
     "BaseCheckpointer",
     "Checkpoint",
+    "DynamoDBCheckpointer",
     "MemoryCheckpointer",
     "dynavec_view",
     "is_step_boundary",
@@ -207,6 +208,15 @@ class MemoryCheckpointer(BaseCheckpointer):
         """Same as ``clear(thread_id)``."""
         self.clear(thread_id)
         return True
+
+
+def __getattr__(name: str) -> Any:
+    """``from dynavec_langgraph.checkpoint import DynamoDBCheckpointer`` (dynavec's path)."""
+    if name == "DynamoDBCheckpointer":
+        from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
+
+        return DynamoDBCheckpointer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- the dynavec view of a graph state -------------------------------------------------

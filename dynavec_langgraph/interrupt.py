@@ -64,8 +64,10 @@ def running_tool_call(call: ToolCallRef) -> Iterator[None]:
 def interrupt(node_id: str, payload: Any = None, *, response_schema: type[T]) -> T: ...
 @overload
 def interrupt(node_id: str, payload: Any = None, *, response_schema: None = None) -> Any: ...
+@overload
+def interrupt(thread_id: str, node_id: str, payload: Any, /) -> Any: ...
 def interrupt(
-    node_id: str, payload: Any = None, *, response_schema: type[Any] | None = None
+    node_id: str, payload: Any = None, *v1: Any, response_schema: type[Any] | None = None
 ) -> Any:
     """Pause the running tool call until a person decides; return the decision.
 
@@ -83,10 +85,20 @@ def interrupt(
             ``pydantic.ValidationError`` and leaves the thread paused, answerable again.
             Studio renders it as a typed form.
 
+    HITL v1's three-argument form ``interrupt(thread_id, node_id, payload)`` is accepted too;
+    the thread id is not needed (the running agent knows its thread) and only reaches
+    ``NodeInterrupt`` (docs/compatibility.md).
+
     Raises:
         TypeError: ``payload`` cannot be stored as JSON (raised before anything is saved).
-        RuntimeError: called outside a running agent or LangGraph node.
+        NodeInterrupt: called outside a running agent or LangGraph node (a ``RuntimeError``;
+            ``AgentTool.execute()`` lets it through, as HITL v1 did).
     """
+    thread_id: str | None = None
+    if v1:
+        if len(v1) != 1:
+            raise TypeError("interrupt() takes (node_id, payload) or (thread_id, node_id, payload)")
+        thread_id, node_id, payload = str(node_id), payload, v1[0]
     if not isinstance(node_id, str) or not node_id:
         raise TypeError(f"interrupt() needs a non-empty string node_id, got {node_id!r}")
     try:
@@ -99,10 +111,9 @@ def interrupt(
     try:
         get_config()
     except RuntimeError:
-        raise RuntimeError(
-            f"interrupt({node_id!r}) was called outside a running agent: call it inside a tool "
-            "run by a dynavec_langgraph agent (or inside a LangGraph node)"
-        ) from None
+        from dynavec_langgraph.exceptions import NodeInterrupt  # imports errors, as we do
+
+        raise NodeInterrupt(node_id, payload, thread_id) from None
     value: InterruptValue = {
         "node_id": node_id,
         "payload": payload,
