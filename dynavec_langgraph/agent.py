@@ -31,6 +31,7 @@ from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
+from dynavec_langgraph.scratch import ScratchThreads
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 
@@ -250,17 +251,26 @@ class ReActAgent:
         saver = resolve_checkpointer(checkpointer)
         self.checkpointer = saver if saver is not None else InMemorySaver()
         self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
+        # runs without a thread_id never reach a given checkpointer (scratch.py)
+        self._saver = ScratchThreads(saver) if saver is not None else self.checkpointer
         self.graph = create_react_agent(
             model,
             tools,
             system_prompt=self.system_prompt or None,
             max_steps=self.max_steps,
-            checkpointer=self.checkpointer,
+            checkpointer=self._saver,
             name="dynavec_react_agent",
             parallel_tool_calls=parallel_tool_calls,
         )
 
     # --- planning (no I/O) --------------------------------------------------------------
+
+    def _scratch_thread(self) -> str:
+        """A new thread id for a call without ``thread_id``; it stays in this process."""
+        tid = uuid.uuid4().hex
+        if isinstance(self._saver, ScratchThreads):
+            self._saver.mark(tid)
+        return tid
 
     def _run_plan(
         self,
@@ -270,7 +280,7 @@ class ReActAgent:
         state: AgentState | None,
         model_kwargs: dict[str, Any],
     ) -> _Plan:
-        tid = thread_id or uuid.uuid4().hex
+        tid = thread_id or self._scratch_thread()
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
             graph_input["shared"] = dict(state.data)
@@ -523,7 +533,7 @@ class ReActAgent:
         moved since ``seen``, and report a decision its schema refuses."""
         with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
             if seen is not None:
-                _refuse_if_moved(seen, self.checkpointer.get_tuple(plan.config))
+                _refuse_if_moved(seen, self._saver.get_tuple(plan.config))
             with _checked_decision(seen):
                 yield
 
@@ -532,7 +542,7 @@ class ReActAgent:
         """Async twin of :meth:`_resuming`."""
         async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
             if seen is not None:
-                _refuse_if_moved(seen, await self.checkpointer.aget_tuple(plan.config))
+                _refuse_if_moved(seen, await self._saver.aget_tuple(plan.config))
             with _checked_decision(seen):
                 yield
 
@@ -667,7 +677,7 @@ class ReActAgent:
             )
         converted = self._resume_messages(messages)
         _resume_value(decision, [])
-        tid = thread_id or uuid.uuid4().hex
+        tid = thread_id or self._scratch_thread()
         seed: dict[str, Any] = {"messages": converted}
         if state is not None:
             seed["shared"] = dict(state.data)
