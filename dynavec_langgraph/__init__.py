@@ -8,6 +8,7 @@ Code written against ``dynavec.agents`` runs after::
 from dynavec_langgraph.agent import ReActAgent
 from dynavec_langgraph.agents import DEFAULT_REACT_SYSTEM_PROMPT
 from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
+from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
 from dynavec_langgraph.errors import (
     CheckpointerConfigError,
     CheckpointNotFoundError,
@@ -17,17 +18,17 @@ from dynavec_langgraph.errors import (
     NothingToResumeError,
     ThreadPausedError,
 )
-from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
 from dynavec_langgraph.exceptions import ApprovalTimeoutError, MissingDependencyError, NodeInterrupt
 from dynavec_langgraph.graph import ReActState, create_react_agent
 from dynavec_langgraph.interrupt import InterruptValue, interrupt
-from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
 from dynavec_langgraph.planner import Plan, Planner, PlanStep
+from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
 from dynavec_langgraph.registry import ToolRegistry, default_registry
 from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
 from dynavec_langgraph.tools import AgentTool, tool
 
 __all__ = [
+    "DEFAULT_REACT_SYSTEM_PROMPT",
     "AgentLike",
     "AgentResult",
     "AgentState",
@@ -39,7 +40,6 @@ __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerConfigError",
     "ConcurrentResumeError",
-    "DEFAULT_REACT_SYSTEM_PROMPT",
     "DynamoDBCheckpointer",
     "DynavecError",
     "Handoff",

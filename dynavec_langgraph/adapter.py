@@ -225,9 +225,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         """The thread's live LangGraph checkpoints, by ``(ns, checkpoint_id)``."""
         return self._load_all(thread_id)[0]
 
-    def _load_all(
-        self, thread_id: str
-    ) -> tuple[dict[tuple[str, str], _Stored], Checkpoint | None]:
+    def _load_all(self, thread_id: str) -> tuple[dict[tuple[str, str], _Stored], Checkpoint | None]:
         """The live checkpoints and the latest record (where new checkpoints are kept)."""
         out: dict[tuple[str, str], _Stored] = {}
         latest: Checkpoint | None = None
@@ -477,9 +475,11 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
     def _save(self, record: Checkpoint) -> None:
         """Save a record; one whose own checkpoint has an interrupt becomes ``interrupted``."""
         entries = _entries(record)
-        own = entries[0] if entries and _record_key(*_entry_key(entries[0])) == (
-            record.checkpoint_id
-        ) else None
+        own = (
+            entries[0]
+            if entries and _record_key(*_entry_key(entries[0])) == (record.checkpoint_id)
+            else None
+        )
         writes = own["writes"] if own is not None else []
         interrupts = [self._dec(w["value"]) for w in writes if w["channel"] == INTERRUPT]
         flat = [i for v in interrupts for i in (v if isinstance(v, list | tuple) else [v])]

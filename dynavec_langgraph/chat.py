@@ -51,9 +51,7 @@ class Tool:
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
 
     def to_dict(self) -> dict[str, Any]:
         """The OpenAI-style function description."""

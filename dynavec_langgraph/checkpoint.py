@@ -36,7 +36,6 @@ from dynavec_langgraph.messages import calls_of, pending_calls, to_dynavec
 __all__ = [
     "BaseCheckpointer",
     "Checkpoint",
-    "DynamoDBCheckpointer",
     "MemoryCheckpointer",
     "dynavec_view",
     "is_step_boundary",

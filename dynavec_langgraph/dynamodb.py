@@ -41,10 +41,11 @@ keeps the lock until ``expires_at`` (``lock_ttl`` seconds, default 900), then an
 from __future__ import annotations
 
 import asyncio
+import builtins
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Final
@@ -155,7 +156,7 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             return
         except client.exceptions.ResourceNotFoundException:
             pass
-        try:
+        with suppress(client.exceptions.ResourceInUseException):  # another process made it
             client.create_table(
                 TableName=self.table_name,
                 KeySchema=[
@@ -168,8 +169,6 @@ class DynamoDBCheckpointer(BaseCheckpointer):
                 ],
                 BillingMode="PAY_PER_REQUEST",
             )
-        except client.exceptions.ResourceInUseException:
-            pass  # another process created it meanwhile
         client.get_waiter("table_exists").wait(TableName=self.table_name)
 
     def _pk(self, thread_id: str) -> str:
@@ -199,7 +198,8 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         }
         self.table.put_item(Item=item)
         client = self.table.meta.client
-        try:
+        # a replaced record keeps its place in the manifest (the condition fails then)
+        with suppress(client.exceptions.ConditionalCheckFailedException):
             self.table.update_item(
                 Key={"pk": pk, "sk": _MANIFEST},
                 UpdateExpression=(
@@ -216,8 +216,6 @@ class DynamoDBCheckpointer(BaseCheckpointer):
                     ":tid": checkpoint.thread_id,
                 },
             )
-        except client.exceptions.ConditionalCheckFailedException:
-            pass  # a replaced record keeps its place in the manifest
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> Checkpoint | None:
         """The thread's latest record (the manifest's last), or the one with ``checkpoint_id``."""
@@ -276,9 +274,9 @@ class DynamoDBCheckpointer(BaseCheckpointer):
                 kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return True
 
-    def threads(self) -> list[str]:
+    def threads(self) -> builtins.list[str]:
         """The thread ids of this namespace that have records (a table scan)."""
-        out: list[str] = []
+        out: builtins.list[str] = []
         kwargs: dict[str, Any] = {
             "FilterExpression": "sk = :m AND begins_with(pk, :ns)",
             "ExpressionAttributeValues": {":m": _MANIFEST, ":ns": f"{self.namespace}#"},
@@ -317,15 +315,14 @@ class DynamoDBCheckpointer(BaseCheckpointer):
 
     def _release(self, thread_id: str, owner: str) -> None:
         client = self.table.meta.client
-        try:
+        # expired and taken by another caller: not ours to delete (the condition fails then)
+        with suppress(client.exceptions.ConditionalCheckFailedException):
             self.table.delete_item(
                 Key={"pk": self._pk(thread_id), "sk": _LOCK},
                 ConditionExpression="#o = :me",
                 ExpressionAttributeNames={"#o": "owner"},
                 ExpressionAttributeValues={":me": owner},
             )
-        except client.exceptions.ConditionalCheckFailedException:
-            pass  # expired and taken by another caller: not ours to delete
 
     @contextmanager
     def resume_lock(self, thread_id: str) -> Iterator[None]:

@@ -338,10 +338,10 @@ def create_react_agent(
         tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools.
         system_prompt: added before the conversation at every model call (not stored).
         max_steps: model calls per run (per user message); below 1 counts as 1.
-        checkpointer: a LangGraph saver (or what ``ReActAgent`` takes: a connection string,
+        checkpointer: a LangGraph saver, or what ``ReActAgent`` takes (a connection string,
             a dynavec checkpointer such as ``DynamoDBCheckpointer``; a connection opened
-            from a string stays open for the process); ``None`` when the graph is a subgraph (it uses the
-            parent's). Interrupts need one to be resumed.
+            from a string stays open for the process); ``None`` when the graph is a
+            subgraph (it uses the parent's). Interrupts need one to be resumed.
         store: a LangGraph store, passed to ``compile``.
         name: the graph's name (the node name Studio and parent graphs show).
         message_storage: ``"delta"`` (default; linear storage) or ``"full"``.

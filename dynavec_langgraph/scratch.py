@@ -63,7 +63,11 @@ class ScratchThreads(BaseCheckpointSaver[Any]):
     def pick(self, config: RunnableConfig | None) -> BaseCheckpointSaver[Any]:
         """The saver of the thread named by ``config``."""
         thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
-        return self.scratch if thread_id is not None and self.is_scratch(str(thread_id)) else self.inner
+        return (
+            self.scratch
+            if thread_id is not None and self.is_scratch(str(thread_id))
+            else self.inner
+        )
 
     def _by_thread(self, thread_id: str) -> BaseCheckpointSaver[Any]:
         return self.scratch if self.is_scratch(thread_id) else self.inner
@@ -159,9 +163,7 @@ class ScratchThreads(BaseCheckpointSaver[Any]):
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """See ``BaseCheckpointSaver.aget_delta_channel_history``."""
-        return await self.pick(config).aget_delta_channel_history(
-            config=config, channels=channels
-        )
+        return await self.pick(config).aget_delta_channel_history(config=config, channels=channels)
 
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> ScratchThreads:
         """A clone over the user's saver with the derived allowlist (same scratch threads)."""

@@ -89,13 +89,13 @@ def _hints(func: ToolFunc) -> dict[str, Any]:
     only under ``TYPE_CHECKING``) is left out, the others are kept."""
     try:
         return get_type_hints(func)
-    except Exception:  # noqa: BLE001 - resolve one by one below
+    except Exception:
         pass
     out: dict[str, Any] = {}
     for pname, raw in getattr(func, "__annotations__", {}).items():
         try:
             out[pname] = get_type_hints(_Probe(raw, func), include_extras=True)["x"]
-        except Exception:  # noqa: BLE001 - unresolvable: treated as a string (dynavec's rule)
+        except Exception:
             out[pname] = str
     return out
 
@@ -116,7 +116,7 @@ def _field_type(annotation: Any) -> Any:
         return Any
     try:
         TypeAdapter(annotation).json_schema()
-    except Exception:  # noqa: BLE001 - pydantic raises several kinds here
+    except Exception:
         return str
     return annotation
 

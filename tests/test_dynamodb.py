@@ -9,7 +9,6 @@ import json
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
 
 import boto3
 import pytest
@@ -25,6 +24,7 @@ from dynavec_langgraph import (
 from dynavec_langgraph.checkpoint import Checkpoint
 from dynavec_langgraph.errors import CheckpointerConfigError
 from dynavec_langgraph.savers import resolve_checkpointer
+from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import (
     PAID,
     Scenario,
@@ -41,10 +41,11 @@ from tests.children.scenario import (
 )
 from tests.children.scenario import thread_config as cfg
 from tests.dynamo import REGION, DynamoDBServer
-from dynavec_langgraph.testing import ScriptedChatModel
 
 
-def _store(server: DynamoDBServer, namespace: str = "default", table: str = "") -> DynamoDBCheckpointer:
+def _store(
+    server: DynamoDBServer, namespace: str = "default", table: str = ""
+) -> DynamoDBCheckpointer:
     return DynamoDBCheckpointer(
         table or f"t{uuid.uuid4().hex[:12]}",
         namespace=namespace,
@@ -74,9 +75,11 @@ def test_records_round_trip_in_dynavec_layout(dynamodb_server: DynamoDBServer) -
     latest = store.get("t1")
     assert latest is not None and latest.checkpoint_id == third.checkpoint_id
     # the raw table: one manifest and the checkpoint items, keyed as documented
-    items = boto3.resource(
-        "dynamodb", region_name=REGION, endpoint_url=dynamodb_server.endpoint_url
-    ).Table(store.table_name).scan()["Items"]
+    items = (
+        boto3.resource("dynamodb", region_name=REGION, endpoint_url=dynamodb_server.endpoint_url)
+        .Table(store.table_name)
+        .scan()["Items"]
+    )
     keys = sorted((str(i["pk"]), str(i["sk"]).split("#")[0]) for i in items)
     assert keys == [("default#t1", "checkpoint")] * 3 + [("default#t1", "manifest")]
     # namespaces of one table do not see each other; delete removes a thread
@@ -94,7 +97,9 @@ def test_agent_on_dynamodb_keeps_dynavec_records(
 ) -> None:
     store = _store(dynamodb_server)
     scenario = Scenario(tmp_path / "effects")
-    paused = make_agent(scenario, store).run("pay the rent", thread_id="rent")
+    paused = ReActAgent(ScriptedChatModel(policy=policy), scenario.tools(), checkpointer=store).run(
+        "pay the rent", thread_id="rent"
+    )
     assert paused.termination_reason == "interrupted"
     assert [c.node_id for c in store.list("rent")] == ["init", "interrupted"]
     record = store.get("rent")
@@ -103,7 +108,8 @@ def test_agent_on_dynamodb_keeps_dynavec_records(
     again = DynamoDBCheckpointer(
         store.table_name, region_name=REGION, endpoint_url=dynamodb_server.endpoint_url
     )
-    done = make_agent(scenario, again).resume(thread_id="rent", human_decision="approved")
+    agent = ReActAgent(ScriptedChatModel(policy=policy), scenario.tools(), checkpointer=again)
+    done = agent.resume(thread_id="rent", human_decision="approved")
     assert done.output == PAID
     assert [c.node_id for c in again.list("rent")] == ["init", "interrupted", "step_1", "step_2"]
     assert scenario.lines() == [
@@ -228,5 +234,3 @@ def test_missing_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_dynamodb_urls(url: str, message: str) -> None:
     with pytest.raises(CheckpointerConfigError, match=message):
         resolve_checkpointer(url)
-
-
