@@ -6,7 +6,6 @@ Code written against ``dynavec.agents`` runs after::
 """
 
 from dynavec_langgraph.agent import ReActAgent
-from dynavec_langgraph.agents import DEFAULT_REACT_SYSTEM_PROMPT
 from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
 from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
 from dynavec_langgraph.errors import (
@@ -28,7 +27,6 @@ from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
 from dynavec_langgraph.tools import AgentTool, tool
 
 __all__ = [
-    "DEFAULT_REACT_SYSTEM_PROMPT",
     "AgentLike",
     "AgentResult",
     "AgentState",

@@ -23,22 +23,11 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
-from dynavec_langgraph.records import Message, ToolCall
+from dynavec_langgraph.records import Message, Role, ToolCall
 
 __all__ = ["ChatChunk", "ChatModel", "ChatResult", "Message", "Role", "Tool", "ToolCall"]
-
-
-class Role(StrEnum):
-    """A message role. Members equal their strings: ``Role.USER == "user"``, so
-    ``Message(Role.USER, ...)`` and ``Message("user", ...)`` are the same message."""
-
-    SYSTEM = "system"
-    USER = "user"
-    ASSISTANT = "assistant"
-    TOOL = "tool"
 
 
 @dataclass

@@ -148,7 +148,8 @@ class Planner:
         out of steps is ``"failed"`` and stops the plan.
         """
         shared = state if state is not None else AgentState()
-        result = AgentResult("", finished=plan.is_complete)
+        ran = [s.result for s in plan.steps if s.result is not None and s.status == "done"]
+        result = ran[-1] if ran else AgentResult("", finished=plan.is_complete)
         while (step := plan.next_step()) is not None:
             if step.status == "interrupted":
                 return step.result or result
