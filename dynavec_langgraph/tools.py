@@ -7,7 +7,7 @@ import inspect
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, cast, get_type_hints, overload
+from typing import Annotated, Any, cast, get_type_hints, overload
 
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import RunnableConfig
@@ -19,6 +19,7 @@ from pydantic import (
     PrivateAttr,
     TypeAdapter,
     ValidationError,
+    WithJsonSchema,
     create_model,
 )
 
@@ -84,19 +85,24 @@ class _ArgsBase(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="ignore")
 
 
+_UNTYPED: Any = Annotated[Any, WithJsonSchema({"type": "string"})]
+"""What a parameter the schema cannot describe becomes: shown to the model as a string,
+passed to the function as given (an object handed to ``execute`` reaches it unchanged)."""
+
+
 def _hints(func: ToolFunc) -> dict[str, Any]:
-    """The resolvable annotations of ``func``; one that cannot be resolved (a name imported
-    only under ``TYPE_CHECKING``) is left out, the others are kept."""
+    """The annotations of ``func``, resolved one by one: one that cannot be resolved (a name
+    imported only under ``TYPE_CHECKING``) becomes :data:`_UNTYPED`, the others are kept."""
     try:
         return get_type_hints(func)
-    except Exception:
+    except Exception:  # some annotation does not resolve: resolve them one by one below
         pass
     out: dict[str, Any] = {}
     for pname, raw in getattr(func, "__annotations__", {}).items():
         try:
             out[pname] = get_type_hints(_Probe(raw, func), include_extras=True)["x"]
-        except Exception:
-            out[pname] = str
+        except Exception:  # unresolvable: a string schema (dynavec's rule)
+            out[pname] = _UNTYPED
     return out
 
 
@@ -110,14 +116,14 @@ class _Probe:
 
 
 def _field_type(annotation: Any) -> Any:
-    """``annotation`` if pydantic can build a schema of it, else ``str`` (dynavec mapped
-    what it could not type to a string schema; never crash at decoration)."""
+    """``annotation`` if pydantic can build a schema of it, else :data:`_UNTYPED` (dynavec
+    mapped what it could not type to a string schema; never crash at decoration)."""
     if annotation is inspect.Parameter.empty:
         return Any
     try:
         TypeAdapter(annotation).json_schema()
-    except Exception:
-        return str
+    except Exception:  # pydantic raises several kinds here
+        return _UNTYPED
     return annotation
 
 
@@ -135,7 +141,7 @@ def _signature_model(name: str, func: ToolFunc) -> tuple[type[BaseModel], str | 
             state_param = pname
             continue
         if isinstance(annotation, str):
-            annotation = str  # an annotation that never resolved
+            annotation = _UNTYPED  # an annotation that never resolved
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (_field_type(annotation), default)
     model = create_model(f"{name}_args", __base__=_ArgsBase, **fields)

@@ -312,6 +312,8 @@ def test_t4_real_world_signatures() -> None:
     assert props["account"]["type"] == "string" and props["amount"]["type"] == "string"
     assert made.parameters["required"] == ["account", "amount"]
     assert made.execute({"account": "acc-1", "amount": "12.5"}) == "acc-1|12.5|"
+    account = Account()
+    assert made.execute({"account": account, "amount": 3}) == f"{account}|3|"  # as given
 
 
 def test_t5_arguments_validated() -> None:
