@@ -520,9 +520,8 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             metadata={**_json_metadata(metadata), _LG_KEY: {"entries": [entry]}},
             timestamp=checkpoint["ts"],
         )
+        # the copy left in the old record is stale; _load_all prefers a checkpoint's own record
         self._save(record)
-        kept = [e for e in _entries(item.record) if _entry_key(e) != ("", item.checkpoint_id)]
-        self._save(_with_entries(item.record, kept))
 
     def put_writes(
         self,

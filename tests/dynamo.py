@@ -54,35 +54,43 @@ def _answers(port: int) -> bool:
 
 
 @pytest.fixture(scope="session")
-def dynamodb_server() -> Iterator[DynamoDBServer]:
-    """moto's DynamoDB server on 127.0.0.1, for the whole session."""
+def dynamodb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DynamoDBServer]:
+    """moto's DynamoDB server on 127.0.0.1, for the whole session (its request log goes to a
+    file, so a long session never fills a pipe and stalls the server)."""
     port = _free_port()
+    log_path = tmp_path_factory.mktemp("dynamodb") / "moto.log"
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     env["AWS_DEFAULT_REGION"] = REGION
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    log = log_path.open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
-        text=True,
     )
     try:
         deadline = time.monotonic() + 30
         while not _answers(port):
             if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                out = proc.communicate()[0]
-                pytest.fail(f"the local DynamoDB endpoint (moto server) did not start:\n{out}")
+                if proc.poll() is None:
+                    os.kill(proc.pid, 9)
+                proc.wait()
+                pytest.fail(
+                    "the local DynamoDB endpoint (moto server) did not start; is the dev extra "
+                    f"(moto[server]) installed?\n{log_path.read_text()}"
+                )
             time.sleep(0.05)
         yield DynamoDBServer(f"http://127.0.0.1:{port}", proc.pid)
     finally:
-        os.kill(proc.pid, 15)
-        try:
-            proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, 9)
-            proc.communicate()
+        if proc.poll() is None:
+            os.kill(proc.pid, 15)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, 9)
+                proc.wait()
+        log.close()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
