@@ -353,3 +353,20 @@ def test_t7_registry() -> None:
     assert registry.unregister("mul") and not registry.unregister("mul")
     assert isinstance(default_registry, ToolRegistry) and "mul" not in default_registry
     assert json.loads(registry.get("add").execute({"a": 1, "b": 1}) or "0") == 2  # type: ignore[union-attr]
+
+
+def test_m5_agent_streams_the_whole_answer_at_once() -> None:
+    """Differs on purpose (docs/compatibility.md M5): the model's ``stream`` is not used."""
+
+    class Streaming(ScriptedDynavecModel):
+        streamed = 0
+
+        def stream(self, messages: Any, tools: Any = None, **kwargs: Any) -> Any:
+            Streaming.streamed += 1
+            return super().stream(messages, tools, **kwargs)
+
+    model = Streaming(["hello there"])
+    events = list(ReActAgent(model).stream("hi"))
+    assert [type(e).__name__ for e in events] == ["TokenEvent", "ResultEvent"]
+    assert getattr(events[0], "text", None) == "hello there"
+    assert (Streaming.streamed, model.invoke_calls) == (0, 1)
