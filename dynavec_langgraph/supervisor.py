@@ -30,6 +30,8 @@ from dynavec_langgraph.records import AgentResult, AgentState
 
 __all__ = ["AgentLike", "Handoff", "Supervisor", "default_handoff"]
 
+_MISSING: Any = object()
+
 
 @runtime_checkable
 class AgentLike(Protocol):
@@ -173,7 +175,7 @@ class Supervisor:
     def resume(
         self,
         messages: Any = None,
-        human_decision: Any = ...,
+        human_decision: Any = _MISSING,
         *,
         thread_id: str | None = None,
         state: AgentState | None = None,
@@ -183,7 +185,8 @@ class Supervisor:
 
         ``thread_id`` is the one given to :meth:`run`, or
         ``paused.interrupt_payload["supervisor_thread_id"]`` for a run without one. The shared
-        state is the run's unless ``state=`` is given.
+        state is the run's unless ``state=`` is given. ``messages`` is accepted (``AgentLike``)
+        and not used: the supervisor knows the paused agent's messages.
 
         Raises:
             NothingToResumeError: this supervisor has no paused run with that id.
@@ -199,20 +202,20 @@ class Supervisor:
         name = list(self.agents)[run.index]
         agent = self.agents[name]
         shared = state if state is not None else run.state
+        if human_decision is not _MISSING:
+            kwargs["human_decision"] = human_decision
         try:
             if run.thread_id is not None:
                 result = agent.resume(
-                    thread_id=self._thread(run.thread_id, name),
-                    human_decision=human_decision,
-                    state=shared,
-                    **kwargs,
+                    thread_id=self._thread(run.thread_id, name), state=shared, **kwargs
                 )
             else:
                 saved = (run.result.interrupt_payload or {})["messages"]
-                result = agent.resume(saved, human_decision, state=shared, **kwargs)
+                result = agent.resume(saved, state=shared, **kwargs)
         except Exception:
             self._paused[key] = run  # nothing was applied: still answerable
             raise
+        kwargs.pop("human_decision", None)
         return self._go(run, shared, result, kwargs)
 
 
