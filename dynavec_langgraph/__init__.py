@@ -15,6 +15,7 @@ from dynavec_langgraph.errors import (
     DynavecError,
     InvalidDecisionError,
     NothingToResumeError,
+    StorageError,
     ThreadPausedError,
 )
 from dynavec_langgraph.exceptions import ApprovalTimeoutError, MissingDependencyError, NodeInterrupt
@@ -53,6 +54,7 @@ __all__ = [
     "Planner",
     "ReActAgent",
     "ReActState",
+    "StorageError",
     "Supervisor",
     "ThreadPausedError",
     "ToolCall",

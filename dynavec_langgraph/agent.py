@@ -4,33 +4,50 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+    nullcontext,
+)
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.serde.types import INTERRUPT
 from langgraph.errors import is_invalid_resume
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.errors import (
     CheckpointNotFoundError,
-    ConcurrentResumeError,
+    DynavecError,
     InvalidDecisionError,
     NothingToResumeError,
+    StorageError,
     ThreadPausedError,
 )
 from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
-from dynavec_langgraph.graph import AGENT_NODE, MODEL_KWARGS_KEY, create_react_agent
+from dynavec_langgraph.graph import (
+    AGENT_NODE,
+    COMPLETED_CALLS_KEY,
+    MODEL_KWARGS_KEY,
+    CompletedCall,
+    check_max_steps,
+    create_react_agent,
+)
 from dynavec_langgraph.interrupt import describe_pending, resume_command
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
-from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
+from dynavec_langgraph.savers import (
+    ConnectionSaver,
+    describe_storage,
+    is_storage_error,
+    resolve_checkpointer,
+)
 from dynavec_langgraph.scratch import ScratchThreads
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
@@ -61,6 +78,57 @@ def _config(
     return {"configurable": configurable}
 
 
+def _check_thread_id(thread_id: Any) -> None:
+    if thread_id is not None and (not isinstance(thread_id, str) or not thread_id.strip()):
+        raise TypeError(
+            f"thread_id={thread_id!r}: pass a non-empty string naming the thread, or None for "
+            "a new thread"
+        )
+
+
+def _check_goal(goal: Any) -> None:
+    if not isinstance(goal, str):
+        raise TypeError(
+            f"goal={goal!r:.80} ({type(goal).__name__}): pass the user's request as a string"
+        )
+
+
+def _looks_like_id_map(decision: Any) -> bool:
+    """LangGraph reads a dict whose keys all look like interrupt ids (32 hex digits; ``{}``
+    too) as ``{interrupt_id: decision}``, not as a decision."""
+    return isinstance(decision, dict) and all(
+        isinstance(k, str) and len(k) == 32 and all(c in "0123456789abcdef" for c in k)
+        for k in decision
+    )
+
+
+def _brief(value: Any, limit: int = 160) -> str:
+    """``repr(value)`` for a message: shortened, and safe for values nested too deeply."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_storable(saver: Any, decision: Any) -> None:
+    """Refuse, before anything runs, a decision the thread's saver cannot store (the approved
+    tool would run and then the write fail, leaving the pause open to be approved again)."""
+    try:
+        saver.serde.dumps_typed(decision)
+    except Exception as error:
+        if isinstance(error, RecursionError) or "recursion" in str(error).lower():
+            raise InvalidDecisionError(
+                "the decision is nested too deeply to be stored; nothing ran and the thread is "
+                "still paused: send a flatter value"
+            ) from None
+        raise InvalidDecisionError(
+            f"the decision {_brief(decision)} cannot be stored by the checkpointer ({error}); "
+            "nothing ran and the thread is still paused: decide with JSON-like values (str, "
+            "number, bool, list, dict) or a pydantic model"
+        ) from None
+
+
 def _exists(snapshot: StateSnapshot) -> bool:
     return snapshot.created_at is not None
 
@@ -77,31 +145,33 @@ def _refuse_if_paused(thread_id: str, snapshot: StateSnapshot) -> None:
         raise ThreadPausedError(thread_id, _node_ids(snapshot.interrupts))
 
 
-def _pending_interrupt_ids(record: CheckpointTuple | None) -> list[str]:
-    """The interrupts still waiting in a saver's record: those of tasks that wrote no result
-    (a task answered in part of a parallel turn keeps its old interrupt write beside its
-    results; a task that paused again has its interrupt write replaced)."""
-    interrupts: dict[str, list[str]] = {}
-    finished: set[str] = set()
-    for task_id, channel, value in record.pending_writes or [] if record else []:
-        if channel == INTERRUPT:
-            items = value if isinstance(value, list | tuple) else [value]
-            interrupts[task_id] = [i.id for i in items if isinstance(i, Interrupt)]
-        elif not channel.startswith("__"):
-            finished.add(task_id)
-    return sorted(i for task, ids in interrupts.items() if task not in finished for i in ids)
-
-
-def _refuse_if_moved(seen: StateSnapshot, now: CheckpointTuple | None) -> None:
-    """Under the resume lock: the thread must still be where this caller saw it (the same
-    checkpoint, the same pending interrupts), read from the saver's record alone."""
-    before = (seen.config.get("configurable") or {}).get("checkpoint_id")
-    after = (now.config.get("configurable") or {}).get("checkpoint_id") if now else None
-    if before != after or sorted(i.id for i in seen.interrupts) != _pending_interrupt_ids(now):
-        raise ConcurrentResumeError(
-            "another caller resumed this thread first; its decision was applied and yours was "
-            "not. Read the thread again (get_state / run result) before deciding again"
+def _storage_error(
+    saver: Any,
+    error: BaseException,
+    thread_id: str | None,
+    record: dict[str, CompletedCall],
+    decision: Any,
+) -> StorageError:
+    where = describe_storage(saver)
+    thread = f"thread {thread_id!r}" if thread_id else "the thread"
+    if not record:
+        return StorageError(
+            f"{where} failed ({type(error).__name__}: {error}). No tool ran and {thread} is "
+            "unchanged: try again once the storage works",
+            thread_id,
+            [],
         )
+    ran = [c.describe() for c in record.values()]
+    decided = f" with the decision {_brief(decision)}" if decision is not _MISSING else ""
+    return StorageError(
+        f"{where} failed ({type(error).__name__}: {error}) after these tool calls ran"
+        f"{decided}: {'; '.join(ran)}. Their results were not saved, so {thread} still shows "
+        "them as not done. This agent remembers the results: call the same method on it again "
+        "once the storage works and they will not run again (another agent or process would "
+        "run them again)",
+        thread_id,
+        ran,
+    )
 
 
 @contextmanager
@@ -130,7 +200,9 @@ def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
             f"{len(interrupts)} decisions are pending ({describe_pending(interrupts)}); "
             "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
         )
-    return decision
+    # addressed by id, so every decision reaches the tool as it is (a dict like {} would
+    # otherwise be read as a map of interrupt ids and dropped)
+    return {interrupts[0].id: decision} if interrupts else decision
 
 
 def _step_records(messages: Sequence[BaseMessage]) -> list[AgentStep]:
@@ -212,6 +284,11 @@ class _Plan:
     graph_input: Any
     thread_id: str
 
+    def with_record(self, record: dict[str, CompletedCall]) -> RunnableConfig:
+        """The config, with the caller's record of finished calls (see ``graph``)."""
+        self.config.setdefault("configurable", {})[COMPLETED_CALLS_KEY] = record
+        return self.config
+
 
 class ReActAgent:
     """dynavec's ReAct agent, running on the package's LangGraph graph (``agent.graph``).
@@ -247,7 +324,8 @@ class ReActAgent:
         parallel_tool_calls: bool = False,
     ) -> None:
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
-        self.max_steps = max(1, int(max_steps))
+        self.max_steps = check_max_steps(max_steps)
+        self._completed: dict[str, dict[str, CompletedCall]] = {}
         saver = resolve_checkpointer(checkpointer)
         self.checkpointer = saver if saver is not None else InMemorySaver()
         self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
@@ -279,12 +357,16 @@ class ReActAgent:
         resume_from: str | None,
         state: AgentState | None,
         model_kwargs: dict[str, Any],
+        record: dict[str, CompletedCall],
     ) -> _Plan:
+        _check_goal(goal)
         tid = thread_id or self._scratch_thread()
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
             graph_input["shared"] = dict(state.data)
-        return _Plan(_config(tid, model_kwargs, resume_from), graph_input, tid)
+        plan = _Plan(_config(tid, model_kwargs, resume_from), graph_input, tid)
+        plan.with_record(record)
+        return plan
 
     def _check_run(self, plan: _Plan, snapshot: StateSnapshot, resume_from: str | None) -> None:
         if resume_from and not _exists(snapshot):
@@ -319,9 +401,19 @@ class ReActAgent:
         if decisions is not None:
             if decision is not _MISSING:
                 raise InvalidDecisionError("pass human_decision= or decisions=, not both")
+            if not isinstance(decisions, Mapping):
+                raise InvalidDecisionError(
+                    f"decisions={decisions!r:.80} ({type(decisions).__name__}): pass a mapping "
+                    f"{{node_id or interrupt_id: decision}}; pending: "
+                    f"{describe_pending(snapshot.interrupts)}"
+                )
+            for value in decisions.values():
+                _check_storable(self.checkpointer, value)
             command = resume_command(snapshot.interrupts, decisions)
         else:
-            command = Command(resume=_resume_value(decision, snapshot.interrupts))
+            resume = _resume_value(decision, snapshot.interrupts)
+            _check_storable(self.checkpointer, decision)
+            command = Command(resume=resume)
         return _Plan(_config(thread_id, model_kwargs), command, thread_id)
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
@@ -375,12 +467,12 @@ class ReActAgent:
             ThreadPausedError: the thread waits for a decision; call :meth:`resume`.
             CheckpointNotFoundError: ``resume_from`` is not a checkpoint of the thread.
         """
-        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
-        self._check_run(plan, self.graph.get_state(plan.config), resume_from)
-        values, interrupts = self._split(
-            self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
-        )
-        return self._finish(plan, values, interrupts, state)
+        with self._guarded(thread_id) as record:
+            plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
+            with self._locked(thread_id):
+                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
+        return self._finish(plan, *self._split(output), state)
 
     async def arun(
         self,
@@ -392,12 +484,14 @@ class ReActAgent:
         **model_kwargs: Any,
     ) -> AgentResult:
         """Async twin of :meth:`run`."""
-        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
-        self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
-        values, interrupts = self._split(
-            await self.graph.ainvoke(plan.graph_input, plan.config, durability=_DURABILITY)
-        )
-        return self._finish(plan, values, interrupts, state)
+        with self._guarded(thread_id) as record:
+            plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
+            async with self._alocked(thread_id):
+                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                output = await self.graph.ainvoke(
+                    plan.graph_input, plan.config, durability=_DURABILITY
+                )
+        return self._finish(plan, *self._split(output), state)
 
     # --- resume -----------------------------------------------------------------------
 
@@ -429,11 +523,17 @@ class ReActAgent:
             ConcurrentResumeError: another caller is resuming (or just resumed) the thread.
         """
         del start_step
-        plan, seen = self._prepare_resume(
-            messages, human_decision, thread_id, state, decisions, model_kwargs
-        )
-        with self._resuming(plan, seen):
-            output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
+        with (
+            self._guarded(thread_id, human_decision, decisions) as record,
+            self._locked(thread_id),
+        ):
+            plan, seen = self._prepare_resume(
+                messages, human_decision, thread_id, state, decisions, model_kwargs
+            )
+            with _checked_decision(seen):
+                output = self.graph.invoke(
+                    plan.graph_input, plan.with_record(record), durability=_DURABILITY
+                )
         return self._finish(plan, *self._split(output), state)
 
     async def aresume(
@@ -449,11 +549,15 @@ class ReActAgent:
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
-        plan, seen = await self._aprepare_resume(
-            messages, human_decision, thread_id, state, decisions, model_kwargs
-        )
-        async with self._aresuming(plan, seen):
-            output = await self.graph.ainvoke(plan.graph_input, plan.config, durability=_DURABILITY)
+        with self._guarded(thread_id, human_decision, decisions) as record:
+            async with self._alocked(thread_id):
+                plan, seen = await self._aprepare_resume(
+                    messages, human_decision, thread_id, state, decisions, model_kwargs
+                )
+                with _checked_decision(seen):
+                    output = await self.graph.ainvoke(
+                        plan.graph_input, plan.with_record(record), durability=_DURABILITY
+                    )
         return self._finish(plan, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
@@ -469,9 +573,11 @@ class ReActAgent:
     ) -> Iterator[AgentEvent]:
         """Like :meth:`run`, yielding typed events as they happen; the last is a
         :class:`ResultEvent` holding the ``AgentResult``."""
-        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
-        self._check_run(plan, self.graph.get_state(plan.config), resume_from)
-        yield from self._stream(plan, state)
+        with self._guarded(thread_id) as record:
+            plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
+            with self._locked(thread_id):
+                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                yield from self._stream(plan, state)
 
     async def astream(
         self,
@@ -483,10 +589,12 @@ class ReActAgent:
         **model_kwargs: Any,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream`."""
-        plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs)
-        self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
-        async for event in self._astream(plan, state):
-            yield event
+        with self._guarded(thread_id) as record:
+            plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
+            async with self._alocked(thread_id):
+                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                async for event in self._astream(plan, state):
+                    yield event
 
     def stream_resume(
         self,
@@ -501,11 +609,16 @@ class ReActAgent:
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
-        plan, seen = self._prepare_resume(
-            messages, human_decision, thread_id, state, decisions, model_kwargs
-        )
-        with self._resuming(plan, seen):
-            yield from self._stream(plan, state)
+        with (
+            self._guarded(thread_id, human_decision, decisions) as record,
+            self._locked(thread_id),
+        ):
+            plan, seen = self._prepare_resume(
+                messages, human_decision, thread_id, state, decisions, model_kwargs
+            )
+            plan.with_record(record)
+            with _checked_decision(seen):
+                yield from self._stream(plan, state)
 
     async def astream_resume(
         self,
@@ -520,31 +633,48 @@ class ReActAgent:
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
-        plan, seen = await self._aprepare_resume(
-            messages, human_decision, thread_id, state, decisions, model_kwargs
-        )
-        async with self._aresuming(plan, seen):
-            async for event in self._astream(plan, state):
-                yield event
+        with self._guarded(thread_id, human_decision, decisions) as record:
+            async with self._alocked(thread_id):
+                plan, seen = await self._aprepare_resume(
+                    messages, human_decision, thread_id, state, decisions, model_kwargs
+                )
+                plan.with_record(record)
+                with _checked_decision(seen):
+                    async for event in self._astream(plan, state):
+                        yield event
 
     @contextmanager
-    def _resuming(self, plan: _Plan, seen: StateSnapshot | None) -> Iterator[None]:
-        """Around applying a decision to a thread: hold its resume lock, refuse if the thread
-        moved since ``seen``, and report a decision its schema refuses."""
-        with resume_lock(self.checkpointer, plan.thread_id) if seen else nullcontext():
-            if seen is not None:
-                _refuse_if_moved(seen, self._saver.get_tuple(plan.config))
-            with _checked_decision(seen):
-                yield
+    def _guarded(
+        self,
+        thread_id: str | None,
+        decision: Any = _MISSING,
+        decisions: Mapping[str, Any] | None = None,
+    ) -> Iterator[dict[str, CompletedCall]]:
+        """Around a public call: checks ``thread_id``; yields the record of the thread's tool
+        calls that ran but were not saved yet; turns a storage failure into a
+        :class:`StorageError` that says what ran (kept for the next call on the thread)."""
+        _check_thread_id(thread_id)
+        record = self._completed.setdefault(thread_id, {}) if thread_id else {}
+        try:
+            yield record
+        except Exception as error:
+            if isinstance(error, DynavecError) or not is_storage_error(error):
+                raise
+            answer = decisions if decisions is not None else decision
+            raise _storage_error(self.checkpointer, error, thread_id, record, answer) from error
+        if thread_id:
+            self._completed.pop(thread_id, None)
 
-    @asynccontextmanager
-    async def _aresuming(self, plan: _Plan, seen: StateSnapshot | None) -> AsyncIterator[None]:
-        """Async twin of :meth:`_resuming`."""
-        async with aresume_lock(self.checkpointer, plan.thread_id) if seen else _anull():
-            if seen is not None:
-                _refuse_if_moved(seen, await self._saver.aget_tuple(plan.config))
-            with _checked_decision(seen):
-                yield
+    def _locked(self, thread_id: str | None) -> AbstractContextManager[None]:
+        """The lock of a thread someone could name, held while a run or resume reads and
+        advances it: a resume (or another run) of the same thread cannot start while this one
+        is inside a tool, and what this caller read stays true until it is done. A call on a
+        new, random thread needs none (nobody else knows its id yet)."""
+        return resume_lock(self.checkpointer, thread_id) if thread_id else nullcontext()
+
+    def _alocked(self, thread_id: str | None) -> AbstractAsyncContextManager[None]:
+        """Async twin of :meth:`_locked`."""
+        return aresume_lock(self.checkpointer, thread_id) if thread_id else _anull()
 
     def _stream(self, plan: _Plan, state: AgentState | None) -> Iterator[AgentEvent]:
         for mode, chunk in self.graph.stream(
@@ -584,6 +714,9 @@ class ReActAgent:
                 return plan, snapshot
         plan, seed = self._seed(messages, thread_id, state, decision, model_kwargs)
         self.graph.update_state(plan.config, seed, as_node=AGENT_NODE)
+        if _looks_like_id_map(decision):  # reach the pause first, then answer it by its id
+            paused = self._split(self.graph.invoke(None, plan.config, durability=_DURABILITY))[1]
+            plan.graph_input = Command(resume=_resume_value(decision, paused))
         return plan, None
 
     async def _aprepare_resume(
@@ -604,6 +737,9 @@ class ReActAgent:
                 return plan, snapshot
         plan, seed = self._seed(messages, thread_id, state, decision, model_kwargs)
         await self.graph.aupdate_state(plan.config, seed, as_node=AGENT_NODE)
+        if _looks_like_id_map(decision):  # reach the pause first, then answer it by its id
+            output = await self.graph.ainvoke(None, plan.config, durability=_DURABILITY)
+            plan.graph_input = Command(resume=_resume_value(decision, self._split(output)[1]))
         return plan, None
 
     # --- checkpoints ------------------------------------------------------------------
@@ -677,6 +813,7 @@ class ReActAgent:
             )
         converted = self._resume_messages(messages)
         _resume_value(decision, [])
+        _check_storable(self.checkpointer, decision)
         tid = thread_id or self._scratch_thread()
         seed: dict[str, Any] = {"messages": converted}
         if state is not None:

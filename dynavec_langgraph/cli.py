@@ -36,12 +36,13 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import sqlite3
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any, Final, Literal, TextIO, overload
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
@@ -50,17 +51,17 @@ from dynavec_langgraph.agent import ReActAgent, build_result
 from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
 from dynavec_langgraph.errors import CheckpointerConfigError, DynavecError, ThreadPausedError
 from dynavec_langgraph.inbox import (
-    InboxError,
     answer_command,
     graph_on,
     list_pending,
     load_graph,
+    read_thread,
     refuse_foreign_tools,
     resume_graph,
-    thread_config,
 )
 from dynavec_langgraph.records import AgentResult
-from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
+from dynavec_langgraph.savers import ConnectionSaver, masked_url, resolve_checkpointer
+from dynavec_langgraph.serde import safe_serializer
 
 __all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "main"]
 
@@ -119,9 +120,21 @@ def _sqlite_path(db: str) -> str | None:
     return db
 
 
-@contextmanager
-def open_saver(db: str, *, must_exist: bool) -> Iterator[BaseCheckpointSaver[Any]]:
+@overload
+def open_saver(
+    db: str, *, must_exist: bool, read_only: Literal[False] = False
+) -> AbstractContextManager[BaseCheckpointSaver[Any]]: ...
+@overload
+def open_saver(
+    db: str, *, must_exist: bool, read_only: Literal[True]
+) -> AbstractContextManager[BaseCheckpointSaver[Any] | None]: ...
+def open_saver(
+    db: str, *, must_exist: bool, read_only: bool = False
+) -> AbstractContextManager[BaseCheckpointSaver[Any] | None]:
     """The checkpointer of ``--db`` (a SQLite file or a PostgreSQL URI), closed on exit.
+
+    With ``read_only`` nothing is created or written (no tables, no journal files): a
+    database without checkpoint tables gives ``None`` (no threads there).
 
     Raises:
         CliError: an unknown scheme, a missing SQLite file (``must_exist``), or a database
@@ -133,6 +146,40 @@ def open_saver(db: str, *, must_exist: bool) -> Iterator[BaseCheckpointSaver[Any
             f"no SQLite database at {path!r}: check --db, or start a thread with "
             f"`{PROG} demo --db {shlex.quote(db)}`"
         )
+    if read_only:
+        return _open_read_only(db, path)
+    return _open_writable(db, path)
+
+
+@contextmanager
+def _open_read_only(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[Any] | None]:
+    if path is not None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        uri = Path(path).resolve().as_uri() + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.Error as error:
+            raise CliError(f"cannot read SQLite file {path!r}: {error}") from None
+        with closing(conn):
+            yield SqliteSaver(conn, serde=safe_serializer()) if "checkpoints" in tables else None
+        return
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    try:
+        conn_pg = psycopg.connect(db, autocommit=True, row_factory=dict_row)
+    except psycopg.Error as error:
+        raise CliError(f"cannot connect to PostgreSQL at {masked_url(db)}: {error}") from None
+    with conn_pg:
+        row = conn_pg.execute("SELECT to_regclass('checkpoints') IS NOT NULL AS ok").fetchone()
+        yield PostgresSaver(conn_pg, serde=safe_serializer()) if row and row["ok"] else None
+
+
+@contextmanager
+def _open_writable(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[Any]]:
     try:
         saver = resolve_checkpointer(db if path is None else _SQLITE_SCHEME + path)
     except CheckpointerConfigError as error:
@@ -238,6 +285,13 @@ def _check_paused(snapshot: StateSnapshot, db: str, thread_id: str) -> None:
             f"unknown thread {thread_id!r} in {db}: nothing to resume. "
             f"`{PROG} inbox list --db {shlex.quote(db)}` shows the paused threads"
         )
+    if not snapshot.interrupts and snapshot.next:
+        raise CliError(
+            f"thread {thread_id!r} stopped before {', '.join(snapshot.next)} (a breakpoint "
+            "set with interrupt_before/interrupt_after, or a run that crashed), not at an "
+            "interrupt() approval: continue it with graph.invoke(None, config) from Python; "
+            "nothing was changed"
+        )
     if not snapshot.interrupts:
         raise CliError(
             f"thread {thread_id!r} is not paused: nothing to resume. Send it a new message "
@@ -267,7 +321,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
-        paused = agent.graph.get_state(thread_config(args.thread))
+        paused = read_thread(agent.graph, args.thread)
         _check_paused(paused, args.db, args.thread)
         refuse_foreign_tools(agent.graph, paused.interrupts, args.thread, "the demo agent")
         if decision is None and not sys.stdin.isatty():
@@ -291,8 +345,11 @@ def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -
 
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
     graph = load_graph(args.graph)
-    with open_saver(args.db, must_exist=True) as saver:
-        rows = list_pending(graph_on(graph, saver), saver)
+    unreadable: list[str] = []
+    with open_saver(args.db, must_exist=True, read_only=True) as saver:
+        rows = list_pending(graph_on(graph, saver), saver, unreadable) if saver else []
+    for problem in unreadable:
+        print(f"{PROG}: warning: {problem}", file=sys.stderr)
     if args.json:
         print(_dump([r.as_dict() for r in rows]), file=out)
         return 0
@@ -329,7 +386,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
     graph = load_graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
         app = graph_on(graph, saver)
-        seen = app.get_state(thread_config(args.thread))
+        seen = read_thread(app, args.thread)
         _check_paused(seen, args.db, args.thread)
         refuse_foreign_tools(app, seen.interrupts, args.thread, _graph_name(args.graph))
         command = answer_command(seen.interrupts, decision, args.node, args.thread)
@@ -411,7 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args, sys.stdout)
-    except (CliError, InboxError) as error:
+    except (CliError, DynavecError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     return code

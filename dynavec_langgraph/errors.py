@@ -9,7 +9,8 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── NothingToResumeError(ValueError)     resume() with no paused call to answer
     ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
     ├── CheckpointNotFoundError(ValueError)  resume_from= / checkpoint_id= unknown
-    └── CheckpointerConfigError(ValueError)  a checkpointer argument that cannot be used
+    ├── CheckpointerConfigError(ValueError)  a checkpointer argument that cannot be used
+    └── StorageError(RuntimeError)           the checkpointer failed to read or write
 
 LangGraph's own interrupt exceptions (``GraphInterrupt`` and the rest of ``GraphBubbleUp``)
 are never caught or wrapped by this package.
@@ -24,6 +25,7 @@ __all__ = [
     "DynavecError",
     "InvalidDecisionError",
     "NothingToResumeError",
+    "StorageError",
     "ThreadPausedError",
 ]
 
@@ -67,3 +69,22 @@ class CheckpointNotFoundError(DynavecError, ValueError):
 
 class CheckpointerConfigError(DynavecError, ValueError):
     """A ``checkpointer=`` argument that cannot be used."""
+
+
+class StorageError(DynavecError, RuntimeError):
+    """The checkpointer failed to read or write (database down, file or folder read-only).
+
+    The message names the storage and says what happened to the thread: unchanged (nothing
+    ran), or which tool calls ran before their results could be saved (``completed``). The
+    ``ReActAgent`` that raised it remembers those results: resuming the thread with the same
+    agent once the storage works again answers them from memory instead of running them again.
+
+    Attributes:
+        thread_id: the thread.
+        completed: ``"tool(args) (call id)"`` for each call that ran but was not saved.
+    """
+
+    def __init__(self, message: str, thread_id: str | None, completed: list[str]) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
+        self.completed = completed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
 from langchain_core.language_models import LanguageModelInput
@@ -28,6 +29,7 @@ from dynavec_langgraph.interrupt import ToolCallRef, running_tool_call
 from dynavec_langgraph.messages import (
     add_conversation,
     merge_conversation,
+    new_turn,
     pending_calls,
     run_steps,
 )
@@ -36,11 +38,15 @@ from dynavec_langgraph.tools import AgentTool, as_tools, unknown_tool_observatio
 
 __all__ = [
     "AGENT_NODE",
+    "COMPLETED_CALLS_KEY",
     "MODEL_KWARGS_KEY",
     "TOOLS_METADATA_KEY",
     "TOOLS_NODE",
+    "CompletedCall",
     "MessageStorage",
     "ReActState",
+    "check_max_steps",
+    "completed_calls",
     "create_react_agent",
 ]
 
@@ -57,6 +63,9 @@ MessageStorage = Literal["delta", "full"]
 (LangGraph's ``DeltaChannel``; storage grows linearly), ``"full"`` the whole list each step."""
 
 _RECURSION_LIMIT = 10_000  # max_steps bounds the loop; LangGraph's default (25) is too low
+_SUPERSTEPS_PER_STEP = 1_000
+"""LangGraph's recursion limit follows ``max_steps`` (a model call, then one superstep per tool
+call of its turn), so a run ends at ``max_steps``, never at a limit the caller did not set."""
 
 
 def _last(_old: Any, new: Any) -> Any:
@@ -159,7 +168,12 @@ def _route_after_tools(max_steps: int) -> Any:
 
 def _after_model(state: ReActState, response: Any) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
-        raise TypeError(f"the model answered {type(response).__name__}, not an AIMessage")
+        raise TypeError(
+            f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
+            "pass a LangChain chat model (or a dynavec model whose invoke returns an assistant "
+            "message); nothing of this turn was saved"
+        )
+    response = new_turn(state["messages"], response)
     has_calls = bool(response.tool_calls or response.invalid_tool_calls)
     return {
         "messages": [response],
@@ -268,6 +282,39 @@ class _Call:
         return update
 
 
+COMPLETED_CALLS_KEY: Final = "dynavec_completed_calls"
+"""``config["configurable"][COMPLETED_CALLS_KEY]``: a dict the caller owns, ``{call id:
+CompletedCall}``. The tool node records each call that ran there before LangGraph saves its
+result, and answers a call found there from the record instead of running it again. So when
+saving fails after a tool ran (database down, disk read-only), the caller knows which calls ran,
+and a retry with the same dict does not repeat them. ``ReActAgent`` keeps one per thread."""
+
+
+@dataclass(frozen=True)
+class CompletedCall:
+    """A tool call that ran: what ran, and the state update the tool node returned."""
+
+    call: ToolCallRef
+    update: dict[str, Any]
+
+    def describe(self) -> str:
+        """``"transfer_funds({'amount': 120}) (call call_1)"``, for error messages."""
+        return f"{self.call['name']}({self.call['args']!r}) (call {self.call['id']})"
+
+
+def completed_calls(config: RunnableConfig) -> dict[str, CompletedCall]:
+    """The caller's record of finished calls (a throwaway dict when there is none)."""
+    record = (config.get("configurable") or {}).get(COMPLETED_CALLS_KEY)
+    return record if isinstance(record, dict) else {}
+
+
+def _remember(
+    done: dict[str, CompletedCall], call: _Call, update: dict[str, Any]
+) -> dict[str, Any]:
+    done[call.ref["id"]] = CompletedCall(call.ref, update)
+    return update
+
+
 class _Nodes:
     """The two nodes, sync and async; they differ only in the line that does I/O."""
 
@@ -298,19 +345,40 @@ class _Nodes:
         )
         return _Call(task, self.tools)
 
-    def call_tool(self, state_or_task: Any) -> dict[str, Any]:
+    def call_tool(self, state_or_task: Any, config: RunnableConfig) -> dict[str, Any]:
         call = self._task(state_or_task)
+        done = completed_calls(config)
+        if call.ref["id"] in done:
+            return done[call.ref["id"]].update
         if call.skip is not None or call.tool is None:
             return call.update(call.skip or "")
         with running_tool_call(call.ref):
-            return call.update(call.tool.execute(call.call["args"], state=call.shared))
+            update = call.update(call.tool.execute(call.call["args"], state=call.shared))
+        return _remember(done, call, update)
 
-    async def acall_tool(self, state_or_task: Any) -> dict[str, Any]:
+    async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> dict[str, Any]:
         call = self._task(state_or_task)
+        done = completed_calls(config)
+        if call.ref["id"] in done:
+            return done[call.ref["id"]].update
         if call.skip is not None or call.tool is None:
             return call.update(call.skip or "")
         with running_tool_call(call.ref):
-            return call.update(await call.tool.aexecute(call.call["args"], state=call.shared))
+            update = call.update(await call.tool.aexecute(call.call["args"], state=call.shared))
+        return _remember(done, call, update)
+
+
+def check_max_steps(max_steps: Any) -> int:
+    """``max_steps`` as the number of model calls per run (below 1 counts as 1).
+
+    Raises:
+        TypeError: anything but a whole number (``2.7``, ``"3"``, ``None``, ``True``).
+    """
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int):
+        raise TypeError(
+            f"max_steps={max_steps!r}: pass a whole number of model calls per run (e.g. 10)"
+        )
+    return max(1, max_steps)
 
 
 def create_react_agent(
@@ -369,7 +437,7 @@ def create_react_agent(
     from dynavec_langgraph.models import bind_model  # chat-model machinery: imported on use
 
     agent_tools = as_tools(tools)
-    steps = max(1, int(max_steps))
+    steps = check_max_steps(max_steps)
     nodes = _Nodes(bind_model(model, agent_tools), agent_tools, system_prompt, steps)
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema)
@@ -394,6 +462,6 @@ def create_react_agent(
         checkpointer = resolve_checkpointer(checkpointer)
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
     return graph.with_config(
-        recursion_limit=_RECURSION_LIMIT,
+        recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
         metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},
     )

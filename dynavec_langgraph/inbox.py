@@ -53,6 +53,7 @@ __all__ = [
     "list_pending",
     "load_graph",
     "pending_approvals",
+    "read_thread",
     "refuse_foreign_tools",
     "resume_graph",
     "thread_config",
@@ -104,7 +105,9 @@ def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingAp
     """The pending approvals of one thread's state."""
     rows: list[PendingApproval] = []
     for item in snapshot.interrupts:
-        value = item.value if isinstance(item.value, dict) else {"payload": item.value}
+        value = item.value
+        if not isinstance(value, dict) or "node_id" not in value:  # a plain LangGraph interrupt
+            value = {"payload": value}
         rows.append(
             PendingApproval(
                 thread_id=thread_id,
@@ -118,8 +121,37 @@ def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingAp
     return rows
 
 
+_THREADS_SQL = (
+    "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints WHERE checkpoint_ns = '' "
+    "GROUP BY thread_id ORDER BY latest DESC"
+)
+
+
+def _sql_thread_ids(saver: Any) -> list[str] | None:
+    """The thread ids of a SQLite or PostgreSQL saver read from the table itself, so one
+    unreadable record does not hide the other threads; None for other savers."""
+    saver = getattr(saver, "inner", saver)
+    conn = getattr(saver, "conn", None)
+    module = type(saver).__module__
+    if module.startswith("langgraph.checkpoint.sqlite") and conn is not None:
+        with saver.lock:
+            return [str(r[0]) for r in conn.execute(_THREADS_SQL)]
+    if module.startswith("langgraph.checkpoint.postgres") and conn is not None:
+        pools = sys.modules.get("psycopg_pool")
+        if pools is not None and isinstance(conn, pools.ConnectionPool):
+            with conn.connection() as pooled:
+                rows = pooled.execute(_THREADS_SQL).fetchall()
+        else:
+            rows = conn.execute(_THREADS_SQL).fetchall()
+        return [str(r["thread_id"] if isinstance(r, dict) else r[0]) for r in rows]
+    return None
+
+
 def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
     """Every thread of ``saver`` that has a top-level checkpoint, newest activity first."""
+    from_sql = _sql_thread_ids(saver)
+    if from_sql is not None:
+        return from_sql
     seen: dict[str, str] = {}
     for item in saver.list(None):
         configurable = item.config.get("configurable") or {}
@@ -131,19 +163,55 @@ def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
     return sorted(seen, key=lambda t: seen[t], reverse=True)
 
 
-def list_pending(app: Graph, saver: BaseCheckpointSaver[Any]) -> list[PendingApproval]:
+def read_thread(app: Graph, thread_id: str) -> StateSnapshot:
+    """The state of one thread.
+
+    Raises:
+        InboxError: its record cannot be read (written by something else, damaged or
+            crafted); nothing was changed.
+    """
+    try:
+        return app.get_state(thread_config(thread_id))
+    except Exception as error:
+        raise InboxError(
+            f"thread {thread_id!r} cannot be read: {type(error).__name__}: {error}. Its "
+            "records were written by another program or version, or were damaged; nothing "
+            "was changed"
+        ) from None
+
+
+def list_pending(
+    app: Graph, saver: BaseCheckpointSaver[Any], unreadable: list[str] | None = None
+) -> list[PendingApproval]:
     """The pending approvals of every thread of ``saver``, newest thread first.
 
-    ``app`` is the graph bound to ``saver`` (:func:`graph_on`).
+    ``app`` is the graph bound to ``saver`` (:func:`graph_on`). A thread that cannot be read
+    raises :class:`InboxError`, or, when ``unreadable`` is given, is skipped and its error
+    appended there.
     """
-    return [
-        row
-        for tid in thread_ids(saver)
-        for row in pending_approvals(app.get_state(thread_config(tid)), tid)
-    ]
+    rows: list[PendingApproval] = []
+    for tid in thread_ids(saver):
+        try:
+            rows += pending_approvals(read_thread(app, tid), tid)
+        except InboxError as error:
+            if unreadable is None:
+                raise
+            unreadable.append(str(error))
+    return rows
 
 
 # --- the agent ---------------------------------------------------------------------------
+
+
+def _import_failed(spec: str, error: Exception) -> InboxError:
+    where = ""
+    if isinstance(error, SyntaxError) and error.filename:
+        where = f" ({error.filename}, line {error.lineno})"
+    return InboxError(
+        f"--graph {spec!r}: importing it failed with {type(error).__name__}: {error}{where}. "
+        "Fix the module (run `python -c 'import MODULE'` to see the whole traceback); nothing "
+        "was changed"
+    )
 
 
 def _import_module(spec: str, module_part: str) -> Any:
@@ -162,6 +230,9 @@ def _import_module(spec: str, module_part: str) -> Any:
         sys.modules[name] = module
         try:
             found.loader.exec_module(module)
+        except Exception as error:
+            del sys.modules[name]
+            raise _import_failed(spec, error) from None
         except BaseException:
             del sys.modules[name]
             raise
@@ -174,11 +245,13 @@ def _import_module(spec: str, module_part: str) -> Any:
         return importlib.import_module(module_part)
     except ModuleNotFoundError as error:
         if error.name is None or not (module_part + ".").startswith(error.name + "."):
-            raise
+            raise _import_failed(spec, error) from None
         raise InboxError(
             f"--graph {spec!r}: no module named {error.name!r}; run from the directory that "
             "holds it, install it, or give a file: --graph ./path/to/agents.py:graph"
         ) from None
+    except Exception as error:
+        raise _import_failed(spec, error) from None
     finally:
         if added and cwd in sys.path:
             sys.path.remove(cwd)
@@ -277,7 +350,8 @@ def answer_command(
             f"{describe_pending(interrupts)}. Answer one with --node NODE_ID_OR_INTERRUPT_ID "
             "(`inbox list` shows them); nothing was changed"
         )
-    return Command(resume=decision)
+    # addressed by id: a decision such as {} would otherwise be read as a map of ids
+    return Command(resume={interrupts[0].id: decision})
 
 
 def _checkpoint_id(snapshot: StateSnapshot) -> Any:
@@ -302,7 +376,7 @@ def resume_graph(
     config = thread_config(thread_id)
     try:
         with resume_lock(saver, thread_id):
-            now = app.get_state(config)
+            now = read_thread(app, thread_id)
             if _checkpoint_id(now) != _checkpoint_id(seen) or [i.id for i in now.interrupts] != [
                 i.id for i in seen.interrupts
             ]:

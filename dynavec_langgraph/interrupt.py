@@ -103,6 +103,11 @@ def interrupt(
         raise TypeError(f"interrupt() needs a non-empty string node_id, got {node_id!r}")
     try:
         json.dumps(payload, allow_nan=False)
+    except RecursionError:
+        raise TypeError(
+            f"interrupt({node_id!r}): the payload is nested too deeply to be stored; "
+            "send a flatter value"
+        ) from None
     except (TypeError, ValueError) as error:
         raise TypeError(
             f"interrupt({node_id!r}): the payload cannot be stored as JSON ({error}); "

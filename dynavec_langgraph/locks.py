@@ -48,12 +48,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from dynavec_langgraph.errors import ConcurrentResumeError
+from dynavec_langgraph.errors import ConcurrentResumeError, StorageError
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["LOCK_DIR_SUFFIX", "aresume_lock", "resume_lock"]
+__all__ = ["LOCK_DIR_SUFFIX", "aresume_lock", "check_writable", "resume_lock"]
 
 LOCK_DIR_SUFFIX: Final = ".resume-locks"
 """SQLite lock files live in ``<database file><LOCK_DIR_SUFFIX>/``."""
@@ -67,8 +67,9 @@ _held: set[tuple[int, str]] = set()
 
 def _busy(thread_id: str) -> ConcurrentResumeError:
     return ConcurrentResumeError(
-        f"another caller is resuming thread {thread_id!r} right now; this decision was not "
-        "applied. Wait for that resume to finish, then read the thread again before deciding"
+        f"another caller is running or resuming thread {thread_id!r} right now; nothing was "
+        "done here (no decision applied, no tool run). Wait for it to finish, then read the "
+        "thread again before deciding"
     )
 
 
@@ -146,12 +147,41 @@ def _sqlite_file(saver: Any) -> str | None:
     return asyncio.run_coroutine_threadsafe(_aquery_file(saver), saver.loop).result()
 
 
+def check_writable(database: str, thread_id: str | None = None) -> None:
+    """Refuse a SQLite file that cannot be written (the file, or the folder its journal and
+    lock files go in), before anything runs: the agent writes a checkpoint at every step.
+
+    Raises:
+        StorageError: the file or its folder is read-only.
+    """
+    folder = os.path.dirname(os.path.abspath(database))
+    for path, what in ((database, "file"), (folder, "folder")):
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            thread = f"thread {thread_id!r} is unchanged" if thread_id else "nothing changed"
+            raise StorageError(
+                f"the SQLite {what} {path!r} is read-only; the agent writes a checkpoint at "
+                f"every step, so nothing ran and {thread}. Make it writable (or use another "
+                "file) and try again",
+                thread_id,
+                [],
+            )
+
+
 @contextmanager
 def _file_lock(database: str, thread_id: str) -> Iterator[None]:
+    check_writable(database, thread_id)
     directory = Path(database + LOCK_DIR_SUFFIX)
-    directory.mkdir(exist_ok=True)
     name = hashlib.sha256(thread_id.encode()).hexdigest()[:32] + ".lock"
-    fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        directory.mkdir(exist_ok=True)
+        fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise StorageError(
+            f"cannot make the resume lock file in {str(directory)!r} ({error}); nothing ran and "
+            f"thread {thread_id!r} is unchanged. The folder of the SQLite file must be writable",
+            thread_id,
+            [],
+        ) from error
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
 
 from langchain_core.messages import (
     AIMessage,
@@ -24,16 +24,80 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from dynavec_langgraph.records import Message, ToolCall
 
 __all__ = [
+    "ORIGINAL_CALL_IDS_KEY",
     "add_conversation",
     "calls_of",
     "from_dynavec",
     "merge_conversation",
+    "new_turn",
     "pending_calls",
     "run_steps",
     "to_dynavec",
+    "unique_call_ids",
 ]
 
 _ID_NAMESPACE = uuid.UUID("6f1c6a52-55a8-4d6b-9d0e-3c1f0c1e9a77")
+_CALL_NAMESPACE = uuid.UUID("0b7e5a3c-2f4d-4c1e-9a8b-5d6e7f8a9b0c")
+ORIGINAL_CALL_IDS_KEY: Final = "dynavec_original_tool_call_ids"
+"""``AIMessage.response_metadata[ORIGINAL_CALL_IDS_KEY]``: ``{new id: the provider's id}`` for
+the calls of that message whose id was replaced (see :func:`unique_call_ids`)."""
+
+
+def _fresh_call_id(message_id: Any, position: int, taken: Callable[[str], bool]) -> str:
+    """A call id derived from the message id and the call's position (so a replayed history
+    gets the same ids), never a ``taken`` one."""
+    attempt = 0
+    while True:
+        fresh = f"call_{uuid.uuid5(_CALL_NAMESPACE, f'{message_id}|{position}|{attempt}').hex[:24]}"
+        if not taken(fresh):
+            return fresh
+        attempt += 1
+
+
+def unique_call_ids(
+    message: AIMessage, taken: Callable[[str], bool]
+) -> tuple[AIMessage, list[tuple[Any, str]]]:
+    """``message`` with a tool-call id that no other call of the thread has, for every call.
+
+    Some providers number calls afresh each turn (``call_0``, ``call_1``, ...), repeat one id,
+    or leave ids empty; answers are matched to calls by id, so such a call would look answered
+    and be lost. A call whose id is empty or not a string, repeated within the message, or
+    ``taken`` (used by another message of the thread) gets a fresh id derived from the message
+    id and its position. The provider's originals are kept in
+    ``response_metadata[ORIGINAL_CALL_IDS_KEY]``; providers are sent the new id on both the
+    call and its answer, which every provider accepts.
+
+    Returns:
+        The message (the same object when nothing changed) and ``[(old id, new id), ...]``.
+    """
+    used: set[str] = set()
+    renames: list[tuple[Any, str]] = []
+
+    def blocked(cid: str) -> bool:
+        return cid in used or taken(cid)
+
+    def fix(call: Any, position: int) -> Any:
+        cid = call.get("id")
+        if isinstance(cid, str) and cid.strip() and not blocked(cid):
+            used.add(cid)
+            return call
+        new = _fresh_call_id(message.id, position, blocked)
+        used.add(new)
+        renames.append((cid, new))
+        return {**call, "id": new}
+
+    calls = [fix(c, i) for i, c in enumerate(message.tool_calls)]
+    invalid = [fix(c, len(calls) + i) for i, c in enumerate(message.invalid_tool_calls)]
+    if not renames:
+        return message, []
+    originals = dict(message.response_metadata.get(ORIGINAL_CALL_IDS_KEY) or {})
+    originals.update({new: old for old, new in renames})
+    update = {
+        "tool_calls": calls,
+        "invalid_tool_calls": invalid,
+        "response_metadata": {**message.response_metadata, ORIGINAL_CALL_IDS_KEY: originals},
+    }
+    return message.model_copy(update=update), renames
 
 
 def calls_of(message: AIMessage) -> list[LCToolCall]:
@@ -103,7 +167,34 @@ def _known_ids(state: Sequence[AnyMessage]) -> set[str | None]:
         entry = _ids_by_list.get(tuple(map(id, state)))
     if entry is not None:
         return set(entry[1])
-    return {m.id for m in state}
+    known: set[str | None] = {m.id for m in state}
+    for m in state:
+        if isinstance(m, AIMessage):
+            known.update(_CALL_KEY + str(c.get("id")) for c in _all_calls(m))
+    return known
+
+
+_CALL_KEY: Final = "\x00call:"
+"""Tool-call ids share the known-id set with message ids under this prefix."""
+
+
+def _all_calls(message: AIMessage) -> list[Any]:
+    return [*message.tool_calls, *message.invalid_tool_calls]
+
+
+def _new_call_keys(message: AIMessage, known: set[str | None]) -> list[str] | None:
+    """The known-id keys of ``message``'s call ids, or ``None`` when one of them is empty,
+    repeated or already in the thread (then the full merge gives it a fresh id)."""
+    keys: list[str] = []
+    for call in _all_calls(message):
+        cid = call.get("id")
+        if not isinstance(cid, str) or not cid.strip():
+            return None
+        key = _CALL_KEY + cid
+        if key in known or key in keys:
+            return None
+        keys.append(key)
+    return keys
 
 
 def _remember_ids(messages: Sequence[AnyMessage], ids: set[str | None] | None) -> None:
@@ -156,6 +247,10 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> list[AnyMessage]
         elif open_calls:
             return None
         elif isinstance(item, AIMessage):
+            keys = _new_call_keys(item, known)
+            if keys is None:
+                return None
+            known.update(keys)
             open_calls = [c["id"] or "" for c in calls_of(item)]
         out.append(item)  # type: ignore[arg-type]
     _remember_ids(out, known)
@@ -176,6 +271,10 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> li
         return fast
     messages: list[AnyMessage | None] = list(state)
     index = {m.id: i for i, m in enumerate(messages) if m is not None and m.id}
+    owners = {  # tool-call id -> id of the message that made the call
+        c.get("id"): m.id for m in state if isinstance(m, AIMessage) for c in _all_calls(m)
+    }
+    answered = {m.tool_call_id for m in state if isinstance(m, ToolMessage)}
     for item in items:
         if isinstance(item, BaseMessage):
             message: BaseMessage = item
@@ -183,19 +282,54 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> li
             message = convert_to_messages([item])[0]
         if isinstance(message, RemoveMessage):
             if message.id == REMOVE_ALL_MESSAGES:
-                messages, index = [], {}
+                messages, index, owners = [], {}, {}
             elif message.id in index:
                 messages[index.pop(message.id)] = None
             continue
         if not message.id:
             message = _with_id(message, len(messages))
         key = str(message.id)
+        if isinstance(message, AIMessage) and _all_calls(message):
+            message = unique_call_ids(message, _Taken(owners, key))[0]
+            owners.update((c["id"], key) for c in _all_calls(message))
+        elif isinstance(message, ToolMessage):
+            if message.tool_call_id in answered or message.tool_call_id not in owners:
+                message = _answer_renamed(message, messages, answered)
+            answered.add(message.tool_call_id)
         if key in index:
             messages[index[key]] = message  # type: ignore[call-overload]
         else:
             index[key] = len(messages)
             messages.append(message)  # type: ignore[arg-type]
     return _canonical([m for m in messages if m is not None])
+
+
+class _Taken:
+    """A call id is taken when another message of the thread made a call with it."""
+
+    def __init__(self, owners: dict[Any, Any], key: str) -> None:
+        self.owners, self.key = owners, key
+
+    def __call__(self, cid: str) -> bool:
+        return bool(self.owners.get(cid, self.key) != self.key)
+
+
+def _answer_renamed(
+    answer: ToolMessage, messages: Sequence[AnyMessage | None], answered: set[str]
+) -> ToolMessage:
+    """An answer that names a call by the provider's id after that call got a fresh one (a
+    history with repeated ids, sent as input): it answers the latest unanswered call that had
+    that id. Found from the messages alone, so the reducer stays batching-invariant."""
+    for m in reversed(messages):
+        if not isinstance(m, AIMessage):
+            continue
+        originals = m.response_metadata.get(ORIGINAL_CALL_IDS_KEY) or {}
+        for call in _all_calls(m):
+            cid = call.get("id")
+            original = originals.get(cid, answer) if cid not in answered else answer
+            if original is not answer and (original or "") == (answer.tool_call_id or ""):
+                return answer.model_copy(update={"tool_call_id": cid})
+    return answer
 
 
 def add_conversation(left: Sequence[AnyMessage], right: Any) -> list[AnyMessage]:
@@ -213,12 +347,15 @@ class _Analysis:
         self.answered: set[str | None] = set()
         self.open: list[AIMessage] = []  # assistant messages with unanswered calls, in order
         self.steps = 0
+        self.ids: set[str | None] = set()  # message ids and (under _CALL_KEY) tool-call ids
 
     def extend(self, messages: Sequence[BaseMessage], key: tuple[int, ...]) -> None:
         for m in messages[len(self.key) :]:
+            self.ids.add(m.id)
             if isinstance(m, ToolMessage):
                 self.answered.add(m.tool_call_id)
             elif isinstance(m, AIMessage):
+                self.ids.update(_CALL_KEY + str(c.get("id")) for c in _all_calls(m))
                 self.steps += 1
                 if m.tool_calls or m.invalid_tool_calls:
                     self.open.append(m)
@@ -238,17 +375,36 @@ _analysis = _Analysis()
 _analysis_lock = threading.Lock()
 
 
-def _analyse(messages: Sequence[BaseMessage]) -> tuple[list[LCToolCall], int]:
-    """``(pending_calls, run_steps)`` of ``messages``."""
+def _analysed(messages: Sequence[BaseMessage]) -> _Analysis:
+    """The analysis of ``messages`` (call under ``_analysis_lock``)."""
     global _analysis
     key = tuple(map(id, messages))
+    current = _analysis
+    if key[: len(current.key)] != current.key:
+        current = _analysis = _Analysis()
+    if current.key != key:
+        current.extend(messages, key)
+    return current
+
+
+def _analyse(messages: Sequence[BaseMessage]) -> tuple[list[LCToolCall], int]:
+    """``(pending_calls, run_steps)`` of ``messages``."""
     with _analysis_lock:
-        current = _analysis
-        if key[: len(current.key)] != current.key:
-            current = _analysis = _Analysis()
-        if current.key != key:
-            current.extend(messages, key)
+        current = _analysed(messages)
         return current.pending(), current.steps
+
+
+def new_turn(messages: Sequence[BaseMessage], response: AIMessage) -> AIMessage:
+    """The model's ``response`` ready to join ``messages``: a message id and tool-call ids
+    that the conversation does not have yet (see :func:`unique_call_ids`); a provider that
+    repeats either would otherwise replace an earlier turn or have its calls look answered."""
+    with _analysis_lock:
+        ids = _analysed(messages).ids
+        if not response.id or response.id in ids:
+            response = response.model_copy(update={"id": f"run-{uuid.uuid4()}"})
+        if not _all_calls(response):
+            return response
+        return unique_call_ids(response, lambda cid: _CALL_KEY + cid in ids)[0]
 
 
 def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:

@@ -49,9 +49,15 @@ class DynavecChatModel(BaseChatModel):
 
     @staticmethod
     def _reply(result: Any) -> ChatResult:
-        reply = from_dynavec(getattr(result, "message", result))
+        try:
+            reply = from_dynavec(getattr(result, "message", result))
+        except (TypeError, ValueError):
+            reply = result
         if not isinstance(reply, AIMessage):
-            raise TypeError(f"a dynavec model must answer an assistant message, got {reply!r}")
+            raise TypeError(
+                f"a dynavec model must answer an assistant message (a result whose .message is "
+                f"a Message with role 'assistant', or such a Message or dict), got {reply!r:.120}"
+            )
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _generate(

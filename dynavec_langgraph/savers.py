@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import sqlite3
+import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -37,10 +38,17 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
 from dynavec_langgraph.adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
 from dynavec_langgraph.checkpoint import BaseCheckpointer
-from dynavec_langgraph.errors import CheckpointerConfigError
+from dynavec_langgraph.errors import CheckpointerConfigError, StorageError
+from dynavec_langgraph.locks import check_writable
 from dynavec_langgraph.serde import safe_serializer
 
-__all__ = ["ConnectionSaver", "resolve_checkpointer"]
+__all__ = [
+    "ConnectionSaver",
+    "describe_storage",
+    "is_storage_error",
+    "masked_url",
+    "resolve_checkpointer",
+]
 
 SCHEMES: Final = ("sqlite:///", "postgresql://", "postgres://")
 """Connection-string prefixes ``checkpointer=`` accepts."""
@@ -141,7 +149,8 @@ class ConnectionSaver(ThreadedAsyncSaver[Any]):
         return clone
 
 
-def _masked(url: str) -> str:
+def masked_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``."""
     parts = urlsplit(url)
     if parts.password is None:
         return url
@@ -152,14 +161,20 @@ def _masked(url: str) -> str:
 def _open_sqlite(url: str) -> ConnectionSaver:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path = url[len("sqlite:///") :]
+    path, _, query = url[len("sqlite:///") :].partition("?")
+    timeout = _sqlite_options(url, query)
     if not path:
         raise CheckpointerConfigError(
             f"checkpointer={url!r} names no file: use 'sqlite:///path/to.db', "
             "'sqlite:////absolute/path.db' or 'sqlite:///:memory:'"
         )
+    if path != ":memory:":
+        try:
+            check_writable(path)
+        except StorageError as error:
+            raise CheckpointerConfigError(str(error)) from None
     try:
-        conn = sqlite3.connect(path, check_same_thread=False)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=timeout)
     except sqlite3.Error as exc:
         raise CheckpointerConfigError(f"cannot open SQLite file {path!r}: {exc}") from exc
     saver = SqliteSaver(conn, serde=safe_serializer())
@@ -167,8 +182,33 @@ def _open_sqlite(url: str) -> ConnectionSaver:
         saver.setup()
     except sqlite3.Error as exc:
         conn.close()
-        raise CheckpointerConfigError(f"cannot set up SQLite file {path!r}: {exc}") from exc
+        raise CheckpointerConfigError(
+            f"cannot set up SQLite file {path!r}: {exc}. The agent writes a checkpoint at every "
+            "step: give it a file (and folder) it can write"
+        ) from exc
     return ConnectionSaver(saver, url, conn.close)
+
+
+def _sqlite_options(url: str, query: str) -> float:
+    """The options of a ``sqlite:///`` URL: ``timeout`` (seconds to wait for a lock)."""
+    timeout = 5.0
+    for key, _, value in (item.partition("=") for item in query.split("&") if item):
+        if key != "timeout":
+            raise CheckpointerConfigError(
+                f"checkpointer={url!r}: unknown SQLite option {key!r}; the only option is "
+                "timeout=SECONDS (the agent writes every step, so read-only modes cannot work)"
+            )
+        try:
+            timeout = float(value)
+        except ValueError:
+            raise CheckpointerConfigError(
+                f"checkpointer={url!r}: timeout={value!r} is not a number of seconds"
+            ) from None
+    return timeout
+
+
+_PG_WAIT: Final = 5.0
+"""Seconds a PostgreSQL call waits for a connection before failing (the server is down)."""
 
 
 def _open_postgres(url: str) -> ConnectionSaver:
@@ -183,6 +223,8 @@ def _open_postgres(url: str) -> ConnectionSaver:
         max_size=8,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         open=False,
+        check=ConnectionPool.check_connection,  # a connection broken by a restart is replaced
+        timeout=_PG_WAIT,  # fail fast while the server is down
     )
     try:
         with psycopg.connect(url, autocommit=True, row_factory=dict_row) as probe:
@@ -192,10 +234,10 @@ def _open_postgres(url: str) -> ConnectionSaver:
     except (PoolTimeout, psycopg.Error) as exc:
         pool.close()
         raise CheckpointerConfigError(
-            f"cannot connect to PostgreSQL at {_masked(url)}: {exc}. Check that the server "
+            f"cannot connect to PostgreSQL at {masked_url(url)}: {exc}. Check that the server "
             "runs and the URI (host, port, database, user) is right"
         ) from exc
-    return ConnectionSaver(saver, _masked(url), pool.close)
+    return ConnectionSaver(saver, masked_url(url), pool.close)
 
 
 def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
@@ -233,7 +275,7 @@ def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
 
             return DynavecCheckpointSaver(from_url(checkpointer))
         raise CheckpointerConfigError(
-            f"checkpointer={_masked(checkpointer)!r}: unknown scheme; use "
+            f"checkpointer={masked_url(checkpointer)!r}: unknown scheme; use "
             "'sqlite:///path/to.db', 'postgresql://user:password@host:port/database' "
             "(or 'postgres://...'), 'dynamodb://TABLE?region=...&endpoint_url=...', a "
             "LangGraph saver, or a dynavec checkpointer"
@@ -247,3 +289,25 @@ def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
         "(InMemorySaver, SqliteSaver, PostgresSaver...), a connection string "
         "('sqlite:///path/to.db' or 'postgresql://...'), or a dynavec BaseCheckpointer"
     )
+
+
+def is_storage_error(error: BaseException) -> bool:
+    """Whether ``error`` came from the storage under a saver (SQLite, PostgreSQL connection or
+    pool, a lock file that cannot be made), not from the agent or a tool."""
+    if isinstance(error, sqlite3.OperationalError | PermissionError):
+        return True
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
+        return True
+    pool = sys.modules.get("psycopg_pool")
+    return pool is not None and isinstance(error, pool.PoolTimeout | pool.PoolClosed)
+
+
+def describe_storage(saver: Any) -> str:
+    """What a saver stores into, for messages: ``"the SQLite file 'x.db'"``, ``"PostgreSQL at
+    postgresql://user:***@host/db"``, or the saver's class."""
+    if isinstance(saver, ConnectionSaver):
+        if saver.url.startswith("sqlite:///"):
+            return f"the SQLite file {saver.url[len('sqlite:///') :]!r}"
+        return f"PostgreSQL at {saver.url}"
+    return f"the checkpointer {type(saver).__name__}"

@@ -29,7 +29,9 @@ __all__ = ["ScriptedChatModel", "Turn"]
 
 Turn = str | AIMessage | list[dict[str, Any]]
 """A scripted turn: answer text, a ready ``AIMessage``, or tool calls
-``[{"name": ..., "args": {...}, "id": optional}]``."""
+``[{"name": ..., "args": {...}, "id": optional}]`` (an ``"id"`` given is kept as is, even
+``""`` or ``None``, to script providers that send such ids; without one each call gets a fresh
+id)."""
 
 Policy = Callable[[list[BaseMessage]], Turn]
 
@@ -43,7 +45,7 @@ def _to_message(turn: Turn) -> AIMessage:
         {
             "name": c["name"],
             "args": dict(c.get("args") or {}),
-            "id": c.get("id") or f"call_{uuid.uuid4().hex[:24]}",
+            "id": c["id"] if "id" in c else f"call_{uuid.uuid4().hex[:24]}",
             "type": "tool_call",
         }
         for c in turn

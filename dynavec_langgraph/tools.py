@@ -452,6 +452,14 @@ def _from_dynavec(obj: Any) -> AgentTool:
     )
 
 
+def _is_sequence(tools: Any) -> bool:
+    return (
+        tools is None
+        or isinstance(tools, list | tuple)
+        or (hasattr(tools, "__iter__") and not isinstance(tools, dict))
+    )
+
+
 def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
     """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
     objects (``name``, ``description``, ``parameters``, ``execute``).
@@ -459,6 +467,11 @@ def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
     Raises:
         TypeError: for anything else, or two tools with one name.
     """
+    if isinstance(tools, str | BaseTool) or callable(tools) or not _is_sequence(tools):
+        raise TypeError(
+            f"tools= takes a list of tools, got {tools!r:.120}: pass tools=[...] (functions, "
+            "@tool functions, LangChain tools)"
+        )
     result: list[AgentTool] = []
     for item in tools or []:
         if isinstance(item, AgentTool):

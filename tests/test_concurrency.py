@@ -93,7 +93,7 @@ def test_two_processes_resume_at_once(db: str, tmp_path: Path) -> None:
 
     assert lost["ok"] is False
     assert lost["error"] == "ConcurrentResumeError"
-    assert "another caller is resuming thread 't'" in lost["message"]
+    assert "another caller is running or resuming thread 't'" in lost["message"]
     assert not (gate / f"started-{loser}").exists()
     assert won["ok"] is True
     assert won["termination_reason"] == "completed"
@@ -209,7 +209,9 @@ async def test_two_tasks_aresume_at_once(db: str, tmp_path: Path, sharing: str) 
             assert await asyncio.to_thread(hold.started.wait, TIMEOUT)
             winner = next(k for k, v in DECISIONS.items() if v == hold.entered[0])
             loser = "b" if winner == "a" else "a"
-            with pytest.raises(ConcurrentResumeError, match="another caller is resuming"):
+            with pytest.raises(
+                ConcurrentResumeError, match="another caller is running or resuming"
+            ):
                 await asyncio.wait_for(tasks[loser], TIMEOUT)
         finally:
             hold.release.set()

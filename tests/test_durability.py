@@ -15,7 +15,12 @@ import psycopg
 import pytest
 from pydantic import ValidationError
 
-from dynavec_langgraph import CheckpointNotFoundError, InvalidDecisionError, NothingToResumeError
+from dynavec_langgraph import (
+    CheckpointNotFoundError,
+    InvalidDecisionError,
+    NothingToResumeError,
+    StorageError,
+)
 from tests.children.scenario import (
     PAID,
     ROOT,
@@ -155,8 +160,9 @@ def test_database_down_then_back(tmp_path: Path) -> None:
             paused_at: dict[str, Any] = dict(agent.graph.get_state(_cfg("d")).config)
 
             server.shutdown()
-            with pytest.raises(psycopg.OperationalError):
+            with pytest.raises(StorageError, match="No tool ran and thread 'd' is unchanged") as e:
                 agent.resume(thread_id="d", human_decision="approved")
+            assert isinstance(e.value.__cause__, psycopg.OperationalError)
         with pytest.raises(psycopg.OperationalError), open_saver(uri):
             pass  # a new process cannot even connect
         assert scenario.lines() == ["lookup rent"]  # the paused tool did not run

@@ -28,6 +28,7 @@ from dynavec_langgraph import (
     Message,
     NothingToResumeError,
     ReActAgent,
+    StorageError,
     ThreadPausedError,
     ToolCall,
     interrupt,
@@ -59,6 +60,7 @@ ERRORS: dict[type[DynavecError], type[Exception]] = {
     InvalidDecisionError: ValueError,
     CheckpointNotFoundError: ValueError,
     CheckpointerConfigError: ValueError,
+    StorageError: RuntimeError,
 }
 """The tree drawn in ``dynavec_langgraph.errors``' docstring."""
 

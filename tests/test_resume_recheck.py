@@ -1,5 +1,6 @@
-"""The re-check under the resume lock reads the saver's record: a thread that moved is refused,
-a thread where this caller's pause is still pending is not (also half-answered parallel turns)."""
+"""``resume()`` reads the thread under its lock: a decision applies to what is pending when the
+lock is held (someone else's answer in between is seen), a half-answered parallel turn resumes
+the rest, and a caller that finds the lock held is refused without anything running."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from dynavec_langgraph import ConcurrentResumeError, MemoryCheckpointer, ReActAgent, interrupt, tool
-from dynavec_langgraph.agent import _refuse_if_moved
+from dynavec_langgraph.locks import resume_lock
 from dynavec_langgraph.testing import ScriptedChatModel
 
 
@@ -41,34 +42,31 @@ def _saver(kind: str, tmp_path: Path) -> Any:
 
 
 @pytest.mark.parametrize("kind", SAVERS)
-def test_a_thread_answered_by_someone_else_is_refused(kind: str, tmp_path: Path) -> None:
+def test_a_thread_answered_by_someone_else_is_read_again_under_the_lock(
+    kind: str, tmp_path: Path
+) -> None:
     saver = _saver(kind, tmp_path)
     agent = ReActAgent(ScriptedChatModel(policy=_policy), [ask], checkpointer=saver)
-    cfg: Any = {"configurable": {"thread_id": "t"}}
     agent.run("go", thread_id="t")
-    seen = agent.graph.get_state(cfg)
-    _refuse_if_moved(seen, agent.checkpointer.get_tuple(cfg))  # nothing moved yet
     other = ReActAgent(ScriptedChatModel(policy=_policy), [ask], checkpointer=saver)
     other.resume(thread_id="t", human_decision="yes")  # answers approve_1, pauses at approve_2
-    with pytest.raises(ConcurrentResumeError):
-        _refuse_if_moved(seen, agent.checkpointer.get_tuple(cfg))
+    with resume_lock(agent.checkpointer, "t"), pytest.raises(ConcurrentResumeError):
+        agent.resume(thread_id="t", human_decision="no")  # someone holds the thread
+    final = agent.resume(thread_id="t", human_decision="no")  # applies to approve_2
+    assert final.steps[0].observations == ["1: yes", "2: no"]
 
 
 @pytest.mark.parametrize("kind", SAVERS)
-def test_a_half_answered_parallel_turn_is_not_refused(kind: str, tmp_path: Path) -> None:
+def test_a_half_answered_parallel_turn_resumes_the_rest(kind: str, tmp_path: Path) -> None:
     saver = _saver(kind, tmp_path)
     agent = ReActAgent(
         ScriptedChatModel(policy=_policy), [ask], checkpointer=saver, parallel_tool_calls=True
     )
     cfg: Any = {"configurable": {"thread_id": "t"}}
     agent.run("go", thread_id="t")
-    both = agent.graph.get_state(cfg)
-    assert len(both.interrupts) == 2
+    assert len(agent.graph.get_state(cfg).interrupts) == 2
     agent.resume(thread_id="t", decisions={"approve_1": "yes"})
     seen = agent.graph.get_state(cfg)
     assert [i.value["node_id"] for i in seen.interrupts] == ["approve_2"]
-    _refuse_if_moved(seen, agent.checkpointer.get_tuple(cfg))  # still where the caller saw it
-    with pytest.raises(ConcurrentResumeError):  # the view from before the first answer moved
-        _refuse_if_moved(both, agent.checkpointer.get_tuple(cfg))
     final = agent.resume(thread_id="t", human_decision="no")
     assert final.steps[0].observations == ["1: yes", "2: no"]
