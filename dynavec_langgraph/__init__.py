@@ -7,6 +7,7 @@ Code written against ``dynavec.agents`` runs after::
 
 from dynavec_langgraph.agent import ReActAgent
 from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
+from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
 from dynavec_langgraph.errors import (
     CheckpointerConfigError,
     CheckpointNotFoundError,
@@ -17,33 +18,49 @@ from dynavec_langgraph.errors import (
     StorageError,
     ThreadPausedError,
 )
+from dynavec_langgraph.exceptions import ApprovalTimeoutError, MissingDependencyError, NodeInterrupt
 from dynavec_langgraph.graph import ReActState, create_react_agent
 from dynavec_langgraph.interrupt import InterruptValue, interrupt
+from dynavec_langgraph.planner import Plan, Planner, PlanStep
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
+from dynavec_langgraph.registry import ToolRegistry, default_registry
+from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
 from dynavec_langgraph.tools import AgentTool, tool
 
 __all__ = [
+    "AgentLike",
     "AgentResult",
     "AgentState",
     "AgentStep",
     "AgentTool",
+    "ApprovalTimeoutError",
     "BaseCheckpointer",
     "Checkpoint",
     "CheckpointNotFoundError",
     "CheckpointerConfigError",
     "ConcurrentResumeError",
+    "DynamoDBCheckpointer",
     "DynavecError",
+    "Handoff",
     "InterruptValue",
     "InvalidDecisionError",
     "MemoryCheckpointer",
     "Message",
+    "MissingDependencyError",
+    "NodeInterrupt",
     "NothingToResumeError",
+    "Plan",
+    "PlanStep",
+    "Planner",
     "ReActAgent",
     "ReActState",
     "StorageError",
+    "Supervisor",
     "ThreadPausedError",
     "ToolCall",
+    "ToolRegistry",
     "create_react_agent",
+    "default_registry",
     "interrupt",
     "tool",
 ]

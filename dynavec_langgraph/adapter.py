@@ -14,11 +14,20 @@ LangGraph's own checkpoint, metadata and pending writes go, serialized by the sa
 and base64-encoded (so records stay JSON), under ``metadata["langgraph"]``; the adapter
 rebuilds ``CheckpointTuple``s from that alone. Records are keyed by LangGraph's checkpoint id.
 
-Differences from a dynavec-era run: every LangGraph superstep is a record (mid-step ones, e.g.
-between two tool calls of a batch, are labelled ``step_i`` with ``finished=False``), the system
-prompt is not in ``state["messages"]`` (the saver never sees it), subgraph namespaces are stored
-opaque (``node_id=None``, id ``"<ns>#<id>"``), and pending writes update their checkpoint's
-record by saving it again under the same id. ``delete_thread`` uses the checkpointer's
+The user's ``checkpointer.list()`` shows dynavec's records only (CONTRACT section 5: ``init``,
+``step_1``, ``step_2``, ..., ``interrupted``, ``max_steps_reached``). A LangGraph checkpoint
+gets a record of its own when it is one of those moments: the thread's first checkpoint, the
+end of a step, an answer, running out of steps (a new label), or a pause (promoted to its own
+``interrupted`` record when its interrupt arrives). Every other LangGraph checkpoint (the
+input checkpoint of a run, the one after the model asked for tools, the ones between two tool
+calls of a batch, subgraph namespaces) is kept inside the latest record, in
+``metadata["langgraph"]["entries"]`` after the record's own entry, which is saved again under
+the same id; a checkpoint with the label of that record refreshes its dynavec state. So a run
+that asks for a tool, gets its result and answers leaves ``init``, ``step_1``, ``step_2``.
+
+Other differences from a dynavec-era run: the system prompt is not in ``state["messages"]``
+(the saver never sees it), and pending writes update their checkpoint's record by saving it
+again under the same id. ``delete_thread`` uses the checkpointer's
 ``delete(thread_id)`` when it supports it; otherwise it saves a tombstone record
 (``node_id="deleted"``) and the adapter ignores everything before it.
 """
@@ -55,7 +64,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
 from dynavec_langgraph.checkpoint import Checkpoint, _interrupt_values, _json_metadata, _view
-from dynavec_langgraph.messages import merge_conversation
+from dynavec_langgraph.messages import merge_conversation, pending_calls
 from dynavec_langgraph.serde import safe_serializer
 
 __all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]
@@ -131,12 +140,47 @@ class _Stored:
     """One LangGraph checkpoint as the adapter keeps it (decoded from a dynavec record)."""
 
     record: Checkpoint
+    """The dynavec record holding it (its own, or the one it is kept in)."""
     ns: str
     checkpoint_id: str
     parent_id: str | None
     checkpoint: list[str]
     metadata: list[str]
     writes: list[dict[str, Any]]
+
+    @property
+    def own(self) -> bool:
+        """Whether the record is this checkpoint's own (else it is kept in another one)."""
+        return self.record.checkpoint_id == _record_key(self.ns, self.checkpoint_id)
+
+
+def _entries(record: Checkpoint) -> list[dict[str, Any]]:
+    """The LangGraph checkpoints a record holds, its own first (older records held one)."""
+    lg = (record.metadata or {}).get(_LG_KEY)
+    if not isinstance(lg, dict) or lg.get("tombstone"):
+        return []
+    return [dict(e) for e in lg["entries"]] if "entries" in lg else [dict(lg)]
+
+
+def _entry_key(entry: Mapping[str, Any]) -> tuple[str, str]:
+    return str(entry["checkpoint_ns"]), str(entry["checkpoint_id"])
+
+
+def _holder(stored: Mapping[tuple[str, str], _Stored], ns: str, parent: str | None) -> str | None:
+    """The id of the record holding LangGraph checkpoint ``parent``: a record's parent is the
+    record before it in dynavec's sense, also when LangGraph's parent is kept inside it."""
+    if parent is None:
+        return None
+    item = stored.get((ns, parent))
+    return item.record.checkpoint_id if item is not None else _record_key(ns, parent)
+
+
+def _with_entries(record: Checkpoint, entries: list[dict[str, Any]]) -> Checkpoint:
+    """A copy of ``record`` holding ``entries`` (records are shared, never mutated)."""
+    out = copy.copy(record)
+    out.state = dict(record.state)
+    out.metadata = {**record.metadata, _LG_KEY: {"entries": entries}}
+    return out
 
 
 def _record_key(ns: str, checkpoint_id: str) -> str:
@@ -179,26 +223,37 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
 
     def _load(self, thread_id: str) -> dict[tuple[str, str], _Stored]:
         """The thread's live LangGraph checkpoints, by ``(ns, checkpoint_id)``."""
+        return self._load_all(thread_id)[0]
+
+    def _load_all(self, thread_id: str) -> tuple[dict[tuple[str, str], _Stored], Checkpoint | None]:
+        """The live checkpoints and the latest record (where new checkpoints are kept)."""
         out: dict[tuple[str, str], _Stored] = {}
+        latest: Checkpoint | None = None
         for record in self.checkpointer.list(thread_id) or []:
             lg = (record.metadata or {}).get(_LG_KEY)
             if not isinstance(lg, dict):
                 continue
             if lg.get("tombstone"):
                 out.clear()
+                latest = None
                 continue
-            item = _Stored(
-                record,
-                str(lg["checkpoint_ns"]),
-                str(lg["checkpoint_id"]),
-                lg.get("parent_checkpoint_id"),
-                lg["checkpoint"],
-                lg["metadata"],
-                list(lg.get("writes") or []),
-            )
-            out.pop((item.ns, item.checkpoint_id), None)
-            out[(item.ns, item.checkpoint_id)] = item
-        return out
+            latest = record
+            for entry in _entries(record):
+                item = _Stored(
+                    record,
+                    str(entry["checkpoint_ns"]),
+                    str(entry["checkpoint_id"]),
+                    entry.get("parent_checkpoint_id"),
+                    entry["checkpoint"],
+                    entry["metadata"],
+                    list(entry.get("writes") or []),
+                )
+                key = (item.ns, item.checkpoint_id)
+                if key in out and out[key].own and not item.own:
+                    continue  # a stale copy left in the record it was promoted from
+                out.pop(key, None)
+                out[key] = item
+        return out, latest
 
     def _tuple(self, thread_id: str, item: _Stored) -> CheckpointTuple:
         def conf(checkpoint_id: str) -> RunnableConfig:
@@ -364,7 +419,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             k: v for k, v in checkpoint["channel_values"].items() if k in versions
         }
         with self._lock:
-            stored = self._load(thread_id)
+            stored, latest = self._load_all(thread_id)
             key = (thread_id, ns, checkpoint["id"])
             old = stored.get((ns, checkpoint["id"]))
             writes = (old.writes if old else []) + self._early_writes.pop(key, [])
@@ -375,24 +430,40 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
                 step=int(metadata.get("step", 0)),
                 timestamp=checkpoint["ts"],
             )
+            moment = False
             if ns == "":
                 messages = self._root_messages(thread_id, stored, checkpoint, parent_id)
                 self._remember(thread_id, checkpoint["id"], messages)
                 values = {**saved["channel_values"], "messages": messages}
                 node_id, step, state = _view(values, [], thread_id)
                 record.node_id, record.step, record.state = node_id, step, state
-            record.metadata = {
-                **_json_metadata(metadata),
-                _LG_KEY: {
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": checkpoint["id"],
-                    "parent_checkpoint_id": parent_id,
-                    "checkpoint": self._enc(saved),
-                    "metadata": self._enc(get_checkpoint_metadata(config, metadata)),
-                    "writes": [],
-                },
+                moment = metadata.get("source") != "input" and not pending_calls(messages)
+            entry = {
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint["id"],
+                "parent_checkpoint_id": parent_id,
+                "checkpoint": self._enc(saved),
+                "metadata": self._enc(get_checkpoint_metadata(config, metadata)),
+                "writes": writes,
             }
-            self._save(record, writes)
+            host = old.record if old is not None else latest
+            if host is None or (old is not None and old.own):
+                own = True
+            elif old is None and moment:
+                own = (record.node_id, record.step) != (host.node_id, host.step)
+            else:
+                own = False
+            if own:
+                record.parent_checkpoint_id = _holder(stored, ns, parent_id)
+                record.metadata = {**_json_metadata(metadata), _LG_KEY: {"entries": [entry]}}
+                self._save(record)
+            else:
+                assert host is not None
+                kept = [e for e in _entries(host) if _entry_key(e) != (ns, checkpoint["id"])]
+                updated = _with_entries(host, [*kept, entry])
+                if moment:  # the same dynavec moment again: show its newest state
+                    updated.state = record.state
+                self._save(updated)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -401,8 +472,15 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             }
         }
 
-    def _save(self, record: Checkpoint, writes: Sequence[dict[str, Any]]) -> None:
-        record.metadata[_LG_KEY]["writes"] = [*writes]
+    def _save(self, record: Checkpoint) -> None:
+        """Save a record; one whose own checkpoint has an interrupt becomes ``interrupted``."""
+        entries = _entries(record)
+        own = (
+            entries[0]
+            if entries and _record_key(*_entry_key(entries[0])) == (record.checkpoint_id)
+            else None
+        )
+        writes = own["writes"] if own is not None else []
         interrupts = [self._dec(w["value"]) for w in writes if w["channel"] == INTERRUPT]
         flat = [i for v in interrupts for i in (v if isinstance(v, list | tuple) else [v])]
         if flat and record.node_id is not None and record.node_id != "interrupted":
@@ -420,6 +498,30 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             }
             record.node_id, record.state = "interrupted", state
         self.checkpointer.save(record)
+
+    def _promote(
+        self, thread_id: str, stored: Mapping[tuple[str, str], _Stored], item: _Stored
+    ) -> None:
+        """A kept checkpoint that paused gets its own ``interrupted`` record."""
+        checkpoint = self._dec(item.checkpoint)
+        metadata = self._dec(item.metadata)
+        messages = self._root_messages(thread_id, stored, checkpoint, item.parent_id)
+        values = {**checkpoint["channel_values"], "messages": messages}
+        node_id, step, state = _view(values, [], thread_id)
+        entry = next(e for e in _entries(item.record) if _entry_key(e) == ("", item.checkpoint_id))
+        entry["writes"] = item.writes
+        record = Checkpoint(
+            thread_id=thread_id,
+            checkpoint_id=_record_key("", item.checkpoint_id),
+            parent_checkpoint_id=_holder(stored, "", item.parent_id),
+            node_id=node_id,
+            step=step,
+            state=state,
+            metadata={**_json_metadata(metadata), _LG_KEY: {"entries": [entry]}},
+            timestamp=checkpoint["ts"],
+        )
+        # the copy left in the old record is stale; _load_all prefers a checkpoint's own record
+        self._save(record)
 
     def put_writes(
         self,
@@ -457,9 +559,15 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             if item is None:
                 return  # the checkpoint's put is still running: it picks these up
             self._early_writes.pop((thread_id, ns, checkpoint_id), None)
-            record = copy.copy(item.record)
-            record.metadata = {**record.metadata, _LG_KEY: dict(record.metadata[_LG_KEY])}
-            self._save(record, current)
+            item.writes = current
+            if not item.own and ns == "" and any(ch == INTERRUPT for ch, _ in writes):
+                self._promote(thread_id, stored, item)
+                return
+            entries = _entries(item.record)
+            for entry in entries:
+                if _entry_key(entry) == (ns, checkpoint_id):
+                    entry["writes"] = current
+            self._save(_with_entries(item.record, entries))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread (or write a tombstone when the store cannot delete)."""

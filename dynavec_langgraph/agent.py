@@ -48,6 +48,7 @@ from dynavec_langgraph.savers import (
     is_storage_error,
     resolve_checkpointer,
 )
+from dynavec_langgraph.scratch import ScratchThreads
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 
@@ -335,17 +336,26 @@ class ReActAgent:
         saver = resolve_checkpointer(checkpointer)
         self.checkpointer = saver if saver is not None else InMemorySaver()
         self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
+        # runs without a thread_id never reach a given checkpointer (scratch.py)
+        self._saver = ScratchThreads(saver) if saver is not None else self.checkpointer
         self.graph = create_react_agent(
             model,
             tools,
             system_prompt=self.system_prompt or None,
             max_steps=self.max_steps,
-            checkpointer=self.checkpointer,
+            checkpointer=self._saver,
             name="dynavec_react_agent",
             parallel_tool_calls=parallel_tool_calls,
         )
 
     # --- planning (no I/O) --------------------------------------------------------------
+
+    def _scratch_thread(self) -> str:
+        """A new thread id for a call without ``thread_id``; it stays in this process."""
+        tid = uuid.uuid4().hex
+        if isinstance(self._saver, ScratchThreads):
+            self._saver.mark(tid)
+        return tid
 
     def _run_plan(
         self,
@@ -357,7 +367,7 @@ class ReActAgent:
         record: dict[str, CompletedCall],
     ) -> _Plan:
         _check_goal(goal)
-        tid = thread_id or uuid.uuid4().hex
+        tid = thread_id or self._scratch_thread()
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
             graph_input["shared"] = dict(state.data)
@@ -815,7 +825,7 @@ class ReActAgent:
         converted = self._resume_messages(messages)
         _resume_value(decision, [])
         _check_storable(self.checkpointer, decision)
-        tid = thread_id or uuid.uuid4().hex
+        tid = thread_id or self._scratch_thread()
         seed: dict[str, Any] = {"messages": converted}
         if state is not None:
             seed["shared"] = dict(state.data)

@@ -209,6 +209,15 @@ class MemoryCheckpointer(BaseCheckpointer):
         return True
 
 
+def __getattr__(name: str) -> Any:
+    """``from dynavec_langgraph.checkpoint import DynamoDBCheckpointer`` (dynavec's path)."""
+    if name == "DynamoDBCheckpointer":
+        from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
+
+        return DynamoDBCheckpointer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # --- the dynavec view of a graph state -------------------------------------------------
 
 

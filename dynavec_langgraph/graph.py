@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMe
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.channels import DeltaChannel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
@@ -386,7 +387,7 @@ def create_react_agent(
     *,
     system_prompt: str | None = None,
     max_steps: int = 10,
-    checkpointer: Checkpointer = None,
+    checkpointer: Checkpointer | str | Any = None,
     store: BaseStore | None = None,
     name: str = "dynavec_agent",
     message_storage: MessageStorage = "delta",
@@ -405,8 +406,10 @@ def create_react_agent(
         tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools.
         system_prompt: added before the conversation at every model call (not stored).
         max_steps: model calls per run (per user message); below 1 counts as 1.
-        checkpointer: a LangGraph saver; ``None`` when the graph is a subgraph (it uses the
-            parent's). Interrupts need one to be resumed.
+        checkpointer: a LangGraph saver, or what ``ReActAgent`` takes (a connection string,
+            a dynavec checkpointer such as ``DynamoDBCheckpointer``; a connection opened
+            from a string stays open for the process); ``None`` when the graph is a
+            subgraph (it uses the parent's). Interrupts need one to be resumed.
         store: a LangGraph store, passed to ``compile``.
         name: the graph's name (the node name Studio and parent graphs show).
         message_storage: ``"delta"`` (default; linear storage) or ``"full"``.
@@ -452,6 +455,11 @@ def create_react_agent(
         builder.add_conditional_edges(
             TOOLS_NODE, _route_after_tools(steps), [AGENT_NODE, TOOLS_NODE, END]
         )
+    if not isinstance(checkpointer, bool | None | BaseCheckpointSaver):
+        # a dynavec checkpointer or a connection string, as ReActAgent takes them
+        from dynavec_langgraph.savers import resolve_checkpointer
+
+        checkpointer = resolve_checkpointer(checkpointer)
     graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
     return graph.with_config(
         recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),

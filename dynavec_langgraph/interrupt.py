@@ -425,10 +425,12 @@ def interrupt(
     response_schema: None = None,
     allowed: Sequence[DecisionKind] = ...,
 ) -> Any: ...
+@overload
+def interrupt(thread_id: str, node_id: str, payload: Any, /) -> Any: ...
 def interrupt(
     node_id: str,
     payload: Any = None,
-    *,
+    *v1: Any,
     response_schema: type[Any] | None = None,
     allowed: Sequence[DecisionKind] = ALL_DECISIONS,
 ) -> Any:
@@ -455,10 +457,20 @@ def interrupt(
         allowed: the approval UIs' decisions offered (their buttons); another one asks again.
             Plain values are always accepted.
 
+    HITL v1's three-argument form ``interrupt(thread_id, node_id, payload)`` is accepted too;
+    the thread id is not needed (the running agent knows its thread) and only reaches
+    ``NodeInterrupt`` (docs/compatibility.md).
+
     Raises:
         TypeError: ``payload`` cannot be stored as JSON (raised before anything is saved).
-        RuntimeError: called outside a running agent or LangGraph node.
+        NodeInterrupt: called outside a running agent or LangGraph node (a ``RuntimeError``;
+            ``AgentTool.execute()`` lets it through, as HITL v1 did).
     """
+    thread_id: str | None = None
+    if v1:
+        if len(v1) != 1:
+            raise TypeError("interrupt() takes (node_id, payload) or (thread_id, node_id, payload)")
+        thread_id, node_id, payload = str(node_id), payload, v1[0]
     if not isinstance(node_id, str) or not node_id:
         raise TypeError(f"interrupt() needs a non-empty string node_id, got {node_id!r}")
     kinds = [k for k in ALL_DECISIONS if k in allowed]
@@ -479,10 +491,9 @@ def interrupt(
     try:
         get_config()
     except RuntimeError:
-        raise RuntimeError(
-            f"interrupt({node_id!r}) was called outside a running agent: call it inside a tool "
-            "run by a dynavec_langgraph agent (or inside a LangGraph node)"
-        ) from None
+        from dynavec_langgraph.exceptions import NodeInterrupt  # imports errors, as we do
+
+        raise NodeInterrupt(node_id, payload, thread_id) from None
     call = current_tool_call()
     wrapped = not isinstance(payload, dict)
     args: dict[str, Any] = {"payload": payload} if wrapped else dict(payload)

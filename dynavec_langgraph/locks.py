@@ -28,7 +28,9 @@ What the lock relies on, per saver:
   saver whose ``inner``, ``saver`` or ``wrapped`` attribute holds a LangGraph saver) is locked
   as the saver it wraps. A ``DynavecCheckpointSaver`` (a dynavec checkpointer adapted) gets the
   in-process lock keyed by the dynavec checkpointer, so agents sharing one checkpointer share
-  it; a dynavec checkpointer shared between processes is not locked across them.
+  it; a dynavec checkpointer shared between processes is not locked across them, unless it
+  has ``resume_lock(thread_id)`` / ``aresume_lock(thread_id)`` context managers of its own:
+  ``DynamoDBCheckpointer`` does (a conditional write, across processes and machines).
 """
 
 from __future__ import annotations
@@ -340,6 +342,8 @@ def resume_lock(saver: Any, thread_id: str) -> Iterator[None]:
                 stack.enter_context(_file_lock(database, thread_id))
         elif _is_postgres(target):
             stack.enter_context(_pg_lock(target.conn, thread_id))
+        elif callable(own := getattr(_identity(target), "resume_lock", None)):
+            stack.enter_context(own(thread_id))  # a dynavec checkpointer's (DynamoDB)
         yield
 
 
@@ -358,4 +362,6 @@ async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[None]:
                 stack.enter_context(_file_lock(database, thread_id))
         elif _is_postgres(target):
             await stack.enter_async_context(_apg_lock(target.conn, thread_id))
+        elif callable(own := getattr(_identity(target), "aresume_lock", None)):
+            await stack.enter_async_context(own(thread_id))  # a dynavec checkpointer's
         yield

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 __all__ = [
@@ -11,11 +12,23 @@ __all__ = [
     "AgentStep",
     "Message",
     "Role",
+    "RoleName",
     "TerminationReason",
     "ToolCall",
 ]
 
-Role = Literal["system", "user", "assistant", "tool"]
+
+class Role(StrEnum):
+    """A message role (``dynavec.chat.base.Role``). Members equal their strings:
+    ``Message(Role.USER, ...)`` and ``Message("user", ...)`` are the same message."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+RoleName = Literal["system", "user", "assistant", "tool"]
 TerminationReason = Literal["completed", "max_steps_reached", "interrupted"]
 
 
@@ -36,7 +49,7 @@ class ToolCall:
 class Message:
     """A chat message in dynavec's provider-neutral form."""
 
-    role: Role
+    role: Role | RoleName
     content: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None

@@ -9,6 +9,9 @@ through :func:`resolve_checkpointer`, which accepts:
   connection, creates the tables and wraps the saver in a :class:`ConnectionSaver`, whose async
   methods run the sync saver in a worker thread, so ``invoke`` and ``ainvoke`` both work;
   ``close()`` releases it;
+* ``"dynamodb://TABLE?region=...&endpoint_url=...&namespace=..."``: a
+  :class:`~dynavec_langgraph.dynamodb.DynamoDBCheckpointer` (extra ``dynamodb``), adapted
+  like any dynavec checkpointer;
 * a dynavec-style checkpointer (:class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, or
   any object with ``save`` / ``get`` / ``list`` / ``put``), adapted by
   :class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver`.
@@ -267,10 +270,15 @@ def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
             return _open_sqlite(checkpointer)
         if checkpointer.startswith(("postgresql://", "postgres://")):
             return _open_postgres(checkpointer)
+        if checkpointer.startswith("dynamodb://"):  # dynavec's table layout, adapted
+            from dynavec_langgraph.dynamodb import from_url
+
+            return DynavecCheckpointSaver(from_url(checkpointer))
         raise CheckpointerConfigError(
             f"checkpointer={masked_url(checkpointer)!r}: unknown scheme; use "
             "'sqlite:///path/to.db', 'postgresql://user:password@host:port/database' "
-            "(or 'postgres://...'), a LangGraph saver, or a dynavec checkpointer"
+            "(or 'postgres://...'), 'dynamodb://TABLE?region=...&endpoint_url=...', a "
+            "LangGraph saver, or a dynavec checkpointer"
         )
     if isinstance(checkpointer, BaseCheckpointer) or all(
         callable(getattr(checkpointer, name, None)) for name in ("save", "get", "list", "put")

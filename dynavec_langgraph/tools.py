@@ -7,14 +7,24 @@ import inspect
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, cast, get_type_hints, overload
+from typing import Annotated, Any, cast, get_type_hints, overload
 
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+    create_model,
+)
 
+from dynavec_langgraph.chat import Tool
+from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.interrupt import running_tool_call
 from dynavec_langgraph.records import AgentState
 
@@ -34,8 +44,9 @@ def unknown_tool_observation(name: str) -> str:
 
 
 def _reraise_if_control_flow(error: BaseException) -> None:
-    """LangGraph interrupts and invalid resume values must reach LangGraph untouched."""
-    if isinstance(error, GraphBubbleUp) or is_invalid_resume(error):
+    """LangGraph interrupts and invalid resume values must reach LangGraph untouched; HITL
+    v1's ``NodeInterrupt`` (``interrupt()`` outside an agent) reaches the caller."""
+    if isinstance(error, GraphBubbleUp | NodeInterrupt) or is_invalid_resume(error):
         raise error
 
 
@@ -74,13 +85,52 @@ class _ArgsBase(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="ignore")
 
 
+_UNTYPED: Any = Annotated[Any, WithJsonSchema({"type": "string"})]
+"""What a parameter the schema cannot describe becomes: shown to the model as a string,
+passed to the function as given (an object handed to ``execute`` reaches it unchanged)."""
+
+
+def _hints(func: ToolFunc) -> dict[str, Any]:
+    """The annotations of ``func``, resolved one by one: one that cannot be resolved (a name
+    imported only under ``TYPE_CHECKING``) becomes :data:`_UNTYPED`, the others are kept."""
+    try:
+        return get_type_hints(func)
+    except Exception:  # some annotation does not resolve: resolve them one by one below
+        pass
+    out: dict[str, Any] = {}
+    for pname, raw in getattr(func, "__annotations__", {}).items():
+        try:
+            out[pname] = get_type_hints(_Probe(raw, func), include_extras=True)["x"]
+        except Exception:  # unresolvable: a string schema (dynavec's rule)
+            out[pname] = _UNTYPED
+    return out
+
+
+class _Probe:
+    """An object with one annotation, to resolve it in ``func``'s globals."""
+
+    def __init__(self, annotation: Any, func: ToolFunc) -> None:
+        self.__annotations__ = {"x": annotation}
+        self.__globals__ = getattr(func, "__globals__", {})
+        self.__module__ = getattr(func, "__module__", __name__)
+
+
+def _field_type(annotation: Any) -> Any:
+    """``annotation`` if pydantic can build a schema of it, else :data:`_UNTYPED` (dynavec
+    mapped what it could not type to a string schema; never crash at decoration)."""
+    if annotation is inspect.Parameter.empty:
+        return Any
+    try:
+        TypeAdapter(annotation).json_schema()
+    except Exception:  # pydantic raises several kinds here
+        return _UNTYPED
+    return annotation
+
+
 def _signature_model(name: str, func: ToolFunc) -> tuple[type[BaseModel], str | None]:
     """A pydantic model of ``func``'s parameters, and the name of its ``AgentState`` one."""
     sig = inspect.signature(func)
-    try:
-        hints = get_type_hints(func)
-    except Exception:  # unresolvable forward references: fall back to the raw annotations
-        hints = {}
+    hints = _hints(func)
     fields: dict[str, Any] = {}
     state_param: str | None = None
     for pname, param in sig.parameters.items():
@@ -90,10 +140,10 @@ def _signature_model(name: str, func: ToolFunc) -> tuple[type[BaseModel], str | 
         if annotation is AgentState:
             state_param = pname
             continue
-        if annotation is inspect.Parameter.empty:
-            annotation = Any
+        if isinstance(annotation, str):
+            annotation = _UNTYPED  # an annotation that never resolved
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[pname] = (annotation, default)
+        fields[pname] = (_field_type(annotation), default)
     model = create_model(f"{name}_args", __base__=_ArgsBase, **fields)
     return model, state_param
 
@@ -129,6 +179,30 @@ class AgentTool(BaseTool):
     _arg_model: type[BaseModel] | None = PrivateAttr(default=None)
     _param_names: tuple[str, ...] = PrivateAttr(default=())
     _takes_any: bool = PrivateAttr(default=False)
+
+    def __init__(self, fn: ToolFunc | None = None, /, **data: Any) -> None:
+        """``AgentTool(fn, name=None, description=None, parameters=None, tags=None)`` as in
+        dynavec (what ``@tool`` does), or LangChain-style keyword fields only."""
+        model: type[BaseModel] | None = None
+        if fn is not None:
+            data, model = _fields_of(fn, **data)
+        super().__init__(**data)
+        if model is not None:
+            # the signature model validates and coerces arguments; an explicit schema only
+            # replaces what the model is shown
+            self._arg_model = model
+
+    @property
+    def fn(self) -> ToolFunc:
+        """The wrapped function (sync or async)."""
+        target = self.func or self.coroutine
+        if target is None:
+            raise TypeError(f"Tool {self.name!r} has no function")
+        return target
+
+    def to_chat_tool(self) -> Tool:
+        """The tool as a chat model sees it (:class:`dynavec_langgraph.chat.Tool`)."""
+        return Tool(self.name, self.description, dict(self.parameters))
 
     def model_post_init(self, context: Any, /) -> None:
         self.args_schema = self.parameters
@@ -254,13 +328,15 @@ class AgentTool(BaseTool):
         return await self.aexecute(args[0] if args and not kwargs else kwargs)
 
 
-def _make_tool(
+def _fields_of(
     func: ToolFunc,
-    name: str | None,
-    description: str | None,
-    parameters: dict[str, Any] | None,
-    tags: Sequence[str] | None,
-) -> AgentTool:
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    tags: Sequence[str] | None = None,
+    **extra: Any,
+) -> tuple[dict[str, Any], type[BaseModel]]:
+    """``AgentTool``'s fields for ``func`` (dynavec's defaults), and its signature model."""
     if not callable(func):
         raise TypeError(f"@tool needs a function, got {type(func).__name__}")
     tool_name = name or getattr(func, "__name__", None) or "tool"
@@ -270,19 +346,27 @@ def _make_tool(
     )
     model, state_param = _signature_model(tool_name, func)
     is_async = inspect.iscoroutinefunction(func)
-    result = AgentTool(
-        name=tool_name,
-        description=tool_description,
-        parameters=parameters if parameters is not None else _json_schema(model),
-        func=None if is_async else func,
-        coroutine=func if is_async else None,
-        state_param=state_param,
-        tags=list(tags) if tags else None,
-    )
-    # the signature model validates and coerces arguments; an explicit schema only replaces
-    # what the model is shown
-    result._arg_model = model
-    return result
+    fields = {
+        **extra,
+        "name": tool_name,
+        "description": tool_description,
+        "parameters": parameters if parameters is not None else _json_schema(model),
+        "func": None if is_async else func,
+        "coroutine": func if is_async else None,
+        "state_param": state_param,
+        "tags": list(tags) if tags else None,
+    }
+    return fields, model
+
+
+def _make_tool(
+    func: ToolFunc,
+    name: str | None,
+    description: str | None,
+    parameters: dict[str, Any] | None,
+    tags: Sequence[str] | None,
+) -> AgentTool:
+    return AgentTool(func, name=name, description=description, parameters=parameters, tags=tags)
 
 
 @overload

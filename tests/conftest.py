@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-pytest_plugins = ["tests.openai_server", "tests.pg"]
+pytest_plugins = ["tests.dynamo", "tests.openai_server", "tests.pg"]

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from dynavec_langgraph import AgentTool, create_react_agent, interrupt, tool
+from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.test_graph import SYNC_AND_ASYNC, assert_provider_valid, drive, thread
 
@@ -240,11 +241,12 @@ def test_interrupt_outside_a_graph() -> None:
     with pytest.raises(RuntimeError, match=r"interrupt\('approve'\).*outside a running agent"):
         interrupt("approve", {"amount": 1})
 
+    # HITL v1: AgentTool.execute() lets NodeInterrupt through (docs/compatibility.md)
     calls, decisions = Counter[str](), list[Any]()
     transfer = _approval_tool(calls, decisions)
-    observation = transfer.execute({"amount": 1})
-    assert observation.startswith("Error executing tool 'transfer_funds': interrupt(")
-    assert "outside a running agent" in observation
+    with pytest.raises(NodeInterrupt, match="outside a running agent") as raised:
+        transfer.execute({"amount": 1})
+    assert (raised.value.node_id, raised.value.payload) == ("approve_transfer", {"amount": 1})
     assert calls == Counter({"started": 1})
 
 

@@ -34,6 +34,7 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
+from dynavec_langgraph.chat import Role
 from dynavec_langgraph.testing import ScriptedChatModel
 
 CONTRACT_NAMES = {
@@ -163,7 +164,7 @@ def test_record_types() -> None:
     call = ToolCall("c1", "add", '{"a": 1}')
     assert_type(call.arguments, str)
     message = Message("assistant", None, [call])
-    assert_type(message.role, Literal["system", "user", "assistant", "tool"])
+    assert_type(message.role, Role | Literal["system", "user", "assistant", "tool"])
     assert_type(message.content, str | None)
     assert_type(message.tool_calls, list[ToolCall])
     assert_type(message.tool_call_id, str | None)

@@ -36,6 +36,7 @@ from psycopg.rows import dict_row
 from pydantic import BaseModel
 
 from dynavec_langgraph import ReActAgent, interrupt, tool
+from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.serde import safe_serializer
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
@@ -160,7 +161,13 @@ def make_agent(scenario: Scenario, saver: BaseCheckpointSaver[Any] | str) -> ReA
 
 @contextmanager
 def open_saver(db: str) -> Iterator[BaseCheckpointSaver[Any]]:
-    """A saver using :func:`safe_serializer` on ``db``: a SQLite file path or a PostgreSQL URI."""
+    """A saver using :func:`safe_serializer` on ``db``: a SQLite file path, a PostgreSQL URI,
+    or a ``dynamodb://`` URL (a ``DynamoDBCheckpointer``, adapted)."""
+    if db.startswith("dynamodb://"):
+        adapted = resolve_checkpointer(db)
+        assert adapted is not None
+        yield adapted
+        return
     if db.startswith("postgresql://"):
         with psycopg.connect(db, autocommit=True, prepare_threshold=0, row_factory=dict_row) as c:
             pg = PostgresSaver(c, serde=safe_serializer())

@@ -1,0 +1,233 @@
+"""dynavec's ``Supervisor``: several agents run in order on one shared ``AgentState``.
+
+Each agent gets the goal (the first one) or a hand-off built from the previous agent's answer
+(the others), and the same :class:`~dynavec_langgraph.AgentState`, so what one agent's tools
+write the next one's read. When an agent pauses at an ``interrupt()``, the supervisor returns
+that paused result (``interrupt_payload["agent"]`` names the agent); ``resume(...)`` answers it
+and the sequence goes on. See ``docs/compatibility.md``.
+
+Example:
+    >>> from dynavec_langgraph import ReActAgent
+    >>> from dynavec_langgraph.testing import ScriptedChatModel
+    >>> research = ReActAgent(ScriptedChatModel(turns=["rent is 120"]))
+    >>> write = ReActAgent(ScriptedChatModel(turns=["Dear landlord: 120 is on its way."]))
+    >>> team = Supervisor({"research": research, "write": write})
+    >>> team.run("pay the rent").output
+    'Dear landlord: 120 is on its way.'
+    >>> [(h.source, h.target) for h in team.handoffs]
+    [('research', 'write')]
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from dynavec_langgraph.errors import NothingToResumeError
+from dynavec_langgraph.records import AgentResult, AgentState
+
+__all__ = ["AgentLike", "Handoff", "Supervisor", "default_handoff"]
+
+_MISSING: Any = object()
+
+
+@runtime_checkable
+class AgentLike(Protocol):
+    """What a supervisor runs: ``run`` and ``resume`` as :class:`~dynavec_langgraph.ReActAgent`
+    has them (a ``ReActAgent`` is one; so is another ``Supervisor``)."""
+
+    def run(
+        self,
+        goal: str,
+        *,
+        thread_id: str | None = None,
+        state: AgentState | None = None,
+        **kwargs: Any,
+    ) -> AgentResult:
+        """Run on ``goal``."""
+        ...
+
+    def resume(
+        self,
+        messages: Any = None,
+        human_decision: Any = ...,
+        *,
+        thread_id: str | None = None,
+        state: AgentState | None = None,
+        **kwargs: Any,
+    ) -> AgentResult:
+        """Answer a pause."""
+        ...
+
+
+@dataclass
+class Handoff:
+    """One agent passing the work to the next: who, to whom, with what goal."""
+
+    source: str
+    target: str
+    goal: str
+    output: str
+
+
+def default_handoff(goal: str, source: str, result: AgentResult) -> str:
+    """The next agent's goal: the original goal plus the previous agent's answer."""
+    return f"{goal}\n\nResult of {source}: {result.output}"
+
+
+@dataclass
+class _Paused:
+    goal: str
+    index: int
+    thread_id: str | None
+    result: AgentResult
+    state: AgentState = field(default_factory=AgentState)
+    results: list[tuple[str, AgentResult]] = field(default_factory=list)
+
+
+class Supervisor:
+    """Runs agents one after the other on one shared state.
+
+    Args:
+        agents: ``{name: agent}`` in running order, or a sequence (named ``agent_0``, ...).
+        handoff: ``(goal, source_name, source_result) -> next goal``; :func:`default_handoff`.
+
+    With ``thread_id=`` each agent runs on the thread ``"<thread_id>/<agent name>"`` (so a
+    checkpointer records each agent's conversation); without it nothing is written anywhere
+    and a pause is answered from its messages.
+    """
+
+    def __init__(
+        self,
+        agents: Mapping[str, AgentLike] | Sequence[AgentLike],
+        *,
+        handoff: Callable[[str, str, AgentResult], str] = default_handoff,
+    ) -> None:
+        named = (
+            dict(agents)
+            if isinstance(agents, Mapping)
+            else {f"agent_{i}": a for i, a in enumerate(agents)}
+        )
+        if not named:
+            raise ValueError("Supervisor needs at least one agent")
+        for name, agent in named.items():
+            if not isinstance(agent, AgentLike):
+                raise TypeError(f"agent {name!r} has no run()/resume(): pass ReActAgent objects")
+        self.agents = named
+        self.handoff = handoff
+        self.handoffs: list[Handoff] = []
+        self.results: dict[str, AgentResult] = {}
+        self._paused: dict[str, _Paused] = {}
+
+    def _thread(self, thread_id: str | None, name: str) -> str | None:
+        return f"{thread_id}/{name}" if thread_id is not None else None
+
+    def _go(
+        self,
+        run: _Paused,
+        state: AgentState,
+        first: AgentResult | None,
+        kwargs: dict[str, Any],
+    ) -> AgentResult:
+        names = list(self.agents)
+        goal = run.goal
+        for index in range(run.index, len(names)):
+            name = names[index]
+            if first is not None:
+                result, first = first, None
+            else:
+                if run.results:
+                    source, previous = run.results[-1]
+                    goal = self.handoff(run.goal, source, previous)
+                    self.handoffs.append(Handoff(source, name, goal, previous.output))
+                agent = self.agents[name]
+                result = agent.run(
+                    goal, thread_id=self._thread(run.thread_id, name), state=state, **kwargs
+                )
+            if result.termination_reason == "interrupted":
+                payload = dict(result.interrupt_payload or {}, agent=name)
+                result.interrupt_payload = payload
+                run.index, run.result = index, result
+                key = run.thread_id or str(payload.get("thread_id") or uuid.uuid4().hex)
+                payload["supervisor_thread_id"] = key
+                self._paused[key] = run
+                return result
+            run.results.append((name, result))
+            self.results[name] = result
+        return _combined(run.results)
+
+    def run(
+        self,
+        goal: str,
+        *,
+        thread_id: str | None = None,
+        state: AgentState | None = None,
+        **kwargs: Any,
+    ) -> AgentResult:
+        """Run every agent in order; stop at the first pause (see the class docstring)."""
+        self.handoffs, self.results = [], {}
+        shared = state if state is not None else AgentState()
+        run = _Paused(goal, 0, thread_id, AgentResult(""), shared)
+        return self._go(run, shared, None, kwargs)
+
+    def resume(
+        self,
+        messages: Any = None,
+        human_decision: Any = _MISSING,
+        *,
+        thread_id: str | None = None,
+        state: AgentState | None = None,
+        **kwargs: Any,
+    ) -> AgentResult:
+        """Answer the pause of a supervised run, then run the agents after it.
+
+        ``thread_id`` is the one given to :meth:`run`, or
+        ``paused.interrupt_payload["supervisor_thread_id"]`` for a run without one. The shared
+        state is the run's unless ``state=`` is given. ``messages`` is accepted (``AgentLike``)
+        and not used: the supervisor knows the paused agent's messages.
+
+        Raises:
+            NothingToResumeError: this supervisor has no paused run with that id.
+        """
+        del messages
+        key = thread_id or ""
+        run = self._paused.pop(key, None)
+        if run is None:
+            raise NothingToResumeError(
+                f"this supervisor has no paused run {thread_id!r}: pass the thread_id given to "
+                "run() (or interrupt_payload['supervisor_thread_id'])"
+            )
+        name = list(self.agents)[run.index]
+        agent = self.agents[name]
+        shared = state if state is not None else run.state
+        if human_decision is not _MISSING:
+            kwargs["human_decision"] = human_decision
+        try:
+            if run.thread_id is not None:
+                result = agent.resume(
+                    thread_id=self._thread(run.thread_id, name), state=shared, **kwargs
+                )
+            else:
+                saved = (run.result.interrupt_payload or {})["messages"]
+                result = agent.resume(saved, state=shared, **kwargs)
+        except Exception:
+            self._paused[key] = run  # nothing was applied: still answerable
+            raise
+        kwargs.pop("human_decision", None)
+        return self._go(run, shared, result, kwargs)
+
+
+def _combined(results: list[tuple[str, AgentResult]]) -> AgentResult:
+    """The last agent's answer, with every agent's steps and counts."""
+    last = results[-1][1]
+    steps = [s for _, r in results for s in r.steps]
+    return AgentResult(
+        output=last.output,
+        steps=steps,
+        finished=last.finished,
+        termination_reason=last.termination_reason,
+        total_steps=sum(r.total_steps for _, r in results),
+        tool_calls_count=sum(r.tool_calls_count for _, r in results),
+    )

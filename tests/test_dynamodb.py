@@ -1,0 +1,236 @@
+"""``DynamoDBCheckpointer`` against a local DynamoDB endpoint (moto's server, started by the
+tests in ``tests/dynamo.py``): dynavec's single-table layout, the agent and the raw graph on it,
+a pause in one process and the resume in another, and two processes resuming at once.
+See docs/compatibility.md ("DynamoDB")."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import boto3
+import pytest
+from langgraph.types import Command
+
+from dynavec_langgraph import (
+    ConcurrentResumeError,
+    DynamoDBCheckpointer,
+    MissingDependencyError,
+    ReActAgent,
+    create_react_agent,
+)
+from dynavec_langgraph.checkpoint import Checkpoint
+from dynavec_langgraph.errors import CheckpointerConfigError
+from dynavec_langgraph.savers import resolve_checkpointer
+from dynavec_langgraph.testing import ScriptedChatModel
+from tests.children.scenario import (
+    PAID,
+    Scenario,
+    conversation,
+    conversation_problems,
+    finish_child,
+    make_agent,
+    open_saver,
+    policy,
+    run_child,
+    start_child,
+    wait_for,
+    wait_for_any,
+)
+from tests.children.scenario import thread_config as cfg
+from tests.dynamo import REGION, DynamoDBServer
+
+
+def _store(
+    server: DynamoDBServer, namespace: str = "default", table: str = ""
+) -> DynamoDBCheckpointer:
+    return DynamoDBCheckpointer(
+        table or f"t{uuid.uuid4().hex[:12]}",
+        namespace=namespace,
+        region_name=REGION,
+        endpoint_url=server.endpoint_url,
+    )
+
+
+def test_records_round_trip_in_dynavec_layout(dynamodb_server: DynamoDBServer) -> None:
+    store = _store(dynamodb_server)
+    state = {"goal": "g", "ratio": 0.25, "big": 1e20, "n": 3, "items": [1, 2.5, "x", None, [True]]}
+    first = store.put("t1", state, node_id="init")
+    second = store.put("t1", {"goal": "g", "steps": []}, node_id="step_1")
+    assert (first.step, second.step, second.parent_checkpoint_id) == (0, 1, first.checkpoint_id)
+    back = store.get("t1", first.checkpoint_id)
+    assert back is not None and back.state == state and back.to_dict() == first.to_dict()
+    assert type(back.state["ratio"]) is float and type(back.state["n"]) is int
+    assert isinstance(back.state["items"], list) and back.state["items"][4] == [True]
+    # replacing a record keeps its place; limit keeps the newest
+    store.save(Checkpoint.from_dict({**first.to_dict(), "node_id": "init", "step": 0}))
+    third = store.put("t1", {"goal": "g"}, node_id="step_2")
+    assert [c.node_id for c in store.list("t1")] == ["init", "step_1", "step_2"]
+    assert [c.checkpoint_id for c in store.list("t1", limit=2)] == [
+        second.checkpoint_id,
+        third.checkpoint_id,
+    ]
+    latest = store.get("t1")
+    assert latest is not None and latest.checkpoint_id == third.checkpoint_id
+    # the raw table: one manifest and the checkpoint items, keyed as documented
+    items = (
+        boto3.resource("dynamodb", region_name=REGION, endpoint_url=dynamodb_server.endpoint_url)
+        .Table(store.table_name)
+        .scan()["Items"]
+    )
+    keys = sorted((str(i["pk"]), str(i["sk"]).split("#")[0]) for i in items)
+    assert keys == [("default#t1", "checkpoint")] * 3 + [("default#t1", "manifest")]
+    # namespaces of one table do not see each other; delete removes a thread
+    other = _store(dynamodb_server, namespace="other", table=store.table_name)
+    assert other.list("t1") == [] and other.get("t1") is None
+    other.put("t1", {"goal": "o"}, node_id="init")
+    assert store.threads() == ["t1"] and other.threads() == ["t1"]
+    assert store.delete("t1") is True
+    assert store.list("t1") == [] and store.get("t1") is None
+    assert [c.state["goal"] for c in other.list("t1")] == ["o"]
+
+
+def test_agent_on_dynamodb_keeps_dynavec_records(
+    dynamodb_server: DynamoDBServer, tmp_path: Path
+) -> None:
+    store = _store(dynamodb_server)
+    scenario = Scenario(tmp_path / "effects")
+    paused = ReActAgent(ScriptedChatModel(policy=policy), scenario.tools(), checkpointer=store).run(
+        "pay the rent", thread_id="rent"
+    )
+    assert paused.termination_reason == "interrupted"
+    assert [c.node_id for c in store.list("rent")] == ["init", "interrupted"]
+    record = store.get("rent")
+    assert record is not None and record.state["interrupted"]["payload"] == {"amount": 100}
+    # a fresh agent (and a fresh checkpointer object) resumes it
+    again = DynamoDBCheckpointer(
+        store.table_name, region_name=REGION, endpoint_url=dynamodb_server.endpoint_url
+    )
+    agent = ReActAgent(ScriptedChatModel(policy=policy), scenario.tools(), checkpointer=again)
+    done = agent.resume(thread_id="rent", human_decision="approved")
+    assert done.output == PAID
+    assert [c.node_id for c in again.list("rent")] == ["init", "interrupted", "step_1", "step_2"]
+    assert scenario.lines() == [
+        "lookup rent",
+        'transfer start "approved"',
+        'transfer done "approved"',
+    ]
+
+
+async def test_agent_async_on_dynamodb_string(dynamodb_url: str, tmp_path: Path) -> None:
+    scenario = Scenario(tmp_path / "effects")
+    agent = make_agent(scenario, dynamodb_url)
+    paused = await agent.arun("pay the rent", thread_id="a1")
+    assert paused.termination_reason == "interrupted"
+    done = await make_agent(scenario, dynamodb_url).aresume(
+        thread_id="a1", human_decision="approved"
+    )
+    assert done.output == PAID
+    assert scenario.lines().count('transfer done "approved"') == 1
+
+
+def test_create_react_agent_with_dynamodb_string(dynamodb_url: str, tmp_path: Path) -> None:
+    scenario = Scenario(tmp_path / "effects")
+    graph = create_react_agent(
+        ScriptedChatModel(policy=policy), scenario.tools(), checkpointer=dynamodb_url
+    )
+    out = graph.invoke({"messages": [("user", "pay the rent")]}, cfg("g1"))
+    assert out["__interrupt__"][0].value["node_id"] == "approve_transfer"
+    out = graph.invoke(Command(resume="approved"), cfg("g1"))
+    assert out["messages"][-1].content == PAID
+    assert conversation_problems(conversation(out["messages"])) == []
+
+
+def test_pause_in_one_process_resume_in_another(dynamodb_url: str, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    base = ("--db", dynamodb_url, "--effects", str(effects))
+    paused = run_child(*base, "run", "p1", "pay the rent")
+    assert (paused["termination_reason"], paused["payload"]) == ("interrupted", {"amount": 100})
+    done = run_child(*base, "resume", "p1", json.dumps("approved"))
+    assert (done["termination_reason"], done["output"]) == ("completed", PAID)
+    assert conversation_problems(done["messages"]) == []
+    assert Scenario(effects).lines() == [
+        "lookup rent",
+        'transfer start "approved"',
+        'transfer done "approved"',
+    ]
+
+
+def test_two_processes_resume_at_once(dynamodb_url: str, tmp_path: Path) -> None:
+    scenario = Scenario(tmp_path / "effects")
+    with open_saver(dynamodb_url) as saver:
+        assert make_agent(scenario, saver).run("pay", thread_id="t").termination_reason == (
+            "interrupted"
+        )
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    decisions = {"a": "approved", "b": "rejected"}
+    base = ("--db", dynamodb_url, "--effects", str(scenario.effects), "--gate", str(gate))
+    procs = {
+        label: start_child(*base, "--label", label, "resume", "t", json.dumps(decision))
+        for label, decision in decisions.items()
+    }
+    try:
+        for label, proc in procs.items():
+            wait_for(gate / f"ready-{label}", proc)
+        (gate / "go").touch()
+        started = wait_for_any([gate / f"started-{label}" for label in decisions], *procs.values())
+        winner = started.name.removeprefix("started-")
+        loser = "b" if winner == "a" else "a"
+        lost = finish_child(procs[loser])  # while the winner holds the DynamoDB lock
+        (gate / "release").touch()
+        won = finish_child(procs[winner])
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert (lost["ok"], lost["error"]) == (False, "ConcurrentResumeError")
+    assert "DynamoDB lock" in lost["message"]
+    assert not (gate / f"started-{loser}").exists()
+    assert won["ok"] is True and won["termination_reason"] == "completed"
+    d = json.dumps(decisions[winner])
+    assert scenario.lines() == ["lookup rent", f"transfer start {d}", f"transfer done {d}"]
+
+
+def test_lock_holds_across_checkpointer_objects(dynamodb_server: DynamoDBServer) -> None:
+    one = _store(dynamodb_server)
+    two = DynamoDBCheckpointer(
+        one.table_name, region_name=REGION, endpoint_url=dynamodb_server.endpoint_url
+    )
+    with one.resume_lock("t"):
+        with pytest.raises(ConcurrentResumeError, match="DynamoDB lock"), two.resume_lock("t"):
+            pass
+        with two.resume_lock("other-thread"):
+            pass
+    with two.resume_lock("t"):  # released
+        pass
+    stale = DynamoDBCheckpointer(
+        one.table_name,
+        region_name=REGION,
+        endpoint_url=dynamodb_server.endpoint_url,
+        lock_ttl=-1.0,  # a lock whose holder died long ago
+    )
+    owner = stale._acquire("t")
+    assert owner
+    with one.resume_lock("t"):  # the expired lock is taken over
+        pass
+
+
+def test_missing_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # `import boto3` raises ImportError
+    with pytest.raises(MissingDependencyError, match=r"dynavec-langgraph\[dynamodb\]"):
+        DynamoDBCheckpointer("table")
+    with pytest.raises(ImportError, match="boto3"):
+        resolve_checkpointer("dynamodb://table?region=us-east-1")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [("dynamodb://?region=x", "names no table"), ("dynamodb://t?colour=red", "unknown parameter")],
+)
+def test_bad_dynamodb_urls(url: str, message: str) -> None:
+    with pytest.raises(CheckpointerConfigError, match=message):
+        resolve_checkpointer(url)
