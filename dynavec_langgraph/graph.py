@@ -10,28 +10,44 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.channels import DeltaChannel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
+from langgraph.prebuilt import ToolNode
 from langgraph.types import Checkpointer, Send
 
-from dynavec_langgraph.interrupt import ToolCallRef, running_tool_call
+from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
 from dynavec_langgraph.messages import (
     add_conversation,
+    calls_of,
     merge_conversation,
     pending_calls,
     run_steps,
 )
 from dynavec_langgraph.records import AgentState, TerminationReason
-from dynavec_langgraph.tools import AgentTool, as_tools, unknown_tool_observation
+from dynavec_langgraph.tools import (
+    AgentTool,
+    as_tools,
+    executable,
+    format_tool_error,
+    running_in_agent,
+    unknown_tool_observation,
+)
 
 __all__ = [
     "AGENT_NODE",
@@ -121,25 +137,28 @@ def route_after_agent(state: Mapping[str, Any]) -> Literal["tools", "__end__"]:
     return TOOLS_NODE if pending_calls(state["messages"]) else "__end__"
 
 
-def _route_start_parallel(max_steps: int) -> Any:
+def _route_start_parallel(max_steps: int, nodes: _Nodes) -> Any:
     def route_start(state: Mapping[str, Any]) -> list[Send] | Literal["agent"]:
         """Unanswered calls each become a task; otherwise the model."""
-        return _all_tasks(state, max_steps) or AGENT_NODE
+        return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or AGENT_NODE
 
     return route_start
 
 
-def _route_after_agent_parallel(max_steps: int) -> Any:
+def _route_after_agent_parallel(max_steps: int, nodes: _Nodes) -> Any:
     def route_after_agent(state: Mapping[str, Any]) -> list[Send] | Literal["__end__"]:
         """Each tool call of the turn as its own task, all at once; no calls ends the run."""
-        return _all_tasks(state, max_steps) or "__end__"
+        return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or "__end__"
 
     return route_after_agent
 
 
 def _route_after_task(max_steps: int) -> Any:
     def route_after_task(state: Mapping[str, Any]) -> Literal["agent", "__end__"]:
-        """After the turn's tasks: the model again, or the end once ``max_steps`` is spent."""
+        """After the turn's tasks: the model again, or the end once ``max_steps`` is spent or
+        a ``return_direct`` tool answered."""
+        if state.get("termination_reason") == "completed":
+            return "__end__"
         return "__end__" if run_steps(state["messages"]) >= max_steps else AGENT_NODE
 
     return route_after_task
@@ -151,6 +170,8 @@ def _route_after_tools(max_steps: int) -> Any:
         messages = state["messages"]
         if pending_calls(messages):
             return TOOLS_NODE
+        if state.get("termination_reason") == "completed":  # a return_direct tool answered
+            return "__end__"
         return "__end__" if run_steps(messages) >= max_steps else AGENT_NODE
 
     return route_after_tools
@@ -195,34 +216,89 @@ class ToolTask(TypedDict):
     invalid: str | None
     ends_run: bool
     """True when answering this call ends the run at ``max_steps``."""
+    closes: NotRequired[TerminationReason | None]
+    """The ``termination_reason`` answering this call sets (the run ends after the batch)."""
+    state: NotRequired[Mapping[str, Any] | None]
+    """The graph state LangChain injects (``InjectedState``, ``ToolRuntime.state``)."""
 
 
-def _next_task(state: ReActState, max_steps: int) -> ToolTask:
+def _turn(messages: Sequence[AnyMessage], call_id: str | None) -> tuple[list[LCToolCall], bool]:
+    """The calls of the assistant turn that holds ``call_id``, and whether a user message
+    came after it (new input: the run goes on to the model whatever the tools say)."""
+    human_after = False
+    for m in reversed(messages):
+        if isinstance(m, AIMessage):
+            calls = calls_of(m)
+            if any(c["id"] == call_id for c in calls):
+                return calls, human_after
+        elif isinstance(m, HumanMessage):
+            human_after = True
+    return [], human_after
+
+
+def _closes(
+    messages: Sequence[AnyMessage], call: LCToolCall, direct: frozenset[str], ends: bool
+) -> TerminationReason | None:
+    """``"completed"`` when the turn has a ``return_direct`` tool (the run ends on the tools'
+    answers, as in LangGraph's prebuilt agent), ``"max_steps_reached"`` when the step budget
+    is spent, else ``None``."""
+    if direct:
+        calls, human_after = _turn(messages, call["id"])
+        if not human_after and any(c["name"] in direct for c in calls):
+            return "completed"
+    return "max_steps_reached" if ends else None
+
+
+def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = frozenset()) -> ToolTask:
     """Sequential mode: the first pending call of the turn."""
     messages = state["messages"]
     pending = pending_calls(messages)
     if not pending:
         raise RuntimeError("the tool node ran with no pending tool call")
+    last = len(pending) == 1
+    ends = last and run_steps(messages) >= max_steps
     return {
         "call": pending[0],
         "shared": dict(state.get("shared") or {}),
         "invalid": _invalid_arguments(messages, pending[0]),
-        "ends_run": len(pending) == 1 and run_steps(messages) >= max_steps,
+        "ends_run": ends,
+        "closes": _closes(messages, pending[0], direct, ends) if last else None,
+        "state": state,
     }
 
 
-def _all_tasks(state: Mapping[str, Any], max_steps: int) -> list[Send]:
-    """Parallel mode: every pending call as its own task."""
+def _all_tasks(
+    state: Mapping[str, Any],
+    max_steps: int,
+    direct: frozenset[str] = frozenset(),
+    stateless: frozenset[str] = frozenset(),
+) -> list[Send]:
+    """Parallel mode: every pending call as its own task. A task carries the graph state only
+    when its tool may have it injected (``stateless`` tools never do)."""
     messages = state["messages"]
     ends = run_steps(messages) >= max_steps
     shared = dict(state.get("shared") or {})
     return [
         Send(
             TOOLS_NODE,
-            ToolTask(call=c, shared=shared, invalid=_invalid_arguments(messages, c), ends_run=ends),
+            ToolTask(
+                call=c,
+                shared=shared,
+                invalid=_invalid_arguments(messages, c),
+                ends_run=ends,
+                closes=_closes(messages, c, direct, ends),
+                state=None if c["name"] in stateless else dict(state),
+            ),
         )
         for c in pending_calls(messages)
     ]
+
+
+def _error_observation(error: Exception) -> str:
+    """CONTRACT 3: a tool's exception is the observation ``Error executing tool '<name>': ...``
+    (the tool node runs one call at a time, so the running call names the tool)."""
+    running = current_tool_call()
+    return format_tool_error(running["name"] if running else "unknown", error)
 
 
 class _Call:
@@ -247,24 +323,54 @@ class _Call:
             return self.task["invalid"]
         return unknown_tool_observation(self.call["name"]) if self.tool is None else None
 
-    def update(self, observation: str) -> dict[str, Any]:
-        update: dict[str, Any] = {
-            "messages": [
-                ToolMessage(
-                    content=observation,
-                    tool_call_id=self.ref["id"],
-                    name=self.call["name"],
-                    id=f"tool-{self.ref['id'] or uuid.uuid4()}",
-                )
-            ]
+    @property
+    def request(self) -> dict[str, Any]:
+        """The call as LangGraph's ``ToolNode`` takes one task of it (``create_agent``'s
+        ``Send`` payload): the full tool call plus the state to inject."""
+        return {
+            "__type": "tool_call_with_context",
+            "tool_call": {**self.call, "type": "tool_call"},
+            "state": self.task.get("state") or {},
         }
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """``interrupt()`` names this call; this package's tools see the shared state."""
+        with running_tool_call(self.ref), running_in_agent(self.shared):
+            yield
+
+    def _extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
         if self.tool is not None and self.tool.state_param is not None:
             change = _shared_change(self.task["shared"], self.shared.data)
             if change is not None:
-                update["shared"] = change
-        if self.task["ends_run"]:
-            update["termination_reason"] = "max_steps_reached"
-        return update
+                extra["shared"] = change
+        closes = self.task.get("closes")
+        if closes is None and self.task["ends_run"]:
+            closes = "max_steps_reached"
+        if closes is not None:
+            extra["termination_reason"] = closes
+        return extra
+
+    def answer(self, observation: str) -> dict[str, Any]:
+        message = ToolMessage(
+            content=observation,
+            tool_call_id=self.ref["id"],
+            name=self.call["name"],
+            id=f"tool-{self.ref['id'] or uuid.uuid4()}",
+        )
+        return {"messages": [message], **self._extra()}
+
+    def finish(self, output: Any) -> Any:
+        """The node's update from ``ToolNode``'s output: its messages (or the ``Command``s a
+        tool returned, which LangGraph applies) plus the shared-state change and the end."""
+        extra = self._extra()
+        if isinstance(output, dict):
+            for message in output.get("messages") or []:
+                if isinstance(message, ToolMessage) and message.id is None:
+                    message.id = f"tool-{message.tool_call_id or uuid.uuid4()}"
+            return {**output, **extra}
+        return [*output, extra] if extra else list(output)
 
 
 class _Nodes:
@@ -274,11 +380,18 @@ class _Nodes:
         self,
         model: Runnable[LanguageModelInput, Any],
         tools: list[AgentTool],
+        executor: ToolNode,
         system_prompt: str | None,
         max_steps: int,
     ) -> None:
         self.model = model
         self.tools = {t.name: t for t in tools}
+        self.executor = executor
+        self.direct = frozenset(n for n, t in executor.tools_by_name.items() if t.return_direct)
+        # this package's tools get no LangGraph state injected: their tasks need not carry it
+        self.stateless = frozenset(
+            n for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)
+        )
         self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
         self.max_steps = max_steps
 
@@ -293,28 +406,33 @@ class _Nodes:
 
     def _task(self, state_or_task: Any) -> _Call:
         task = (
-            state_or_task if "call" in state_or_task else _next_task(state_or_task, self.max_steps)
+            state_or_task
+            if "call" in state_or_task
+            else _next_task(state_or_task, self.max_steps, self.direct)
         )
         return _Call(task, self.tools)
 
-    def call_tool(self, state_or_task: Any) -> dict[str, Any]:
+    # Every call goes through LangGraph's ToolNode, one call per run of it: LangChain's
+    # tool-call path then injects (InjectedState/Store/ToolCallId, ToolRuntime), calls back,
+    # keeps artifacts and returns a tool's Command, exactly as in LangGraph's own agents.
+    def call_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
         call = self._task(state_or_task)
-        if call.skip is not None or call.tool is None:
-            return call.update(call.skip or "")
-        with running_tool_call(call.ref):
-            return call.update(call.tool.execute(call.call["args"], state=call.shared))
+        if call.skip is not None:
+            return call.answer(call.skip)
+        with call.running():
+            return call.finish(self.executor.invoke(call.request, config))
 
-    async def acall_tool(self, state_or_task: Any) -> dict[str, Any]:
+    async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
         call = self._task(state_or_task)
-        if call.skip is not None or call.tool is None:
-            return call.update(call.skip or "")
-        with running_tool_call(call.ref):
-            return call.update(await call.tool.aexecute(call.call["args"], state=call.shared))
+        if call.skip is not None:
+            return call.answer(call.skip)
+        with call.running():
+            return call.finish(await self.executor.ainvoke(call.request, config))
 
 
 def create_react_agent(
     model: Any,
-    tools: Sequence[Any] | None = None,
+    tools: Sequence[Any] | ToolNode | None = None,
     *,
     system_prompt: str | None = None,
     max_steps: int = 10,
@@ -334,7 +452,8 @@ def create_react_agent(
     Args:
         model: a LangChain chat model that can bind tools, a ``"provider:model"`` string,
             or a dynavec-style model (``invoke(messages, tools=...)``).
-        tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools.
+        tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools,
+            or a LangGraph ``ToolNode`` (its tools and its ``handle_tool_errors``).
         system_prompt: added before the conversation at every model call (not stored).
         max_steps: model calls per run (per user message); below 1 counts as 1.
         checkpointer: a LangGraph saver; ``None`` when the graph is a subgraph (it uses the
@@ -365,17 +484,26 @@ def create_react_agent(
         )
     from dynavec_langgraph.models import bind_model  # chat-model machinery: imported on use
 
-    agent_tools = as_tools(tools)
+    if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
+        executor = tools
+        agent_tools = as_tools(list(tools.tools_by_name.values()))
+    else:
+        agent_tools = as_tools(tools)
+        executor = ToolNode(
+            [executable(t) for t in agent_tools], handle_tool_errors=_error_observation
+        )
     steps = max(1, int(max_steps))
-    nodes = _Nodes(bind_model(model, agent_tools), agent_tools, system_prompt, steps)
+    nodes = _Nodes(bind_model(model, agent_tools), agent_tools, executor, system_prompt, steps)
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema)
     builder.add_node(AGENT_NODE, RunnableLambda(nodes.call_model, afunc=nodes.acall_model))
     builder.add_node(TOOLS_NODE, RunnableLambda(nodes.call_tool, afunc=nodes.acall_tool))
     if parallel_tool_calls:
-        builder.add_conditional_edges(START, _route_start_parallel(steps), [AGENT_NODE, TOOLS_NODE])
         builder.add_conditional_edges(
-            AGENT_NODE, _route_after_agent_parallel(steps), [TOOLS_NODE, END]
+            START, _route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
+        )
+        builder.add_conditional_edges(
+            AGENT_NODE, _route_after_agent_parallel(steps, nodes), [TOOLS_NODE, END]
         )
         builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), [AGENT_NODE, END])
     else:
