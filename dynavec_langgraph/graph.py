@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from dataclasses import replace
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
@@ -21,6 +22,7 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    convert_to_messages,
 )
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
@@ -29,7 +31,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Checkpointer, Send
+from langgraph.types import Checkpointer, Command, Send
 
 from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
 from dynavec_langgraph.messages import (
@@ -220,6 +222,8 @@ class ToolTask(TypedDict):
     """The ``termination_reason`` answering this call sets (the run ends after the batch)."""
     state: NotRequired[Mapping[str, Any] | None]
     """The graph state LangChain injects (``InjectedState``, ``ToolRuntime.state``)."""
+    rest: NotRequired[list[LCToolCall]]
+    """Sequential mode: the calls of the batch after this one."""
 
 
 def _turn(messages: Sequence[AnyMessage], call_id: str | None) -> tuple[list[LCToolCall], bool]:
@@ -264,6 +268,7 @@ def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = froze
         "ends_run": ends,
         "closes": _closes(messages, pending[0], direct, ends) if last else None,
         "state": state,
+        "rest": pending[1:],
     }
 
 
@@ -370,7 +375,71 @@ class _Call:
                 if isinstance(message, ToolMessage) and message.id is None:
                     message.id = f"tool-{message.tool_call_id or uuid.uuid4()}"
             return {**output, **extra}
-        return [*output, extra] if extra else list(output)
+        updates: list[Any] = []
+        answered = False
+        for item in output:
+            if isinstance(item, Command) and item.graph == Command.PARENT:
+                updates.append(self._handoff(item))
+                answered = True  # the parent takes over; the tool's update answers there
+                continue
+            if isinstance(item, Command):
+                self._check_goto(item)
+            update = item.update if isinstance(item, Command) else item
+            if isinstance(update, dict):
+                answered = answered or any(
+                    isinstance(m, ToolMessage) and m.tool_call_id == self.ref["id"]
+                    for m in convert_to_messages(update.get("messages") or [])
+                )
+            updates.append(item)
+        if not answered:  # e.g. Command(goto=...) alone: the call still gets its answer
+            updates.append(
+                {
+                    "messages": [
+                        ToolMessage(
+                            content=format_tool_error(
+                                self.call["name"],
+                                ValueError("it returned a Command that does not answer its call"),
+                            ),
+                            tool_call_id=self.ref["id"],
+                            name=self.call["name"],
+                            status="error",
+                            id=f"tool-{self.ref['id'] or uuid.uuid4()}",
+                        )
+                    ]
+                }
+            )
+        return [*updates, extra] if extra else updates
+
+    def _check_goto(self, command: Command[Any]) -> None:
+        """LangGraph only logs a ``goto`` to a node the graph lacks; say what to do instead."""
+        gotos = command.goto if isinstance(command.goto, list | tuple) else [command.goto]
+        for goto in gotos:
+            target = goto.node if isinstance(goto, Send) else goto
+            if target and target not in (AGENT_NODE, TOOLS_NODE, END):
+                raise ValueError(
+                    f"tool {self.call['name']!r} returned Command(goto={target!r}), but this "
+                    f"agent has no node {target!r} (its nodes: {AGENT_NODE!r}, "
+                    f"{TOOLS_NODE!r}). To hand off to a node of the parent graph, return "
+                    "Command(goto=..., graph=Command.PARENT)."
+                )
+
+    def _handoff(self, command: Command[Any]) -> Command[Any]:
+        """A handoff to the parent in the middle of a batch: the calls that will not run get
+        an answer in the handoff's messages, so the next agent sees a valid conversation."""
+        rest = self.task.get("rest") or []
+        update = command.update
+        if not rest or not isinstance(update, dict) or "messages" not in update:
+            return command
+        skipped = [
+            ToolMessage(
+                content=f"Not run: the conversation was handed off by {self.call['name']!r}.",
+                tool_call_id=c["id"] or "",
+                name=c["name"],
+                id=f"tool-{c['id']}",
+            )
+            for c in rest
+        ]
+        return replace(command, update={**update, "messages": [*update["messages"], *skipped]})
 
 
 class _Nodes:
