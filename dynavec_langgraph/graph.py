@@ -179,9 +179,11 @@ def _route_after_tools(max_steps: int) -> Any:
     return route_after_tools
 
 
-def _after_model(state: ReActState, response: Any) -> dict[str, Any]:
+def _after_model(state: ReActState, response: Any, name: str) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
         raise TypeError(f"the model answered {type(response).__name__}, not an AIMessage")
+    if response.name is None:  # as LangGraph's agents do: multi-agent tools find it by name
+        response.name = name
     has_calls = bool(response.tool_calls or response.invalid_tool_calls)
     return {
         "messages": [response],
@@ -452,8 +454,10 @@ class _Nodes:
         executor: ToolNode,
         system_prompt: str | None,
         max_steps: int,
+        name: str,
     ) -> None:
         self.model = model
+        self.name = name
         self.tools = {t.name: t for t in tools}
         self.executor = executor
         self.direct = frozenset(n for n, t in executor.tools_by_name.items() if t.return_direct)
@@ -466,12 +470,13 @@ class _Nodes:
 
     def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
         messages = self.prompt + list(state["messages"])
-        return _after_model(state, self.model.invoke(messages, config, **_model_kwargs(config)))
+        response = self.model.invoke(messages, config, **_model_kwargs(config))
+        return _after_model(state, response, self.name)
 
     async def acall_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
         messages = self.prompt + list(state["messages"])
         response = await self.model.ainvoke(messages, config, **_model_kwargs(config))
-        return _after_model(state, response)
+        return _after_model(state, response, self.name)
 
     def _task(self, state_or_task: Any) -> _Call:
         task = (
@@ -562,7 +567,9 @@ def create_react_agent(
             [executable(t) for t in agent_tools], handle_tool_errors=_error_observation
         )
     steps = max(1, int(max_steps))
-    nodes = _Nodes(bind_model(model, agent_tools), agent_tools, executor, system_prompt, steps)
+    nodes = _Nodes(
+        bind_model(model, agent_tools), agent_tools, executor, system_prompt, steps, name
+    )
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema)
     builder.add_node(AGENT_NODE, RunnableLambda(nodes.call_model, afunc=nodes.acall_model))
