@@ -30,6 +30,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
+from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Checkpointer, Command, Send
 
@@ -101,6 +102,11 @@ def _shared_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
     return {_SET: changed, _DELETE: deleted} if changed or deleted else None
 
 
+def _hold(old: list[str] | None, new: list[str] | None) -> list[str]:
+    """``held`` reducer: ids added by tool tasks; ``None`` (a model call) clears."""
+    return [] if new is None else [*(old or []), *new]
+
+
 class ReActState(TypedDict, total=False):
     """The agent's state: messages first, so it fits any parent graph with ``messages``.
 
@@ -110,12 +116,15 @@ class ReActState(TypedDict, total=False):
         termination_reason: ``"completed"`` or ``"max_steps_reached"`` once the run ended,
             ``None`` while it runs. A pause shows as the graph's interrupt instead.
         shared: the data of the ``AgentState`` shared with tools.
+        held: parallel mode: ids of the turn's calls that reached a pause while others ran
+            (they pause for good in the next step, once the finished results are saved).
     """
 
     messages: Required[Annotated[list[AnyMessage], DeltaChannel(merge_conversation)]]
     step: NotRequired[Annotated[int, _last]]
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
     shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
+    held: NotRequired[Annotated[list[str], _hold]]
 
 
 class _FullReActState(TypedDict, total=False):
@@ -123,6 +132,7 @@ class _FullReActState(TypedDict, total=False):
     step: NotRequired[Annotated[int, _last]]
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
     shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
+    held: NotRequired[Annotated[list[str], _hold]]
 
 
 # --- decisions: plain functions ---------------------------------------------------------
@@ -158,7 +168,10 @@ def _route_after_agent_parallel(max_steps: int, nodes: _Nodes) -> Any:
 def _route_after_task(max_steps: int) -> Any:
     def route_after_task(state: Mapping[str, Any]) -> Literal["agent", "__end__"]:
         """After the turn's tasks: the model again, or the end once ``max_steps`` is spent or
-        a ``return_direct`` tool answered."""
+        a ``return_direct`` tool answered. Held calls go back through the agent node, which
+        sends them again without calling the model."""
+        if any(c["id"] in (state.get("held") or ()) for c in pending_calls(state["messages"])):
+            return AGENT_NODE
         if state.get("termination_reason") == "completed":
             return "__end__"
         return "__end__" if run_steps(state["messages"]) >= max_steps else AGENT_NODE
@@ -220,6 +233,9 @@ class ToolTask(TypedDict):
     invalid: str | None
     ends_run: bool
     """True when answering this call ends the run at ``max_steps``."""
+    hold: NotRequired[bool]
+    """Parallel mode: reaching a pause holds the call until the other tasks' results are
+    saved (its first run in a turn of several calls)."""
     closes: NotRequired[TerminationReason | None]
     """The ``termination_reason`` answering this call sets (the run ends after the batch)."""
     state: NotRequired[Mapping[str, Any] | None]
@@ -285,6 +301,8 @@ def _all_tasks(
     messages = state["messages"]
     ends = run_steps(messages) >= max_steps
     shared = dict(state.get("shared") or {})
+    pending = pending_calls(messages)
+    held = set(state.get("held") or ())
     return [
         Send(
             TOOLS_NODE,
@@ -295,9 +313,10 @@ def _all_tasks(
                 ends_run=ends,
                 closes=_closes(messages, c, direct, ends),
                 state=None if c["name"] in stateless else dict(state),
+                hold=len(pending) > 1 and c["id"] not in held,
             ),
         )
-        for c in pending_calls(messages)
+        for c in pending
     ]
 
 
@@ -455,9 +474,11 @@ class _Nodes:
         system_prompt: str | None,
         max_steps: int,
         name: str,
+        parallel: bool,
     ) -> None:
         self.model = model
         self.name = name
+        self.parallel = parallel
         self.tools = {t.name: t for t in tools}
         self.executor = executor
         self.direct = frozenset(n for n, t in executor.tools_by_name.items() if t.return_direct)
@@ -469,14 +490,24 @@ class _Nodes:
         self.max_steps = max_steps
 
     def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+        if self.parallel and pending_calls(state["messages"]):
+            return {}  # held calls: the router sends them again; no model call
         messages = self.prompt + list(state["messages"])
         response = self.model.invoke(messages, config, **_model_kwargs(config))
-        return _after_model(state, response, self.name)
+        return self._after_model(state, response)
 
     async def acall_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+        if self.parallel and pending_calls(state["messages"]):
+            return {}
         messages = self.prompt + list(state["messages"])
         response = await self.model.ainvoke(messages, config, **_model_kwargs(config))
-        return _after_model(state, response, self.name)
+        return self._after_model(state, response)
+
+    def _after_model(self, state: ReActState, response: Any) -> dict[str, Any]:
+        update = _after_model(state, response, self.name)
+        if self.parallel and state.get("held"):
+            update["held"] = None  # a new turn: its calls may be held once each
+        return update
 
     def _task(self, state_or_task: Any) -> _Call:
         task = (
@@ -489,19 +520,36 @@ class _Nodes:
     # Every call goes through LangGraph's ToolNode, one call per run of it: LangChain's
     # tool-call path then injects (InjectedState/Store/ToolCallId, ToolRuntime), calls back,
     # keeps artifacts and returns a tool's Command, exactly as in LangGraph's own agents.
+    #
+    # Parallel mode, a turn of several calls: a call that reaches a pause is held (its
+    # GraphInterrupt is not raised in this step, and only then), so the step completes and the
+    # results of the calls that finished are saved in the checkpoint. The held call is sent
+    # again in the next step and pauses for good there. Raised in the first step, the pause
+    # would leave those results as pending writes, which LangGraph drops when new input
+    # reaches the paused thread, and the finished calls would run again.
     def call_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
         call = self._task(state_or_task)
         if call.skip is not None:
             return call.answer(call.skip)
         with call.running():
-            return call.finish(self.executor.invoke(call.request, config))
+            try:
+                return call.finish(self.executor.invoke(call.request, config))
+            except GraphInterrupt:
+                if not call.task.get("hold"):
+                    raise
+                return {"held": [call.ref["id"]]}
 
     async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
         call = self._task(state_or_task)
         if call.skip is not None:
             return call.answer(call.skip)
         with call.running():
-            return call.finish(await self.executor.ainvoke(call.request, config))
+            try:
+                return call.finish(await self.executor.ainvoke(call.request, config))
+            except GraphInterrupt:
+                if not call.task.get("hold"):
+                    raise
+                return {"held": [call.ref["id"]]}
 
 
 def create_react_agent(
@@ -568,7 +616,13 @@ def create_react_agent(
         )
     steps = max(1, int(max_steps))
     nodes = _Nodes(
-        bind_model(model, agent_tools), agent_tools, executor, system_prompt, steps, name
+        bind_model(model, agent_tools),
+        agent_tools,
+        executor,
+        system_prompt,
+        steps,
+        name,
+        parallel_tool_calls,
     )
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema)
