@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import copy
 import uuid
-from dataclasses import replace
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
 from langchain_core.language_models import LanguageModelInput
@@ -27,11 +27,11 @@ from langchain_core.messages import (
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.channels import DeltaChannel
+from langgraph.errors import GraphInterrupt
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.store.base import BaseStore
-from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt import ToolNode
+from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
 from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -20,8 +20,6 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolCallId
 from langchain_core.tools import tool as lc_tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.config import get_stream_writer
-from langgraph.errors import InvalidUpdateError
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolNode, ToolRuntime
 from langgraph.prebuilt import create_react_agent as prebuilt_agent
@@ -29,7 +27,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
-from dynavec_langgraph import create_react_agent, tool
+from dynavec_langgraph import create_react_agent, interrupt, tool
 from tests.openai_server import OpenAIServer, chat_openai, validate
 
 Kind = Literal["dynavec", "prebuilt"]
@@ -143,7 +141,7 @@ def test_injected_store_and_tool_call_id(kind: Kind, openai: OpenAIServer) -> No
 
 
 @lc_tool
-def runtime_tool(topic: str, runtime: ToolRuntime) -> str:
+def runtime_tool(topic: str, runtime: ToolRuntime[dict[str, str]]) -> str:
     """Everything ToolRuntime carries."""
     runtime.stream_writer({"progress": topic})
     assert runtime.store is not None
@@ -397,7 +395,11 @@ def test_artifacts_and_tool_message_fields_survive(kind: Kind, openai: OpenAISer
     got = answers(graph.get_state(config).values["messages"])  # also after the checkpoint
     assert got["call_c"].content == "chart of rent"
     assert got["call_c"].artifact == {"points": [1, 2, 3]}
-    assert (got["call_m"].status, got["call_m"].id, got["call_m"].artifact) == ("error", "my-id", [1])
+    assert (got["call_m"].status, got["call_m"].id, got["call_m"].artifact) == (
+        "error",
+        "my-id",
+        [1],
+    )
     assert got["call_m"].name == "rich-name"
     check_wire(openai, 2)
 
@@ -495,9 +497,7 @@ async def test_astream_events_v2(kind: Kind, openai: OpenAIServer) -> None:
     graph = build(kind, openai, node)
     seen = [
         (e["event"], e["name"])
-        async for e in graph.astream_events(
-            {"messages": [("user", "hi")]}, cfg(), version="v2"
-        )
+        async for e in graph.astream_events({"messages": [("user", "hi")]}, cfg(), version="v2")
         if e["event"].startswith("on_tool")
     ]
     if kind == "prebuilt":  # concurrent there
@@ -566,3 +566,130 @@ def test_sequential_mode_still_runs_one_call_per_superstep(openai: OpenAIServer)
     check_wire(openai, 2)
 
 
+# --- interrupts inside tools that use injection or return Command -------------------------
+
+
+@lc_tool
+def approve_and_note(
+    amount: int,
+    state: Annotated[dict[str, Any], InjectedState],
+    tool_call_id: Annotated[str, InjectedToolCallId],
+) -> Command[Any]:
+    """Pay once approved, noting it in the state."""
+    RUNS["approve_and_note"] += 1
+    decision = interrupt("approve_pay", {"amount": amount, "seen": len(state["messages"])})
+    RUNS["approved"] += 1
+    return Command(
+        update={"messages": [ToolMessage(f"paid {amount}: {decision}", tool_call_id=tool_call_id)]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "parallel"), [("dynavec", False), ("dynavec", True), ("prebuilt", False)]
+)
+def test_interrupt_in_an_injected_command_tool_pauses_and_resumes(
+    kind: Kind, parallel: bool, openai: OpenAIServer
+) -> None:
+    openai.script(
+        [
+            {"name": "lookup", "args": {"topic": "a"}, "id": "call_l"},
+            {"name": "approve_and_note", "args": {"amount": 9}, "id": "call_p"},
+        ]
+    )
+    extra = {"parallel_tool_calls": parallel} if kind == "dynavec" else {}
+    graph = build(kind, openai, [lookup, approve_and_note], **extra)
+    config = cfg()
+    out = graph.invoke({"messages": [("user", "pay")]}, config)
+    [pending] = out["__interrupt__"]
+    assert pending.value["node_id"] == "approve_pay"
+    if kind == "dynavec":
+        assert pending.value["tool_call"]["id"] == "call_p"
+    openai.script("paid")
+    out = graph.invoke(Command(resume="yes"), config)
+    assert answers(out["messages"])["call_p"].content == "paid 9: yes"
+    assert RUNS["lookup"] == 1 and RUNS["approved"] == 1
+    assert out["messages"][-1].content == "paid"
+    check_wire(openai, 2)
+
+
+# --- parallel mode: the same machinery, and finished calls never run again ----------------
+
+
+def test_parallel_mode_injects_and_applies_commands(openai: OpenAIServer) -> None:
+    store = InMemoryStore()
+    openai.script(
+        [
+            {"name": "whole_state", "args": {"topic": "rent"}, "id": "call_a"},
+            {"name": "runtime_tool", "args": {"topic": "tax"}, "id": "call_r"},
+            {"name": "save_note", "args": {"note": "milk"}, "id": "call_n"},
+            {"name": "chart", "args": {"metric": "rent"}, "id": "call_c"},
+        ],
+        "ok",
+    )
+    graph = build(
+        "dynavec",
+        openai,
+        [whole_state, runtime_tool, save_note, chart],
+        store=store,
+        parallel_tool_calls=True,
+    )
+    out = graph.invoke({"messages": [("user", "hi")]}, cfg(tag="p"), context={"user": "bo"})
+    got = answers(out["messages"])
+    assert got["call_a"].content == "rent: 2 messages, first 'hi'"
+    assert got["call_r"].content == "tax call=call_r msgs=2 user=bo thread=p"
+    assert got["call_n"].content == "saved milk"
+    assert got["call_c"].artifact == {"points": [1, 2, 3]}
+    check_wire(openai, 2)
+
+
+@tool
+def slow_pay(amount: int) -> str:
+    """Pay once approved."""
+    RUNS["slow_pay"] += 1
+    decision = interrupt("approve_pay", {"amount": amount})
+    RUNS["slow_pay_done"] += 1
+    return f"paid {amount}: {decision}"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_parallel_new_input_while_one_of_three_is_paused_never_reruns_finished_calls(
+    use_async: bool, openai: OpenAIServer
+) -> None:
+    def policy(messages: list[dict[str, Any]]) -> Any:
+        users = [m["content"] for m in messages if m["role"] == "user"]
+        if users == ["go"]:
+            return [
+                {"name": "lookup", "args": {"topic": "a"}, "id": "call_a"},
+                {"name": "slow_pay", "args": {"amount": 5}, "id": "call_p"},
+                {"name": "lookup", "args": {"topic": "c"}, "id": "call_c"},
+            ]
+        return f"answered {len(users)}"
+
+    openai.set_policy(policy)
+    graph = build("dynavec", openai, [lookup, slow_pay], parallel_tool_calls=True)
+    config = cfg()
+
+    async def send(value: Any) -> dict[str, Any]:
+        if use_async:
+            return dict(await graph.ainvoke(value, config))
+        return dict(graph.invoke(value, config))
+
+    out = await send({"messages": [("user", "go")]})
+    assert [i.value["node_id"] for i in out["__interrupt__"]] == ["approve_pay"]
+    assert RUNS["lookup"] == 2
+    saved = answers(graph.get_state(config).values["messages"])
+    assert saved.keys() == {"call_a", "call_c"}  # in the checkpoint, not pending writes
+
+    out = await send({"messages": [("user", "any news?")]})  # new input while paused
+    assert [i.value["node_id"] for i in out["__interrupt__"]] == ["approve_pay"]
+    assert RUNS["lookup"] == 2  # the two finished calls ran once
+    out = await send(Command(resume="ok"))
+    assert RUNS == {"lookup": 2, "slow_pay": 4, "slow_pay_done": 1}
+    got = answers(out["messages"])
+    assert [got[i].content for i in ("call_a", "call_p", "call_c")] == [
+        "a found",
+        "paid 5: ok",
+        "c found",
+    ]
+    assert out["messages"][-1].content == "answered 2"
+    check_wire(openai, 2)

@@ -96,7 +96,9 @@ def test_swarm_handoff_pause_in_the_worker_resume_through_the_top_graph(
     assert RUNS == {"pay_started": 2, "paid": 1}
     assert out["active_agent"] == "alice"
     assert out["messages"][-1].content == "Rent paid."
-    tool_answers = {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
+    tool_answers = {
+        m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)
+    }
     assert tool_answers == {
         "call_h1": "Successfully transferred to bob",
         "call_pay": "paid 120",
