@@ -397,7 +397,9 @@ def _uses_injection(func: Callable[..., Any]) -> bool:
         hints = get_type_hints(func, include_extras=True)
     except Exception:
         return False
-    return any(_is_injected(h) for name, h in hints.items() if name != "return")
+    return any(
+        _is_injected(h) or h is RunnableConfig for name, h in hints.items() if name != "return"
+    )
 
 
 def executable(agent_tool: AgentTool) -> BaseTool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -28,7 +29,10 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from dynavec_langgraph import create_react_agent, interrupt, tool
+from dynavec_langgraph.testing import ScriptedChatModel
 from tests.openai_server import OpenAIServer, chat_openai, validate
+from tests.test_parent_graph import _policy as parent_policy
+from tests.test_parent_graph import assert_valid
 
 Kind = Literal["dynavec", "prebuilt"]
 KINDS: list[Kind] = ["dynavec", "prebuilt"]
@@ -693,3 +697,92 @@ async def test_parallel_new_input_while_one_of_three_is_paused_never_reruns_fini
     ]
     assert out["messages"][-1].content == "answered 2"
     check_wire(openai, 2)
+
+
+def test_parallel_parent_routing_elsewhere_while_paused_never_reruns_finished_calls() -> None:
+    """Embedded as a stateful subgraph (``checkpointer=True``), as the README asks; plain
+    embedding starts the agent over in either mode (tests/test_parent_graph.py)."""
+    model = ScriptedChatModel(
+        policy=parent_policy(
+            [
+                {"name": "lookup", "args": {"topic": "a"}},
+                {"name": "slow_pay", "args": {"amount": 1}},
+                {"name": "lookup", "args": {"topic": "c"}},
+            ],
+            "finished",
+        )
+    )
+    agent = create_react_agent(
+        model,
+        [lookup, slow_pay],
+        checkpointer=True,
+        name="executor",
+        parallel_tool_calls=True,
+    )
+
+    def chat(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage("chatting")]}
+
+    def route(state: MessagesState) -> str:
+        return "executor" if "pay" in str(state["messages"][-1].content) else "chat"
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("executor", agent)
+    builder.add_node("chat", chat)
+    builder.add_conditional_edges(START, route, ["executor", "chat"])
+    builder.add_edge("executor", END)
+    builder.add_edge("chat", END)
+    parent: Any = builder.compile(checkpointer=InMemorySaver())
+    config = cfg()
+    out = parent.invoke({"messages": [("user", "pay rent")]}, config)
+    assert len(out["__interrupt__"]) == 1 and RUNS["lookup"] == 2
+    parent.invoke({"messages": [("user", "hello")]}, config)  # routed elsewhere
+    out = parent.invoke({"messages": [("user", "pay now")]}, config)
+    (pending,) = out["__interrupt__"]
+    assert pending.value["payload"] == {"amount": 1}
+    out = parent.invoke(Command(resume="ok"), config)
+    assert RUNS["lookup"] == 2 and RUNS["slow_pay_done"] == 1
+    assert out["messages"][-1].content == "finished"
+    for request in model.calls:
+        assert_valid(request)
+
+
+# --- config injection, and the README's example -------------------------------------------
+
+
+@lc_tool
+def with_config(topic: str, config: RunnableConfig) -> str:
+    """A LangChain tool that reads the run's config."""
+    return f"{topic} for {config['configurable']['user']}"
+
+
+def plain_with_config(topic: str, config: RunnableConfig) -> str:
+    """A plain function that reads the run's config."""
+    return f"{topic} (plain) for {config['configurable']['user']}"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_injected_config(kind: Kind, openai: OpenAIServer) -> None:
+    openai.script(
+        [
+            {"name": "with_config", "args": {"topic": "a"}, "id": "call_1"},
+            {"name": "plain_with_config", "args": {"topic": "b"}, "id": "call_2"},
+        ],
+        "ok",
+    )
+    graph = build(kind, openai, [with_config, plain_with_config])
+    got = answers(graph.invoke({"messages": [("user", "hi")]}, cfg(user="ada"))["messages"])
+    assert (got["call_1"].content, got["call_2"].content) == ("a for ada", "b (plain) for ada")
+    for name in ("with_config", "plain_with_config"):
+        assert tool_schema(openai, name)["properties"].keys() == {"topic"}
+    check_wire(openai, 2)
+
+
+def test_the_readme_example_runs() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Using LangGraph tools", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["out"]["messages"][-1].content == "Bob here, Ada."
+    assert [m.content for m in namespace["out"]["messages"]][2] == "2 messages"
