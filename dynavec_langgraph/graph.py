@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
@@ -27,7 +27,7 @@ from langchain_core.messages import (
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.channels import DeltaChannel
-from langgraph.errors import GraphInterrupt
+from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
@@ -359,6 +359,28 @@ class _Call:
             "state": self.task.get("state") or {},
         }
 
+    @property
+    def tool_call(self) -> dict[str, Any]:
+        return {**self.call, "type": "tool_call"}
+
+    def own_error(self, error: Exception) -> dict[str, Any]:
+        """A package tool's exception answered as ``ToolNode`` answers one (CONTRACT 3)."""
+        if isinstance(error, GraphBubbleUp) or is_invalid_resume(error):
+            raise error
+        message = ToolMessage(
+            content=format_tool_error(self.call["name"], error),
+            name=self.call["name"],
+            tool_call_id=self.ref["id"],
+            status="error",
+        )
+        return {"messages": [message]}
+
+    def own_result(self, run: Callable[[], Any]) -> dict[str, Any]:
+        try:
+            return {"messages": [run()]}
+        except Exception as error:
+            return self.own_error(error)
+
     @contextmanager
     def running(self) -> Iterator[None]:
         """``interrupt()`` names this call; this package's tools see the shared state."""
@@ -475,6 +497,7 @@ class _Nodes:
         max_steps: int,
         name: str,
         parallel: bool,
+        own_executor: bool = True,
     ) -> None:
         self.model = model
         self.name = name
@@ -485,6 +508,13 @@ class _Nodes:
         # this package's tools get no LangGraph state injected: their tasks need not carry it
         self.stateless = frozenset(
             n for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)
+        )
+        # this package's tools, run without ToolNode (unless the user passed a ToolNode, whose
+        # error handling and wrappers then apply to every call)
+        self.own: dict[str, AgentTool] = (
+            {}
+            if own_executor is False
+            else {n: t for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)}
         )
         self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
         self.max_steps = max_steps
@@ -517,9 +547,13 @@ class _Nodes:
         )
         return _Call(task, self.tools)
 
-    # Every call goes through LangGraph's ToolNode, one call per run of it: LangChain's
-    # tool-call path then injects (InjectedState/Store/ToolCallId, ToolRuntime), calls back,
-    # keeps artifacts and returns a tool's Command, exactly as in LangGraph's own agents.
+    # Every call goes through LangChain's tool-call path with the whole tool call and the run's
+    # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which
+    # injects (InjectedState/Store/ToolCallId, ToolRuntime), calls back, keeps artifacts and
+    # returns a tool's Command, exactly as in LangGraph's own agents. This package's own tools
+    # take nothing LangGraph injects and return text only; for them ToolNode would add nothing
+    # but a new worker thread per call (0.5-1 ms a call on 2 CPUs), so they are invoked with
+    # the same tool call and config here, and their errors answered as the ToolNode would.
     #
     # Parallel mode, a turn of several calls: a call that reaches a pause is held (its
     # GraphInterrupt is not raised in this step, and only then), so the step completes and the
@@ -531,8 +565,11 @@ class _Nodes:
         call = self._task(state_or_task)
         if call.skip is not None:
             return call.answer(call.skip)
+        own = self.own.get(call.call["name"])
         with call.running():
             try:
+                if own is not None:
+                    return call.finish(call.own_result(lambda: own.invoke(call.tool_call, config)))
                 return call.finish(self.executor.invoke(call.request, config))
             except GraphInterrupt:
                 if not call.task.get("hold"):
@@ -543,8 +580,15 @@ class _Nodes:
         call = self._task(state_or_task)
         if call.skip is not None:
             return call.answer(call.skip)
+        own = self.own.get(call.call["name"])
         with call.running():
             try:
+                if own is not None:
+                    try:
+                        message = await own.ainvoke(call.tool_call, config)
+                    except Exception as error:
+                        return call.finish(call.own_error(error))
+                    return call.finish({"messages": [message]})
                 return call.finish(await self.executor.ainvoke(call.request, config))
             except GraphInterrupt:
                 if not call.task.get("hold"):
@@ -623,6 +667,7 @@ def create_react_agent(
         steps,
         name,
         parallel_tool_calls,
+        own_executor=not isinstance(tools, ToolNode),
     )
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema)
