@@ -426,7 +426,7 @@ class _Call:
                 answered = True  # the parent takes over; the tool's update answers there
                 continue
             if isinstance(item, Command):
-                self._check_goto(item)
+                item = self._own_goto(item)
             update = item.update if isinstance(item, Command) else item
             if isinstance(update, dict):
                 answered = answered or any(
@@ -453,18 +453,26 @@ class _Call:
             )
         return [*updates, extra] if extra else updates
 
-    def _check_goto(self, command: Command[Any]) -> None:
-        """LangGraph only logs a ``goto`` to a node the graph lacks; say what to do instead."""
+    def _own_goto(self, command: Command[Any]) -> Command[Any]:
+        """A ``goto`` inside this agent. Its own routing already goes to the model once the
+        batch is answered, so ``goto`` the agent or tools node is dropped: followed while
+        other calls wait, it would send the model a call without its answer. A node the
+        agent lacks is an error (LangGraph only logs it) that says what to do instead."""
         gotos = command.goto if isinstance(command.goto, list | tuple) else [command.goto]
+        kept: list[Any] = []
         for goto in gotos:
             target = goto.node if isinstance(goto, Send) else goto
-            if target and target not in (AGENT_NODE, TOOLS_NODE, END):
+            if not target or target in (AGENT_NODE, TOOLS_NODE):
+                continue
+            if target != END:
                 raise ValueError(
                     f"tool {self.call['name']!r} returned Command(goto={target!r}), but this "
                     f"agent has no node {target!r} (its nodes: {AGENT_NODE!r}, "
                     f"{TOOLS_NODE!r}). To hand off to a node of the parent graph, return "
                     "Command(goto=..., graph=Command.PARENT)."
                 )
+            kept.append(goto)
+        return replace(command, goto=kept) if len(kept) != len(gotos) else command
 
     def _handoff(self, command: Command[Any]) -> Command[Any]:
         """A handoff to the parent in the middle of a batch: the calls that will not run get

@@ -786,3 +786,24 @@ def test_the_readme_example_runs() -> None:
     exec(compile(code, "README.md", "exec"), namespace)
     assert namespace["out"]["messages"][-1].content == "Bob here, Ada."
     assert [m.content for m in namespace["out"]["messages"]][2] == "2 messages"
+
+
+def test_goto_the_model_while_calls_wait_never_sends_an_unanswered_call(
+    openai: OpenAIServer,
+) -> None:
+    @lc_tool
+    def jump(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Answer, and ask for the model at once."""
+        RUNS["jump"] += 1
+        return Command(
+            goto="agent", update={"messages": [ToolMessage("jumped", tool_call_id=tool_call_id)]}
+        )
+
+    openai.script(
+        [{"name": "jump", "args": {}}, {"name": "lookup", "args": {"topic": "x"}}], "done"
+    )
+    graph = build("dynavec", openai, [jump, lookup])
+    out = graph.invoke({"messages": [("user", "hi")]}, cfg())
+    assert RUNS == {"jump": 1, "lookup": 1}
+    assert out["messages"][-1].content == "done"
+    check_wire(openai, 2)  # the strict server refused no request
