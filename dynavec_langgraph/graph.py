@@ -356,8 +356,27 @@ class _Call:
         return {
             "__type": "tool_call_with_context",
             "tool_call": {**self.call, "type": "tool_call"},
-            "state": self.task.get("state") or {},
+            "state": self._turn_state(),
         }
+
+    def _turn_state(self) -> dict[str, Any]:
+        """The state as every call of the turn sees it in LangGraph's agents: the conversation
+        up to the assistant message that made the call (tools such as langgraph-supervisor's
+        handoff read ``state["messages"][-1]`` as that message), not the answers given so far
+        in sequential mode nor input that arrived while paused."""
+        state = dict(self.task.get("state") or {})
+        messages = state.get("messages")
+        turn = self._turn_index(messages) if messages else -1
+        if turn >= 0:
+            state["messages"] = list(messages[: turn + 1])
+        return state
+
+    def _turn_index(self, messages: Sequence[AnyMessage]) -> int:
+        for i in range(len(messages) - 1, -1, -1):
+            m = messages[i]
+            if isinstance(m, AIMessage) and any(c["id"] == self.call["id"] for c in calls_of(m)):
+                return i
+        return -1
 
     @property
     def tool_call(self) -> dict[str, Any]:
@@ -475,12 +494,23 @@ class _Call:
         return replace(command, goto=kept) if len(kept) != len(gotos) else command
 
     def _handoff(self, command: Command[Any]) -> Command[Any]:
-        """A handoff to the parent in the middle of a batch: the calls that will not run get
-        an answer in the handoff's messages, so the next agent sees a valid conversation."""
-        rest = self.task.get("rest") or []
+        """A handoff to the parent in the middle of a batch, in sequential mode: the parent
+        gets the answers already given in this batch, and the calls that will not run get one
+        ("Not run"), so the agent taking over sees a valid conversation."""
         update = command.update
-        if not rest or not isinstance(update, dict) or "messages" not in update:
+        messages = (self.task.get("state") or {}).get("messages") or []
+        rest = self.task.get("rest") or []
+        if not isinstance(update, dict) or "messages" not in update or not messages:
             return command
+        given = list(update["messages"])
+        have = {m.tool_call_id for m in convert_to_messages(given) if isinstance(m, ToolMessage)}
+        turn = self._turn_index(messages)
+        ids = {c["id"] for c in calls_of(messages[turn])} if turn >= 0 else set()
+        earlier = [
+            m
+            for m in messages[turn + 1 :]
+            if isinstance(m, ToolMessage) and m.tool_call_id in ids - have
+        ]
         skipped = [
             ToolMessage(
                 content=f"Not run: the conversation was handed off by {self.call['name']!r}.",
@@ -489,8 +519,11 @@ class _Call:
                 id=f"tool-{c['id']}",
             )
             for c in rest
+            if c["id"] not in have
         ]
-        return replace(command, update={**update, "messages": [*update["messages"], *skipped]})
+        if not earlier and not skipped:
+            return command
+        return replace(command, update={**update, "messages": [*given, *earlier, *skipped]})
 
 
 class _Nodes:

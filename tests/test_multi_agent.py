@@ -168,3 +168,70 @@ def test_supervisor_with_this_agent_as_worker_pause_handoff_back_and_forward(
         for m in out["messages"]
     )
     check_wire(openai, 4)
+
+
+@lc_tool
+def lookup(topic: str) -> str:
+    """Look something up."""
+    RUNS["lookup"] += 1
+    return f"{topic} found"
+
+
+def test_swarm_handoff_after_another_call_of_the_batch(openai: OpenAIServer) -> None:
+    """Sequential mode: the answer already given in the batch reaches the parent with the
+    handoff, so the agent taking over sees every call answered."""
+    alice = agent("dynavec", openai, "alice", [lookup, create_handoff_tool(agent_name="bob")])
+    bob = agent("prebuilt", openai, "bob", [])
+    swarm = create_swarm([alice, bob], default_active_agent="alice").compile(
+        checkpointer=InMemorySaver()
+    )
+    openai.script(
+        [
+            {"name": "lookup", "args": {"topic": "rent"}, "id": "call_l"},
+            {"name": "transfer_to_bob", "args": {}, "id": "call_h"},
+        ],
+        "bob here",
+    )
+    out = swarm.invoke({"messages": [("user", "hi")]}, cfg())
+    answers = {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert answers == {"call_l": "rent found", "call_h": "Successfully transferred to bob"}
+    assert RUNS == {"lookup": 1}
+    check_wire(openai, 2)
+
+
+def test_this_agent_as_supervisor_with_langgraph_supervisors_handoff_tool(
+    openai: OpenAIServer,
+) -> None:
+    """This agent supervises with ``langgraph_supervisor``'s handoff tool (after another call
+    of the same turn); the worker pauses and is resumed through the top graph; control comes
+    back to the supervisor."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph_supervisor import create_handoff_tool as supervisor_handoff
+
+    boss = agent("dynavec", openai, "boss", [lookup, supervisor_handoff(agent_name="worker")])
+    worker = agent("prebuilt", openai, "worker", [pay])
+    builder = StateGraph(MessagesState)
+    builder.add_node("boss", boss, destinations=("worker", END))
+    builder.add_node("worker", worker)
+    builder.add_edge(START, "boss")
+    builder.add_edge("worker", "boss")
+    top = builder.compile(checkpointer=InMemorySaver())
+    openai.script(
+        [
+            {"name": "lookup", "args": {"topic": "bill"}, "id": "call_l"},
+            {"name": "transfer_to_worker", "args": {}, "id": "call_h"},
+        ],
+        [{"name": "pay", "args": {"amount": 30}, "id": "call_pay"}],  # worker
+    )
+    config = cfg()
+    out = top.invoke({"messages": [("user", "pay the bill")]}, config)
+    [pending] = out["__interrupt__"]
+    assert pending.value["payload"] == {"amount": 30}
+    check_wire(openai, 2)
+
+    openai.script("Paid 30.", "All done.")  # worker, then the supervisor again
+    out = top.invoke(Command(resume="approved"), config)
+    assert RUNS == {"lookup": 1, "pay_started": 2, "paid": 1}
+    assert out["messages"][-1].content == "All done."
+    assert out["messages"][-1].name == "boss"
+    check_wire(openai, 4)
