@@ -446,7 +446,9 @@ def _from_dynavec(obj: Any) -> AgentTool:
 
 def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
     """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
-    objects (``name``, ``description``, ``parameters``, ``execute``).
+    objects (``name``, ``description``, ``parameters``, ``execute``). A plain function with a
+    parameter LangGraph injects (``InjectedState``, ``InjectedStore``, ``InjectedToolCallId``,
+    ``ToolRuntime``, ``RunnableConfig``) becomes a LangChain tool, which hides it from the model.
 
     Raises:
         TypeError: for anything else, or two tools with one name.
