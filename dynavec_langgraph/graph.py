@@ -365,8 +365,8 @@ class _Call:
         handoff read ``state["messages"][-1]`` as that message), not the answers given so far
         in sequential mode nor input that arrived while paused."""
         state = dict(self.task.get("state") or {})
-        messages = state.get("messages")
-        turn = self._turn_index(messages) if messages else -1
+        messages: Sequence[AnyMessage] = state.get("messages") or []
+        turn = self._turn_index(messages)
         if turn >= 0:
             state["messages"] = list(messages[: turn + 1])
         return state

@@ -215,7 +215,7 @@ def test_this_agent_as_supervisor_with_langgraph_supervisors_handoff_tool(
     builder.add_node("worker", worker)
     builder.add_edge(START, "boss")
     builder.add_edge("worker", "boss")
-    top = builder.compile(checkpointer=InMemorySaver())
+    top: Any = builder.compile(checkpointer=InMemorySaver())
     openai.script(
         [
             {"name": "lookup", "args": {"topic": "bill"}, "id": "call_l"},
