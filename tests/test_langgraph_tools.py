@@ -807,3 +807,42 @@ def test_goto_the_model_while_calls_wait_never_sends_an_unanswered_call(
     assert RUNS == {"jump": 1, "lookup": 1}
     assert out["messages"][-1].content == "done"
     check_wire(openai, 2)  # the strict server refused no request
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_return_direct_first_in_the_batch_still_answers_the_rest(
+    kind: Kind, openai: OpenAIServer
+) -> None:
+    """The run ends once the whole batch is answered, in the model's call order (as in the
+    prebuilt agent, whose ToolNode also answers in call order)."""
+    openai.script(
+        [
+            {"name": "final_answer", "args": {"text": "7"}, "id": "call_d"},
+            {"name": "lookup", "args": {"topic": "b"}, "id": "call_l"},
+        ]
+    )
+    graph = build(kind, openai, [lookup, final_answer])
+    out = graph.invoke({"messages": [("user", "hi")]}, cfg())
+    assert [m.content for m in out["messages"][-2:]] == ["FINAL: 7", "b found"]
+    assert RUNS == {"final_answer": 1, "lookup": 1}
+    check_wire(openai, 1)
+
+
+def test_a_tool_node_in_parallel_mode(openai: OpenAIServer) -> None:
+    openai.script(
+        [
+            {"name": "plain_add", "args": {"a": 1, "b": 2}, "id": "call_1"},
+            {"name": "package_fail", "args": {"a": 3}, "id": "call_2"},
+            {"name": "whole_state", "args": {"topic": "t"}, "id": "call_3"},
+        ],
+        "ok",
+    )
+    node = ToolNode([plain_add, package_fail, whole_state], handle_tool_errors=_handler)
+    graph = build("dynavec", openai, node, parallel_tool_calls=True)
+    got = answers(graph.invoke({"messages": [("user", "hi")]}, cfg())["messages"])
+    assert [got[f"call_{i}"].content for i in (1, 2, 3)] == [
+        "3",
+        "handled: no 3",
+        "t: 2 messages, first 'hi'",
+    ]
+    check_wire(openai, 2)
