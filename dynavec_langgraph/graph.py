@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
@@ -25,7 +25,7 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langchain_core.messages.tool import ToolCall as LCToolCall
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.channels import DeltaChannel
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
@@ -637,6 +637,26 @@ class _Nodes:
                 return {"held": [call.ref["id"]]}
 
 
+class _Node(Runnable[Any, Any]):
+    """A node with sync and async twins. LangGraph traces every node run itself; a
+    ``RunnableLambda`` would add a second, nested run to each step, and its cost."""
+
+    def __init__(
+        self,
+        name: str,
+        func: Callable[[Any, RunnableConfig], Any],
+        afunc: Callable[[Any, RunnableConfig], Coroutine[Any, Any, Any]],
+    ) -> None:
+        self.name = name
+        self.func, self.afunc = func, afunc
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self.func(input, ensure_config(config))
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return await self.afunc(input, ensure_config(config))
+
+
 def create_react_agent(
     model: Any,
     tools: Sequence[Any] | ToolNode | None = None,
@@ -712,8 +732,8 @@ def create_react_agent(
     )
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema)
-    builder.add_node(AGENT_NODE, RunnableLambda(nodes.call_model, afunc=nodes.acall_model))
-    builder.add_node(TOOLS_NODE, RunnableLambda(nodes.call_tool, afunc=nodes.acall_tool))
+    builder.add_node(AGENT_NODE, _Node(AGENT_NODE, nodes.call_model, nodes.acall_model))
+    builder.add_node(TOOLS_NODE, _Node(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
     if parallel_tool_calls:
         builder.add_conditional_edges(
             START, _route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
