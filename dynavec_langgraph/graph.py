@@ -13,7 +13,17 @@ import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    NotRequired,
+    Required,
+    TypedDict,
+    get_args,
+)
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
@@ -30,7 +40,6 @@ from langgraph.channels import DeltaChannel
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
@@ -51,6 +60,9 @@ from dynavec_langgraph.tools import (
     running_in_agent,
     unknown_tool_observation,
 )
+
+if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
+    from langgraph.prebuilt import ToolNode
 
 __all__ = [
     "AGENT_NODE",
@@ -709,6 +721,8 @@ def create_react_agent(
         raise ValueError(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
         )
+    from langgraph.prebuilt import ToolNode
+
     from dynavec_langgraph.models import bind_model  # chat-model machinery: imported on use
 
     if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling

@@ -15,7 +15,6 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolArg
 from langchain_core.tools import tool as langchain_tool
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
-from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, create_model
 
 from dynavec_langgraph.interrupt import running_tool_call
@@ -380,6 +379,8 @@ def _is_injected(annotation: Any) -> bool:
     ``InjectedToolCallId``, ``ToolRuntime``, ...), never shown to the model."""
     if isinstance(annotation, type) and issubclass(annotation, InjectedToolArg):
         return True
+    from langgraph.prebuilt import ToolRuntime  # only when a plain function is coerced
+
     base = get_origin(annotation) or annotation
     if isinstance(base, type) and issubclass(base, ToolRuntime):
         return True
