@@ -10,31 +10,61 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedDict, get_args
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    NotRequired,
+    Required,
+    TypedDict,
+    get_args,
+)
 
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 from langchain_core.messages.tool import ToolCall as LCToolCall
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer, Send
+from langgraph.types import Checkpointer, Command, Send
 
-from dynavec_langgraph.interrupt import ToolCallRef, running_tool_call
+from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
 from dynavec_langgraph.messages import (
     add_conversation,
+    calls_of,
     merge_conversation,
     new_turn,
     pending_calls,
     run_steps,
 )
 from dynavec_langgraph.records import AgentState, TerminationReason
-from dynavec_langgraph.tools import AgentTool, as_tools, unknown_tool_observation
+from dynavec_langgraph.tools import (
+    AgentTool,
+    as_tools,
+    executable,
+    format_tool_error,
+    running_in_agent,
+    unknown_tool_observation,
+)
+
+if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
+    from langgraph.prebuilt import ToolNode
 
 __all__ = [
     "AGENT_NODE",
@@ -93,6 +123,11 @@ def _shared_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
     return {_SET: changed, _DELETE: deleted} if changed or deleted else None
 
 
+def _hold(old: list[str] | None, new: list[str] | None) -> list[str]:
+    """``held`` reducer: ids added by tool tasks; ``None`` (a model call) clears."""
+    return [] if new is None else [*(old or []), *new]
+
+
 class ReActState(TypedDict, total=False):
     """The agent's state: messages first, so it fits any parent graph with ``messages``.
 
@@ -102,12 +137,15 @@ class ReActState(TypedDict, total=False):
         termination_reason: ``"completed"`` or ``"max_steps_reached"`` once the run ended,
             ``None`` while it runs. A pause shows as the graph's interrupt instead.
         shared: the data of the ``AgentState`` shared with tools.
+        held: parallel mode: ids of the turn's calls that reached a pause while others ran
+            (they pause for good in the next step, once the finished results are saved).
     """
 
     messages: Required[Annotated[list[AnyMessage], DeltaChannel(merge_conversation)]]
     step: NotRequired[Annotated[int, _last]]
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
     shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
+    held: NotRequired[Annotated[list[str], _hold]]
 
 
 class _FullReActState(TypedDict, total=False):
@@ -115,6 +153,7 @@ class _FullReActState(TypedDict, total=False):
     step: NotRequired[Annotated[int, _last]]
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
     shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
+    held: NotRequired[Annotated[list[str], _hold]]
 
 
 # --- decisions: plain functions ---------------------------------------------------------
@@ -131,25 +170,31 @@ def route_after_agent(state: Mapping[str, Any]) -> Literal["tools", "__end__"]:
     return TOOLS_NODE if pending_calls(state["messages"]) else "__end__"
 
 
-def _route_start_parallel(max_steps: int) -> Any:
+def _route_start_parallel(max_steps: int, nodes: _Nodes) -> Any:
     def route_start(state: Mapping[str, Any]) -> list[Send] | Literal["agent"]:
         """Unanswered calls each become a task; otherwise the model."""
-        return _all_tasks(state, max_steps) or AGENT_NODE
+        return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or AGENT_NODE
 
     return route_start
 
 
-def _route_after_agent_parallel(max_steps: int) -> Any:
+def _route_after_agent_parallel(max_steps: int, nodes: _Nodes) -> Any:
     def route_after_agent(state: Mapping[str, Any]) -> list[Send] | Literal["__end__"]:
         """Each tool call of the turn as its own task, all at once; no calls ends the run."""
-        return _all_tasks(state, max_steps) or "__end__"
+        return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or "__end__"
 
     return route_after_agent
 
 
 def _route_after_task(max_steps: int) -> Any:
     def route_after_task(state: Mapping[str, Any]) -> Literal["agent", "__end__"]:
-        """After the turn's tasks: the model again, or the end once ``max_steps`` is spent."""
+        """After the turn's tasks: the model again, or the end once ``max_steps`` is spent or
+        a ``return_direct`` tool answered. Held calls go back through the agent node, which
+        sends them again without calling the model."""
+        if any(c["id"] in (state.get("held") or ()) for c in pending_calls(state["messages"])):
+            return AGENT_NODE
+        if state.get("termination_reason") == "completed":
+            return "__end__"
         return "__end__" if run_steps(state["messages"]) >= max_steps else AGENT_NODE
 
     return route_after_task
@@ -161,12 +206,14 @@ def _route_after_tools(max_steps: int) -> Any:
         messages = state["messages"]
         if pending_calls(messages):
             return TOOLS_NODE
+        if state.get("termination_reason") == "completed":  # a return_direct tool answered
+            return "__end__"
         return "__end__" if run_steps(messages) >= max_steps else AGENT_NODE
 
     return route_after_tools
 
 
-def _after_model(state: ReActState, response: Any) -> dict[str, Any]:
+def _after_model(state: ReActState, response: Any, name: str) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
         raise TypeError(
             f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
@@ -174,6 +221,8 @@ def _after_model(state: ReActState, response: Any) -> dict[str, Any]:
             "message); nothing of this turn was saved"
         )
     response = new_turn(state["messages"], response)
+    if response.name is None:  # as LangGraph's agents do: multi-agent tools find it by name
+        response.name = name
     has_calls = bool(response.tool_calls or response.invalid_tool_calls)
     return {
         "messages": [response],
@@ -210,34 +259,98 @@ class ToolTask(TypedDict):
     invalid: str | None
     ends_run: bool
     """True when answering this call ends the run at ``max_steps``."""
+    hold: NotRequired[bool]
+    """Parallel mode: reaching a pause holds the call until the other tasks' results are
+    saved (its first run in a turn of several calls)."""
+    closes: NotRequired[TerminationReason | None]
+    """The ``termination_reason`` answering this call sets (the run ends after the batch)."""
+    state: NotRequired[Mapping[str, Any] | None]
+    """The graph state LangChain injects (``InjectedState``, ``ToolRuntime.state``)."""
+    rest: NotRequired[list[LCToolCall]]
+    """Sequential mode: the calls of the batch after this one."""
 
 
-def _next_task(state: ReActState, max_steps: int) -> ToolTask:
+def _turn(messages: Sequence[AnyMessage], call_id: str | None) -> tuple[list[LCToolCall], bool]:
+    """The calls of the assistant turn that holds ``call_id``, and whether a user message
+    came after it (new input: the run goes on to the model whatever the tools say)."""
+    human_after = False
+    for m in reversed(messages):
+        if isinstance(m, AIMessage):
+            calls = calls_of(m)
+            if any(c["id"] == call_id for c in calls):
+                return calls, human_after
+        elif isinstance(m, HumanMessage):
+            human_after = True
+    return [], human_after
+
+
+def _closes(
+    messages: Sequence[AnyMessage], call: LCToolCall, direct: frozenset[str], ends: bool
+) -> TerminationReason | None:
+    """``"completed"`` when the turn has a ``return_direct`` tool (the run ends on the tools'
+    answers, as in LangGraph's prebuilt agent), ``"max_steps_reached"`` when the step budget
+    is spent, else ``None``."""
+    if direct:
+        calls, human_after = _turn(messages, call["id"])
+        if not human_after and any(c["name"] in direct for c in calls):
+            return "completed"
+    return "max_steps_reached" if ends else None
+
+
+def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = frozenset()) -> ToolTask:
     """Sequential mode: the first pending call of the turn."""
     messages = state["messages"]
     pending = pending_calls(messages)
     if not pending:
         raise RuntimeError("the tool node ran with no pending tool call")
+    last = len(pending) == 1
+    ends = last and run_steps(messages) >= max_steps
     return {
         "call": pending[0],
         "shared": dict(state.get("shared") or {}),
         "invalid": _invalid_arguments(messages, pending[0]),
-        "ends_run": len(pending) == 1 and run_steps(messages) >= max_steps,
+        "ends_run": ends,
+        "closes": _closes(messages, pending[0], direct, ends) if last else None,
+        "state": state,
+        "rest": pending[1:],
     }
 
 
-def _all_tasks(state: Mapping[str, Any], max_steps: int) -> list[Send]:
-    """Parallel mode: every pending call as its own task."""
+def _all_tasks(
+    state: Mapping[str, Any],
+    max_steps: int,
+    direct: frozenset[str] = frozenset(),
+    stateless: frozenset[str] = frozenset(),
+) -> list[Send]:
+    """Parallel mode: every pending call as its own task. A task carries the graph state only
+    when its tool may have it injected (``stateless`` tools never do)."""
     messages = state["messages"]
     ends = run_steps(messages) >= max_steps
     shared = dict(state.get("shared") or {})
+    pending = pending_calls(messages)
+    held = set(state.get("held") or ())
     return [
         Send(
             TOOLS_NODE,
-            ToolTask(call=c, shared=shared, invalid=_invalid_arguments(messages, c), ends_run=ends),
+            ToolTask(
+                call=c,
+                shared=shared,
+                invalid=_invalid_arguments(messages, c),
+                ends_run=ends,
+                closes=_closes(messages, c, direct, ends),
+                state=None if c["name"] in stateless else dict(state),
+                hold=len(pending) > 1 and c["id"] not in held,
+            ),
         )
-        for c in pending_calls(messages)
+        for c in pending
     ]
+
+
+def _error_observation(error: Exception) -> str:
+    """CONTRACT 3: a tool's exception is the observation ``Error executing tool '<name>': ...``
+    (the tool node runs one call at a time, so the running call names the tool)."""
+    running = current_tool_call()
+    return format_tool_error(running["name"] if running else "unknown", error)
 
 
 class _Call:
@@ -262,24 +375,181 @@ class _Call:
             return self.task["invalid"]
         return unknown_tool_observation(self.call["name"]) if self.tool is None else None
 
-    def update(self, observation: str) -> dict[str, Any]:
-        update: dict[str, Any] = {
-            "messages": [
-                ToolMessage(
-                    content=observation,
-                    tool_call_id=self.ref["id"],
-                    name=self.call["name"],
-                    id=f"tool-{self.ref['id'] or uuid.uuid4()}",
-                )
-            ]
+    @property
+    def request(self) -> dict[str, Any]:
+        """The call as LangGraph's ``ToolNode`` takes one task of it (``create_agent``'s
+        ``Send`` payload): the full tool call plus the state to inject."""
+        return {
+            "__type": "tool_call_with_context",
+            "tool_call": {**self.call, "type": "tool_call"},
+            "state": self._turn_state(),
         }
+
+    def _turn_state(self) -> dict[str, Any]:
+        """The state as every call of the turn sees it in LangGraph's agents: the conversation
+        up to the assistant message that made the call (tools such as langgraph-supervisor's
+        handoff read ``state["messages"][-1]`` as that message), not the answers given so far
+        in sequential mode nor input that arrived while paused."""
+        state = dict(self.task.get("state") or {})
+        messages: Sequence[AnyMessage] = state.get("messages") or []
+        turn = self._turn_index(messages)
+        if turn >= 0:
+            state["messages"] = list(messages[: turn + 1])
+        return state
+
+    def _turn_index(self, messages: Sequence[AnyMessage]) -> int:
+        for i in range(len(messages) - 1, -1, -1):
+            m = messages[i]
+            if isinstance(m, AIMessage) and any(c["id"] == self.call["id"] for c in calls_of(m)):
+                return i
+        return -1
+
+    @property
+    def tool_call(self) -> dict[str, Any]:
+        return {**self.call, "type": "tool_call"}
+
+    def own_error(self, error: Exception) -> dict[str, Any]:
+        """A package tool's exception answered as ``ToolNode`` answers one (CONTRACT 3)."""
+        if isinstance(error, GraphBubbleUp) or is_invalid_resume(error):
+            raise error
+        message = ToolMessage(
+            content=format_tool_error(self.call["name"], error),
+            name=self.call["name"],
+            tool_call_id=self.ref["id"],
+            status="error",
+        )
+        return {"messages": [message]}
+
+    def own_result(self, run: Callable[[], Any]) -> dict[str, Any]:
+        try:
+            return {"messages": [run()]}
+        except Exception as error:
+            return self.own_error(error)
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """``interrupt()`` names this call; this package's tools see the shared state."""
+        with running_tool_call(self.ref), running_in_agent(self.shared):
+            yield
+
+    def _extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
         if self.tool is not None and self.tool.state_param is not None:
             change = _shared_change(self.task["shared"], self.shared.data)
             if change is not None:
-                update["shared"] = change
-        if self.task["ends_run"]:
-            update["termination_reason"] = "max_steps_reached"
-        return update
+                extra["shared"] = change
+        closes = self.task.get("closes")
+        if closes is None and self.task["ends_run"]:
+            closes = "max_steps_reached"
+        if closes is not None:
+            extra["termination_reason"] = closes
+        return extra
+
+    def answer(self, observation: str) -> dict[str, Any]:
+        message = ToolMessage(
+            content=observation,
+            tool_call_id=self.ref["id"],
+            name=self.call["name"],
+            id=f"tool-{self.ref['id'] or uuid.uuid4()}",
+        )
+        return {"messages": [message], **self._extra()}
+
+    def finish(self, output: Any) -> Any:
+        """The node's update from ``ToolNode``'s output: its messages (or the ``Command``s a
+        tool returned, which LangGraph applies) plus the shared-state change and the end."""
+        extra = self._extra()
+        if isinstance(output, dict):
+            for message in output.get("messages") or []:
+                if isinstance(message, ToolMessage) and message.id is None:
+                    message.id = f"tool-{message.tool_call_id or uuid.uuid4()}"
+            return {**output, **extra}
+        updates: list[Any] = []
+        answered = False
+        for item in output:
+            if isinstance(item, Command) and item.graph == Command.PARENT:
+                updates.append(self._handoff(item))
+                answered = True  # the parent takes over; the tool's update answers there
+                continue
+            if isinstance(item, Command):
+                item = self._own_goto(item)
+            update = item.update if isinstance(item, Command) else item
+            if isinstance(update, dict):
+                answered = answered or any(
+                    isinstance(m, ToolMessage) and m.tool_call_id == self.ref["id"]
+                    for m in convert_to_messages(update.get("messages") or [])
+                )
+            updates.append(item)
+        if not answered:  # e.g. Command(goto=...) alone: the call still gets its answer
+            updates.append(
+                {
+                    "messages": [
+                        ToolMessage(
+                            content=format_tool_error(
+                                self.call["name"],
+                                ValueError("it returned a Command that does not answer its call"),
+                            ),
+                            tool_call_id=self.ref["id"],
+                            name=self.call["name"],
+                            status="error",
+                            id=f"tool-{self.ref['id'] or uuid.uuid4()}",
+                        )
+                    ]
+                }
+            )
+        return [*updates, extra] if extra else updates
+
+    def _own_goto(self, command: Command[Any]) -> Command[Any]:
+        """A ``goto`` inside this agent. Its own routing already goes to the model once the
+        batch is answered, so ``goto`` the agent or tools node is dropped: followed while
+        other calls wait, it would send the model a call without its answer. A node the
+        agent lacks is an error (LangGraph only logs it) that says what to do instead."""
+        gotos = command.goto if isinstance(command.goto, list | tuple) else [command.goto]
+        kept: list[Any] = []
+        for goto in gotos:
+            target = goto.node if isinstance(goto, Send) else goto
+            if not target or target in (AGENT_NODE, TOOLS_NODE):
+                continue
+            if target != END:
+                raise ValueError(
+                    f"tool {self.call['name']!r} returned Command(goto={target!r}), but this "
+                    f"agent has no node {target!r} (its nodes: {AGENT_NODE!r}, "
+                    f"{TOOLS_NODE!r}). To hand off to a node of the parent graph, return "
+                    "Command(goto=..., graph=Command.PARENT)."
+                )
+            kept.append(goto)
+        return replace(command, goto=kept) if len(kept) != len(gotos) else command
+
+    def _handoff(self, command: Command[Any]) -> Command[Any]:
+        """A handoff to the parent in the middle of a batch, in sequential mode: the parent
+        gets the answers already given in this batch, and the calls that will not run get one
+        ("Not run"), so the agent taking over sees a valid conversation."""
+        update = command.update
+        messages = (self.task.get("state") or {}).get("messages") or []
+        rest = self.task.get("rest") or []
+        if not isinstance(update, dict) or "messages" not in update or not messages:
+            return command
+        given = list(update["messages"])
+        have = {m.tool_call_id for m in convert_to_messages(given) if isinstance(m, ToolMessage)}
+        turn = self._turn_index(messages)
+        ids = {c["id"] for c in calls_of(messages[turn])} if turn >= 0 else set()
+        earlier = [
+            m
+            for m in messages[turn + 1 :]
+            if isinstance(m, ToolMessage) and m.tool_call_id in ids - have
+        ]
+        skipped = [
+            ToolMessage(
+                content=f"Not run: the conversation was handed off by {self.call['name']!r}.",
+                tool_call_id=c["id"] or "",
+                name=c["name"],
+                id=f"tool-{c['id']}",
+            )
+            for c in rest
+            if c["id"] not in have
+        ]
+        if not earlier and not skipped:
+            return command
+        return replace(command, update={**update, "messages": [*given, *earlier, *skipped]})
 
 
 COMPLETED_CALLS_KEY: Final = "dynavec_completed_calls"
@@ -295,7 +565,8 @@ class CompletedCall:
     """A tool call that ran: what ran, and the state update the tool node returned."""
 
     call: ToolCallRef
-    update: dict[str, Any]
+    update: Any
+    """What the tool node returned: an update, or the tool's ``Command``s."""
 
     def describe(self) -> str:
         """``"transfer_funds({'amount': 120}) (call call_1)"``, for error messages."""
@@ -308,9 +579,7 @@ def completed_calls(config: RunnableConfig) -> dict[str, CompletedCall]:
     return record if isinstance(record, dict) else {}
 
 
-def _remember(
-    done: dict[str, CompletedCall], call: _Call, update: dict[str, Any]
-) -> dict[str, Any]:
+def _remember(done: dict[str, CompletedCall], call: _Call, update: Any) -> Any:
     done[call.ref["id"]] = CompletedCall(call.ref, update)
     return update
 
@@ -322,50 +591,141 @@ class _Nodes:
         self,
         model: Runnable[LanguageModelInput, Any],
         tools: list[AgentTool],
+        executor: ToolNode,
         system_prompt: str | None,
         max_steps: int,
+        name: str,
+        parallel: bool,
+        own_executor: bool = True,
     ) -> None:
         self.model = model
+        self.name = name
+        self.parallel = parallel
         self.tools = {t.name: t for t in tools}
+        self.executor = executor
+        self.direct = frozenset(n for n, t in executor.tools_by_name.items() if t.return_direct)
+        # this package's tools get no LangGraph state injected: their tasks need not carry it
+        self.stateless = frozenset(
+            n for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)
+        )
+        # this package's tools, run without ToolNode (unless the user passed a ToolNode, whose
+        # error handling and wrappers then apply to every call)
+        self.own: dict[str, AgentTool] = (
+            {}
+            if own_executor is False
+            else {n: t for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)}
+        )
         self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
         self.max_steps = max_steps
 
     def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+        if self.parallel and pending_calls(state["messages"]):
+            return {}  # held calls: the router sends them again; no model call
         messages = self.prompt + list(state["messages"])
-        return _after_model(state, self.model.invoke(messages, config, **_model_kwargs(config)))
+        response = self.model.invoke(messages, config, **_model_kwargs(config))
+        return self._after_model(state, response)
 
     async def acall_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+        if self.parallel and pending_calls(state["messages"]):
+            return {}
         messages = self.prompt + list(state["messages"])
         response = await self.model.ainvoke(messages, config, **_model_kwargs(config))
-        return _after_model(state, response)
+        return self._after_model(state, response)
+
+    def _after_model(self, state: ReActState, response: Any) -> dict[str, Any]:
+        update = _after_model(state, response, self.name)
+        if self.parallel and state.get("held"):
+            update["held"] = None  # a new turn: its calls may be held once each
+        return update
 
     def _task(self, state_or_task: Any) -> _Call:
         task = (
-            state_or_task if "call" in state_or_task else _next_task(state_or_task, self.max_steps)
+            state_or_task
+            if "call" in state_or_task
+            else _next_task(state_or_task, self.max_steps, self.direct)
         )
         return _Call(task, self.tools)
 
-    def call_tool(self, state_or_task: Any, config: RunnableConfig) -> dict[str, Any]:
+    # Every call goes through LangChain's tool-call path with the whole tool call and the run's
+    # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which
+    # injects (InjectedState/Store/ToolCallId, ToolRuntime), calls back, keeps artifacts and
+    # returns a tool's Command, exactly as in LangGraph's own agents. This package's own tools
+    # take nothing LangGraph injects and return text only; for them ToolNode would add nothing
+    # but a new worker thread per call (0.5-1 ms a call on 2 CPUs), so they are invoked with
+    # the same tool call and config here, and their errors answered as the ToolNode would.
+    #
+    # Parallel mode, a turn of several calls: a call that reaches a pause is held (its
+    # GraphInterrupt is not raised in this step, and only then), so the step completes and the
+    # results of the calls that finished are saved in the checkpoint. The held call is sent
+    # again in the next step and pauses for good there. Raised in the first step, the pause
+    # would leave those results as pending writes, which LangGraph drops when new input
+    # reaches the paused thread, and the finished calls would run again.
+    def call_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
         call = self._task(state_or_task)
         done = completed_calls(config)
-        if call.ref["id"] in done:
+        if call.ref["id"] in done:  # ran before its result could be saved: not again
             return done[call.ref["id"]].update
-        if call.skip is not None or call.tool is None:
-            return call.update(call.skip or "")
-        with running_tool_call(call.ref):
-            update = call.update(call.tool.execute(call.call["args"], state=call.shared))
-        return _remember(done, call, update)
+        if call.skip is not None:
+            return call.answer(call.skip)
+        own = self.own.get(call.call["name"])
+        with call.running():
+            try:
+                if own is not None:
+                    result = call.finish(
+                        call.own_result(lambda: own.invoke(call.tool_call, config))
+                    )
+                else:
+                    result = call.finish(self.executor.invoke(call.request, config))
+            except GraphInterrupt:
+                if not call.task.get("hold"):
+                    raise
+                return {"held": [call.ref["id"]]}
+        return _remember(done, call, result)
 
-    async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> dict[str, Any]:
+    async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
         call = self._task(state_or_task)
         done = completed_calls(config)
-        if call.ref["id"] in done:
+        if call.ref["id"] in done:  # ran before its result could be saved: not again
             return done[call.ref["id"]].update
-        if call.skip is not None or call.tool is None:
-            return call.update(call.skip or "")
-        with running_tool_call(call.ref):
-            update = call.update(await call.tool.aexecute(call.call["args"], state=call.shared))
-        return _remember(done, call, update)
+        if call.skip is not None:
+            return call.answer(call.skip)
+        own = self.own.get(call.call["name"])
+        with call.running():
+            try:
+                if own is not None:
+                    try:
+                        message = await own.ainvoke(call.tool_call, config)
+                    except Exception as error:
+                        result = call.finish(call.own_error(error))
+                    else:
+                        result = call.finish({"messages": [message]})
+                else:
+                    result = call.finish(await self.executor.ainvoke(call.request, config))
+            except GraphInterrupt:
+                if not call.task.get("hold"):
+                    raise
+                return {"held": [call.ref["id"]]}
+        return _remember(done, call, result)
+
+
+class _Node(Runnable[Any, Any]):
+    """A node with sync and async twins. LangGraph traces every node run itself; a
+    ``RunnableLambda`` would add a second, nested run to each step, and its cost."""
+
+    def __init__(
+        self,
+        name: str,
+        func: Callable[[Any, RunnableConfig], Any],
+        afunc: Callable[[Any, RunnableConfig], Coroutine[Any, Any, Any]],
+    ) -> None:
+        self.name = name
+        self.func, self.afunc = func, afunc
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self.func(input, ensure_config(config))
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return await self.afunc(input, ensure_config(config))
 
 
 def check_max_steps(max_steps: Any) -> int:
@@ -383,7 +743,7 @@ def check_max_steps(max_steps: Any) -> int:
 
 def create_react_agent(
     model: Any,
-    tools: Sequence[Any] | None = None,
+    tools: Sequence[Any] | ToolNode | None = None,
     *,
     system_prompt: str | None = None,
     max_steps: int = 10,
@@ -403,7 +763,8 @@ def create_react_agent(
     Args:
         model: a LangChain chat model that can bind tools, a ``"provider:model"`` string,
             or a dynavec-style model (``invoke(messages, tools=...)``).
-        tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools.
+        tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools,
+            or a LangGraph ``ToolNode`` (its tools and its ``handle_tool_errors``).
         system_prompt: added before the conversation at every model call (not stored).
         max_steps: model calls per run (per user message); below 1 counts as 1.
         checkpointer: a LangGraph saver, or what ``ReActAgent`` takes (a connection string,
@@ -434,19 +795,39 @@ def create_react_agent(
         raise ValueError(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
         )
+    from langgraph.prebuilt import ToolNode
+
     from dynavec_langgraph.models import bind_model  # chat-model machinery: imported on use
 
-    agent_tools = as_tools(tools)
+    if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
+        executor = tools
+        agent_tools = as_tools(list(tools.tools_by_name.values()))
+    else:
+        agent_tools = as_tools(tools)
+        executor = ToolNode(
+            [executable(t) for t in agent_tools], handle_tool_errors=_error_observation
+        )
     steps = check_max_steps(max_steps)
-    nodes = _Nodes(bind_model(model, agent_tools), agent_tools, system_prompt, steps)
+    nodes = _Nodes(
+        bind_model(model, agent_tools),
+        agent_tools,
+        executor,
+        system_prompt,
+        steps,
+        name,
+        parallel_tool_calls,
+        own_executor=not isinstance(tools, ToolNode),
+    )
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema)
-    builder.add_node(AGENT_NODE, RunnableLambda(nodes.call_model, afunc=nodes.acall_model))
-    builder.add_node(TOOLS_NODE, RunnableLambda(nodes.call_tool, afunc=nodes.acall_tool))
+    builder.add_node(AGENT_NODE, _Node(AGENT_NODE, nodes.call_model, nodes.acall_model))
+    builder.add_node(TOOLS_NODE, _Node(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
     if parallel_tool_calls:
-        builder.add_conditional_edges(START, _route_start_parallel(steps), [AGENT_NODE, TOOLS_NODE])
         builder.add_conditional_edges(
-            AGENT_NODE, _route_after_agent_parallel(steps), [TOOLS_NODE, END]
+            START, _route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
+        )
+        builder.add_conditional_edges(
+            AGENT_NODE, _route_after_agent_parallel(steps, nodes), [TOOLS_NODE, END]
         )
         builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), [AGENT_NODE, END])
     else:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Coroutine, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from typing import Annotated, Any, cast, get_type_hints, overload
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
+from typing import Annotated, Any, cast, get_args, get_origin, get_type_hints, overload
 
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, InjectedToolArg
+from langchain_core.tools import tool as langchain_tool
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 from pydantic import (
     BaseModel,
@@ -41,6 +43,28 @@ def format_tool_error(name: str, error: BaseException) -> str:
 def unknown_tool_observation(name: str) -> str:
     """The observation dynavec gives the model for a call to a tool it does not have."""
     return f"Error: Tool '{name}' is not registered in available tools."
+
+
+class _AgentRun:
+    """What the agent's tool node gives this package's tools for one call."""
+
+    def __init__(self, shared: AgentState) -> None:
+        self.shared = shared
+
+
+_agent_run: ContextVar[_AgentRun | None] = ContextVar("dynavec_agent_run", default=None)
+
+
+@contextmanager
+def running_in_agent(shared: AgentState) -> Iterator[None]:
+    """Run a call in the agent's tool node: this package's tools get ``shared`` as their
+    ``AgentState`` and raise their errors (so ``on_tool_error`` fires and the tool node's
+    error handling turns them into the observation)."""
+    token = _agent_run.set(_AgentRun(shared))
+    try:
+        yield
+    finally:
+        _agent_run.reset(token)
 
 
 def _reraise_if_control_flow(error: BaseException) -> None:
@@ -179,6 +203,7 @@ class AgentTool(BaseTool):
     _arg_model: type[BaseModel] | None = PrivateAttr(default=None)
     _param_names: tuple[str, ...] = PrivateAttr(default=())
     _takes_any: bool = PrivateAttr(default=False)
+    _origin: BaseTool | None = PrivateAttr(default=None)
 
     def __init__(self, fn: ToolFunc | None = None, /, **data: Any) -> None:
         """``AgentTool(fn, name=None, description=None, parameters=None, tags=None)`` as in
@@ -243,6 +268,30 @@ class AgentTool(BaseTool):
             args[self.state_param] = state if state is not None else AgentState()
         return args
 
+    def _run_raising(self, arguments: Any, state: AgentState | None) -> str:
+        kwargs = self._prepare(arguments, state)
+        if self.func is not None:
+            return _stringify(self.func(**kwargs))
+        if self.coroutine is None:
+            raise TypeError("the tool has no function")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return _stringify(asyncio.run(self.coroutine(**kwargs)))
+        raise RuntimeError(
+            "async tool called with execute() inside a running event loop; "
+            "use `await tool.aexecute(...)`"
+        )
+
+    async def _arun_raising(self, arguments: Any, state: AgentState | None) -> str:
+        kwargs = self._prepare(arguments, state)
+        if self.coroutine is not None:
+            return _stringify(await self.coroutine(**kwargs))
+        if self.func is None:
+            raise TypeError("the tool has no function")
+        func = self.func
+        return _stringify(await asyncio.to_thread(lambda: func(**kwargs)))
+
     def execute(self, arguments: Any = None, *, state: AgentState | None = None) -> str:
         """Run the tool and return its observation (errors become observations, never raise).
 
@@ -258,19 +307,7 @@ class AgentTool(BaseTool):
             '7'
         """
         try:
-            kwargs = self._prepare(arguments, state)
-            if self.func is not None:
-                return _stringify(self.func(**kwargs))
-            if self.coroutine is None:
-                raise TypeError("the tool has no function")
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return _stringify(asyncio.run(self.coroutine(**kwargs)))
-            raise RuntimeError(
-                "async tool called with execute() inside a running event loop; "
-                "use `await tool.aexecute(...)`"
-            )
+            return self._run_raising(arguments, state)
         except Exception as error:
             _reraise_if_control_flow(error)
             return format_tool_error(self.name, error)
@@ -278,13 +315,7 @@ class AgentTool(BaseTool):
     async def aexecute(self, arguments: Any = None, *, state: AgentState | None = None) -> str:
         """Async twin of :meth:`execute`; a sync function runs in a worker thread."""
         try:
-            kwargs = self._prepare(arguments, state)
-            if self.coroutine is not None:
-                return _stringify(await self.coroutine(**kwargs))
-            if self.func is None:
-                raise TypeError("the tool has no function")
-            func = self.func
-            return _stringify(await asyncio.to_thread(lambda: func(**kwargs)))
+            return await self._arun_raising(arguments, state)
         except Exception as error:
             _reraise_if_control_flow(error)
             return format_tool_error(self.name, error)
@@ -322,10 +353,18 @@ class AgentTool(BaseTool):
             return await super().ainvoke(input, config, **kwargs)
 
     def _run(self, *args: Any, **kwargs: Any) -> str:
-        return self.execute(args[0] if args and not kwargs else kwargs)
+        arguments = args[0] if args and not kwargs else kwargs
+        run = _agent_run.get()
+        if run is None:  # outside the agent (a user's ToolNode): dynavec's observation
+            return self.execute(arguments)
+        return self._run_raising(arguments, run.shared)
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
-        return await self.aexecute(args[0] if args and not kwargs else kwargs)
+        arguments = args[0] if args and not kwargs else kwargs
+        run = _agent_run.get()
+        if run is None:
+            return await self.aexecute(arguments)
+        return await self._arun_raising(arguments, run.shared)
 
 
 def _fields_of(
@@ -419,6 +458,41 @@ def tool(
     return decorator
 
 
+def _is_injected(annotation: Any) -> bool:
+    """A parameter LangChain fills in itself (``InjectedState``, ``InjectedStore``,
+    ``InjectedToolCallId``, ``ToolRuntime``, ...), never shown to the model."""
+    if isinstance(annotation, type) and issubclass(annotation, InjectedToolArg):
+        return True
+    from langgraph.prebuilt import ToolRuntime  # only when a plain function is coerced
+
+    base = get_origin(annotation) or annotation
+    if isinstance(base, type) and issubclass(base, ToolRuntime):
+        return True
+    if get_origin(annotation) is Annotated:
+        return any(
+            isinstance(m, InjectedToolArg)
+            or (isinstance(m, type) and issubclass(m, InjectedToolArg))
+            for m in get_args(annotation)[1:]
+        )
+    return False
+
+
+def _uses_injection(func: Callable[..., Any]) -> bool:
+    try:
+        hints = get_type_hints(func, include_extras=True)
+    except Exception:
+        return False
+    return any(
+        _is_injected(h) or h is RunnableConfig for name, h in hints.items() if name != "return"
+    )
+
+
+def executable(agent_tool: AgentTool) -> BaseTool:
+    """The tool the agent's tool node runs for ``agent_tool``: the LangChain tool it was
+    made from (so LangChain injects, calls back and keeps its result), else itself."""
+    return agent_tool._origin or agent_tool
+
+
 def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     schema = lc_tool.tool_call_schema
     params = schema if isinstance(schema, dict) else _json_schema(cast(type[BaseModel], schema))
@@ -429,14 +503,17 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     async def arun(**kwargs: Any) -> Any:
         return await lc_tool.ainvoke(kwargs)
 
-    return AgentTool(
+    result = AgentTool(
         name=lc_tool.name,
         description=lc_tool.description or f"Execute {lc_tool.name}",
         parameters=params,
         func=run,
         coroutine=arun,
         tags=lc_tool.tags,
+        return_direct=lc_tool.return_direct,
     )
+    result._origin = lc_tool
+    return result
 
 
 def _from_dynavec(obj: Any) -> AgentTool:
@@ -462,7 +539,9 @@ def _is_sequence(tools: Any) -> bool:
 
 def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
     """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
-    objects (``name``, ``description``, ``parameters``, ``execute``).
+    objects (``name``, ``description``, ``parameters``, ``execute``). A plain function with a
+    parameter LangGraph injects (``InjectedState``, ``InjectedStore``, ``InjectedToolCallId``,
+    ``ToolRuntime``, ``RunnableConfig``) becomes a LangChain tool, which hides it from the model.
 
     Raises:
         TypeError: for anything else, or two tools with one name.
@@ -480,6 +559,14 @@ def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
             result.append(_from_langchain(item))
         elif all(hasattr(item, a) for a in ("name", "description", "parameters", "execute")):
             result.append(_from_dynavec(item))
+        elif callable(item) and _uses_injection(item):
+            # LangChain's decorator knows every injected parameter (InjectedState, ToolRuntime,
+            # ...): it hides them from the model and the tool node fills them in
+            doc = inspect.getdoc(item)
+            description = doc.strip() if doc and doc.strip() else None
+            name = getattr(item, "__name__", None) or "tool"
+            lc_tool = langchain_tool(cast(Any, item), description=description or f"Execute {name}")
+            result.append(_from_langchain(lc_tool))
         elif callable(item):
             result.append(tool(cast(ToolFunc, item)))
         else:

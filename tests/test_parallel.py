@@ -136,7 +136,9 @@ def frozen(agent: ReActAgent, thread_id: str) -> tuple[Any, ...]:
     return checkpoint_id, snapshot.values, snapshot.next, snapshot.interrupts
 
 
-PAUSED_COUNTS = Counter({"pay": 1, "look": 1, "ship": 1})
+PAUSED_COUNTS = Counter({"pay": 2, "look": 1, "ship": 2})
+"""In a turn of several calls a pausing call is entered twice before its pause: its first run
+is held until the finished results are saved, then it pauses for good (issue 9)."""
 FINAL_ANSWERS = [("pay", "pay 1: A"), ("look", "look 2"), ("ship", "ship 3: B")]
 
 
@@ -179,7 +181,7 @@ async def test_graph_two_pauses_pending_at_once(use_async: bool, keyed_by: str) 
     assert "__interrupt__" not in out
     assert desk.decisions == {"pay": ["A"], "ship": ["B"]}
     assert desk.runs == Counter(
-        {"pay": 2, "pay_decided": 1, "look": 1, "ship": 2, "ship_decided": 1}
+        {"pay": 3, "pay_decided": 1, "look": 1, "ship": 3, "ship_decided": 1}
     )
     assert tool_answers(out["messages"]) == FINAL_ANSWERS  # in the model's call order
     assert (out["termination_reason"], out["step"]) == ("completed", 2)
@@ -238,7 +240,7 @@ async def test_graph_parallel_shared_writes_merge(use_async: bool) -> None:
 
     out = await drive_graph(graph, Command(resume="ok"), thread(), use_async)
     assert out["shared"] == {"keep": 0, "a": 1, "b": 2}
-    assert desk.runs == Counter({"note_a": 1, "note_b": 1, "pay": 2, "pay_decided": 1})
+    assert desk.runs == Counter({"note_a": 1, "note_b": 1, "pay": 3, "pay_decided": 1})
     assert out["termination_reason"] == "completed"
     check_model_calls(model)
 
@@ -466,7 +468,7 @@ async def test_agent_same_node_pending_twice_needs_interrupt_ids(use_async: bool
         await resume(agent, use_async, thread_id="t", human_decision="A")
     assert ids["c1"] in str(plain.value) and ids["c2"] in str(plain.value)
     assert frozen(agent, "t") == before
-    assert desk.runs == Counter({"pay": 2})
+    assert desk.runs == Counter({"pay": 4})
 
     final = await resume(
         agent, use_async, thread_id="t", decisions={ids["c1"]: "one", ids["c2"]: "two"}
@@ -474,7 +476,7 @@ async def test_agent_same_node_pending_twice_needs_interrupt_ids(use_async: bool
     # each call got its own decision, never the other's
     assert final.steps[0].observations == ["pay 1: one", "pay 2: two"]
     assert sorted(desk.decisions["pay"]) == ["one", "two"]
-    assert desk.runs == Counter({"pay": 4, "pay_decided": 2})
+    assert desk.runs == Counter({"pay": 6, "pay_decided": 2})
     assert final.output == "Both paid."
     check_model_calls(model)
 
@@ -493,7 +495,7 @@ async def test_agent_shared_state_writes_merge(use_async: bool) -> None:
     final = await resume(agent, use_async, thread_id="t", human_decision="ok", state=resumed_state)
     assert final.termination_reason == "completed"
     assert resumed_state.data == {"keep": 0, "a": 1, "b": 2}
-    assert desk.runs == Counter({"note_a": 1, "note_b": 1, "pay": 2, "pay_decided": 1})
+    assert desk.runs == Counter({"note_a": 1, "note_b": 1, "pay": 3, "pay_decided": 1})
     assert all("keep" not in str(m) for call_messages in model.calls for m in call_messages)
     assert all("keep" not in str(kwargs) for kwargs in model.call_kwargs)
     check_model_calls(model)
@@ -524,7 +526,7 @@ async def test_agent_max_steps_reached_after_a_parallel_resume(use_async: bool) 
     assert (final.termination_reason, final.total_steps) == ("max_steps_reached", 1)
     assert final.output == "pay 2: ok"
     assert len(model.calls) == 1
-    assert desk.runs == Counter({"look": 1, "pay": 2, "pay_decided": 1})
+    assert desk.runs == Counter({"look": 1, "pay": 3, "pay_decided": 1})
 
 
 @SYNC_AND_ASYNC
