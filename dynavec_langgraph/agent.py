@@ -382,6 +382,11 @@ class ReActAgent:
                 "list_checkpoints(thread_id) shows the ones it has"
             )
         _refuse_if_paused(plan.thread_id, snapshot)
+        if not resume_from and (snapshot.next or snapshot.tasks):
+            # the thread's last run did not finish (its process died in the middle of a
+            # batch): continue it, as dynavec's run() continues from the latest checkpoint,
+            # instead of adding the goal again (which would handle it, and its calls, twice)
+            plan.graph_input = None
 
     def _resume_thread_plan(
         self,
@@ -469,6 +474,11 @@ class ReActAgent:
         **model_kwargs: Any,
     ) -> AgentResult:
         """Run the agent on ``goal``; continue the thread's latest checkpoint if it has one.
+
+        On a thread whose last run did not finish (its process was killed in the middle of
+        a batch) ``run`` continues that run and does not add ``goal`` again, as dynavec does:
+        the calls that finished do not run again, the one that was running runs once. On a
+        finished thread ``goal`` is a follow-up message.
 
         Raises:
             ThreadPausedError: the thread waits for a decision; call :meth:`resume`.

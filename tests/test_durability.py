@@ -229,3 +229,35 @@ def test_shared_state_written_before_a_pause_reaches_a_new_process(tmp_path: Pat
         "approve start b",
         'approve done b "yes"',
     ]
+
+
+def test_run_again_after_a_crash_mid_batch_continues_it_without_the_goal_twice(
+    db: str, tmp_path: Path
+) -> None:
+    """dynavec taught its users to call ``run()`` again after a crash: that continues the
+    unfinished run (the goal is not added again), so every call of the batch runs once."""
+    effects = tmp_path / "effects"
+    scenario = Scenario(effects)
+    child = start_child(*_base(db, effects), "--block-step-two", "run", "t3", "do the steps")
+    try:
+        wait_for(scenario.step_two_marker, child)
+    finally:
+        child.kill()
+        child.communicate(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+    done = run_child(*_base(db, effects), "run", "t3", "do the steps")  # the same goal again
+    assert done["ok"], done
+    assert done["termination_reason"] == "completed"
+    lines = scenario.lines()
+    for step in ("step_one", "step_two", "step_three"):
+        assert lines.count(f"done {step}") == 1, lines
+    assert [m["type"] for m in done["messages"]] == ["human", "ai", "tool", "tool", "tool", "ai"]
+    assert conversation_problems(done["messages"]) == []
+
+    # on the finished thread a new goal is a follow-up message
+    again = run_child(*_base(db, effects), "run", "t3", "do the steps")
+    assert [m["type"] for m in again["messages"]][-6:] == [
+        "human", "ai", "tool", "tool", "tool", "ai"
+    ]  # fmt: skip
+    assert scenario.lines().count("done step_one") == 2
