@@ -13,8 +13,10 @@ What the lock relies on, per saver:
   asyncio tasks of one process sharing one saver).
 * ``SqliteSaver`` / ``AsyncSqliteSaver`` on a file: in addition, ``flock(LOCK_EX | LOCK_NB)``
   on a per-thread lock file in ``<database>.resume-locks/`` beside the database (found with
-  ``PRAGMA database_list``). It covers every process on the machine that opens the same file,
-  through any saver object; the kernel releases it when a process dies. It does not cover a
+  ``PRAGMA database_list``); the holder removes the file, and the folder once empty, when it
+  is done, so nothing piles up beside the database. It covers every process on the machine
+  that opens the same file, through any saver object; the kernel releases it when a process
+  dies. It does not cover a
   database on a network file system whose ``flock`` is not shared between machines.
   ``:memory:`` databases get the in-process lock only (nothing else can see them).
 * ``PostgresSaver`` / ``AsyncPostgresSaver``: in addition, a session-level
@@ -169,30 +171,53 @@ def check_writable(database: str, thread_id: str | None = None) -> None:
 
 @contextmanager
 def _file_lock(database: str, thread_id: str) -> Iterator[None]:
+    """``flock`` on ``<database>.resume-locks/<hash>.lock``. The holder removes the file (and
+    the folder, once empty) before releasing it, so lock files do not pile up; a caller that
+    locked a file someone removed meanwhile sees it is no longer the one at the path and
+    tries again (the usual lock-file protocol)."""
     check_writable(database, thread_id)
     directory = Path(database + LOCK_DIR_SUFFIX)
-    name = hashlib.sha256(thread_id.encode()).hexdigest()[:32] + ".lock"
+    path = directory / (hashlib.sha256(thread_id.encode()).hexdigest()[:32] + ".lock")
+    fd = _locked_file(directory, path, thread_id)
     try:
-        directory.mkdir(exist_ok=True)
-        fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as error:
-        raise StorageError(
-            f"cannot make the resume lock file in {str(directory)!r} ({error}); nothing ran and "
-            f"thread {thread_id!r} is unchanged. The folder of the SQLite file must be writable",
-            thread_id,
-            [],
-        ) from error
-    try:
+        yield
+    finally:
+        try:
+            path.unlink(missing_ok=True)
+            directory.rmdir()
+        except OSError:
+            pass  # another thread's lock file is still there (or the folder went read-only)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _locked_file(directory: Path, path: Path, thread_id: str) -> int:
+    while True:
+        try:
+            directory.mkdir(exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            continue  # the folder was removed between mkdir and open
+        except OSError as error:
+            raise StorageError(
+                f"cannot make the resume lock file in {str(directory)!r} ({error}); nothing ran "
+                f"and thread {thread_id!r} is unchanged. The folder of the SQLite file must be "
+                "writable",
+                thread_id,
+                [],
+            ) from error
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            os.close(fd)
             raise _busy(thread_id) from None
         try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)  # locked a file its holder removed: take the one at the path now
 
 
 # --- PostgreSQL: a session-level advisory lock on a dedicated connection ----------------

@@ -249,3 +249,31 @@ def test_a_crashed_resume_leaves_the_thread_resumable(db: str, tmp_path: Path) -
         'transfer done "approved"',
     ]
     _check_thread(db, scenario, "t", PAID)
+
+
+def test_sqlite_lock_files_do_not_pile_up(tmp_path: Path) -> None:
+    """Each holder removes its lock file (and the folder once empty) before releasing it;
+    a second caller during the hold is still refused."""
+    from dynavec_langgraph.locks import LOCK_DIR_SUFFIX, resume_lock
+
+    db = tmp_path / "agent.db"
+    scenario = Scenario(tmp_path / "effects")
+    for n in range(5):
+        _pause(str(db), scenario, f"t{n}")
+    with open_saver(str(db)) as saver:
+        folder = Path(str(db) + LOCK_DIR_SUFFIX)
+        with resume_lock(saver, "t0"):
+            assert len(list(folder.iterdir())) == 1
+            with (
+                open_saver(str(db)) as other,
+                pytest.raises(ConcurrentResumeError),
+                resume_lock(other, "t0"),
+            ):
+                pass
+            with open_saver(str(db)) as other, resume_lock(other, "t1"):
+                assert len(list(folder.iterdir())) == 2
+        assert not folder.exists()
+        for n in range(5):
+            make_agent(scenario, saver).resume(thread_id=f"t{n}", human_decision="approved")
+    assert not folder.exists()
+    assert scenario.lines().count('transfer done "approved"') == 5
