@@ -14,7 +14,7 @@ LangGraph's own checkpoint, metadata and pending writes go, serialized by the sa
 and base64-encoded (so records stay JSON), under ``metadata["langgraph"]``; the adapter
 rebuilds ``CheckpointTuple``s from that alone. Records are keyed by LangGraph's checkpoint id.
 
-The user's ``checkpointer.list()`` shows dynavec's records only (CONTRACT section 5: ``init``,
+The user's ``checkpointer.list()`` shows dynavec's records only (docs/compatibility.md §5: ``init``,
 ``step_1``, ``step_2``, ..., ``interrupted``, ``max_steps_reached``). A LangGraph checkpoint
 gets a record of its own when it is one of those moments: the thread's first checkpoint, the
 end of a step, an answer, running out of steps (a new label), or a pause (promoted to its own

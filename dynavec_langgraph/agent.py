@@ -771,7 +771,7 @@ class ReActAgent:
     def get_checkpoint(self, thread_id: str, checkpoint_id: str | None = None) -> Checkpoint | None:
         """The thread's latest checkpoint (or ``checkpoint_id``) as a dynavec record.
 
-        Works with every saver; the layout is CONTRACT section 5's (node ids ``init``,
+        Works with every saver; the layout is docs/compatibility.md §5's (node ids ``init``,
         ``step_i``, ``interrupted``, ``max_steps_reached``), ``checkpoint_id`` is LangGraph's
         (pass it as ``run(..., resume_from=...)``). ``None`` for an unknown thread or id.
         """

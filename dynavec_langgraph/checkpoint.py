@@ -1,6 +1,6 @@
 """dynavec's checkpoint records and checkpointers, and the dynavec view of a graph state.
 
-:class:`Checkpoint` is one record of a thread (CONTRACT section 5). :class:`BaseCheckpointer`
+:class:`Checkpoint` is one record of a thread (docs/compatibility.md §5). :class:`BaseCheckpointer`
 is dynavec's checkpointer interface (``save`` / ``get`` / ``list`` / ``put``) and
 :class:`MemoryCheckpointer` its in-process implementation. Passed as ``checkpointer=``, one is
 adapted by :class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver` (see
@@ -8,7 +8,7 @@ adapted by :class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver` (see
 
 Where the dynavec view is built. LangGraph savers store channel values, and with the default
 ``message_storage="delta"`` the ``messages`` channel is stored as per-step deltas. Two places
-turn that into CONTRACT section 5's records:
+turn that into docs/compatibility.md §5's records:
 
 * :func:`dynavec_view` (here) builds a :class:`Checkpoint` from a ``StateSnapshot`` (what
   ``graph.get_state`` / ``get_state_history`` return). ``ReActAgent.get_checkpoint`` and
@@ -55,7 +55,7 @@ def _now() -> str:
 
 @dataclass
 class Checkpoint:
-    """One dynavec checkpoint record of a thread (CONTRACT section 5).
+    """One dynavec checkpoint record of a thread (docs/compatibility.md §5).
 
     Example:
         >>> cp = Checkpoint("t1", node_id="init", state={"goal": "hi"})
@@ -242,7 +242,7 @@ def _view(
     thread_id: str,
     system_prompt: str | None = None,
 ) -> tuple[str, int, dict[str, Any]]:
-    """``(node_id, step, state)`` of a ReAct graph state, in CONTRACT section 5's layout."""
+    """``(node_id, step, state)`` of a ReAct graph state, in docs/compatibility.md §5's layout."""
     from dynavec_langgraph.agent import build_result  # agent imports this module
 
     messages: list[BaseMessage] = [
@@ -303,7 +303,7 @@ def _json_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
 def dynavec_view(
     snapshot: StateSnapshot, *, thread_id: str | None = None, system_prompt: str | None = None
 ) -> Checkpoint:
-    """The dynavec :class:`Checkpoint` of a graph ``StateSnapshot`` (CONTRACT section 5).
+    """The dynavec :class:`Checkpoint` of a graph ``StateSnapshot`` (docs/compatibility.md §5).
 
     ``checkpoint_id`` and ``parent_checkpoint_id`` are LangGraph's checkpoint ids, so they can
     be passed back as ``run(..., resume_from=...)``. ``metadata`` holds LangGraph's metadata
@@ -328,7 +328,7 @@ def dynavec_view(
 
 
 def is_step_boundary(snapshot: StateSnapshot) -> bool:
-    """Whether a snapshot is one of the moments dynavec recorded (see CONTRACT section 5):
+    """Whether a snapshot is one of the moments dynavec recorded (see docs/compatibility.md §5):
     a run's start, the end of a step, the answer, out of steps, or a pause."""
     if snapshot.interrupts:
         return True

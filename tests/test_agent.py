@@ -1,4 +1,4 @@
-"""``ReActAgent``: dynavec's run / resume contract (CONTRACT sections 2, 4, 6 and 7).
+"""``ReActAgent``: dynavec's run / resume contract (docs/compatibility.md §2, 4, 6 and 7).
 
 Every behaviour test runs twice, through ``run``/``resume`` and through ``arun``/``aresume``
 (the ``drive`` fixture). Counters in :class:`Bank` prove what ran and how often.
@@ -220,7 +220,7 @@ def to_langchain(messages: Sequence[Message]) -> list[BaseMessage]:
     return out
 
 
-# --- CONTRACT 2: records ------------------------------------------------------------------
+# --- §2: records (docs/compatibility.md) ----------------------------------------------------------
 
 
 async def test_completed_result_records(drive: Drive) -> None:
@@ -285,7 +285,7 @@ async def test_max_steps_below_one_counts_as_one(drive: Drive, max_steps: int) -
     assert result.output == "500"
 
 
-# --- CONTRACT 4: the loop -----------------------------------------------------------------
+# --- §4: the loop (docs/compatibility.md) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -368,7 +368,7 @@ async def test_tool_error_is_an_observation_and_the_run_goes_on(drive: Drive) ->
     assert result.output == "cannot divide" and result.finished
 
 
-# --- CONTRACT 6: interrupts ---------------------------------------------------------------
+# --- §6: interrupts (docs/compatibility.md) -------------------------------------------------------
 
 
 async def test_pause_payload_and_counters(drive: Drive) -> None:
@@ -699,7 +699,7 @@ async def test_in_process_resume_without_checkpointer(drive: Drive) -> None:
     assert final.finished and bank.transferred == [120] and bank.balance_reads == 2
 
 
-# --- CONTRACT 7: shared state -------------------------------------------------------------
+# --- §7: shared state (docs/compatibility.md) -----------------------------------------------------
 
 
 def state_tools(log: list[str]) -> list[AgentTool]:

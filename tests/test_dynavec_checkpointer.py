@@ -1,6 +1,6 @@
-"""dynavec checkpointers (CONTRACT §5), tested the way a dynavec user's tests are: a dynavec
-``ChatModel`` subclass as the model, imports only from the mirrored paths. One test per N4 / C*
-row of docs/compatibility.md; a deliberate difference is asserted as documented."""
+"""dynavec checkpointers (docs/compatibility.md §5), tested the way a dynavec user's tests are: a
+dynavec ``ChatModel`` subclass as the model, imports only from the mirrored paths. One test per
+N4 / C* row of docs/compatibility.md; a deliberate difference is asserted as documented."""
 
 from __future__ import annotations
 

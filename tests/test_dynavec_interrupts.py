@@ -1,6 +1,6 @@
-"""dynavec's human-in-the-loop interrupts (CONTRACT §6), tested the way a dynavec user's tests
-are: a dynavec ``ChatModel`` subclass as the model, imports only from the mirrored paths. One
-test per H* / N3 row of docs/compatibility.md; a deliberate difference is asserted as
+"""dynavec's human-in-the-loop interrupts (docs/compatibility.md §6), tested the way a dynavec
+user's tests are: a dynavec ``ChatModel`` subclass as the model, imports only from the mirrored
+paths. One test per H* / N3 row of docs/compatibility.md; a deliberate difference is asserted as
 documented."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A dynavec app ported by changing one import (the transfer-funds example of CONTRACT 6).
+"""A dynavec app ported by changing one import (the transfer-funds example of
+docs/compatibility.md §6).
 
 ``APP`` is the app as its dynavec user wrote it; the only line that differs from the dynavec
 original is ``from dynavec_langgraph import ReActAgent, interrupt, tool`` (it was

@@ -1,4 +1,5 @@
-"""``interrupt(node_id, payload, *, response_schema=None)``: CONTRACT section 6, on LangGraph."""
+"""``interrupt(node_id, payload, *, response_schema=None)``: docs/compatibility.md §6, on
+LangGraph."""
 
 from __future__ import annotations
 

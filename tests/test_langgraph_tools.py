@@ -488,7 +488,7 @@ def test_callbacks_fire_for_plain_functions_and_this_packages_tools(
     ]
     got = answers(out["messages"])
     assert (got["call_1"].content, got["call_2"].content) == ("5", "6")
-    if kind == "dynavec":  # CONTRACT 3: the package's error observation
+    if kind == "dynavec":  # docs/compatibility.md §3: the package's error observation
         assert got["call_3"].content == "Error executing tool 'package_fail': no 1"
     check_wire(openai, 2)
 

@@ -51,7 +51,7 @@ CONTRACT_NAMES = {
     "Message",
     "ToolCall",
 }
-"""CONTRACT section 1, without the names not required for the first release."""
+"""docs/compatibility.md §1, without the names not required for the first release."""
 
 ERRORS: dict[type[DynavecError], type[Exception]] = {
     ThreadPausedError: RuntimeError,

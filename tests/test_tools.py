@@ -1,4 +1,4 @@
-"""``@tool``, ``AgentTool`` and ``as_tools`` (CONTRACT section 3), and LangChain interop."""
+"""``@tool``, ``AgentTool`` and ``as_tools`` (docs/compatibility.md §3), and LangChain interop."""
 
 from __future__ import annotations
 
