@@ -55,9 +55,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph.agent import ReActAgent, build_result
-from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
+from dynavec_langgraph.demo import (
+    DEMO_SYSTEM_PROMPT,
+    DEMO_TOOLS,
+    create_demo_agent,
+    demo_model,
+)
 from dynavec_langgraph.errors import CheckpointerConfigError, DynavecError, ThreadPausedError
 from dynavec_langgraph.inbox import (
+    Graph,
     answer_command,
     graph_on,
     list_pending,
@@ -203,6 +209,11 @@ def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
     return ReActAgent(
         demo_model(), DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, checkpointer=saver
     )
+
+
+def _graph(spec: str | None) -> Graph:
+    """``--graph MODULE:ATTR``, or the demo agent by default."""
+    return load_graph(spec) if spec is not None else create_demo_agent()
 
 
 def _graph_name(spec: str | None) -> str:
@@ -372,7 +383,7 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
     if args.server is not None:
         rows = ServerInbox(args.server, args.assistant).pending()
     else:
-        graph = load_graph(args.graph)
+        graph = _graph(args.graph)
         with open_saver(args.db, must_exist=True, read_only=True) as saver:
             rows = list_pending(graph_on(graph, saver), saver, unreadable) if saver else []
     for problem in unreadable:
@@ -426,7 +437,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
             ),
         )
         return _show_answered(args, result, out)
-    graph = load_graph(args.graph)
+    graph = _graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
         app = graph_on(graph, saver)
         seen = read_thread(app, args.thread)

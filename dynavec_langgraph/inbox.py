@@ -6,8 +6,8 @@ parsing, printing or exit codes:
 - listing: :func:`thread_ids` of a saver, :func:`pending_approvals` of one thread's state as
   :class:`PendingApproval` rows, :func:`list_pending` for every thread;
 - the agent: :func:`load_graph` imports ``--graph MODULE:ATTR`` (a dotted module or a ``.py``
-  file; default the demo agent) and :func:`graph_on` binds a copy of it to a saver, as the
-  LangGraph server does;
+  file; the command line's default is the demo agent) and :func:`graph_on` binds a copy of it
+  to a saver, as the LangGraph server does;
 - :func:`refuse_foreign_tools` refuses a thread whose pending tool call is not a tool of that
   graph (:func:`graph_tools`), before anything runs;
 - answering: :func:`answer_command` builds the ``Command(resume=...)`` for one approval (picked
@@ -37,7 +37,6 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from dynavec_langgraph.demo import create_demo_agent
 from dynavec_langgraph.errors import DynavecError
 from dynavec_langgraph.graph import TOOLS_METADATA_KEY
 from dynavec_langgraph.interrupt import describe_pending, refusal, resume_command
@@ -257,8 +256,8 @@ def _import_module(spec: str, module_part: str) -> Any:
             sys.path.remove(cwd)
 
 
-def load_graph(spec: str | None) -> Graph:
-    """The graph of ``--graph MODULE:ATTR`` (or the demo agent), without a checkpointer yet.
+def load_graph(spec: str) -> Graph:
+    """The graph of ``--graph MODULE:ATTR``, without a checkpointer yet.
 
     ``MODULE`` is a dotted module or a ``.py`` file; ``ATTR`` a compiled graph or a
     ``StateGraph`` (compiled here).
@@ -267,8 +266,6 @@ def load_graph(spec: str | None) -> Graph:
         InboxError: a malformed spec, a missing module, file or attribute, or an attribute
             that is not a graph.
     """
-    if spec is None:
-        return create_demo_agent()
     module_part, _, attr = spec.rpartition(":")
     if not module_part or not attr:
         raise InboxError(
@@ -388,8 +385,8 @@ def resume_graph(
             message = refusal(seen.interrupts, app.get_state(config).interrupts)
             if message:
                 raise InboxError(message)
-    except DynavecError as error:  # the lock is held by another caller
-        raise InboxError(str(error)) from None
+    except DynavecError:  # ConcurrentResumeError, StorageError...: what they are everywhere
+        raise
     except ValueError as error:
         if not is_invalid_resume(error):
             raise
