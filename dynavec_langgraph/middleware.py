@@ -50,11 +50,8 @@ from dynavec_langgraph.graph import (
     _Node,
     _Nodes,
     _route_after_tools,
-    calls_of,
-    new_turn,
-    pending_calls,
-    run_steps,
 )
+from dynavec_langgraph.messages import calls_of, new_turn, pending_calls, run_steps
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
@@ -170,7 +167,8 @@ def merged_state(
     if options.pre_model_hook is not None:
         fields["llm_input_messages"] = NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
     fields.update(get_type_hints(base, include_extras=True))
-    return TypedDict("DynavecAgentState", fields, total=False)  # type: ignore[operator]
+    state: type[Any] = TypedDict("DynavecAgentState", fields, total=False)  # type: ignore[misc]
+    return state
 
 
 # --- structured output (as create_agent: langchain.agents.structured_output) ----------------
@@ -335,7 +333,8 @@ class ExtendedNodes(_Nodes):
             out = out.to_messages()
         if isinstance(out, str | BaseMessage):
             out = [out]
-        return list(convert_to_messages(out))
+        converted: list[AnyMessage] = list(convert_to_messages(out))  # type: ignore[arg-type]
+        return converted
 
     def _view(self, state: dict[str, Any]) -> dict[str, Any]:
         messages = state.get("llm_input_messages") or state["messages"]
@@ -425,7 +424,7 @@ class ExtendedNodes(_Nodes):
         )
 
         if not isinstance(output, AIMessage):
-            _after_model(state, output, self.name)  # raises the package's TypeError
+            _after_model(state, output, self.name)  # type: ignore[arg-type]  # raises TypeError
         output = new_turn(state["messages"], output)
         if output.name is None:
             output.name = self.name
@@ -446,13 +445,9 @@ class ExtendedNodes(_Nodes):
         if not calls:
             return ModelResponse(result=[output])
 
-        def answer(call: Any, content: str, status: str = "success") -> ToolMessage:
+        def answer(call: Any, content: str) -> ToolMessage:
             return ToolMessage(
-                content=content,
-                tool_call_id=call["id"],
-                name=call["name"],
-                id=f"tool-{call['id']}",
-                status=status,  # type: ignore[arg-type]
+                content=content, tool_call_id=call["id"], name=call["name"], id=f"tool-{call['id']}"
             )
 
         if len(calls) > 1:
@@ -460,7 +455,7 @@ class ExtendedNodes(_Nodes):
             retry, message = _structured_error(multi, effective)
             if not retry:
                 raise multi
-            return ModelResponse(result=[output, *(answer(c, message, "error") for c in calls)])
+            return ModelResponse(result=[output, *(answer(c, message) for c in calls)])
         call = calls[0]
         try:
             parsed = known[call["name"]].parse(call["args"])
@@ -469,7 +464,7 @@ class ExtendedNodes(_Nodes):
             retry, message = _structured_error(error, effective)
             if not retry:
                 raise error from exc
-            return ModelResponse(result=[output, answer(call, message, "error")])
+            return ModelResponse(result=[output, answer(call, message)])
         content = effective.tool_message_content or f"Returning structured response: {parsed}"
         return ModelResponse(result=[output, answer(call, content)], structured_response=parsed)
 
@@ -515,7 +510,7 @@ class ExtendedNodes(_Nodes):
         )
         messages, system = self._input(state, config, out)
         if not self.wrappers and self.structured is None:
-            prompt = [system] if system else []
+            prompt: list[AnyMessage] = [system] if system else []
             response = self.model.invoke(prompt + messages, config, **_model_kwargs(config))
             return _after_model(state, response, self.name)
         request = self._request(state, messages, config)
@@ -543,7 +538,7 @@ class ExtendedNodes(_Nodes):
         )
         messages, system = self._input(state, config, out)
         if not self.wrappers and self.structured is None:
-            prompt = [system] if system else []
+            prompt: list[AnyMessage] = [system] if system else []
             response = await self.model.ainvoke(prompt + messages, config, **_model_kwargs(config))
             return _after_model(state, response, self.name)
         request = self._request(state, messages, config)
