@@ -873,7 +873,9 @@ def create_react_agent(
         executor = tools
         agent_tools = as_tools(list(tools.tools_by_name.values()))
     else:
-        agent_tools = as_tools([*extra_tools, *(tools or [])])
+        agent_tools = as_tools(tools)
+        if extra_tools:  # create_agent: the middleware's tools come first
+            agent_tools = as_tools([*extra_tools, *agent_tools])
         executor = ToolNode(
             [executable(t) for t in agent_tools],
             handle_tool_errors=_error_observation if wrap is None else _wrapped_error_observation,
