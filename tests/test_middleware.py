@@ -982,3 +982,21 @@ def test_human_messages_kept(openai: OpenAIServer) -> None:
     graph = build("dynavec", chat_openai(openai), [], middleware=[PIIMiddleware("url")])
     out = graph.invoke({"messages": [HumanMessage(content="plain")]}, cfg())
     assert out["messages"][0].content == "plain"
+
+
+def test_new_input_while_the_hitl_middleware_waits(openai: OpenAIServer) -> None:
+    """New input on a thread paused by HumanInTheLoopMiddleware: the calls still wait for
+    their approval (the after-model hooks see them again), nothing ran, the thread is valid."""
+    openai.script([{"name": "send", "args": {"to": "ada"}}], "sent it")
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"send": True})
+    graph = build("dynavec", chat_openai(openai), [send], middleware=[hitl])
+    config = cfg()
+    graph.invoke({"messages": [("user", "mail ada")]}, config)
+    out = graph.invoke({"messages": [("user", "quickly please")]}, config)
+    (pause,) = out["__interrupt__"]
+    assert [r["name"] for r in pause.value["action_requests"]] == ["send"]
+    assert RUNS == {}
+    out = graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert RUNS == {"send": 1}
+    assert out["messages"][-1].content == "sent it"
+    check_wire(openai, 2)
