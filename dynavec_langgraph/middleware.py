@@ -14,6 +14,7 @@ LangChain (``langchain``) is an optional dependency: it is imported when an opti
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -164,6 +165,8 @@ def merged_state(
             fields.update(_hints(schema, f"middleware {m.name!r} state_schema"))
     if options.response_format is not None and "structured_response" not in fields:
         fields["structured_response"] = NotRequired[Any]
+    if any(_overrides(m, "after_model") for m in middleware):
+        fields[REVIEWED_KEY] = NotRequired[str | None]
     if options.pre_model_hook is not None:
         fields["llm_input_messages"] = NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
     fields.update(get_type_hints(base, include_extras=True))
@@ -613,7 +616,31 @@ def _can_jump_to(m: Any, hook: str) -> list[str]:
     return []
 
 
-def _hook_node(m: Any, hook: str) -> _Node:
+REVIEWED_KEY = "dynavec_reviewed"
+"""State key: the id of the latest assistant message whose calls passed the after-model hooks
+(so new input on a thread paused later, in a tool, does not send them through again)."""
+
+
+def _last_ai_id(state: Any) -> str | None:
+    for m in reversed(state.get("messages") or ()):
+        if isinstance(m, AIMessage):
+            return m.id
+    return None
+
+
+def _marked(result: Any, ai_id: str | None) -> Any:
+    """The hook's update plus the reviewed marker (a Command's update, a dict, or None)."""
+    if isinstance(result, Command):
+        update = result.update if isinstance(result.update, dict) else None
+        if update is None and result.update is not None:
+            return result
+        return dataclasses.replace(result, update={**(update or {}), REVIEWED_KEY: ai_id})
+    if result is None or isinstance(result, dict):
+        return {**(result or {}), REVIEWED_KEY: ai_id}
+    return result
+
+
+def _hook_node(m: Any, hook: str, mark: bool = False) -> _Node:
     from langchain.agents.middleware import AgentMiddleware
 
     cls = type(m)
@@ -631,12 +658,14 @@ def _hook_node(m: Any, hook: str) -> _Node:
                 f"middleware {m.name!r} has only an async {hook}: run the agent with "
                 "ainvoke/astream"
             )
-        return sync(state, get_runtime())
+        result = sync(state, get_runtime())
+        return _marked(result, _last_ai_id(state)) if mark else result
 
     async def arun(state: Any, config: RunnableConfig) -> Any:
-        if asyn is not None:
-            return await asyn(state, get_runtime())
-        return run(state, config)
+        if asyn is None:
+            return run(state, config)
+        result = await asyn(state, get_runtime())
+        return _marked(result, _last_ai_id(state)) if mark else result
 
     return _Node(name, run, arun)
 
@@ -675,7 +704,9 @@ def build_graph(
     for m in middleware:
         for hook in HOOKS:
             if m in with_hook[hook]:
-                builder.add_node(f"{m.name}.{hook}", _hook_node(m, hook))
+                # the last after_model hook to run marks the turn as reviewed
+                mark = hook == "after_model" and m is with_hook["after_model"][0]
+                builder.add_node(f"{m.name}.{hook}", _hook_node(m, hook, mark))
     if options.pre_model_hook is not None:
         builder.add_node(PRE_MODEL_HOOK, options.pre_model_hook)
     if options.post_model_hook is not None:
@@ -735,7 +766,7 @@ def build_graph(
         pending = pending_calls(messages)
         if not pending:
             return entry
-        if review is not None:
+        if review is not None and state.get(REVIEWED_KEY) != _last_ai_id(state):
             ids = {c["id"] for c in pending}
             turn = next(
                 (m for m in reversed(messages) if isinstance(m, AIMessage) and calls_of(m)), None

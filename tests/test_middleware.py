@@ -1000,3 +1000,22 @@ def test_new_input_while_the_hitl_middleware_waits(openai: OpenAIServer) -> None
     assert RUNS == {"send": 1}
     assert out["messages"][-1].content == "sent it"
     check_wire(openai, 2)
+
+
+def test_new_input_after_the_hitl_approval_does_not_ask_again(openai: OpenAIServer) -> None:
+    """Approved by HumanInTheLoopMiddleware, then paused inside the tool by interrupt(): new
+    input finishes the approved call (its pause stands), it is not reviewed again."""
+    openai.script([{"name": "transfer", "args": {"amount": 7}}], "moved")
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"transfer": True})
+    graph = build("dynavec", chat_openai(openai), [transfer], middleware=[hitl])
+    config = cfg()
+    out = graph.invoke({"messages": [("user", "move 7")]}, config)
+    assert "action_requests" in out["__interrupt__"][0].value
+    out = graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["__interrupt__"][0].value["payload"] == {"transfer": 7}
+    out = graph.invoke({"messages": [("user", "is it done?")]}, config)
+    assert out["__interrupt__"][0].value["payload"] == {"transfer": 7}  # the tool's pause
+    out = graph.invoke(Command(resume="yes"), config)
+    assert RUNS["transfer 7 ran"] == 1
+    assert out["messages"][-1].content == "moved"
+    check_wire(openai, 2)
