@@ -725,7 +725,6 @@ def build_graph(
     }
 
     loop_entry = before_model[0] if before_model else AGENT_NODE
-    entry = before_agent[0] if before_agent else loop_entry
     exit_node = after_agent[0] if after_agent else END
     review = after_model[0] if after_model else None
 
@@ -759,13 +758,13 @@ def build_graph(
 
         builder.add_conditional_edges(node, jump_edge, targets(jumps, default))
 
-    def route_start(state: Any) -> str:
+    def route_pending(state: Any) -> str:
         """Unanswered calls finish first (a paused thread given new input); calls the
         after-model hooks have not passed yet (no answer in their turn) go through them."""
         messages = state["messages"]
         pending = pending_calls(messages)
         if not pending:
-            return entry
+            return loop_entry
         if review is not None and state.get(REVIEWED_KEY) != _last_ai_id(state):
             ids = {c["id"] for c in pending}
             turn = next(
@@ -775,10 +774,27 @@ def build_graph(
                 return review
         return TOOLS_NODE
 
-    starts = [entry, TOOLS_NODE] + ([review] if review else [])
-    builder.add_conditional_edges(START, route_start, list(dict.fromkeys(starts)))
-    for node, nxt in zip(before_agent, [*before_agent[1:], loop_entry], strict=False):
-        chain(node, nxt)
+    pending_targets = list(dict.fromkeys([loop_entry, TOOLS_NODE] + ([review] if review else [])))
+    if not before_agent:
+        builder.add_conditional_edges(START, route_pending, pending_targets)
+    else:  # before_agent runs at the start of every invocation, as in create_agent
+        builder.add_edge(START, before_agent[0])
+        for node, nxt in itertools.pairwise(before_agent):
+            chain(node, nxt)
+        last_entry = before_agent[-1]
+        entry_jumps = jumps_of.get(last_entry) or []
+
+        def after_before_agent(state: Any) -> str:
+            jump = state.get("jump_to")
+            if jump and jump in entry_jumps:
+                return resolve(jump, state) or route_pending(state)
+            return route_pending(state)
+
+        builder.add_conditional_edges(
+            last_entry,
+            after_before_agent,
+            list(dict.fromkeys(pending_targets + targets(entry_jumps, loop_entry))),
+        )
     for node, nxt in zip(before_model, [*before_model[1:], AGENT_NODE], strict=False):
         chain(node, nxt)
     if after_model:

@@ -1019,3 +1019,21 @@ def test_new_input_after_the_hitl_approval_does_not_ask_again(openai: OpenAIServ
     assert RUNS["transfer 7 ran"] == 1
     assert out["messages"][-1].content == "moved"
     check_wire(openai, 2)
+
+
+def test_before_agent_runs_on_each_new_input_even_while_paused(openai: OpenAIServer) -> None:
+    @before_agent
+    def count(state: Any, runtime: Any) -> None:
+        RUNS["before_agent"] += 1
+
+    openai.script([{"name": "transfer", "args": {"amount": 9}}], "done")
+    graph = build("dynavec", chat_openai(openai), [transfer], middleware=[count])
+    config = cfg()
+    graph.invoke({"messages": [("user", "move 9")]}, config)
+    out = graph.invoke({"messages": [("user", "hurry")]}, config)
+    assert RUNS["before_agent"] == 2
+    assert out["__interrupt__"][0].value["payload"] == {"transfer": 9}  # the pause stands
+    out = graph.invoke(Command(resume="ok"), config)  # a resume is not a new invocation
+    assert RUNS["before_agent"] == 2 and RUNS["transfer 9 ran"] == 1
+    assert out["messages"][-1].content == "done"
+    check_wire(openai, 2)
