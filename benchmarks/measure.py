@@ -31,6 +31,9 @@ from benchmarks.systems import (
     build,
 )
 
+MIDDLEWARE_SYSTEMS: tuple[VariantName, ...] = ("dynavec_graph", "create_agent")
+MIDDLEWARE_SAVERS: tuple[SaverName, ...] = ("none", "sqlite")
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 Row = dict[str, Any]
 
@@ -468,3 +471,49 @@ async def _throughput(
                     for r in rows[-len(settings.workers) :]
                 )
             )
+
+
+def middleware_time(settings: Settings, workdir: Path, log: Callable[[str], None]) -> list[Row]:
+    """Median ms per step of the package's graph and ``create_agent``, both with the same two
+    middleware (``systems.two_middleware``), alternated round by round as in the time part."""
+    rows: list[Row] = []
+    for kind in MIDDLEWARE_SAVERS:
+        with open_saver(kind, workdir, None) as saver:
+            built = {n: build(n, saver, middleware=True) for n in MIDDLEWARE_SYSTEMS}
+            for system in built.values():
+                system.script.steps, system.script.calls = 2, 1
+                _check_run(system.name, system.run(), 2, 1)
+            for calls in settings.calls:
+                for steps in settings.steps:
+                    reps = settings.reps(steps)
+                    per_step: dict[str, list[float]] = {n: [] for n in MIDDLEWARE_SYSTEMS}
+                    for r in range(reps):
+                        for name in _rotation(r, MIDDLEWARE_SYSTEMS):
+                            system = built[name]
+                            system.script.steps, system.script.calls = steps, calls
+                            seconds, _cpu, outcome = _timed(system)
+                            _check_run(name, outcome, steps, calls)
+                            per_step[name].append(seconds * 1000 / steps)
+                    base = per_step["create_agent"]
+                    for name in MIDDLEWARE_SYSTEMS:
+                        ratios = [t / b for t, b in zip(per_step[name], base, strict=True)]
+                        rows.append(
+                            {
+                                "saver": kind,
+                                "steps": steps,
+                                "calls": calls,
+                                "system": name,
+                                "reps": reps,
+                                "ms_per_step": statistics.median(per_step[name]),
+                                "ratio_to_create_agent": statistics.median(ratios),
+                            }
+                        )
+                    log(
+                        f"middleware {kind:6} steps={steps:<4} calls={calls} "
+                        + "  ".join(
+                            f"{r['system']}={r['ms_per_step']:.2f}ms"
+                            f"({r['ratio_to_create_agent']:.2f})"
+                            for r in rows[-len(MIDDLEWARE_SYSTEMS) :]
+                        )
+                    )
+    return rows

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.systems import BASELINE, LABELS, SYNC_GRAPH, SYSTEMS, TIMED
+from benchmarks.systems import BASELINE, LABELS, MIDDLEWARE_LABEL, SYNC_GRAPH, SYSTEMS, TIMED
 
 Row = dict[str, Any]
 OURS = "dynavec_graph"
@@ -277,6 +277,29 @@ def markdown(results: dict[str, Any]) -> str:
         f"`{SYNC_GRAPH}` runs only with a checkpointer (without one, durability changes "
         "nothing).\n\n" + _table(header, rows)
     )
+    mw = results.get("middleware") or []
+    if mw:
+        mrows = []
+        for r in mw:
+            if r["system"] != "dynavec_graph":
+                continue
+            by = {
+                x["system"]: x
+                for x in mw
+                if (x["saver"], x["steps"], x["calls"]) == (r["saver"], r["steps"], r["calls"])
+            }
+            mrows.append(
+                [r["saver"], f"{r['steps']} x {r['calls']}"]
+                + [
+                    f"{by[s]['ms_per_step']:.2f} ({by[s]['ratio_to_create_agent']:.2f}x)"
+                    for s in ("dynavec_graph", "create_agent")
+                ]
+            )
+        parts.append(
+            f"### With two middleware ({MIDDLEWARE_LABEL}): median ms per step\n\n"
+            "Both systems get the same two middleware; ratio to create_agent with them.\n\n"
+            + _table(["checkpointer", "steps x calls", "dynavec_graph", "create_agent"], mrows)
+        )
     crows = []
     for r in results["time"]:
         if r["system"] != SYSTEMS[0]:

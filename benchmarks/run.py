@@ -24,7 +24,7 @@ from benchmarks import measure, report
 from benchmarks.savers import SAVERS
 
 RESULTS = Path(__file__).resolve().parent / "results"
-PARTS = ("time", "storage", "resume", "imports", "throughput")
+PARTS = ("time", "middleware", "storage", "resume", "imports", "throughput")
 PACKAGES = (
     "langgraph",
     "langgraph-prebuilt",
@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results: dict[str, Any] = {
         "time": [],
+        "middleware": [],
         "memory": [],
         "storage": [],
         "resume": [],
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
                     settings, workdir, new_db, _log
                 )
                 timed("time", t)
+            if "middleware" not in skip:
+                t = time.perf_counter()
+                results["middleware"] = measure.middleware_time(settings, workdir, _log)
+                timed("middleware", t)
             if "storage" not in skip:
                 t = time.perf_counter()
                 results["storage"] = measure.storage(settings, workdir, new_db, drop_db, _log)

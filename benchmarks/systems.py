@@ -234,18 +234,33 @@ def import_system(name: SystemName) -> None:
     import langgraph.types  # noqa: F401
 
 
+MIDDLEWARE_LABEL: Final = "ModelRetryMiddleware + ToolRetryMiddleware"
+
+
+def two_middleware() -> list[Any]:
+    """One model-level and one tool-level middleware (``wrap_model_call``, ``wrap_tool_call``),
+    both pass-through when nothing fails: the cost of the middleware machinery itself."""
+    from langchain.agents.middleware import ModelRetryMiddleware, ToolRetryMiddleware
+
+    return [ModelRetryMiddleware(max_retries=1), ToolRetryMiddleware(max_retries=1)]
+
+
 def build(
     name: VariantName,
     checkpointer: Any,
     *,
     script: Script | None = None,
     io_latency: float | None = None,
+    middleware: bool = False,
 ) -> System:
     """Build ``name`` with its own scripted model, the shared tools and ``checkpointer``.
 
     ``io_latency`` makes ``transfer`` async, awaiting that many seconds after the decision.
     ``SYNC_GRAPH`` is the package's graph, invoked with ``durability="sync"``.
+    ``middleware`` gives ``dynavec_graph`` and ``create_agent`` the same two LangChain
+    middleware (:func:`two_middleware`: one model-level, one tool-level).
     """
+    extra: dict[str, Any] = {"middleware": two_middleware()} if middleware else {}
     script = script or Script()
     model = ScriptedChatModel(policy=script)
     system = System(name, script, model, checkpointer)
@@ -264,6 +279,7 @@ def build(
                 system_prompt=SYSTEM_PROMPT,
                 max_steps=MAX_STEPS,
                 checkpointer=checkpointer,
+                **extra,
             )
             if name == SYNC_GRAPH:
                 system.invoke_kwargs = {"durability": "sync"}
@@ -273,7 +289,7 @@ def build(
         from langchain.agents import create_agent
 
         system.graph = create_agent(
-            model, lc_tools, system_prompt=SYSTEM_PROMPT, checkpointer=checkpointer
+            model, lc_tools, system_prompt=SYSTEM_PROMPT, checkpointer=checkpointer, **extra
         )
         return system
     with warnings.catch_warnings():

@@ -275,7 +275,15 @@ def build_result(
         return AgentResult(
             last_thought or last_obs, steps, False, "max_steps_reached", max_steps, count
         )
-    return AgentResult(last_thought or "", steps, True, "completed", len(steps), count)
+    return AgentResult(
+        last_thought or "",
+        steps,
+        True,
+        "completed",
+        len(steps),
+        count,
+        structured_response=values.get("structured_response"),
+    )
 
 
 @asynccontextmanager
@@ -329,6 +337,7 @@ class ReActAgent:
         checkpointer: Any = None,
         *,
         parallel_tool_calls: bool = False,
+        **options: Any,
     ) -> None:
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
         self.max_steps = check_max_steps(max_steps)
@@ -346,6 +355,7 @@ class ReActAgent:
             checkpointer=self._saver,
             name="dynavec_react_agent",
             parallel_tool_calls=parallel_tool_calls,
+            **options,  # create_react_agent's other options (response_format, middleware, ...)
         )
 
     # --- planning (no I/O) --------------------------------------------------------------

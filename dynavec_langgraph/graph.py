@@ -65,6 +65,7 @@ from dynavec_langgraph.tools import (
 
 if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
     from langgraph.prebuilt import ToolNode
+    from langgraph.prebuilt.tool_node import ToolInvocationError
 
 __all__ = [
     "AGENT_NODE",
@@ -592,7 +593,7 @@ class _Nodes:
         model: Runnable[LanguageModelInput, Any],
         tools: list[AgentTool],
         executor: ToolNode,
-        system_prompt: str | None,
+        system_prompt: str | SystemMessage | None,
         max_steps: int,
         name: str,
         parallel: bool,
@@ -615,7 +616,10 @@ class _Nodes:
             if own_executor is False
             else {n: t for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)}
         )
-        self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
+        if isinstance(system_prompt, SystemMessage):
+            self.prompt = [system_prompt]
+        else:
+            self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
         self.max_steps = max_steps
 
     def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
@@ -745,13 +749,25 @@ def create_react_agent(
     model: Any,
     tools: Sequence[Any] | ToolNode | None = None,
     *,
-    system_prompt: str | None = None,
+    system_prompt: str | SystemMessage | None = None,
     max_steps: int = 10,
     checkpointer: Checkpointer | str | Any = None,
     store: BaseStore | None = None,
     name: str = "dynavec_agent",
     message_storage: MessageStorage = "delta",
     parallel_tool_calls: bool = False,
+    prompt: Any = None,
+    response_format: Any = None,
+    middleware: Sequence[Any] = (),
+    state_schema: Any = None,
+    context_schema: Any = None,
+    pre_model_hook: Any = None,
+    post_model_hook: Any = None,
+    interrupt_before: list[str] | None = None,
+    interrupt_after: list[str] | None = None,
+    debug: bool = False,
+    cache: Any = None,
+    **unknown: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.
 
@@ -765,7 +781,8 @@ def create_react_agent(
             or a dynavec-style model (``invoke(messages, tools=...)``).
         tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools,
             or a LangGraph ``ToolNode`` (its tools and its ``handle_tool_errors``).
-        system_prompt: added before the conversation at every model call (not stored).
+        system_prompt: a str or ``SystemMessage``, added before the conversation at every
+            model call (not stored).
         max_steps: model calls per run (per user message); below 1 counts as 1.
         checkpointer: a LangGraph saver, or what ``ReActAgent`` takes (a connection string,
             a dynavec checkpointer such as ``DynamoDBCheckpointer``; a connection opened
@@ -777,6 +794,22 @@ def create_react_agent(
         parallel_tool_calls: run the calls of a turn concurrently, each as its own task
             (several approvals can be pending at once). The default runs them one at a
             time in the model's order, each checkpointed before the next starts.
+        prompt: the prebuilt agent's ``prompt``: a str or ``SystemMessage`` (as
+            ``system_prompt``), or a callable / Runnable taking the state and returning the
+            model's input messages.
+        response_format: as ``create_agent``'s: a pydantic model, dataclass, TypedDict,
+            JSON-schema dict, ``ToolStrategy`` or ``ProviderStrategy``; the result is in
+            ``state["structured_response"]``. Needs ``langchain``.
+        middleware: LangChain ``AgentMiddleware`` instances (and decorator forms), wired as
+            ``create_agent`` wires them. Needs ``langchain``.
+        state_schema: a state with ``messages`` (e.g. LangChain's ``AgentState`` or the
+            prebuilt agent's state) whose other keys the graph keeps.
+        context_schema: the type of ``invoke(..., context=...)``; tools read it through
+            ``ToolRuntime.context`` or ``get_runtime()``.
+        pre_model_hook / post_model_hook: the prebuilt agent's hooks: a node run before
+            each model call (it may return ``llm_input_messages``, the model's input for
+            that call, not stored) and one run after it.
+        interrupt_before / interrupt_after / debug / cache: passed to ``compile``.
 
     Returns:
         The compiled graph. Its state is :class:`ReActState`.
@@ -791,35 +824,102 @@ def create_react_agent(
         >>> graph.invoke({"messages": [("user", "hello")]})["messages"][-1].content
         'Hi!'
     """
+    if unknown:
+        raise TypeError(
+            f"create_react_agent() got unknown option(s) {sorted(unknown)}; it takes "
+            f"{', '.join(_OPTIONS)}"
+        )
     if message_storage not in get_args(MessageStorage):
         raise ValueError(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
         )
     from langgraph.prebuilt import ToolNode
+    from langgraph.prebuilt.tool_node import ToolInvocationError
 
+    from dynavec_langgraph import middleware as mw
     from dynavec_langgraph.models import bind_model  # chat-model machinery: imported on use
 
+    # ToolNode reads the handler's annotation to know what it answers inside the wrappers
+    _wrapped_error_observation.__annotations__["error"] = ToolInvocationError
+
+    system_message, prompt_runnable = mw.resolve_prompt(system_prompt, prompt)
+    options = mw.AgentOptions(
+        system_message=system_message,
+        prompt=prompt_runnable,
+        response_format=response_format,
+        state_schema=state_schema,
+        context_schema=context_schema,
+        pre_model_hook=pre_model_hook,
+        post_model_hook=post_model_hook,
+        middleware=list(middleware or ()),
+    )
+    if options.middleware:
+        mw.need_langchain("middleware")
+    if response_format is not None:
+        mw.need_langchain("response_format")
+    if options.extended and parallel_tool_calls:
+        raise ValueError(
+            "parallel_tool_calls=True is not available with middleware, response_format, "
+            "state_schema, a callable prompt or pre/post model hooks yet: drop one of them"
+        )
+    extra_tools = [t for m in options.middleware for t in getattr(m, "tools", None) or ()]
+    wrap, awrap = mw.tool_wrappers(options.middleware) if options.middleware else (None, None)
     if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
+        if extra_tools or wrap is not None:
+            raise ValueError(
+                "tools=ToolNode(...) cannot take middleware tools or wrap_tool_call "
+                "middleware: pass the tools as a list"
+            )
         executor = tools
         agent_tools = as_tools(list(tools.tools_by_name.values()))
     else:
         agent_tools = as_tools(tools)
+        if extra_tools:  # create_agent: the middleware's tools come first
+            agent_tools = as_tools([*extra_tools, *agent_tools])
         executor = ToolNode(
-            [executable(t) for t in agent_tools], handle_tool_errors=_error_observation
+            [executable(t) for t in agent_tools],
+            handle_tool_errors=_error_observation if wrap is None else _wrapped_error_observation,
+            wrap_tool_call=wrap,
+            awrap_tool_call=awrap,
         )
     steps = check_max_steps(max_steps)
-    nodes = _Nodes(
+    node_args = (
         bind_model(model, agent_tools),
         agent_tools,
         executor,
-        system_prompt,
+        system_message,
         steps,
         name,
         parallel_tool_calls,
-        own_executor=not isinstance(tools, ToolNode),
     )
+    own = not isinstance(tools, ToolNode) and wrap is None
+    if options.extended:
+        ext = mw.ExtendedNodes(*node_args, own_executor=own)
+        ext.setup(options, _chat_model(model), [executable(t) for t in agent_tools], middleware)
+        base = ReActState if message_storage == "delta" else _FullReActState
+        builder = mw.build_graph(
+            mw.merged_state(base, options, options.middleware),
+            ext,
+            options,
+            options.middleware,
+            steps,
+            has_tools=bool(agent_tools),
+        )
+        return _compile(
+            builder,
+            checkpointer,
+            store,
+            name,
+            steps,
+            agent_tools,
+            interrupt_before,
+            interrupt_after,
+            debug,
+            cache,
+        )
+    nodes = _Nodes(*node_args, own_executor=own)
     schema = ReActState if message_storage == "delta" else _FullReActState
-    builder = StateGraph(schema)
+    builder = StateGraph(schema, context_schema=context_schema)
     builder.add_node(AGENT_NODE, _Node(AGENT_NODE, nodes.call_model, nodes.acall_model))
     builder.add_node(TOOLS_NODE, _Node(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
     if parallel_tool_calls:
@@ -836,12 +936,81 @@ def create_react_agent(
         builder.add_conditional_edges(
             TOOLS_NODE, _route_after_tools(steps), [AGENT_NODE, TOOLS_NODE, END]
         )
+    return _compile(
+        builder,
+        checkpointer,
+        store,
+        name,
+        steps,
+        agent_tools,
+        interrupt_before,
+        interrupt_after,
+        debug,
+        cache,
+    )
+
+
+_OPTIONS = (
+    "model", "tools", "system_prompt", "max_steps", "checkpointer", "store", "name",
+    "message_storage", "parallel_tool_calls", "prompt", "response_format", "middleware",
+    "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
+    "interrupt_after", "debug", "cache",
+)  # fmt: skip
+
+
+def _wrapped_error_observation(error: ToolInvocationError) -> str:
+    """With ``wrap_tool_call`` middleware: inside the wrappers ``ToolNode`` answers only bad
+    arguments (the annotation tells it so), so the wrappers see a tool's exceptions (retries
+    need them); what leaves the wrappers is answered as CONTRACT 3 says."""
+    return _error_observation(error)
+
+
+def _chat_model(model: Any) -> Any:
+    """The chat model a ``ModelRequest`` carries (a ``"provider:model"`` string resolved)."""
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(model)
+    return model
+
+
+def _compile(
+    builder: StateGraph[Any, Any, Any, Any],
+    checkpointer: Any,
+    store: BaseStore | None,
+    name: str,
+    steps: int,
+    agent_tools: list[AgentTool],
+    interrupt_before: list[str] | None,
+    interrupt_after: list[str] | None,
+    debug: bool,
+    cache: Any,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     if not isinstance(checkpointer, bool | None | BaseCheckpointSaver):
         # a dynavec checkpointer or a connection string, as ReActAgent takes them
         from dynavec_langgraph.savers import resolve_checkpointer
 
         checkpointer = resolve_checkpointer(checkpointer)
-    graph = builder.compile(checkpointer=checkpointer, store=store, name=name)
+    for option, nodes in (
+        ("interrupt_before", interrupt_before),
+        ("interrupt_after", interrupt_after),
+    ):
+        unknown = [n for n in nodes or () if n != "*" and n not in builder.nodes]
+        if unknown:
+            raise ValueError(
+                f"{option}={nodes!r}: the agent has no node {unknown}; its nodes are "
+                f"{sorted(builder.nodes)} (the model node is {AGENT_NODE!r}; create_agent "
+                "calls it 'model')"
+            )
+    graph = builder.compile(
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        cache=cache,
+    )
     return graph.with_config(
         recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
         metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},

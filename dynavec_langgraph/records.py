@@ -108,6 +108,8 @@ class AgentResult:
     total_steps: int = 0
     tool_calls_count: int = 0
     interrupt_payload: dict[str, Any] | None = None
+    structured_response: Any = None
+    """With ``response_format``: the parsed structured response of the run."""
 
 
 @dataclass

@@ -13,7 +13,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import IMPORTS, Settings
+from benchmarks.measure import IMPORTS, MIDDLEWARE_SAVERS, MIDDLEWARE_SYSTEMS, Settings
 from benchmarks.savers import SAVERS
 from benchmarks.systems import SYNC_GRAPH, SYSTEMS, TIMED
 
@@ -45,6 +45,11 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
         assert len(row["samples_ms"]) == row["reps"] == quick.reps(row["steps"])
         if row["system"] == "create_agent":
             assert row["ratio_to_create_agent"] == 1.0
+
+    mw_cases = {(r["saver"], r["steps"], r["calls"], r["system"]) for r in results["middleware"]}
+    assert mw_cases == set(product(MIDDLEWARE_SAVERS, quick.steps, quick.calls, MIDDLEWARE_SYSTEMS))
+    assert all(r["ms_per_step"] > 0 for r in results["middleware"])
+    assert "With two middleware" in (tmp_path / "results.md").read_text()
 
     stored = {(r["saver"], r["steps"], r["system"]): r["bytes"] for r in results["storage"]}
     assert set(stored) == set(
