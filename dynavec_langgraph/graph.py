@@ -348,8 +348,9 @@ def _all_tasks(
 
 
 def _error_observation(error: Exception) -> str:
-    """CONTRACT 3: a tool's exception is the observation ``Error executing tool '<name>': ...``
-    (the tool node runs one call at a time, so the running call names the tool)."""
+    """A tool's exception is the observation ``Error executing tool '<name>': ...``
+    (docs/compatibility.md §3; the tool node runs one call at a time, so the running call
+    names the tool)."""
     running = current_tool_call()
     return format_tool_error(running["name"] if running else "unknown", error)
 
@@ -410,7 +411,8 @@ class _Call:
         return {**self.call, "type": "tool_call"}
 
     def own_error(self, error: Exception) -> dict[str, Any]:
-        """A package tool's exception answered as ``ToolNode`` answers one (CONTRACT 3)."""
+        """A package tool's exception answered as ``ToolNode`` answers one
+        (docs/compatibility.md §3)."""
         if isinstance(error, GraphBubbleUp) or is_invalid_resume(error):
             raise error
         message = ToolMessage(
@@ -961,7 +963,7 @@ _OPTIONS = (
 def _wrapped_error_observation(error: ToolInvocationError) -> str:
     """With ``wrap_tool_call`` middleware: inside the wrappers ``ToolNode`` answers only bad
     arguments (the annotation tells it so), so the wrappers see a tool's exceptions (retries
-    need them); what leaves the wrappers is answered as CONTRACT 3 says."""
+    need them); what leaves the wrappers is answered as docs/compatibility.md §3 says."""
     return _error_observation(error)
 
 
