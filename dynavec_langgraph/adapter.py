@@ -63,9 +63,10 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from dynavec_langgraph.checkpoint import Checkpoint, _interrupt_values, _json_metadata, _view
+from dynavec_langgraph.checkpoint import Checkpoint
 from dynavec_langgraph.messages import merge_conversation, pending_calls
 from dynavec_langgraph.serde import safe_serializer
+from dynavec_langgraph.view import interrupted_marker, json_metadata, state_view
 
 __all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]
 
@@ -435,7 +436,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
                 messages = self._root_messages(thread_id, stored, checkpoint, parent_id)
                 self._remember(thread_id, checkpoint["id"], messages)
                 values = {**saved["channel_values"], "messages": messages}
-                node_id, step, state = _view(values, [], thread_id)
+                node_id, step, state = state_view(values, [], thread_id)
                 record.node_id, record.step, record.state = node_id, step, state
                 moment = metadata.get("source") != "input" and not pending_calls(messages)
             entry = {
@@ -455,7 +456,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
                 own = False
             if own:
                 record.parent_checkpoint_id = _holder(stored, ns, parent_id)
-                record.metadata = {**_json_metadata(metadata), _LG_KEY: {"entries": [entry]}}
+                record.metadata = {**json_metadata(metadata), _LG_KEY: {"entries": [entry]}}
                 self._save(record)
             else:
                 assert host is not None
@@ -484,18 +485,10 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         interrupts = [self._dec(w["value"]) for w in writes if w["channel"] == INTERRUPT]
         flat = [i for v in interrupts for i in (v if isinstance(v, list | tuple) else [v])]
         if flat and record.node_id is not None and record.node_id != "interrupted":
-            first = _interrupt_values(flat)[0]
-            call = first.get("tool_call") or {}
             state = dict(record.state)
             state.pop("output", None)
             state["finished"] = False
-            state["interrupted"] = {
-                "node_id": first.get("node_id"),
-                "payload": first.get("payload"),
-                "tool_call_id": call.get("id"),
-                "step": record.step,
-                "thread_id": record.thread_id,
-            }
+            state["interrupted"] = interrupted_marker(flat[0], record.step, record.thread_id)
             record.node_id, record.state = "interrupted", state
         self.checkpointer.save(record)
 
@@ -507,7 +500,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         metadata = self._dec(item.metadata)
         messages = self._root_messages(thread_id, stored, checkpoint, item.parent_id)
         values = {**checkpoint["channel_values"], "messages": messages}
-        node_id, step, state = _view(values, [], thread_id)
+        node_id, step, state = state_view(values, [], thread_id)
         entry = next(e for e in _entries(item.record) if _entry_key(e) == ("", item.checkpoint_id))
         entry["writes"] = item.writes
         record = Checkpoint(
@@ -517,7 +510,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             node_id=node_id,
             step=step,
             state=state,
-            metadata={**_json_metadata(metadata), _LG_KEY: {"entries": [entry]}},
+            metadata={**json_metadata(metadata), _LG_KEY: {"entries": [entry]}},
             timestamp=checkpoint["ts"],
         )
         # the copy left in the old record is stale; _load_all prefers a checkpoint's own record

@@ -14,7 +14,7 @@ from contextlib import (
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import is_invalid_resume
@@ -38,10 +38,15 @@ from dynavec_langgraph.graph import (
     check_max_steps,
     create_react_agent,
 )
-from dynavec_langgraph.interrupt import describe_pending, refusal, resume_command
+from dynavec_langgraph.interrupt import (
+    describe_pending,
+    interrupt_fields,
+    refusal,
+    resume_command,
+)
 from dynavec_langgraph.locks import aresume_lock, resume_lock
-from dynavec_langgraph.messages import calls_of, from_dynavec, pending_calls, to_dynavec
-from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message
+from dynavec_langgraph.messages import from_dynavec, pending_calls
+from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.savers import (
     ConnectionSaver,
     describe_storage,
@@ -49,6 +54,7 @@ from dynavec_langgraph.savers import (
     resolve_checkpointer,
 )
 from dynavec_langgraph.scratch import ScratchThreads
+from dynavec_langgraph.view import build_result
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 
@@ -134,10 +140,7 @@ def _exists(snapshot: StateSnapshot) -> bool:
 
 
 def _node_ids(interrupts: Sequence[Interrupt]) -> list[str]:
-    return [
-        str(i.value.get("node_id")) if isinstance(i.value, dict) else repr(i.value)
-        for i in interrupts
-    ]
+    return [interrupt_fields(i).label() for i in interrupts]
 
 
 def _refuse_if_paused(thread_id: str, snapshot: StateSnapshot) -> None:
@@ -210,80 +213,6 @@ def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
     # addressed by id, so every decision reaches the tool as it is (a dict like {} would
     # otherwise be read as a map of interrupt ids and dropped)
     return {interrupts[0].id: decision} if interrupts else decision
-
-
-def _step_records(messages: Sequence[BaseMessage]) -> list[AgentStep]:
-    """The steps of the current run: each assistant message with its observations."""
-    start = 0
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            start = i + 1
-            break
-    answers = {m.tool_call_id: m for m in messages[start:] if isinstance(m, ToolMessage)}
-    steps: list[AgentStep] = []
-    for m in messages[start:]:
-        if not isinstance(m, AIMessage):
-            continue
-        record = to_dynavec(m)
-        observations = [
-            str(to_dynavec(answers[c["id"]]).content) for c in calls_of(m) if c["id"] in answers
-        ]
-        steps.append(AgentStep(len(steps) + 1, record.content, record.tool_calls, observations))
-    return steps
-
-
-def _dynavec_messages(prompt: str | None, messages: Sequence[BaseMessage]) -> list[Message]:
-    head = [Message("system", prompt)] if prompt else []
-    return head + [to_dynavec(m) for m in messages]
-
-
-def build_result(
-    values: dict[str, Any],
-    interrupts: Sequence[Interrupt],
-    *,
-    thread_id: str,
-    max_steps: int,
-    system_prompt: str | None,
-) -> AgentResult:
-    """The dynavec ``AgentResult`` of a graph state (after ``invoke`` or ``get_state``)."""
-    messages: list[BaseMessage] = list(values.get("messages") or [])
-    steps = _step_records(messages)
-    count = sum(len(s.tool_calls) for s in steps)
-    last_thought = steps[-1].thought if steps else None
-    if interrupts:
-        first = interrupts[0]
-        value = first.value if isinstance(first.value, dict) else {"payload": first.value}
-        call = value.get("tool_call") or {}
-        payload = {
-            "thread_id": thread_id,
-            "node_id": value.get("node_id"),
-            "payload": value.get("payload"),
-            "messages": _dynavec_messages(system_prompt, messages),
-            "start_step": len(steps),
-            "tool_call_id": call.get("id"),
-            "interrupt_id": first.id,
-            "pending": [
-                {"interrupt_id": i.id, **(i.value if isinstance(i.value, dict) else {})}
-                for i in interrupts
-            ],
-        }
-        return AgentResult(
-            last_thought or "", steps, False, "interrupted", len(steps), count, payload
-        )
-    if values.get("termination_reason") == "max_steps_reached":
-        last_obs = steps[-1].observations[-1] if steps and steps[-1].observations else ""
-        return AgentResult(
-            last_thought or last_obs, steps, False, "max_steps_reached", max_steps, count
-        )
-    return AgentResult(
-        last_thought or "",
-        steps,
-        True,
-        "completed",
-        len(steps),
-        count,
-        structured_response=values.get("structured_response"),
-    )
 
 
 @asynccontextmanager
@@ -852,4 +781,4 @@ class ReActAgent:
         return _Plan(_config(tid, model_kwargs), Command(resume=decision), tid), seed
 
 
-__all__ += ["build_result"]
+__all__ += ["build_result"]  # its home is dynavec_langgraph.view

@@ -23,15 +23,15 @@ from __future__ import annotations
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langgraph.types import Interrupt, StateSnapshot
+from langgraph.types import StateSnapshot
 
-from dynavec_langgraph.messages import calls_of, pending_calls, to_dynavec
+from dynavec_langgraph.messages import pending_calls
+from dynavec_langgraph.view import json_metadata, state_view
 
 __all__ = [
     "BaseCheckpointer",
@@ -221,85 +221,6 @@ def __getattr__(name: str) -> Any:
 # --- the dynavec view of a graph state -------------------------------------------------
 
 
-def _goal(messages: Sequence[BaseMessage]) -> str | None:
-    for m in reversed(messages):
-        if isinstance(m, HumanMessage):
-            return str(to_dynavec(m).content or "")
-    return None
-
-
-def _interrupt_values(interrupts: Sequence[Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for item in interrupts:
-        value = item.value if isinstance(item, Interrupt) else item
-        out.append(value if isinstance(value, dict) else {"payload": value})
-    return out
-
-
-def _view(
-    values: Mapping[str, Any],
-    interrupts: Sequence[Any],
-    thread_id: str,
-    system_prompt: str | None = None,
-) -> tuple[str, int, dict[str, Any]]:
-    """``(node_id, step, state)`` of a ReAct graph state, in docs/compatibility.md §5's layout."""
-    from dynavec_langgraph.agent import build_result  # agent imports this module
-
-    messages: list[BaseMessage] = [
-        m for m in values.get("messages") or [] if isinstance(m, BaseMessage)
-    ]
-    result = build_result(
-        {"messages": messages}, [], thread_id=thread_id, max_steps=0, system_prompt=None
-    )
-    steps = result.steps
-    head: list[dict[str, Any]] = (
-        [{"role": "system", "content": system_prompt, "tool_call_id": None, "tool_calls": []}]
-        if system_prompt
-        else []
-    )
-    state: dict[str, Any] = {
-        "goal": _goal(messages),
-        "messages": head + [to_dynavec(m).to_dict() for m in messages],
-        "steps": [s.to_dict() for s in steps],
-        "total_tool_calls": result.tool_calls_count,
-        "finished": False,
-    }
-    last = messages[-1] if messages else None
-    at_rest = not pending_calls(messages)
-    if interrupts:
-        first = _interrupt_values(interrupts)[0]
-        call = first.get("tool_call") or {}
-        state["interrupted"] = {
-            "node_id": first.get("node_id"),
-            "payload": first.get("payload"),
-            "tool_call_id": call.get("id"),
-            "step": len(steps),
-            "thread_id": thread_id,
-        }
-        return "interrupted", len(steps), state
-    if not steps:
-        return "init", 0, state
-    if values.get("termination_reason") == "max_steps_reached" and at_rest:
-        state["output"] = steps[-1].thought or (
-            steps[-1].observations[-1] if steps[-1].observations else ""
-        )
-        return "max_steps_reached", len(steps), state
-    if isinstance(last, AIMessage) and not calls_of(last):
-        state["output"] = steps[-1].thought or ""
-        state["finished"] = True
-    return f"step_{len(steps)}", len(steps), state
-
-
-def _json_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in metadata.items():
-        if isinstance(value, str | int | float | bool) or value is None:
-            out[key] = value
-        elif key == "parents" and isinstance(value, dict):
-            out[key] = {str(k): str(v) for k, v in value.items()}
-    return out
-
-
 def dynavec_view(
     snapshot: StateSnapshot, *, thread_id: str | None = None, system_prompt: str | None = None
 ) -> Checkpoint:
@@ -311,9 +232,11 @@ def dynavec_view(
     """
     configurable = snapshot.config.get("configurable") or {}
     tid = thread_id or str(configurable.get("thread_id") or "")
-    node_id, step, state = _view(snapshot.values or {}, snapshot.interrupts, tid, system_prompt)
+    node_id, step, state = state_view(
+        snapshot.values or {}, snapshot.interrupts, tid, system_prompt
+    )
     parent = (snapshot.parent_config or {}).get("configurable") or {}
-    metadata = _json_metadata(snapshot.metadata or {})
+    metadata = json_metadata(snapshot.metadata or {})
     metadata["next"] = list(snapshot.next)
     return Checkpoint(
         thread_id=tid,

@@ -54,7 +54,7 @@ from typing import Any, Final, Literal, TextIO, overload
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph.agent import ReActAgent, build_result
+from dynavec_langgraph.agent import ReActAgent
 from dynavec_langgraph.demo import (
     DEMO_SYSTEM_PROMPT,
     DEMO_TOOLS,
@@ -72,10 +72,12 @@ from dynavec_langgraph.inbox import (
     refuse_foreign_tools,
     resume_graph,
 )
+from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote_inbox import ServerInbox
 from dynavec_langgraph.savers import ConnectionSaver, masked_url, resolve_checkpointer
 from dynavec_langgraph.serde import safe_serializer
+from dynavec_langgraph.view import build_result
 
 __all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "main"]
 
@@ -237,10 +239,11 @@ def _show_pause(result: AgentResult, out: TextIO) -> None:
     info = result.interrupt_payload or {}
     pending = info.get("pending") or [info]
     for item in pending:
-        call = item.get("tool_call") or {}
+        fields = interrupt_fields(item)
+        call = fields.tool_call or {}
         where = f" (tool call {call.get('name')} {call.get('id')})" if call else ""
-        print(f"Paused at {item.get('node_id')!r}{where}.", file=out)
-        print(f"  payload: {_dump(item.get('payload'))}", file=out)
+        print(f"Paused at {fields.node_id!r}{where}.", file=out)
+        print(f"  payload: {_dump(fields.payload)}", file=out)
 
 
 def _show_answer(result: AgentResult, out: TextIO) -> None:

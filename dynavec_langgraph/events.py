@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.types import StreamMode
 
 from dynavec_langgraph.graph import AGENT_NODE, TOOLS_NODE
+from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.messages import to_dynavec
 from dynavec_langgraph.records import AgentResult, ToolCall
 
@@ -94,14 +95,9 @@ def events_from_chunk(mode: str, chunk: Any) -> list[AgentEvent]:
     for node, update in chunk.items():
         if node == "__interrupt__":
             for pending in update:
-                value = pending.value if isinstance(pending.value, dict) else {}
+                fields = interrupt_fields(pending)
                 events.append(
-                    InterruptEvent(
-                        value.get("node_id"),
-                        value.get("payload", pending.value),
-                        pending.id,
-                        value.get("tool_call"),
-                    )
+                    InterruptEvent(fields.node_id, fields.payload, pending.id, fields.tool_call)
                 )
             continue
         for message in (update or {}).get("messages", []) if isinstance(update, dict) else []:

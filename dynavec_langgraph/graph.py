@@ -171,7 +171,7 @@ def route_after_agent(state: Mapping[str, Any]) -> Literal["tools", "__end__"]:
     return TOOLS_NODE if pending_calls(state["messages"]) else "__end__"
 
 
-def _route_start_parallel(max_steps: int, nodes: _Nodes) -> Any:
+def _route_start_parallel(max_steps: int, nodes: ReActNodes) -> Any:
     def route_start(state: Mapping[str, Any]) -> list[Send] | Literal["agent"]:
         """Unanswered calls each become a task; otherwise the model."""
         return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or AGENT_NODE
@@ -179,7 +179,7 @@ def _route_start_parallel(max_steps: int, nodes: _Nodes) -> Any:
     return route_start
 
 
-def _route_after_agent_parallel(max_steps: int, nodes: _Nodes) -> Any:
+def _route_after_agent_parallel(max_steps: int, nodes: ReActNodes) -> Any:
     def route_after_agent(state: Mapping[str, Any]) -> list[Send] | Literal["__end__"]:
         """Each tool call of the turn as its own task, all at once; no calls ends the run."""
         return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or "__end__"
@@ -201,7 +201,7 @@ def _route_after_task(max_steps: int) -> Any:
     return route_after_task
 
 
-def _route_after_tools(max_steps: int) -> Any:
+def tools_router(max_steps: int) -> Any:
     def route_after_tools(state: Mapping[str, Any]) -> Literal["agent", "tools", "__end__"]:
         """Next call of the batch, else the model, else the end once ``max_steps`` is spent."""
         messages = state["messages"]
@@ -214,7 +214,7 @@ def _route_after_tools(max_steps: int) -> Any:
     return route_after_tools
 
 
-def _after_model(state: ReActState, response: Any, name: str) -> dict[str, Any]:
+def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
         raise TypeError(
             f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
@@ -232,7 +232,7 @@ def _after_model(state: ReActState, response: Any, name: str) -> dict[str, Any]:
     }
 
 
-def _model_kwargs(config: RunnableConfig) -> dict[str, Any]:
+def model_kwargs(config: RunnableConfig) -> dict[str, Any]:
     return dict((config.get("configurable") or {}).get(MODEL_KWARGS_KEY) or {})
 
 
@@ -587,7 +587,7 @@ def _remember(done: dict[str, CompletedCall], call: _Call, update: Any) -> Any:
     return update
 
 
-class _Nodes:
+class ReActNodes:
     """The two nodes, sync and async; they differ only in the line that does I/O."""
 
     def __init__(
@@ -628,18 +628,18 @@ class _Nodes:
         if self.parallel and pending_calls(state["messages"]):
             return {}  # held calls: the router sends them again; no model call
         messages = self.prompt + list(state["messages"])
-        response = self.model.invoke(messages, config, **_model_kwargs(config))
+        response = self.model.invoke(messages, config, **model_kwargs(config))
         return self._after_model(state, response)
 
     async def acall_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
         if self.parallel and pending_calls(state["messages"]):
             return {}
         messages = self.prompt + list(state["messages"])
-        response = await self.model.ainvoke(messages, config, **_model_kwargs(config))
+        response = await self.model.ainvoke(messages, config, **model_kwargs(config))
         return self._after_model(state, response)
 
     def _after_model(self, state: ReActState, response: Any) -> dict[str, Any]:
-        update = _after_model(state, response, self.name)
+        update = model_update(state, response, self.name)
         if self.parallel and state.get("held"):
             update["held"] = None  # a new turn: its calls may be held once each
         return update
@@ -714,7 +714,7 @@ class _Nodes:
         return _remember(done, call, result)
 
 
-class _Node(Runnable[Any, Any]):
+class NodeRunnable(Runnable[Any, Any]):
     """A node with sync and async twins. LangGraph traces every node run itself; a
     ``RunnableLambda`` would add a second, nested run to each step, and its cost."""
 
@@ -919,11 +919,11 @@ def create_react_agent(
             debug,
             cache,
         )
-    nodes = _Nodes(*node_args, own_executor=own)
+    nodes = ReActNodes(*node_args, own_executor=own)
     schema = ReActState if message_storage == "delta" else _FullReActState
     builder = StateGraph(schema, context_schema=context_schema)
-    builder.add_node(AGENT_NODE, _Node(AGENT_NODE, nodes.call_model, nodes.acall_model))
-    builder.add_node(TOOLS_NODE, _Node(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
+    builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
+    builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
     if parallel_tool_calls:
         builder.add_conditional_edges(
             START, _route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
@@ -936,7 +936,7 @@ def create_react_agent(
         builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
         builder.add_conditional_edges(AGENT_NODE, route_after_agent, [TOOLS_NODE, END])
         builder.add_conditional_edges(
-            TOOLS_NODE, _route_after_tools(steps), [AGENT_NODE, TOOLS_NODE, END]
+            TOOLS_NODE, tools_router(steps), [AGENT_NODE, TOOLS_NODE, END]
         )
     return _compile(
         builder,

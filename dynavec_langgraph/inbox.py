@@ -39,7 +39,12 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 from dynavec_langgraph.errors import DynavecError
 from dynavec_langgraph.graph import TOOLS_METADATA_KEY
-from dynavec_langgraph.interrupt import describe_pending, refusal, resume_command
+from dynavec_langgraph.interrupt import (
+    describe_pending,
+    interrupt_fields,
+    refusal,
+    resume_command,
+)
 from dynavec_langgraph.locks import resume_lock
 
 __all__ = [
@@ -104,16 +109,14 @@ def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingAp
     """The pending approvals of one thread's state."""
     rows: list[PendingApproval] = []
     for item in snapshot.interrupts:
-        value = item.value
-        if not isinstance(value, dict) or "node_id" not in value:  # a plain LangGraph interrupt
-            value = {"payload": value}
+        fields = interrupt_fields(item)
         rows.append(
             PendingApproval(
                 thread_id=thread_id,
-                node_id=str(value.get("node_id", "")),
-                payload=value.get("payload"),
+                node_id=fields.node_id or "",
+                payload=fields.payload,
                 since=snapshot.created_at or "",
-                tool_call=value.get("tool_call"),
+                tool_call=fields.tool_call,
                 interrupt_id=item.id,
             )
         )
@@ -313,8 +316,8 @@ def refuse_foreign_tools(
     if tools is None:
         return
     for item in interrupts:
-        call = item.value.get("tool_call") if isinstance(item.value, dict) else None
-        name = call.get("name") if isinstance(call, dict) else None
+        call = interrupt_fields(item).tool_call
+        name = call.get("name") if call else None
         if name is not None and name not in tools:
             raise InboxError(
                 f"thread {thread_id!r} waits for an approval of tool {name!r} "

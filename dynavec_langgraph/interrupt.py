@@ -37,6 +37,7 @@ __all__ = [
     "ALL_DECISIONS",
     "Decision",
     "DecisionKind",
+    "InterruptFields",
     "InterruptValue",
     "ToolCallRef",
     "ask",
@@ -44,6 +45,7 @@ __all__ = [
     "decision_schema",
     "describe_pending",
     "interrupt",
+    "interrupt_fields",
     "pause_value",
     "read_decision",
     "refusal",
@@ -115,6 +117,58 @@ class InterruptValue(TypedDict):
     action_request: InboxAction
     config: InboxConfig
     error: str | None
+
+
+@dataclass(frozen=True)
+class InterruptFields:
+    """What every reader takes from a pause: ``node_id``, ``payload`` and ``tool_call``.
+
+    ``node_id`` is ``None`` for a plain LangGraph interrupt (a value not built by
+    :func:`pause_value`); its whole value is then the ``payload``. ``raw`` is the value as
+    stored (``Interrupt.value``).
+    """
+
+    node_id: str | None
+    payload: Any
+    tool_call: dict[str, Any] | None
+    raw: Any
+
+    @property
+    def ours(self) -> bool:
+        """Whether the value is this package's :class:`InterruptValue`."""
+        return self.node_id is not None
+
+    @property
+    def tool_call_id(self) -> str | None:
+        """The paused tool call's id, if any."""
+        return self.tool_call.get("id") if self.tool_call else None
+
+    def label(self) -> str:
+        """The node id, or the value's ``repr`` for a plain LangGraph interrupt."""
+        return self.node_id if self.node_id is not None else repr(self.raw)
+
+
+def interrupt_fields(item: Any) -> InterruptFields:
+    """Read one pause: an ``Interrupt``, or its value (a dict as a remote server sends it).
+
+    The only place that unpacks an :class:`InterruptValue`; tolerant of plain LangGraph values.
+
+    Example:
+        >>> interrupt_fields(Interrupt({"node_id": "a", "payload": 1}, id="1" * 32)).node_id
+        'a'
+        >>> interrupt_fields(Interrupt("why?", id="1" * 32)).payload
+        'why?'
+    """
+    value = item.value if isinstance(item, Interrupt) else item
+    if isinstance(value, dict) and "node_id" in value:
+        call = value.get("tool_call")
+        return InterruptFields(
+            str(value["node_id"]),
+            value.get("payload"),
+            call if isinstance(call, dict) else None,
+            value,
+        )
+    return InterruptFields(None, value, None, value)
 
 
 def pause_value(
@@ -559,8 +613,7 @@ def refusal(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> str | No
 
 
 def _node_id(pending: Interrupt) -> str | None:
-    value = pending.value
-    return str(value["node_id"]) if isinstance(value, dict) and "node_id" in value else None
+    return interrupt_fields(pending).node_id
 
 
 def describe_pending(interrupts: Sequence[Interrupt]) -> str:

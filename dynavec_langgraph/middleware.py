@@ -46,11 +46,11 @@ from langgraph.types import Command
 from dynavec_langgraph.graph import (
     AGENT_NODE,
     TOOLS_NODE,
-    _after_model,
-    _model_kwargs,
-    _Node,
-    _Nodes,
-    _route_after_tools,
+    NodeRunnable,
+    ReActNodes,
+    model_kwargs,
+    model_update,
+    tools_router,
 )
 from dynavec_langgraph.messages import calls_of, new_turn, pending_calls, run_steps
 
@@ -292,9 +292,9 @@ def _normalize(result: Any, commands: list[Command[Any]]) -> Any:
     return result
 
 
-class ExtendedNodes(_Nodes):
+class ExtendedNodes(ReActNodes):
     """The model node with the prompt, ``wrap_model_call`` middleware and structured output;
-    the tool node is :class:`_Nodes`'s (one call per visit)."""
+    the tool node is :class:`ReActNodes`'s (one call per visit)."""
 
     def setup(
         self,
@@ -360,7 +360,7 @@ class ExtendedNodes(_Nodes):
             tool_choice=None,
             state=state,  # type: ignore[arg-type]
             runtime=get_runtime(),
-            model_settings=_model_kwargs(config),
+            model_settings=model_kwargs(config),
         )
 
     def _bound(self, request: Any) -> tuple[Any, Any]:
@@ -427,7 +427,7 @@ class ExtendedNodes(_Nodes):
         )
 
         if not isinstance(output, AIMessage):
-            _after_model(state, output, self.name)  # type: ignore[arg-type]  # raises TypeError
+            model_update(state, output, self.name)  # type: ignore[arg-type]  # raises TypeError
         output = new_turn(state["messages"], output)
         if output.name is None:
             output.name = self.name
@@ -514,8 +514,8 @@ class ExtendedNodes(_Nodes):
         messages, system = self._input(state, config, out)
         if not self.wrappers and self.structured is None:
             prompt: list[AnyMessage] = [system] if system else []
-            response = self.model.invoke(prompt + messages, config, **_model_kwargs(config))
-            return _after_model(state, response, self.name)
+            response = self.model.invoke(prompt + messages, config, **model_kwargs(config))
+            return model_update(state, response, self.name)
         request = self._request(state, messages, config)
         commands: list[Command[Any]] = []
 
@@ -542,8 +542,8 @@ class ExtendedNodes(_Nodes):
         messages, system = self._input(state, config, out)
         if not self.wrappers and self.structured is None:
             prompt: list[AnyMessage] = [system] if system else []
-            response = await self.model.ainvoke(prompt + messages, config, **_model_kwargs(config))
-            return _after_model(state, response, self.name)
+            response = await self.model.ainvoke(prompt + messages, config, **model_kwargs(config))
+            return model_update(state, response, self.name)
         request = self._request(state, messages, config)
         commands: list[Command[Any]] = []
 
@@ -640,7 +640,7 @@ def _marked(result: Any, ai_id: str | None) -> Any:
     return result
 
 
-def _hook_node(m: Any, hook: str, mark: bool = False) -> _Node:
+def _hook_node(m: Any, hook: str, mark: bool = False) -> NodeRunnable:
     from langchain.agents.middleware import AgentMiddleware
 
     cls = type(m)
@@ -667,7 +667,7 @@ def _hook_node(m: Any, hook: str, mark: bool = False) -> _Node:
         result = await asyn(state, get_runtime())
         return _marked(result, _last_ai_id(state)) if mark else result
 
-    return _Node(name, run, arun)
+    return NodeRunnable(name, run, arun)
 
 
 def build_graph(
@@ -699,8 +699,8 @@ def build_graph(
                         + "remove it from hook_config(can_jump_to=...)"
                     )
     builder = StateGraph(schema, context_schema=options.context_schema)
-    builder.add_node(AGENT_NODE, _Node(AGENT_NODE, nodes.call_model, nodes.acall_model))
-    builder.add_node(TOOLS_NODE, _Node(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
+    builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
+    builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
     for m in middleware:
         for hook in HOOKS:
             if m in with_hook[hook]:
@@ -822,7 +822,7 @@ def build_graph(
     builder.add_conditional_edges(
         last, route_after_model, list(dict.fromkeys([TOOLS_NODE, exit_node, loop_entry]))
     )
-    after_tools = _route_after_tools(max_steps)
+    after_tools = tools_router(max_steps)
     structured_names = frozenset(structured.tools) if structured else frozenset()
 
     def route_after_tools(state: Any) -> str:

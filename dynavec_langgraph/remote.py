@@ -39,7 +39,6 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
-from dynavec_langgraph.agent import build_result
 from dynavec_langgraph.errors import (
     ConcurrentResumeError,
     DynavecError,
@@ -47,8 +46,14 @@ from dynavec_langgraph.errors import (
     NothingToResumeError,
     ThreadPausedError,
 )
-from dynavec_langgraph.interrupt import describe_pending, refusal, resume_command
+from dynavec_langgraph.interrupt import (
+    describe_pending,
+    interrupt_fields,
+    refusal,
+    resume_command,
+)
 from dynavec_langgraph.records import AgentResult, AgentState
+from dynavec_langgraph.view import build_result
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
@@ -114,10 +119,7 @@ def _seen(
 
 
 def _node_ids(interrupts: list[Interrupt]) -> list[str]:
-    return [
-        str(i.value.get("node_id")) if isinstance(i.value, dict) else repr(i.value)
-        for i in interrupts
-    ]
+    return [interrupt_fields(i).label() for i in interrupts]
 
 
 def _run_input(goal: str, state: AgentState | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph.errors import DynavecError
 from dynavec_langgraph.inbox import InboxError, PendingApproval, answer_command
+from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 
@@ -31,15 +32,14 @@ _PAGE = 100
 def _rows(thread_id: str, state: Mapping[str, Any]) -> list[PendingApproval]:
     rows: list[PendingApproval] = []
     for item in state.get("interrupts") or []:
-        raw = item.get("value")
-        value = raw if isinstance(raw, dict) else {"payload": raw}
+        fields = interrupt_fields(item.get("value"))
         rows.append(
             PendingApproval(
                 thread_id=thread_id,
-                node_id=str(value.get("node_id", "")),
-                payload=value.get("payload"),
+                node_id=fields.node_id or "",
+                payload=fields.payload,
                 since=str(state.get("created_at") or ""),
-                tool_call=value.get("tool_call"),
+                tool_call=fields.tool_call,
                 interrupt_id=str(item["id"]),
             )
         )

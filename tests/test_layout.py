@@ -1,0 +1,109 @@
+"""Each rule has one home: no import cycles, no module using another's private names, and one
+reader of the interrupt value (issue 11)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from langgraph.types import Interrupt
+
+import dynavec_langgraph
+from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields, pause_value
+from dynavec_langgraph.view import interrupted_marker
+
+PACKAGE = Path(dynavec_langgraph.__file__).parent
+MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+
+
+def _imports(module: str, *, top_level_only: bool) -> list[ast.ImportFrom]:
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    return [
+        n
+        for n in nodes
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("dynavec_langgraph.")
+    ]
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    private = [
+        f"{m}: from {n.module} import {a.name}"
+        for m in MODULES
+        for n in _imports(m, top_level_only=False)
+        for a in n.names
+        if a.name.startswith("_")
+    ]
+    assert private == []
+
+
+def test_module_imports_have_no_cycle() -> None:
+    graph = {
+        m: {str(n.module).split(".")[1] for n in _imports(m, top_level_only=True)} for m in MODULES
+    }
+    cycles: list[list[str]] = []
+
+    def walk(path: list[str]) -> None:
+        for dep in sorted(graph.get(path[-1], ())):
+            if dep == path[0]:
+                cycles.append([*path, dep])
+            elif dep not in path and dep > path[0]:
+                walk([*path, dep])
+
+    for m in MODULES:
+        walk([m])
+    assert cycles == []
+    assert len(MODULES) > 20  # the walk saw the package
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    code = (
+        "import importlib, sys\n"
+        f"for m in {MODULES!r}:\n"
+        "    for k in [k for k in sys.modules if k.startswith('dynavec_langgraph')]:\n"
+        "        del sys.modules[k]\n"
+        "    importlib.import_module('dynavec_langgraph.' + m)\n"
+        "print('ok', len(" + repr(MODULES) + "))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ok", str(len(MODULES))]
+
+
+def test_interrupt_fields_reads_the_package_value_and_plain_langgraph_values() -> None:
+    call: ToolCallRef = {"id": "call_1", "name": "send", "args": {}}
+    ours = pause_value(
+        "approve_send", {"to": "x"}, tool_call=call, name="send", args={}, description="ok?"
+    )
+    fields = interrupt_fields(Interrupt(ours, id="1" * 32))
+    assert (fields.node_id, fields.payload, fields.tool_call, fields.ours) == (
+        "approve_send",
+        {"to": "x"},
+        call,
+        True,
+    )
+    assert fields.tool_call_id == "call_1" and fields.label() == "approve_send"
+    assert interrupt_fields(ours) == fields  # a value as a remote server sends it
+    plain = interrupt_fields(Interrupt({"question": "why?"}, id="2" * 32))
+    assert (plain.node_id, plain.payload, plain.tool_call, plain.ours) == (
+        None,
+        {"question": "why?"},
+        None,
+        False,
+    )
+    assert plain.label() == repr({"question": "why?"})
+    assert interrupt_fields("why?").payload == "why?"
+
+
+def test_interrupted_marker_is_built_from_the_first_pause() -> None:
+    call: ToolCallRef = {"id": "call_7", "name": "send", "args": {}}
+    value = pause_value("n", 3, tool_call=call, name="send", args={}, description="d")
+    assert interrupted_marker(Interrupt(value, id="3" * 32), 2, "t") == {
+        "node_id": "n",
+        "payload": 3,
+        "tool_call_id": "call_7",
+        "step": 2,
+        "thread_id": "t",
+    }
