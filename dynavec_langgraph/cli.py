@@ -75,7 +75,13 @@ from dynavec_langgraph.inbox import (
 from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote_inbox import ServerInbox
-from dynavec_langgraph.savers import ConnectionSaver, masked_url, resolve_checkpointer
+from dynavec_langgraph.savers import (
+    ConnectionSaver,
+    masked_url,
+    parse_database_url,
+    resolve_checkpointer,
+    sqlite_url,
+)
 from dynavec_langgraph.serde import safe_serializer
 from dynavec_langgraph.view import build_result
 
@@ -90,8 +96,6 @@ _DECISION_WORDS: Final = {
     "reject": "rejected",
     "rejected": "rejected",
 }
-_PG_SCHEMES: Final = ("postgresql://", "postgres://")
-_SQLITE_SCHEME: Final = "sqlite:///"
 
 
 class CliError(Exception):
@@ -123,10 +127,12 @@ def parse_decision(text: str) -> Any:
 
 
 def _sqlite_path(db: str) -> str | None:
-    if db.startswith(_PG_SCHEMES):
+    """The SQLite file of ``--db`` (a path or ``sqlite:///PATH``); ``None`` for PostgreSQL."""
+    parsed = parse_database_url(db)
+    if parsed is not None and parsed[0] == "postgres":
         return None
-    if db.startswith(_SQLITE_SCHEME):
-        return db[len(_SQLITE_SCHEME) :]
+    if parsed is not None and parsed[0] == "sqlite":
+        return parsed[1]
     if "://" in db:
         scheme = db.split("://", 1)[0]
         raise CliError(
@@ -197,7 +203,7 @@ def _open_read_only(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[A
 @contextmanager
 def _open_writable(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[Any]]:
     try:
-        saver = resolve_checkpointer(db if path is None else _SQLITE_SCHEME + path)
+        saver = resolve_checkpointer(db if path is None else sqlite_url(path))
     except CheckpointerConfigError as error:
         raise CliError(str(error)) from None
     if not isinstance(saver, ConnectionSaver):  # pragma: no cover - strings always open one

@@ -5,7 +5,8 @@ through :func:`resolve_checkpointer`, which accepts:
 
 * a LangGraph ``BaseCheckpointSaver`` (used as is);
 * ``"sqlite:///path/to.db"`` (``sqlite:////abs/path.db``, ``sqlite:///:memory:``) or
-  ``"postgresql://..."`` / ``"postgres://..."`` (:data:`SCHEMES`): the package opens the
+  ``"postgresql://..."`` / ``"postgres://..."`` (read by :func:`parse_database_url`, the one
+  parser of database URLs, also used by the CLI's ``--db``): the package opens the
   connection, creates the tables and wraps the saver in a :class:`ConnectionSaver`, whose async
   methods run the sync saver in a worker thread, so ``invoke`` and ``ainvoke`` both work;
   ``close()`` releases it;
@@ -23,7 +24,7 @@ import copy
 import sqlite3
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
@@ -47,11 +48,42 @@ __all__ = [
     "describe_storage",
     "is_storage_error",
     "masked_url",
+    "parse_database_url",
     "resolve_checkpointer",
+    "sqlite_url",
 ]
 
-SCHEMES: Final = ("sqlite:///", "postgresql://", "postgres://")
-"""Connection-string prefixes ``checkpointer=`` accepts."""
+DatabaseKind = Literal["sqlite", "postgres", "dynamodb"]
+SQLITE_SCHEME: Final = "sqlite:///"
+_SCHEMES: Final[dict[str, DatabaseKind]] = {
+    SQLITE_SCHEME: "sqlite",
+    "postgresql://": "postgres",
+    "postgres://": "postgres",
+    "dynamodb://": "dynamodb",
+}
+
+
+def parse_database_url(url: str) -> tuple[DatabaseKind, str] | None:
+    """The kind of a database URL and what opens it; ``None`` for any other string.
+
+    ``("sqlite", path)`` (the part after ``sqlite:///``, ``?options`` included),
+    ``("postgres", url)`` or ``("dynamodb", url)``.
+
+    Example:
+        >>> parse_database_url("sqlite:///x.db?timeout=2")
+        ('sqlite', 'x.db?timeout=2')
+        >>> parse_database_url("postgres://u@h/db"), parse_database_url("x.db")
+        (('postgres', 'postgres://u@h/db'), None)
+    """
+    for prefix, kind in _SCHEMES.items():
+        if url.startswith(prefix):
+            return kind, url[len(prefix) :] if kind == "sqlite" else url
+    return None
+
+
+def sqlite_url(path: str) -> str:
+    """The ``sqlite:///`` URL of a SQLite file path (``?options`` kept)."""
+    return SQLITE_SCHEME + path
 
 
 class ConnectionSaver(ThreadedAsyncSaver[Any]):
@@ -161,7 +193,7 @@ def masked_url(url: str) -> str:
 def _open_sqlite(url: str) -> ConnectionSaver:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path, _, query = url[len("sqlite:///") :].partition("?")
+    path, _, query = url[len(SQLITE_SCHEME) :].partition("?")
     timeout = _sqlite_options(url, query)
     if not path:
         raise CheckpointerConfigError(
@@ -266,11 +298,13 @@ def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
     if checkpointer is None or isinstance(checkpointer, BaseCheckpointSaver):
         return checkpointer
     if isinstance(checkpointer, str):
-        if checkpointer.startswith("sqlite:///"):
+        parsed = parse_database_url(checkpointer)
+        kind = parsed[0] if parsed else None
+        if kind == "sqlite":
             return _open_sqlite(checkpointer)
-        if checkpointer.startswith(("postgresql://", "postgres://")):
+        if kind == "postgres":
             return _open_postgres(checkpointer)
-        if checkpointer.startswith("dynamodb://"):  # dynavec's table layout, adapted
+        if kind == "dynamodb":  # dynavec's table layout, adapted
             from dynavec_langgraph.dynamodb import from_url
 
             return DynavecCheckpointSaver(from_url(checkpointer))
@@ -307,7 +341,8 @@ def describe_storage(saver: Any) -> str:
     """What a saver stores into, for messages: ``"the SQLite file 'x.db'"``, ``"PostgreSQL at
     postgresql://user:***@host/db"``, or the saver's class."""
     if isinstance(saver, ConnectionSaver):
-        if saver.url.startswith("sqlite:///"):
-            return f"the SQLite file {saver.url[len('sqlite:///') :]!r}"
+        parsed = parse_database_url(saver.url)
+        if parsed and parsed[0] == "sqlite":
+            return f"the SQLite file {parsed[1]!r}"
         return f"PostgreSQL at {saver.url}"
     return f"the checkpointer {type(saver).__name__}"

@@ -107,3 +107,16 @@ def test_interrupted_marker_is_built_from_the_first_pause() -> None:
         "step": 2,
         "thread_id": "t",
     }
+
+
+def test_database_url_schemes_are_written_in_savers_only() -> None:
+    prefixes = ('"sqlite:///"', '"postgresql://"', '"postgres://"')
+    found = [
+        f"{m}: {p}"
+        for m in MODULES
+        if m != "savers"
+        for p in prefixes
+        if p in (PACKAGE / f"{m}.py").read_text()
+    ]
+    assert found == []
+    assert '"postgres://"' in (PACKAGE / "savers.py").read_text()
