@@ -63,6 +63,7 @@ DEFAULT_SYSTEM_PROMPT = (
     "a tool when it helps, read its result, and repeat until you can give the final answer. "
     "When you have the answer, reply with it directly without calling a tool."
 )
+"""The system prompt of a ``ReActAgent`` given no ``system_prompt=``."""
 
 _MISSING: Any = object()
 _DURABILITY: Durability = "sync"

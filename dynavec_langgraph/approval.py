@@ -50,6 +50,7 @@ from dynavec_langgraph.tools import AgentTool, as_tools
 __all__ = ["ApprovalDecision", "DecisionType", "normalize_decision", "require_approval"]
 
 DecisionType = DecisionKind
+"""LangChain's name for :data:`~dynavec_langgraph.interrupt.DecisionKind`."""
 ApprovalDecision = decision_schema(ALL_DECISIONS)
 """Every decision shape :func:`require_approval` accepts (beside ``"approved"``/``"rejected"``)."""
 

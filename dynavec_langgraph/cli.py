@@ -89,7 +89,9 @@ __all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "main"]
 
 PROG: Final = "dynavec-langgraph"
 DEFAULT_DB: Final = "./dynavec-demo.db"
+"""The SQLite file of ``--db`` when none is given."""
 DEFAULT_MESSAGE: Final = "Pay 120 to landlord"
+"""The demo's request when none is given."""
 _DECISION_WORDS: Final = {
     "approve": "approved",
     "approved": "approved",

@@ -66,15 +66,21 @@ __all__ = [
 ]
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
+"""The OpenAI model the demo uses when ``OPENAI_API_KEY`` is set."""
 DEFAULT_AMOUNT = 120
+"""The amount the scripted demo model transfers."""
 DEFAULT_RECIPIENT = "landlord"
+"""The recipient the scripted demo model pays."""
 OPENING_BALANCE = 1000
+"""The demo ledger's balance before any transfer."""
 LEDGER_ENV = "DYNAVEC_DEMO_LEDGER"
+"""The environment variable naming the demo ledger's file."""
 DEMO_SYSTEM_PROMPT = (
     "You are a banking assistant. When the user asks to pay or transfer money, call "
     "get_balance, then transfer_funds with the amount and the recipient, one tool call per "
     "turn; a person approves each transfer. Then report what happened in one or two sentences."
 )
+"""The demo agent's system prompt."""
 
 
 class TransferDecision(BaseModel):
@@ -161,6 +167,7 @@ def transfer_funds(amount: int, to: str = DEFAULT_RECIPIENT) -> str:
 
 
 DEMO_TOOLS: list[AgentTool] = [get_balance, transfer_funds]
+"""The demo's tools: ``get_balance`` and ``transfer_funds`` (which asks for approval)."""
 
 _AMOUNT = re.compile(r"\d+")
 _RECIPIENT = re.compile(r"\bto\s+([A-Za-z][\w-]*)", re.IGNORECASE)

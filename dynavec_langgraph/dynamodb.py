@@ -58,6 +58,7 @@ from dynavec_langgraph.exceptions import MissingDependencyError
 __all__ = ["SCHEME", "DynamoDBCheckpointer", "from_url"]
 
 SCHEME: Final = "dynamodb://"
+"""The URL prefix of a DynamoDB checkpointer (``dynamodb://TABLE?...``)."""
 _MANIFEST: Final = "manifest"
 _LOCK: Final = "lock#resume"
 _CP_PREFIX: Final = "checkpoint#"

@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 STREAM_MODES: Final[list[StreamMode]] = ["messages", "updates"]
+"""The LangGraph stream modes :func:`events_from_chunk` reads."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class ResultEvent:
 
 
 AgentEvent = TokenEvent | ToolCallEvent | ToolResultEvent | InterruptEvent | ResultEvent
+"""One event of ``ReActAgent.stream`` / ``astream``."""
 
 
 def events_from_chunk(mode: str, chunk: Any) -> list[AgentEvent]:

@@ -82,7 +82,9 @@ __all__ = [
 ]
 
 AGENT_NODE: Final = "agent"
+"""The name of the graph's model node."""
 TOOLS_NODE: Final = "tools"
+"""The name of the graph's tool node."""
 MODEL_KWARGS_KEY = "dynavec_model_kwargs"
 """``config["configurable"][MODEL_KWARGS_KEY]``: extra keyword arguments for the model call."""
 TOOLS_METADATA_KEY: Final = "dynavec_tools"

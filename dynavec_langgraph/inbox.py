@@ -65,6 +65,7 @@ __all__ = [
 ]
 
 Graph = Pregel[Any, Any, Any, Any]
+"""A compiled LangGraph graph (what ``--graph`` names and the inbox drives)."""
 
 
 class InboxError(DynavecError, ValueError):

@@ -59,6 +59,7 @@ DecisionKind = Literal["approve", "edit", "reject", "respond"]
 """What a reviewer decided, whichever UI sent it (Agent Inbox's accept / ignore / response are
 approve / reject / respond)."""
 ALL_DECISIONS: tuple[DecisionKind, ...] = ("approve", "edit", "reject", "respond")
+"""Every decision kind, in the order the UIs offer them."""
 
 
 class ToolCallRef(TypedDict):

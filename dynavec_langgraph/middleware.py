@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = ["EXTRA_HINT", "AgentOptions", "build_graph", "need_langchain"]
 
 EXTRA_HINT = "pip install 'dynavec-langgraph[middleware]' (or '[all]')"
+"""How to install the extra LangChain middleware needs."""
 HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 JUMPS = ("model", "tools", "end")
 PRE_MODEL_HOOK = "pre_model_hook"

@@ -38,6 +38,7 @@ DEFAULT_PLANNER_PROMPT = (
     "Split the user's goal into a short list of concrete steps that an assistant with tools "
     "can carry out one after the other. Answer with a JSON list of strings and nothing else."
 )
+"""The planner's system prompt when none is given."""
 
 StepStatus = Literal["pending", "interrupted", "done", "failed"]
 

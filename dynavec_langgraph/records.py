@@ -29,7 +29,9 @@ class Role(StrEnum):
 
 
 RoleName = Literal["system", "user", "assistant", "tool"]
+"""A role as a plain string."""
 TerminationReason = Literal["completed", "max_steps_reached", "interrupted"]
+"""Why a run stopped (``AgentResult.termination_reason``)."""
 
 
 @dataclass

@@ -4,8 +4,12 @@ checked by ``mypy --strict``; the tests also run them)."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
 from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
 from typing import Any, Literal, assert_type
 
 import pytest
@@ -36,6 +40,8 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph.chat import Role
 from dynavec_langgraph.testing import ScriptedChatModel
+
+PACKAGE = Path(dynavec_langgraph.__file__).parent
 
 CONTRACT_NAMES = {
     "ReActAgent",
@@ -230,3 +236,302 @@ def test_checkpoint_types() -> None:
     assert_type(Checkpoint.from_dict(first.to_dict()), Checkpoint)
     assert Checkpoint.from_dict(first.to_dict()) == first
     assert first.checkpoint_id.startswith("cp_")
+
+
+PUBLIC_API: dict[str, list[str]] = {
+    "dynavec_langgraph": [
+        "AgentLike",
+        "AgentResult",
+        "AgentState",
+        "AgentStep",
+        "AgentTool",
+        "ApprovalTimeoutError",
+        "BaseCheckpointer",
+        "Checkpoint",
+        "CheckpointNotFoundError",
+        "CheckpointerConfigError",
+        "ConcurrentResumeError",
+        "DynamoDBCheckpointer",
+        "DynavecError",
+        "Handoff",
+        "InterruptValue",
+        "InvalidDecisionError",
+        "MemoryCheckpointer",
+        "Message",
+        "MissingDependencyError",
+        "NodeInterrupt",
+        "NothingToResumeError",
+        "Plan",
+        "PlanStep",
+        "Planner",
+        "ReActAgent",
+        "ReActState",
+        "StorageError",
+        "Supervisor",
+        "ThreadPausedError",
+        "ToolCall",
+        "ToolRegistry",
+        "create_react_agent",
+        "default_registry",
+        "interrupt",
+        "tool",
+    ],
+    "dynavec_langgraph.adapter": ["DynavecCheckpointSaver", "ThreadedAsyncSaver"],
+    "dynavec_langgraph.agent": ["DEFAULT_SYSTEM_PROMPT", "ReActAgent", "build_result"],
+    "dynavec_langgraph.agents": [
+        "DEFAULT_REACT_SYSTEM_PROMPT",
+        "AgentLike",
+        "AgentResult",
+        "AgentState",
+        "AgentStep",
+        "AgentTool",
+        "ApprovalTimeoutError",
+        "BaseCheckpointer",
+        "Checkpoint",
+        "Handoff",
+        "MemoryCheckpointer",
+        "Message",
+        "MissingDependencyError",
+        "NodeInterrupt",
+        "Plan",
+        "PlanStep",
+        "Planner",
+        "ReActAgent",
+        "Supervisor",
+        "ToolCall",
+        "ToolRegistry",
+        "default_registry",
+        "interrupt",
+        "tool",
+    ],
+    "dynavec_langgraph.approval": [
+        "ApprovalDecision",
+        "DecisionType",
+        "normalize_decision",
+        "require_approval",
+    ],
+    "dynavec_langgraph.chat": [
+        "ChatChunk",
+        "ChatModel",
+        "ChatResult",
+        "Message",
+        "Role",
+        "Tool",
+        "ToolCall",
+    ],
+    "dynavec_langgraph.checkpoint": [
+        "BaseCheckpointer",
+        "Checkpoint",
+        "MemoryCheckpointer",
+        "dynavec_view",
+        "is_step_boundary",
+    ],
+    "dynavec_langgraph.cli": ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "main"],
+    "dynavec_langgraph.demo": [
+        "DEFAULT_AMOUNT",
+        "DEFAULT_OPENAI_MODEL",
+        "DEFAULT_RECIPIENT",
+        "DEMO_SYSTEM_PROMPT",
+        "DEMO_TOOLS",
+        "LEDGER_ENV",
+        "OPENING_BALANCE",
+        "TransferDecision",
+        "create_demo_agent",
+        "demo_model",
+        "demo_policy",
+        "get_balance",
+        "run_time_demo_model",
+        "transfer_funds",
+    ],
+    "dynavec_langgraph.dynamodb": ["SCHEME", "DynamoDBCheckpointer", "from_url"],
+    "dynavec_langgraph.errors": [
+        "CheckpointNotFoundError",
+        "CheckpointerConfigError",
+        "ConcurrentResumeError",
+        "DynavecError",
+        "InvalidDecisionError",
+        "NothingToResumeError",
+        "StorageError",
+        "ThreadPausedError",
+    ],
+    "dynavec_langgraph.events": [
+        "STREAM_MODES",
+        "AgentEvent",
+        "InterruptEvent",
+        "ResultEvent",
+        "TokenEvent",
+        "ToolCallEvent",
+        "ToolResultEvent",
+        "events_from_chunk",
+    ],
+    "dynavec_langgraph.exceptions": [
+        "ApprovalTimeoutError",
+        "CheckpointNotFoundError",
+        "CheckpointerConfigError",
+        "ConcurrentResumeError",
+        "DynavecError",
+        "InvalidDecisionError",
+        "MissingDependencyError",
+        "NodeInterrupt",
+        "NothingToResumeError",
+        "ThreadPausedError",
+    ],
+    "dynavec_langgraph.graph": [
+        "AGENT_NODE",
+        "COMPLETED_CALLS_KEY",
+        "MODEL_KWARGS_KEY",
+        "TOOLS_METADATA_KEY",
+        "TOOLS_NODE",
+        "CompletedCall",
+        "MessageStorage",
+        "ReActState",
+        "check_max_steps",
+        "completed_calls",
+        "create_react_agent",
+    ],
+    "dynavec_langgraph.inbox": [
+        "Graph",
+        "InboxError",
+        "PendingApproval",
+        "answer_command",
+        "graph_on",
+        "graph_tools",
+        "list_pending",
+        "load_graph",
+        "pending_approvals",
+        "read_thread",
+        "refuse_foreign_tools",
+        "resume_graph",
+        "thread_config",
+        "thread_ids",
+    ],
+    "dynavec_langgraph.interrupt": [
+        "ALL_DECISIONS",
+        "Decision",
+        "DecisionKind",
+        "InterruptFields",
+        "InterruptValue",
+        "ToolCallRef",
+        "ask",
+        "current_tool_call",
+        "decision_schema",
+        "describe_pending",
+        "interrupt",
+        "interrupt_fields",
+        "pause_value",
+        "read_decision",
+        "refusal",
+        "refused_decisions",
+        "resume_command",
+    ],
+    "dynavec_langgraph.locks": ["LOCK_DIR_SUFFIX", "aresume_lock", "check_writable", "resume_lock"],
+    "dynavec_langgraph.messages": [
+        "ORIGINAL_CALL_IDS_KEY",
+        "add_conversation",
+        "calls_of",
+        "from_dynavec",
+        "merge_conversation",
+        "new_turn",
+        "pending_calls",
+        "run_steps",
+        "to_dynavec",
+        "unique_call_ids",
+    ],
+    "dynavec_langgraph.middleware": ["EXTRA_HINT", "AgentOptions", "build_graph", "need_langchain"],
+    "dynavec_langgraph.models": ["DynavecChatModel", "bind_model"],
+    "dynavec_langgraph.planner": [
+        "DEFAULT_PLANNER_PROMPT",
+        "Plan",
+        "PlanStep",
+        "Planner",
+        "parse_plan",
+    ],
+    "dynavec_langgraph.records": [
+        "AgentResult",
+        "AgentState",
+        "AgentStep",
+        "Message",
+        "Role",
+        "RoleName",
+        "TerminationReason",
+        "ToolCall",
+    ],
+    "dynavec_langgraph.registry": ["ToolRegistry", "default_registry"],
+    "dynavec_langgraph.remote": [
+        "DEFAULT_TIMEOUT",
+        "RemoteReActAgent",
+        "RemoteRunError",
+        "ServerUnavailableError",
+        "server_thread_id",
+    ],
+    "dynavec_langgraph.remote_inbox": ["ServerInbox"],
+    "dynavec_langgraph.savers": [
+        "ConnectionSaver",
+        "describe_storage",
+        "is_storage_error",
+        "masked_url",
+        "parse_database_url",
+        "resolve_checkpointer",
+        "sqlite_url",
+    ],
+    "dynavec_langgraph.scratch": ["ScratchThreads"],
+    "dynavec_langgraph.serde": ["PACKAGE_TYPES", "safe_serializer"],
+    "dynavec_langgraph.studio": ["graph"],
+    "dynavec_langgraph.supervisor": ["AgentLike", "Handoff", "Supervisor", "default_handoff"],
+    "dynavec_langgraph.testing": ["ScriptedChatModel", "Turn"],
+    "dynavec_langgraph.tools": ["AgentTool", "as_tools", "format_tool_error", "tool"],
+    "dynavec_langgraph.view": [
+        "build_result",
+        "dynavec_messages",
+        "interrupted_marker",
+        "json_metadata",
+        "state_view",
+        "step_records",
+    ],
+}
+"""Every module"s ``__all__``, pinned: a change to the public API is a change to this test."""
+
+
+def _attribute_docs() -> set[str]:
+    """Module-level names followed by a docstring (``NAME = ...`` then ``\"\"\"...\"\"\"``)."""
+    out: set[str] = set()
+    for path in PACKAGE.glob("*.py"):
+        body = ast.parse(path.read_text()).body
+        for node, after in pairwise(body):
+            if not (isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)):
+                continue
+            if isinstance(node, ast.Assign):
+                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                out.add(node.target.id)
+    return out
+
+
+def test_every_module_all_is_pinned() -> None:
+    modules = sorted(
+        "dynavec_langgraph" if p.stem == "__init__" else f"dynavec_langgraph.{p.stem}"
+        for p in PACKAGE.glob("*.py")
+    )
+    assert sorted(PUBLIC_API) == modules
+    for name in modules:
+        exported = getattr(importlib.import_module(name), "__all__", None)
+        assert exported == PUBLIC_API[name], name
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC_API))
+def test_every_public_name_is_documented(module: str) -> None:
+    mod = importlib.import_module(module)
+    assert (mod.__doc__ or "").strip(), module
+    documented = _attribute_docs()
+    undocumented = []
+    for name in PUBLIC_API[module]:
+        value = getattr(mod, name)
+        if inspect.isclass(value) or inspect.isroutine(value):
+            ok = bool((value.__doc__ or "").strip())
+        elif isinstance(value, AgentTool):
+            ok = bool(value.description.strip())
+        else:
+            ok = name in documented
+        if not ok:
+            undocumented.append(name)
+    assert undocumented == []
