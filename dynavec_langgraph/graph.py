@@ -897,10 +897,10 @@ def create_react_agent(
         parallel_tool_calls,
     )
     own = not isinstance(tools, ToolNode) and wrap is None
+    base = ReActState if message_storage == "delta" else _FullReActState
     if options.extended:
         ext = mw.ExtendedNodes(*node_args, own_executor=own)
         ext.setup(options, _chat_model(model), [executable(t) for t in agent_tools], middleware)
-        base = ReActState if message_storage == "delta" else _FullReActState
         builder = mw.build_graph(
             mw.merged_state(base, options, options.middleware),
             ext,
@@ -909,20 +909,36 @@ def create_react_agent(
             steps,
             has_tools=bool(agent_tools),
         )
-        return _compile(
-            builder,
-            checkpointer,
-            store,
-            name,
+    else:
+        builder = _plain_graph(
+            ReActNodes(*node_args, own_executor=own),
+            base,
+            context_schema,
             steps,
-            agent_tools,
-            interrupt_before,
-            interrupt_after,
-            debug,
-            cache,
+            parallel_tool_calls,
         )
-    nodes = ReActNodes(*node_args, own_executor=own)
-    schema = ReActState if message_storage == "delta" else _FullReActState
+    return _compile(
+        builder,
+        checkpointer,
+        store,
+        name,
+        steps,
+        agent_tools,
+        interrupt_before,
+        interrupt_after,
+        debug,
+        cache,
+    )
+
+
+def _plain_graph(
+    nodes: ReActNodes,
+    schema: Any,
+    context_schema: Any,
+    steps: int,
+    parallel_tool_calls: bool,
+) -> StateGraph[Any, Any, Any, Any]:
+    """The two-node graph (no middleware, no create_agent option that needs more nodes)."""
     builder = StateGraph(schema, context_schema=context_schema)
     builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
     builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
@@ -940,18 +956,7 @@ def create_react_agent(
         builder.add_conditional_edges(
             TOOLS_NODE, tools_router(steps), [AGENT_NODE, TOOLS_NODE, END]
         )
-    return _compile(
-        builder,
-        checkpointer,
-        store,
-        name,
-        steps,
-        agent_tools,
-        interrupt_before,
-        interrupt_after,
-        debug,
-        cache,
-    )
+    return builder
 
 
 _OPTIONS = (
