@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import (
     AbstractAsyncContextManager,
     AbstractContextManager,
@@ -17,16 +17,12 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.errors import is_invalid_resume
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.errors import (
     CheckpointNotFoundError,
-    DynavecError,
-    InvalidDecisionError,
     NothingToResumeError,
-    StorageError,
     ThreadPausedError,
 )
 from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
@@ -39,18 +35,22 @@ from dynavec_langgraph.graph import (
     create_react_agent,
 )
 from dynavec_langgraph.interrupt import (
-    describe_pending,
     interrupt_fields,
-    refusal,
-    resume_command,
 )
 from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.messages import from_dynavec, pending_calls
 from dynavec_langgraph.records import AgentResult, AgentState, Message
+from dynavec_langgraph.resuming import (
+    MISSING,
+    Answer,
+    Resume,
+    aresuming,
+    check_storable,
+    resuming,
+    storage_guard,
+)
 from dynavec_langgraph.savers import (
     ConnectionSaver,
-    describe_storage,
-    is_storage_error,
     resolve_checkpointer,
 )
 from dynavec_langgraph.scratch import ScratchThreads
@@ -65,7 +65,6 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 """The system prompt of a ``ReActAgent`` given no ``system_prompt=``."""
 
-_MISSING: Any = object()
 _DURABILITY: Durability = "sync"
 """Each step's checkpoint is written before the next step starts: a process killed right after a
 tool call finished does not run that call again when the thread is resumed (with LangGraph's
@@ -109,33 +108,6 @@ def _looks_like_id_map(decision: Any) -> bool:
     )
 
 
-def _brief(value: Any, limit: int = 160) -> str:
-    """``repr(value)`` for a message: shortened, and safe for values nested too deeply."""
-    try:
-        text = repr(value)
-    except RecursionError:
-        return "<a value nested too deeply to show>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _check_storable(saver: Any, decision: Any) -> None:
-    """Refuse, before anything runs, a decision the thread's saver cannot store (the approved
-    tool would run and then the write fail, leaving the pause open to be approved again)."""
-    try:
-        saver.serde.dumps_typed(decision)
-    except Exception as error:
-        if isinstance(error, RecursionError) or "recursion" in str(error).lower():
-            raise InvalidDecisionError(
-                "the decision is nested too deeply to be stored; nothing ran and the thread is "
-                "still paused: send a flatter value"
-            ) from None
-        raise InvalidDecisionError(
-            f"the decision {_brief(decision)} cannot be stored by the checkpointer ({error}); "
-            "nothing ran and the thread is still paused: decide with JSON-like values (str, "
-            "number, bool, list, dict) or a pydantic model"
-        ) from None
-
-
 def _exists(snapshot: StateSnapshot) -> bool:
     return snapshot.created_at is not None
 
@@ -149,73 +121,6 @@ def _refuse_if_paused(thread_id: str, snapshot: StateSnapshot) -> None:
         raise ThreadPausedError(thread_id, _node_ids(snapshot.interrupts))
 
 
-def _storage_error(
-    saver: Any,
-    error: BaseException,
-    thread_id: str | None,
-    record: dict[str, CompletedCall],
-    decision: Any,
-) -> StorageError:
-    where = describe_storage(saver)
-    thread = f"thread {thread_id!r}" if thread_id else "the thread"
-    if not record:
-        return StorageError(
-            f"{where} failed ({type(error).__name__}: {error}). No tool ran and {thread} is "
-            "unchanged: try again once the storage works",
-            thread_id,
-            [],
-        )
-    ran = [c.describe() for c in record.values()]
-    decided = f" with the decision {_brief(decision)}" if decision is not _MISSING else ""
-    return StorageError(
-        f"{where} failed ({type(error).__name__}: {error}) after these tool calls ran"
-        f"{decided}: {'; '.join(ran)}. Their results were not saved, so {thread} still shows "
-        "them as not done. This agent remembers the results: call the same method on it again "
-        "once the storage works and they will not run again (another agent or process would "
-        "run them again)",
-        thread_id,
-        ran,
-    )
-
-
-@contextmanager
-def _checked_decision(seen: StateSnapshot | None) -> Iterator[None]:
-    """A decision rejected by the pause's ``response_schema`` -> InvalidDecisionError."""
-    try:
-        yield
-    except ValueError as error:
-        if seen is None or not is_invalid_resume(error):
-            raise
-        raise InvalidDecisionError(
-            f"the decision for {', '.join(_node_ids(seen.interrupts))} does not match its "
-            f"response_schema ({error}). Nothing was saved and the thread is still paused: "
-            "resume it again with a valid decision"
-        ) from error
-
-
-def _refuse_if_asked_again(seen: StateSnapshot | None, now: Sequence[Interrupt]) -> None:
-    """A decision the paused tool refused: the thread is paused at the same approval again."""
-    message = refusal(seen.interrupts if seen else [], now)
-    if message:
-        raise InvalidDecisionError(message)
-
-
-def _resume_value(decision: Any, interrupts: Sequence[Interrupt]) -> Any:
-    """``Command(resume=...)`` for one decision; several pending pauses need ``decisions=``."""
-    if decision is _MISSING or decision is None:
-        raise InvalidDecisionError(
-            "resume() needs human_decision= (any JSON value but None, e.g. 'approved')"
-        )
-    if len(interrupts) > 1:
-        raise InvalidDecisionError(
-            f"{len(interrupts)} decisions are pending ({describe_pending(interrupts)}); "
-            "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
-        )
-    # addressed by id, so every decision reaches the tool as it is (a dict like {} would
-    # otherwise be read as a map of interrupt ids and dropped)
-    return {interrupts[0].id: decision} if interrupts else decision
-
-
 @asynccontextmanager
 async def _anull() -> AsyncIterator[None]:
     yield
@@ -223,16 +128,18 @@ async def _anull() -> AsyncIterator[None]:
 
 @dataclass
 class _Plan:
-    """What one run/resume call sends to the graph."""
+    """What one run call sends to the graph."""
 
     config: RunnableConfig
     graph_input: Any
     thread_id: str
 
-    def with_record(self, record: dict[str, CompletedCall]) -> RunnableConfig:
-        """The config, with the caller's record of finished calls (see ``graph``)."""
-        self.config.setdefault("configurable", {})[COMPLETED_CALLS_KEY] = record
-        return self.config
+
+@dataclass
+class _Done:
+    """The end of a streamed run: the thread's state afterwards."""
+
+    snapshot: StateSnapshot
 
 
 class ReActAgent:
@@ -311,62 +218,38 @@ class ReActAgent:
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
             graph_input["shared"] = dict(state.data)
-        plan = _Plan(_config(tid, model_kwargs, resume_from), graph_input, tid)
-        plan.with_record(record)
-        return plan
+        config = _config(tid, model_kwargs, resume_from)
+        config["configurable"][COMPLETED_CALLS_KEY] = record
+        return _Plan(config, graph_input, tid)
 
     def _check_run(self, plan: _Plan, snapshot: StateSnapshot, resume_from: str | None) -> None:
+        """Refuse a paused thread; continue a thread whose last run did not finish, as
+        dynavec's ``run()`` continues from the latest checkpoint, instead of adding the goal
+        again (which would handle it, and its calls, twice)."""
         if resume_from and not _exists(snapshot):
             raise CheckpointNotFoundError(
                 f"thread {plan.thread_id!r} has no checkpoint {resume_from!r}; "
                 "list_checkpoints(thread_id) shows the ones it has"
             )
         _refuse_if_paused(plan.thread_id, snapshot)
-        if not resume_from and (snapshot.next or snapshot.tasks):
-            # the thread's last run did not finish (its process died in the middle of a
-            # batch): continue it, as dynavec's run() continues from the latest checkpoint,
-            # instead of adding the goal again (which would handle it, and its calls, twice)
+        if resume_from:
+            return
+        values = snapshot.values or {}
+        if snapshot.next or snapshot.tasks:
+            # its process died in the middle of a batch: finish the batch, then go on
             plan.graph_input = None
-
-    def _resume_thread_plan(
-        self,
-        thread_id: str,
-        snapshot: StateSnapshot,
-        decision: Any,
-        model_kwargs: dict[str, Any],
-        decisions: Mapping[str, Any] | None = None,
-    ) -> _Plan:
-        if not _exists(snapshot):
-            raise NothingToResumeError(
-                f"unknown thread {thread_id!r}: nothing to resume (check the thread id and that "
-                "this agent uses the checkpointer the paused run used)"
-            )
-        if not snapshot.interrupts:
-            # a run stopped by a crash: finish its pending calls. When the crash came after
-            # a task's result was saved but before the next checkpoint, get_state applies the
-            # saved result and shows no `next`, only the task.
-            if snapshot.next or snapshot.tasks:
-                return _Plan(_config(thread_id, model_kwargs), None, thread_id)
-            raise NothingToResumeError(
-                f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
-            )
-        if decisions is not None:
-            if decision is not _MISSING:
-                raise InvalidDecisionError("pass human_decision= or decisions=, not both")
-            if not isinstance(decisions, Mapping):
-                raise InvalidDecisionError(
-                    f"decisions={decisions!r:.80} ({type(decisions).__name__}): pass a mapping "
-                    f"{{node_id or interrupt_id: decision}}; pending: "
-                    f"{describe_pending(snapshot.interrupts)}"
-                )
-            for value in decisions.values():
-                _check_storable(self.checkpointer, value)
-            command = resume_command(snapshot.interrupts, decisions)
-        else:
-            resume = _resume_value(decision, snapshot.interrupts)
-            _check_storable(self.checkpointer, decision)
-            command = Command(resume=resume)
-        return _Plan(_config(thread_id, model_kwargs), command, thread_id)
+        elif values.get("termination_reason") == "max_steps_reached" and values.get("messages"):
+            # it ran out of steps: another max_steps model calls on the same conversation,
+            # counted from its last message (graph.steps_in_run)
+            shared = plan.graph_input.get("shared")
+            plan.graph_input = {
+                "continued_at": values["messages"][-1].id,
+                "termination_reason": None,
+            }
+            if shared is not None:
+                plan.graph_input["shared"] = shared
+        elif values.get("continued_at"):
+            plan.graph_input["continued_at"] = None  # a new user message starts a new run
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
         converted = [from_dynavec(m) for m in messages]
@@ -381,7 +264,7 @@ class ReActAgent:
 
     def _finish(
         self,
-        plan: _Plan,
+        thread_id: str,
         values: dict[str, Any],
         interrupts: Sequence[Interrupt],
         state: AgentState | None,
@@ -392,7 +275,7 @@ class ReActAgent:
         return build_result(
             values,
             interrupts,
-            thread_id=plan.thread_id,
+            thread_id=thread_id,
             max_steps=self.max_steps,
             system_prompt=self.system_prompt,
         )
@@ -429,7 +312,7 @@ class ReActAgent:
             with self._locked(thread_id):
                 self._check_run(plan, self.graph.get_state(plan.config), resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
-        return self._finish(plan, *self._split(output), state)
+        return self._finish(plan.thread_id, *self._split(output), state)
 
     async def arun(
         self,
@@ -448,14 +331,14 @@ class ReActAgent:
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
                 )
-        return self._finish(plan, *self._split(output), state)
+        return self._finish(plan.thread_id, *self._split(output), state)
 
-    # --- resume -----------------------------------------------------------------------
+    # --- resume: every path goes through resuming.resuming / aresuming ----------------
 
     def resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = _MISSING,
+        human_decision: Any = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
@@ -469,35 +352,35 @@ class ReActAgent:
         (``paused.interrupt_payload["messages"]``; works in a fresh agent, no checkpointer
         needed). ``start_step`` is accepted for older callers and not needed. With several
         pauses pending (``parallel_tool_calls=True``) pass ``decisions={node_id or
-        interrupt_id: decision}`` instead of ``human_decision``.
+        interrupt_id: decision}`` instead of ``human_decision``. The checks, the lock and the
+        errors are the guarded resume's (:mod:`dynavec_langgraph.resuming`), shared with the
+        inbox and the command line.
 
         Raises:
             NothingToResumeError: no messages and no thread, an unknown thread, a thread that
                 is not paused, or messages without an unanswered tool call.
             InvalidDecisionError: no decision, several pending for one decision,
-                ``decisions`` that name what is not pending, or a decision that does not
-                match the pause's ``response_schema`` (nothing saved, still paused).
-            ConcurrentResumeError: another caller is resuming (or just resumed) the thread.
+                ``decisions`` that name what is not pending, a pending call of a tool this
+                agent does not have, or a decision that does not match the pause's
+                ``response_schema`` (nothing saved, still paused).
+            ConcurrentResumeError: another caller is running or resuming the thread.
         """
         del start_step
-        with (
-            self._guarded(thread_id, human_decision, decisions) as record,
-            self._locked(thread_id),
-        ):
-            plan, seen = self._prepare_resume(
-                messages, human_decision, thread_id, state, decisions, model_kwargs
-            )
-            with _checked_decision(seen):
-                output = self.graph.invoke(
-                    plan.graph_input, plan.with_record(record), durability=_DURABILITY
-                )
-            _refuse_if_asked_again(seen, self._split(output)[1])
-        return self._finish(plan, *self._split(output), state)
+        answer = Answer(human_decision, decisions)
+        with self._guarded(thread_id) as record:
+            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
+            seed = self._seeder(messages, config, state, answer) if messages is not None else None
+            with resuming(
+                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
+            ) as plan:
+                output = self.graph.invoke(plan.graph_input, config, durability=_DURABILITY)
+                plan.settle(self._split(output)[1])
+        return self._finish(tid, *self._split(output), state)
 
     async def aresume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = _MISSING,
+        human_decision: Any = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
@@ -507,17 +390,16 @@ class ReActAgent:
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
-        with self._guarded(thread_id, human_decision, decisions) as record:
-            async with self._alocked(thread_id):
-                plan, seen = await self._aprepare_resume(
-                    messages, human_decision, thread_id, state, decisions, model_kwargs
-                )
-                with _checked_decision(seen):
-                    output = await self.graph.ainvoke(
-                        plan.graph_input, plan.with_record(record), durability=_DURABILITY
-                    )
-                _refuse_if_asked_again(seen, self._split(output)[1])
-        return self._finish(plan, *self._split(output), state)
+        answer = Answer(human_decision, decisions)
+        with self._guarded(thread_id) as record:
+            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
+            seed = self._aseeder(messages, config, state, answer) if messages is not None else None
+            async with aresuming(
+                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
+            ) as plan:
+                output = await self.graph.ainvoke(plan.graph_input, config, durability=_DURABILITY)
+                plan.settle(self._split(output)[1])
+        return self._finish(tid, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
 
@@ -536,7 +418,11 @@ class ReActAgent:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
                 self._check_run(plan, self.graph.get_state(plan.config), resume_from)
-                yield from self._stream(plan, state)
+                for event in self._stream(plan.graph_input, plan.config):
+                    if isinstance(event, _Done):
+                        yield self._result_event(plan.thread_id, event, state)
+                    else:
+                        yield event
 
     async def astream(
         self,
@@ -552,13 +438,16 @@ class ReActAgent:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             async with self._alocked(thread_id):
                 self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
-                async for event in self._astream(plan, state):
-                    yield event
+                async for event in self._astream(plan.graph_input, plan.config):
+                    if isinstance(event, _Done):
+                        yield self._result_event(plan.thread_id, event, state)
+                    else:
+                        yield event
 
     def stream_resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = _MISSING,
+        human_decision: Any = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
@@ -568,22 +457,27 @@ class ReActAgent:
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
-        with (
-            self._guarded(thread_id, human_decision, decisions) as record,
-            self._locked(thread_id),
-        ):
-            plan, seen = self._prepare_resume(
-                messages, human_decision, thread_id, state, decisions, model_kwargs
-            )
-            plan.with_record(record)
-            with _checked_decision(seen):
-                yield from self._stream(plan, state)
-            _refuse_if_asked_again(seen, self.graph.get_state(plan.config).interrupts)
+        answer = Answer(human_decision, decisions)
+        with self._guarded(thread_id) as record:
+            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
+            seed = self._seeder(messages, config, state, answer) if messages is not None else None
+            with resuming(
+                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
+            ) as plan:
+                snapshot = None
+                for event in self._stream(plan.graph_input, config):
+                    if isinstance(event, _Done):
+                        snapshot = event.snapshot
+                        break
+                    yield event
+                assert snapshot is not None
+                plan.settle(snapshot.interrupts)
+        yield self._result_event(tid, _Done(snapshot), state)
 
     async def astream_resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = _MISSING,
+        human_decision: Any = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
@@ -593,36 +487,32 @@ class ReActAgent:
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
-        with self._guarded(thread_id, human_decision, decisions) as record:
-            async with self._alocked(thread_id):
-                plan, seen = await self._aprepare_resume(
-                    messages, human_decision, thread_id, state, decisions, model_kwargs
-                )
-                plan.with_record(record)
-                with _checked_decision(seen):
-                    async for event in self._astream(plan, state):
-                        yield event
-                _refuse_if_asked_again(seen, (await self.graph.aget_state(plan.config)).interrupts)
+        answer = Answer(human_decision, decisions)
+        with self._guarded(thread_id) as record:
+            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
+            seed = self._aseeder(messages, config, state, answer) if messages is not None else None
+            async with aresuming(
+                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
+            ) as plan:
+                snapshot = None
+                async for event in self._astream(plan.graph_input, config):
+                    if isinstance(event, _Done):
+                        snapshot = event.snapshot
+                        break
+                    yield event
+                assert snapshot is not None
+                plan.settle(snapshot.interrupts)
+        yield self._result_event(tid, _Done(snapshot), state)
 
     @contextmanager
-    def _guarded(
-        self,
-        thread_id: str | None,
-        decision: Any = _MISSING,
-        decisions: Mapping[str, Any] | None = None,
-    ) -> Iterator[dict[str, CompletedCall]]:
+    def _guarded(self, thread_id: str | None) -> Iterator[dict[str, CompletedCall]]:
         """Around a public call: checks ``thread_id``; yields the record of the thread's tool
-        calls that ran but were not saved yet; turns a storage failure into a
-        :class:`StorageError` that says what ran (kept for the next call on the thread)."""
+        calls that ran but were not saved yet (kept for the next call on the thread until one
+        succeeds); turns a storage failure into a :class:`StorageError` that says what ran."""
         _check_thread_id(thread_id)
         record = self._completed.setdefault(thread_id, {}) if thread_id else {}
-        try:
+        with storage_guard(self.checkpointer, thread_id, record):
             yield record
-        except Exception as error:
-            if isinstance(error, DynavecError) or not is_storage_error(error):
-                raise
-            answer = decisions if decisions is not None else decision
-            raise _storage_error(self.checkpointer, error, thread_id, record, answer) from error
         if thread_id:
             self._completed.pop(thread_id, None)
 
@@ -637,71 +527,91 @@ class ReActAgent:
         """Async twin of :meth:`_locked`."""
         return aresume_lock(self.checkpointer, thread_id) if thread_id else _anull()
 
-    def _stream(self, plan: _Plan, state: AgentState | None) -> Iterator[AgentEvent]:
+    def _stream(self, graph_input: Any, config: RunnableConfig) -> Iterator[AgentEvent | _Done]:
+        """The run's events, then a :class:`_Done` with the thread's state afterwards."""
         for mode, chunk in self.graph.stream(
-            plan.graph_input, plan.config, stream_mode=STREAM_MODES, durability=_DURABILITY
+            graph_input, config, stream_mode=STREAM_MODES, durability=_DURABILITY
         ):
             yield from events_from_chunk(mode, chunk)
-        snapshot = self.graph.get_state(plan.config)
-        yield ResultEvent(self._finish(plan, dict(snapshot.values), snapshot.interrupts, state))
+        yield _Done(self.graph.get_state(config))
 
-    async def _astream(self, plan: _Plan, state: AgentState | None) -> AsyncIterator[AgentEvent]:
+    async def _astream(
+        self, graph_input: Any, config: RunnableConfig
+    ) -> AsyncIterator[AgentEvent | _Done]:
+        """Async twin of :meth:`_stream`."""
         async for mode, chunk in self.graph.astream(
-            plan.graph_input, plan.config, stream_mode=STREAM_MODES, durability=_DURABILITY
+            graph_input, config, stream_mode=STREAM_MODES, durability=_DURABILITY
         ):
             for event in events_from_chunk(mode, chunk):
                 yield event
-        snapshot = await self.graph.aget_state(plan.config)
-        yield ResultEvent(self._finish(plan, dict(snapshot.values), snapshot.interrupts, state))
+        yield _Done(await self.graph.aget_state(config))
 
-    # --- resume planning (the I/O lines differ between the twins) ----------------------
+    def _result_event(self, thread_id: str, done: _Done, state: AgentState | None) -> ResultEvent:
+        snapshot = done.snapshot
+        return ResultEvent(
+            self._finish(thread_id, dict(snapshot.values), snapshot.interrupts, state)
+        )
 
-    def _prepare_resume(
+    # --- resume planning ------------------------------------------------------------------
+
+    def _resume_config(
         self,
         messages: MessagesIn | None,
-        decision: Any,
         thread_id: str | None,
-        state: AgentState | None,
-        decisions: Mapping[str, Any] | None,
         model_kwargs: dict[str, Any],
-    ) -> tuple[_Plan, StateSnapshot | None]:
-        """The plan, and the thread state it was made from (None for a messages resume)."""
-        if thread_id is not None:
-            snapshot = self.graph.get_state(_config(thread_id, model_kwargs))
-            if messages is None or snapshot.interrupts:
-                plan = self._resume_thread_plan(
-                    thread_id, snapshot, decision, model_kwargs, decisions
-                )
-                return plan, snapshot
-        plan, seed = self._seed(messages, thread_id, state, decision, model_kwargs)
-        self.graph.update_state(plan.config, seed, as_node=AGENT_NODE)
-        if _looks_like_id_map(decision):  # reach the pause first, then answer it by its id
-            paused = self._split(self.graph.invoke(None, plan.config, durability=_DURABILITY))[1]
-            plan.graph_input = Command(resume=_resume_value(decision, paused))
-        return plan, None
+        record: dict[str, CompletedCall],
+    ) -> tuple[str, RunnableConfig]:
+        """The thread a resume works on (a new one for messages without ``thread_id``) and
+        its config, carrying the record of finished calls (see ``graph``)."""
+        if thread_id is None and messages is None:
+            raise NothingToResumeError(
+                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
+            )
+        tid = thread_id if thread_id is not None else self._scratch_thread()
+        config = _config(tid, model_kwargs)
+        config["configurable"][COMPLETED_CALLS_KEY] = record
+        return tid, config
 
-    async def _aprepare_resume(
-        self,
-        messages: MessagesIn | None,
-        decision: Any,
-        thread_id: str | None,
-        state: AgentState | None,
-        decisions: Mapping[str, Any] | None,
-        model_kwargs: dict[str, Any],
-    ) -> tuple[_Plan, StateSnapshot | None]:
-        if thread_id is not None:
-            snapshot = await self.graph.aget_state(_config(thread_id, model_kwargs))
-            if messages is None or snapshot.interrupts:
-                plan = self._resume_thread_plan(
-                    thread_id, snapshot, decision, model_kwargs, decisions
-                )
-                return plan, snapshot
-        plan, seed = self._seed(messages, thread_id, state, decision, model_kwargs)
-        await self.graph.aupdate_state(plan.config, seed, as_node=AGENT_NODE)
-        if _looks_like_id_map(decision):  # reach the pause first, then answer it by its id
-            output = await self.graph.ainvoke(None, plan.config, durability=_DURABILITY)
-            plan.graph_input = Command(resume=_resume_value(decision, self._split(output)[1]))
-        return plan, None
+    def _seed_values(
+        self, messages: MessagesIn, state: AgentState | None, answer: Answer
+    ) -> dict[str, Any]:
+        """Resume from messages alone: the values of a thread holding them, paused before
+        the unanswered call (checked first: nothing is written for a bad answer)."""
+        converted = self._resume_messages(messages)
+        answer.value([])
+        check_storable(self.checkpointer, answer.decision)
+        values: dict[str, Any] = {"messages": converted}
+        if state is not None:
+            values["shared"] = dict(state.data)
+        return values
+
+    def _seeder(
+        self, messages: MessagesIn, config: RunnableConfig, state: AgentState | None, answer: Answer
+    ) -> Callable[[StateSnapshot | None], Resume]:
+        def seed(_: StateSnapshot | None) -> Resume:
+            values = self._seed_values(messages, state, answer)
+            self.graph.update_state(config, values, as_node=AGENT_NODE)
+            resume = Resume(config, Command(resume=answer.decision))
+            if _looks_like_id_map(answer.decision):  # reach the pause, answer it by its id
+                output = self.graph.invoke(None, config, durability=_DURABILITY)
+                resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
+            return resume
+
+        return seed
+
+    def _aseeder(
+        self, messages: MessagesIn, config: RunnableConfig, state: AgentState | None, answer: Answer
+    ) -> Callable[[StateSnapshot | None], Awaitable[Resume]]:
+        async def seed(_: StateSnapshot | None) -> Resume:
+            values = self._seed_values(messages, state, answer)
+            await self.graph.aupdate_state(config, values, as_node=AGENT_NODE)
+            resume = Resume(config, Command(resume=answer.decision))
+            if _looks_like_id_map(answer.decision):  # reach the pause, answer it by its id
+                output = await self.graph.ainvoke(None, config, durability=_DURABILITY)
+                resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
+            return resume
+
+        return seed
 
     # --- checkpoints ------------------------------------------------------------------
 
@@ -758,28 +668,6 @@ class ReActAgent:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _seed(
-        self,
-        messages: MessagesIn | None,
-        thread_id: str | None,
-        state: AgentState | None,
-        decision: Any,
-        model_kwargs: dict[str, Any],
-    ) -> tuple[_Plan, dict[str, Any]]:
-        """Resume from messages alone: a new thread holding them, paused before the call."""
-        if messages is None:
-            raise NothingToResumeError(
-                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
-            )
-        converted = self._resume_messages(messages)
-        _resume_value(decision, [])
-        _check_storable(self.checkpointer, decision)
-        tid = thread_id or self._scratch_thread()
-        seed: dict[str, Any] = {"messages": converted}
-        if state is not None:
-            seed["shared"] = dict(state.data)
-        return _Plan(_config(tid, model_kwargs), Command(resume=decision), tid), seed
 
 
 __all__ += ["build_result"]  # its home is dynavec_langgraph.view

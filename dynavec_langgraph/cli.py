@@ -61,20 +61,24 @@ from dynavec_langgraph.demo import (
     create_demo_agent,
     demo_model,
 )
-from dynavec_langgraph.errors import CheckpointerConfigError, DynavecError, ThreadPausedError
+from dynavec_langgraph.errors import (
+    CheckpointerConfigError,
+    DynavecError,
+    NothingToResumeError,
+    ThreadPausedError,
+)
 from dynavec_langgraph.inbox import (
     Graph,
-    answer_command,
     graph_on,
     list_pending,
     load_graph,
     read_thread,
-    refuse_foreign_tools,
     resume_graph,
 )
 from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote_inbox import ServerInbox
+from dynavec_langgraph.resuming import MISSING
 from dynavec_langgraph.savers import (
     ConnectionSaver,
     masked_url,
@@ -226,10 +230,6 @@ def _graph(spec: str | None) -> Graph:
     return load_graph(spec) if spec is not None else create_demo_agent()
 
 
-def _graph_name(spec: str | None) -> str:
-    return "the demo agent" if spec is None else f"--graph {spec}"
-
-
 def _resume_command(db: str, thread_id: str) -> str:
     return (
         f"{PROG} resume --db {shlex.quote(db)} --thread {shlex.quote(thread_id)} --decision approve"
@@ -277,10 +277,8 @@ def _prompt(out: TextIO) -> Any:
 
 
 def _resume_once(agent: ReActAgent, thread_id: str, decision: Any) -> AgentResult:
-    try:
-        return agent.resume(thread_id=thread_id, human_decision=decision)
-    except DynavecError as error:  # e.g. a decision its response_schema refuses
-        raise CliError(str(error)) from None
+    """The guarded resume (``ReActAgent.resume``); its errors are printed as they are."""
+    return agent.resume(thread_id=thread_id, human_decision=decision)
 
 
 def _drive(
@@ -309,27 +307,6 @@ def _drive(
     return 0
 
 
-def _check_paused(snapshot: StateSnapshot, db: str, thread_id: str) -> None:
-    if snapshot.created_at is None:
-        raise CliError(
-            f"unknown thread {thread_id!r} in {db}: nothing to resume. "
-            f"`{PROG} inbox list --db {shlex.quote(db)}` shows the paused threads"
-        )
-    if not snapshot.interrupts and snapshot.next:
-        raise CliError(
-            f"thread {thread_id!r} stopped before {', '.join(snapshot.next)} (a breakpoint "
-            "set with interrupt_before/interrupt_after, or a run that crashed), not at an "
-            "interrupt() approval: continue it with graph.invoke(None, config) from Python; "
-            "nothing was changed"
-        )
-    if not snapshot.interrupts:
-        raise CliError(
-            f"thread {thread_id!r} is not paused: nothing to resume. Send it a new message "
-            f"with `{PROG} demo --db {shlex.quote(db)} --thread {shlex.quote(thread_id)} "
-            "--message TEXT`"
-        )
-
-
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
     thread_id: str = args.thread or f"demo-{uuid.uuid4().hex[:8]}"
@@ -351,9 +328,12 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
+        # read to show the pause and ask for the decision; every check is the guarded
+        # resume's, under the thread's lock (ReActAgent.resume)
         paused = read_thread(agent.graph, args.thread)
-        _check_paused(paused, args.db, args.thread)
-        refuse_foreign_tools(agent.graph, paused.interrupts, args.thread, "the demo agent")
+        if not paused.interrupts:
+            result = _resume_once(agent, args.thread, MISSING if decision is None else decision)
+            return _drive(agent, result, args.db, args.thread, None, interactive=True, out=out)
         if decision is None and not sys.stdin.isatty():
             raise CliError(
                 f"no decision: add --decision approve, --decision reject or --decision JSON "
@@ -449,15 +429,18 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
         )
         return _show_answered(args, result, out)
     graph = _graph(args.graph)
+    which = f" ({args.node})" if args.node is not None else ""
     with open_saver(args.db, must_exist=True) as saver:
-        app = graph_on(graph, saver)
-        seen = read_thread(app, args.thread)
-        _check_paused(seen, args.db, args.thread)
-        refuse_foreign_tools(app, seen.interrupts, args.thread, _graph_name(args.graph))
-        command = answer_command(seen.interrupts, decision, args.node, args.thread)
-        which = f" ({args.node})" if args.node is not None else ""
-        print(f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out)
-        after = resume_graph(app, saver, args.thread, seen, command)
+        after = resume_graph(
+            graph_on(graph, saver),
+            saver,
+            args.thread,
+            decision,
+            args.node,
+            before=lambda: print(
+                f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out
+            ),
+        )
     result = build_result(
         dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
     )
@@ -545,6 +528,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hint(args: argparse.Namespace, error: Exception) -> str | None:
+    """What to run next, for an error about a thread of ``--db``."""
+    db = getattr(args, "db", None)
+    if not isinstance(error, NothingToResumeError) or db is None:
+        return None
+    quoted = shlex.quote(db)
+    return (
+        f"`{PROG} inbox list --db {quoted}` shows the paused threads; `{PROG} demo --db "
+        f"{quoted} --thread ID --message TEXT` sends a thread a new message"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = build_parser().parse_args(argv)
@@ -552,6 +547,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, sys.stdout)
     except (CliError, DynavecError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
+        hint = _hint(args, error)
+        if hint:
+            print(f"{PROG}: hint: {hint}", file=sys.stderr)
         return 2
     return code
 

@@ -10,7 +10,14 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
     ├── CheckpointNotFoundError(ValueError)  resume_from= / checkpoint_id= unknown
     ├── CheckpointerConfigError(ValueError)  a checkpointer argument that cannot be used
-    └── StorageError(RuntimeError)           the checkpointer failed to read or write
+    ├── StorageError(RuntimeError)           the checkpointer failed to read or write
+    └── InboxError(ValueError)               an inbox request that cannot be served (a
+                                             --graph that does not load, a server that
+                                             cannot be reached)
+
+Every caller gets the same error for the same case: ``ReActAgent``, the inbox and the
+command line all answer a pause through :mod:`dynavec_langgraph.resuming`, and the command
+line prints the error it gets (exit code 2) without re-wrapping it.
 
 LangGraph's own interrupt exceptions (``GraphInterrupt`` and the rest of ``GraphBubbleUp``)
 are never caught or wrapped by this package.
@@ -23,6 +30,7 @@ __all__ = [
     "CheckpointerConfigError",
     "ConcurrentResumeError",
     "DynavecError",
+    "InboxError",
     "InvalidDecisionError",
     "NothingToResumeError",
     "StorageError",
@@ -88,3 +96,10 @@ class StorageError(DynavecError, RuntimeError):
         super().__init__(message)
         self.thread_id = thread_id
         self.completed = completed
+
+
+class InboxError(DynavecError, ValueError):
+    """An inbox request that cannot be served: a ``--graph`` that does not load, a server
+    that cannot be reached or refused the request. Nothing was changed. (Refused decisions,
+    unknown or unpaused threads and concurrent answers raise the errors above, as they do
+    for ``ReActAgent``.)"""

@@ -79,6 +79,7 @@ __all__ = [
     "check_max_steps",
     "completed_calls",
     "create_react_agent",
+    "steps_in_run",
 ]
 
 AGENT_NODE: Final = "agent"
@@ -142,6 +143,9 @@ class ReActState(TypedDict, total=False):
         shared: the data of the ``AgentState`` shared with tools.
         held: parallel mode: ids of the turn's calls that reached a pause while others ran
             (they pause for good in the next step, once the finished results are saved).
+        continued_at: the id of the last message when ``ReActAgent.run`` continued a run
+            that stopped at ``max_steps`` (dynavec's ``run()`` on an unfinished thread, no new
+            user message): the run's steps count from there. Absent or ``None`` otherwise.
     """
 
     messages: Required[Annotated[list[AnyMessage], DeltaChannel(merge_conversation)]]
@@ -149,6 +153,7 @@ class ReActState(TypedDict, total=False):
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
     shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
     held: NotRequired[Annotated[list[str], _hold]]
+    continued_at: NotRequired[Annotated[str | None, _last]]
 
 
 class _FullReActState(TypedDict, total=False):
@@ -157,6 +162,7 @@ class _FullReActState(TypedDict, total=False):
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
     shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]
     held: NotRequired[Annotated[list[str], _hold]]
+    continued_at: NotRequired[Annotated[str | None, _last]]
 
 
 # --- decisions: plain functions ---------------------------------------------------------
@@ -198,7 +204,7 @@ def _route_after_task(max_steps: int) -> Any:
             return AGENT_NODE
         if state.get("termination_reason") == "completed":
             return "__end__"
-        return "__end__" if run_steps(state["messages"]) >= max_steps else AGENT_NODE
+        return "__end__" if steps_in_run(state) >= max_steps else AGENT_NODE
 
     return route_after_task
 
@@ -211,9 +217,25 @@ def tools_router(max_steps: int) -> Any:
             return TOOLS_NODE
         if state.get("termination_reason") == "completed":  # a return_direct tool answered
             return "__end__"
-        return "__end__" if run_steps(messages) >= max_steps else AGENT_NODE
+        return "__end__" if steps_in_run(state) >= max_steps else AGENT_NODE
 
     return route_after_tools
+
+
+def steps_in_run(state: Mapping[str, Any]) -> int:
+    """Model calls made in the current run: since the last user message, or since the
+    message where a run stopped at ``max_steps`` was continued (``continued_at``)."""
+    messages = state["messages"]
+    mark = state.get("continued_at")
+    if not mark:
+        return run_steps(messages)
+    count = 0
+    for m in reversed(messages):
+        if m.id == mark or isinstance(m, HumanMessage):
+            break
+        if isinstance(m, AIMessage):
+            count += 1
+    return count
 
 
 def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
@@ -229,7 +251,7 @@ def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
     has_calls = bool(response.tool_calls or response.invalid_tool_calls)
     return {
         "messages": [response],
-        "step": run_steps(state["messages"]) + 1,
+        "step": steps_in_run(state) + 1,
         "termination_reason": None if has_calls else "completed",
     }
 
@@ -307,7 +329,7 @@ def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = froze
     if not pending:
         raise RuntimeError("the tool node ran with no pending tool call")
     last = len(pending) == 1
-    ends = last and run_steps(messages) >= max_steps
+    ends = last and steps_in_run(state) >= max_steps
     return {
         "call": pending[0],
         "shared": dict(state.get("shared") or {}),
@@ -328,7 +350,7 @@ def _all_tasks(
     """Parallel mode: every pending call as its own task. A task carries the graph state only
     when its tool may have it injected (``stateless`` tools never do)."""
     messages = state["messages"]
-    ends = run_steps(messages) >= max_steps
+    ends = steps_in_run(state) >= max_steps
     shared = dict(state.get("shared") or {})
     pending = pending_calls(messages)
     held = set(state.get("held") or ())

@@ -8,14 +8,14 @@ parsing, printing or exit codes:
 - the agent: :func:`load_graph` imports ``--graph MODULE:ATTR`` (a dotted module or a ``.py``
   file; the command line's default is the demo agent) and :func:`graph_on` binds a copy of it
   to a saver, as the LangGraph server does;
-- :func:`refuse_foreign_tools` refuses a thread whose pending tool call is not a tool of that
-  graph (:func:`graph_tools`), before anything runs;
-- answering: :func:`answer_command` builds the ``Command(resume=...)`` for one approval (picked
-  with ``--node`` when several are pending) and :func:`resume_graph` applies it under the
-  thread's resume lock, if no other caller answered first.
+- answering: :func:`resume_graph` answers one approval (picked with ``--node`` when several
+  are pending) through the guarded resume of :mod:`dynavec_langgraph.resuming`, the one
+  ``ReActAgent.resume`` uses: the thread's lock, the thread read under it, the decision
+  checked (and a pending call of a tool the graph does not have refused) before anything runs.
 
-Every refusal raises :class:`InboxError`, whose message says what to do; the command line
-prints it on stderr and exits with code 2.
+Errors are the package's (:mod:`dynavec_langgraph.errors`), the same a ``ReActAgent`` caller
+gets for the same case; :class:`~dynavec_langgraph.errors.InboxError` is for what only the
+inbox does (loading ``--graph``). The command line prints them on stderr, exit code 2.
 """
 
 from __future__ import annotations
@@ -25,40 +25,32 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.errors import is_invalid_resume
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
-from langgraph.types import Command, Interrupt, StateSnapshot
+from langgraph.types import StateSnapshot
 
-from dynavec_langgraph.errors import DynavecError
-from dynavec_langgraph.graph import TOOLS_METADATA_KEY
-from dynavec_langgraph.interrupt import (
-    describe_pending,
-    interrupt_fields,
-    refusal,
-    resume_command,
-)
-from dynavec_langgraph.locks import resume_lock
+from dynavec_langgraph.errors import InboxError, StorageError
+from dynavec_langgraph.interrupt import interrupt_fields
+from dynavec_langgraph.resuming import Answer, resuming, storage_guard
+from dynavec_langgraph.resuming import read_thread as _read
 
 __all__ = [
+    "SEVERAL_HINT",
     "Graph",
     "InboxError",
     "PendingApproval",
-    "answer_command",
     "graph_on",
-    "graph_tools",
     "list_pending",
     "load_graph",
     "pending_approvals",
     "read_thread",
-    "refuse_foreign_tools",
     "resume_graph",
     "thread_config",
     "thread_ids",
@@ -66,10 +58,6 @@ __all__ = [
 
 Graph = Pregel[Any, Any, Any, Any]
 """A compiled LangGraph graph (what ``--graph`` names and the inbox drives)."""
-
-
-class InboxError(DynavecError, ValueError):
-    """A refused inbox request; the command line prints it on stderr, exit code 2."""
 
 
 @dataclass(frozen=True)
@@ -170,17 +158,10 @@ def read_thread(app: Graph, thread_id: str) -> StateSnapshot:
     """The state of one thread.
 
     Raises:
-        InboxError: its record cannot be read (written by something else, damaged or
-            crafted); nothing was changed.
+        StorageError: its record cannot be read (written by something else, damaged or
+            crafted), or the storage failed; nothing was changed.
     """
-    try:
-        return app.get_state(thread_config(thread_id))
-    except Exception as error:
-        raise InboxError(
-            f"thread {thread_id!r} cannot be read: {type(error).__name__}: {error}. Its "
-            "records were written by another program or version, or were damaged; nothing "
-            "was changed"
-        ) from None
+    return _read(app, thread_config(thread_id), thread_id)
 
 
 def list_pending(
@@ -188,18 +169,19 @@ def list_pending(
 ) -> list[PendingApproval]:
     """The pending approvals of every thread of ``saver``, newest thread first.
 
-    ``app`` is the graph bound to ``saver`` (:func:`graph_on`). A thread that cannot be read
-    raises :class:`InboxError`, or, when ``unreadable`` is given, is skipped and its error
-    appended there.
+    ``app`` is the graph bound to ``saver`` (:func:`graph_on`). A thread whose record cannot
+    be read raises :class:`~dynavec_langgraph.errors.StorageError`, or, when ``unreadable`` is
+    given, is skipped and its error appended there. A storage failure raises ``StorageError``.
     """
     rows: list[PendingApproval] = []
-    for tid in thread_ids(saver):
-        try:
-            rows += pending_approvals(read_thread(app, tid), tid)
-        except InboxError as error:
-            if unreadable is None:
-                raise
-            unreadable.append(str(error))
+    with storage_guard(saver, None):
+        for tid in thread_ids(saver):
+            try:
+                rows += pending_approvals(read_thread(app, tid), tid)
+            except StorageError as error:
+                if unreadable is None:
+                    raise
+                unreadable.append(str(error))
     return rows
 
 
@@ -296,107 +278,44 @@ def graph_on(graph: Graph, saver: BaseCheckpointSaver[Any]) -> Graph:
     return graph.copy(update={"checkpointer": saver})
 
 
-def graph_tools(graph: Graph) -> list[str] | None:
-    """The tool names a graph of ``create_react_agent`` records; None for other graphs."""
-    names = ((graph.config or {}).get("metadata") or {}).get(TOOLS_METADATA_KEY)
-    return [str(n) for n in names] if isinstance(names, list) else None
-
-
-def refuse_foreign_tools(
-    graph: Graph, interrupts: Sequence[Interrupt], thread_id: str, graph_name: str
-) -> None:
-    """Refuse a thread whose pending tool call is not a tool of ``graph``.
-
-    Resumed with another agent, the paused call would get "not registered" and the approval
-    would be lost. Graphs that record no tool names are not checked.
-
-    Raises:
-        InboxError: a pending interrupt's ``tool_call.name`` is not one of the graph's tools.
-    """
-    tools = graph_tools(graph)
-    if tools is None:
-        return
-    for item in interrupts:
-        call = interrupt_fields(item).tool_call
-        name = call.get("name") if call else None
-        if name is not None and name not in tools:
-            raise InboxError(
-                f"thread {thread_id!r} waits for an approval of tool {name!r} "
-                f"({describe_pending([item])}), which {graph_name} does not have "
-                f"(its tools: {', '.join(tools) or 'none'}). Pass --graph MODULE:ATTR with the "
-                "agent that paused the thread; nothing was changed"
-            )
-
-
 # --- answering ---------------------------------------------------------------------------
 
-
-def answer_command(
-    interrupts: Sequence[Interrupt], decision: Any, node: str | None, thread_id: str
-) -> Command[Any]:
-    """``Command(resume=...)`` for the one approval ``node`` names (or the only one).
-
-    Raises:
-        InboxError: ``node`` names no pending approval, or none is named and several are
-            pending.
-    """
-    if node is not None:
-        try:
-            return resume_command(interrupts, {node: decision})
-        except DynavecError as error:
-            raise InboxError(f"--node {node!r}: {error}; nothing was changed") from None
-    if len(interrupts) > 1:
-        raise InboxError(
-            f"thread {thread_id!r} has {len(interrupts)} pending approvals: "
-            f"{describe_pending(interrupts)}. Answer one with --node NODE_ID_OR_INTERRUPT_ID "
-            "(`inbox list` shows them); nothing was changed"
-        )
-    # addressed by id: a decision such as {} would otherwise be read as a map of ids
-    return Command(resume={interrupts[0].id: decision})
-
-
-def _checkpoint_id(snapshot: StateSnapshot) -> Any:
-    return (snapshot.config.get("configurable") or {}).get("checkpoint_id")
+SEVERAL_HINT = (
+    "answer one with --node NODE_ID_OR_INTERRUPT_ID (`inbox list` shows them); nothing was changed"
+)
+"""What the inbox tells a caller who gave one decision while several approvals are pending."""
 
 
 def resume_graph(
     app: Graph,
     saver: BaseCheckpointSaver[Any],
     thread_id: str,
-    seen: StateSnapshot,
-    command: Command[Any],
+    decision: Any,
+    node: str | None = None,
+    *,
+    before: Callable[[], None] | None = None,
 ) -> StateSnapshot:
-    """Apply ``command`` under the thread's resume lock, if the thread is still as ``seen``.
+    """Answer the approval ``node`` names (or the only one) of ``thread_id`` with ``decision``
+    through the guarded resume (:func:`dynavec_langgraph.resuming.resuming`); ``before`` is
+    called once every check passed, right before the graph runs.
 
     Returns the thread's state afterwards.
 
     Raises:
-        InboxError: another caller holds the lock or answered first, or the decision does not
-            match the approval's ``response_schema``; nothing was saved.
+        ConcurrentResumeError: another caller is running or resuming the thread.
+        NothingToResumeError: an unknown thread, one not paused, or one stopped without an
+            approval (a breakpoint or a crashed run: there is nothing to answer).
+        InvalidDecisionError: ``node`` names no pending approval, several are pending and
+            none is named, a pending call of a tool ``app`` does not have, or a decision the
+            approval refuses (its ``response_schema``, or the tool asked again).
+        StorageError: the thread cannot be read, or the storage failed.
     """
     config = thread_config(thread_id)
-    try:
-        with resume_lock(saver, thread_id):
-            now = read_thread(app, thread_id)
-            if _checkpoint_id(now) != _checkpoint_id(seen) or [i.id for i in now.interrupts] != [
-                i.id for i in seen.interrupts
-            ]:
-                raise InboxError(
-                    f"another caller answered thread {thread_id!r} first; yours was not applied. "
-                    "Run `inbox list` again before deciding"
-                )
-            app.invoke(command, config, durability="sync")
-            message = refusal(seen.interrupts, app.get_state(config).interrupts)
-            if message:
-                raise InboxError(message)
-    except DynavecError:  # ConcurrentResumeError, StorageError...: what they are everywhere
-        raise
-    except ValueError as error:
-        if not is_invalid_resume(error):
-            raise
-        raise InboxError(
-            f"the decision for {describe_pending(seen.interrupts)} does not match its "
-            f"response_schema ({error}). Nothing was saved and the thread is still paused: "
-            "answer it again with a valid decision"
-        ) from None
-    return app.get_state(config)
+    answer = Answer(decision, node=node, several=SEVERAL_HINT)
+    with resuming(app, saver, thread_id, answer, config, crashed="refuse") as plan:
+        if before is not None:
+            before()
+        app.invoke(plan.graph_input, config, durability="sync")
+        after = app.get_state(config)
+        plan.settle(after.interrupts)
+    return after

@@ -50,9 +50,10 @@ from dynavec_langgraph.graph import (
     ReActNodes,
     model_kwargs,
     model_update,
+    steps_in_run,
     tools_router,
 )
-from dynavec_langgraph.messages import calls_of, new_turn, pending_calls, run_steps
+from dynavec_langgraph.messages import calls_of, new_turn, pending_calls
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
@@ -490,7 +491,7 @@ class ExtendedNodes(ReActNodes):
         open_calls = [c for c in calls_of(ai) if c["id"] not in answered]
         update: dict[str, Any] = {
             "messages": result,
-            "step": run_steps(state["messages"]) + 1,
+            "step": steps_in_run(state) + 1,
             "termination_reason": None
             if open_calls or (calls_of(ai) and response.structured_response is None)
             else "completed",
@@ -818,7 +819,7 @@ def build_graph(
         if ai is None or not calls_of(ai):
             return exit_node
         # calls answered without running (a structured-output retry, a rejection)
-        return exit_node if run_steps(messages) >= max_steps else loop_entry
+        return exit_node if steps_in_run(state) >= max_steps else loop_entry
 
     builder.add_conditional_edges(
         last, route_after_model, list(dict.fromkeys([TOOLS_NODE, exit_node, loop_entry]))

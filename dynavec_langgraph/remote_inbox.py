@@ -17,11 +17,12 @@ from typing import Any
 import httpx
 from langgraph.types import Interrupt
 
-from dynavec_langgraph.errors import DynavecError
-from dynavec_langgraph.inbox import InboxError, PendingApproval, answer_command
+from dynavec_langgraph.errors import NothingToResumeError
+from dynavec_langgraph.inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
+from dynavec_langgraph.resuming import Answer
 
 __all__ = ["ServerInbox"]
 
@@ -117,9 +118,12 @@ class ServerInbox:
         ``before`` is called once the checks passed, right before the answer is sent.
 
         Raises:
-            InboxError: an unknown thread, one not paused, several pending and no ``node``,
-                a ``node`` not pending, another caller answered first, a decision the pause's
-                schema refuses, or a server that cannot be reached; nothing was changed.
+            NothingToResumeError: an unknown thread, or one not paused.
+            InvalidDecisionError: several pending and no ``node``, a ``node`` not pending,
+                or a decision the pause's schema refuses (see ``inbox.resume_graph``).
+            ConcurrentResumeError: another caller answered first.
+            InboxError: a server that cannot be reached or refused the request, or a thread
+                that records no graph; nothing was changed.
         """
         client = self._reader.sync_client
         with _as_inbox_errors():
@@ -128,7 +132,7 @@ class ServerInbox:
                 thread = client.threads.get(sid)
             except httpx.HTTPStatusError as error:
                 if error.response.status_code == 404:
-                    raise InboxError(
+                    raise NothingToResumeError(
                         f"unknown thread {thread_id!r} on {self.url}: nothing to resume. "
                         f"{self._list_hint()}"
                     ) from None
@@ -136,10 +140,11 @@ class ServerInbox:
             state = client.threads.get_state(sid)
             interrupts = _interrupts(state)
             if not interrupts:
-                raise InboxError(
+                raise NothingToResumeError(
                     f"thread {thread_id!r} is not paused: nothing to resume. {self._list_hint()}"
                 )
-            answer_command(interrupts, decision, node, thread_id)  # the inbox's own refusals
+            # the decision checks of the guarded resume (the server holds the thread's lock)
+            Answer(decision, node=node, several=SEVERAL_HINT).command(interrupts, None)
             key = node if node is not None else interrupts[0].id
             assistant = self.assistant or (thread.get("metadata") or {}).get("graph_id")
             if not assistant:
@@ -155,16 +160,10 @@ class ServerInbox:
 
 @contextmanager
 def _as_inbox_errors() -> Iterator[None]:
-    """Server failures -> :class:`InboxError` (printed by the command line, exit code 2)."""
+    """HTTP failures -> :class:`InboxError` (printed by the command line, exit code 2); the
+    package's errors (ConcurrentResumeError, InvalidDecisionError...) stay what they are."""
     try:
         yield
-    except InboxError:
-        raise
-    except DynavecError as error:  # incl. ServerUnavailableError, ConcurrentResumeError
-        text = str(error)
-        if "nothing" not in text.lower():
-            text += "; nothing was changed"
-        raise InboxError(text) from None
     except httpx.HTTPStatusError as error:
         raise InboxError(
             f"the server answered {error.response.status_code} ({error}); nothing was changed"

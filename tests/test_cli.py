@@ -232,7 +232,7 @@ def test_errors_say_what_to_do(cli: Cli) -> None:
     assert len(cli.entries()) == 3
 
     unknown = cli.error("resume", "--db", "e.db", "--thread", "ghost", "--decision", "approve")
-    assert "unknown thread 'ghost' in e.db: nothing to resume" in unknown
+    assert "unknown thread 'ghost': nothing to resume" in unknown
     assert "dynavec-langgraph inbox list --db e.db" in unknown
     finished = cli.main("resume", "--db", "e.db", "--thread", "f", "--decision", "approve", code=2)
     assert "thread 'f' is not paused: nothing to resume" in finished
@@ -353,8 +353,8 @@ def test_inbox_answers_a_thread_of_another_agent_with_graph(cli: Cli) -> None:
     assert (row["node_id"], row["tool_call"]["name"]) == ("approve_wire", "wire")
     refused = cli.main("inbox", "answer", "--db", "w.db", "--thread", "w1", "--approve", code=2)
     assert "thread 'w1' waits for an approval of tool 'wire'" in refused
-    assert "which the demo agent does not have (its tools: get_balance, transfer_funds)" in refused
-    assert "Pass --graph MODULE:ATTR with the agent that paused the thread" in refused
+    assert "which this agent does not have (its tools: get_balance, transfer_funds)" in refused
+    assert "Resume it with the agent that paused it (`inbox answer --graph MODULE:ATTR`)" in refused
     demo_resume = cli.main(
         "resume", "--db", "w.db", "--thread", "w1", "--decision", "approve", code=2
     )
@@ -415,9 +415,9 @@ def test_inbox_answers_one_of_several_pending_approvals_with_node(cli: Cli) -> N
     answer = ("inbox", "answer", "--db", "p.db", "--thread", "p1", "--graph", PARALLEL_GRAPH)
 
     several = cli.main(*answer, "--approve", code=2)
-    assert "thread 'p1' has 2 pending approvals: " in several
+    assert "2 decisions are pending (" in several
     assert all(f"'approve_wire' (interrupt id {i})" in several for i in ids.values())
-    assert "Answer one with --node NODE_ID_OR_INTERRUPT_ID" in several
+    assert "answer one with --node NODE_ID_OR_INTERRUPT_ID" in several
     twice = cli.main(*answer, "--node", "approve_wire", "--approve", code=2)
     assert "node id 'approve_wire' is pending 2 times" in twice
     unknown = cli.main(*answer, "--node", "approve_nothing", "--approve", code=2)

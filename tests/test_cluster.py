@@ -379,7 +379,7 @@ def test_several_pending_approvals_decisions_and_inbox_node(
         b.resume("approved", thread_id="parallel")
     sid, url = server_thread_id("parallel"), deployment.b.url
     refused = _cli(capsys, "inbox", "answer", "--server", url, "--thread", sid, "--approve", code=2)
-    assert "has 2 pending approvals" in refused and "--node" in refused
+    assert "2 decisions are pending" in refused and "--node" in refused
     assert deployment.wires("Uma", "Vic") == []
 
     stale = b._state(sid)  # a caller reads both pauses...

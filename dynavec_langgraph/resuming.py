@@ -1,0 +1,439 @@
+"""The guarded resume: the one way a decision reaches a paused thread.
+
+``ReActAgent.resume`` and its async and streaming twins, the inbox (``inbox.resume_graph``,
+``dynavec-langgraph inbox answer``) and the command line's ``resume`` all answer a pause
+through :func:`resuming` (or its async twin :func:`aresuming`), which, in this order:
+
+1. takes the thread's lock (:mod:`dynavec_langgraph.locks`) without waiting:
+   :class:`~dynavec_langgraph.errors.ConcurrentResumeError` if another caller holds it;
+2. reads the thread from the saver *under the lock*, so what it checks stays true until the
+   caller is done (a record it cannot read: :class:`~dynavec_langgraph.errors.StorageError`);
+3. checks the thread (:func:`plan_resume`): unknown or not paused →
+   :class:`~dynavec_langgraph.errors.NothingToResumeError`; a pending call of a tool the graph
+   does not have → :class:`~dynavec_langgraph.errors.InvalidDecisionError` (resumed with the
+   wrong agent, the approval would be lost); a run that stopped without a pause (its process
+   died) is finished, or refused, as the caller asks;
+4. builds the ``Command(resume=...)`` from the answer (:meth:`Answer.command`): no decision,
+   ``None``, one decision for several pauses, ``decisions`` that name what is not pending, a
+   value the saver cannot store → ``InvalidDecisionError``, all before anything runs;
+5. while the caller runs the graph: a decision the pause's ``response_schema`` refuses →
+   ``InvalidDecisionError`` (nothing saved); a storage failure →
+   :class:`~dynavec_langgraph.errors.StorageError` naming the tool calls that ran
+   (:func:`storage_guard`);
+6. :meth:`Resume.settle`: the same approval asked again (the paused tool refused the
+   decision) → ``InvalidDecisionError``, the thread still paused.
+
+Every error is a :class:`~dynavec_langgraph.errors.DynavecError` and is what it is for every
+caller: the inbox and the command line print it, they do not re-wrap it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import is_invalid_resume
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Interrupt, StateSnapshot
+
+from dynavec_langgraph.errors import (
+    DynavecError,
+    InvalidDecisionError,
+    NothingToResumeError,
+    StorageError,
+)
+from dynavec_langgraph.graph import TOOLS_METADATA_KEY, CompletedCall
+from dynavec_langgraph.interrupt import (
+    describe_pending,
+    interrupt_fields,
+    refusal,
+    resume_command,
+)
+from dynavec_langgraph.locks import aresume_lock, resume_lock
+from dynavec_langgraph.savers import describe_storage, is_storage_error
+
+__all__ = [
+    "MISSING",
+    "Answer",
+    "Resume",
+    "aread_thread",
+    "aresuming",
+    "brief",
+    "check_storable",
+    "plan_resume",
+    "read_thread",
+    "resuming",
+    "storage_guard",
+]
+
+MISSING: Final[Any] = object()
+"""No decision given (``None`` is a value LangGraph cannot resume with, so it is refused)."""
+
+Crashed = Literal["continue", "refuse"]
+"""What to do with a thread whose run stopped without a pause (its process died, or a
+breakpoint): finish it (``ReActAgent``), or refuse (the inbox: there is nothing to answer)."""
+
+
+def brief(value: Any, limit: int = 160) -> str:
+    """``repr(value)`` for a message: shortened, and safe for values nested too deeply."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_storable(saver: Any, decision: Any) -> None:
+    """Refuse, before anything runs, a decision the thread's saver cannot store (the approved
+    tool would run and then the write fail, leaving the pause open to be approved again)."""
+    try:
+        saver.serde.dumps_typed(decision)
+    except Exception as error:
+        if isinstance(error, RecursionError) or "recursion" in str(error).lower():
+            raise InvalidDecisionError(
+                "the decision is nested too deeply to be stored; nothing ran and the thread is "
+                "still paused: send a flatter value"
+            ) from None
+        raise InvalidDecisionError(
+            f"the decision {brief(decision)} cannot be stored by the checkpointer ({error}); "
+            "nothing ran and the thread is still paused: decide with JSON-like values (str, "
+            "number, bool, list, dict) or a pydantic model"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A person's answer to a paused thread, as given (checked by :meth:`command`).
+
+    Attributes:
+        decision: the decision for the one pending pause (or for ``node``).
+        decisions: ``{node_id or interrupt_id: decision}`` for several pending pauses.
+        node: answer only this pending pause (a node id or an interrupt id) with ``decision``.
+        several: what to tell a caller who gave one decision while several are pending.
+    """
+
+    decision: Any = MISSING
+    decisions: Mapping[str, Any] | None = None
+    node: str | None = None
+    several: str = "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
+
+    @property
+    def given(self) -> Any:
+        """What the caller decided, for messages (``MISSING`` when nothing was)."""
+        return self.decisions if self.decisions is not None else self.decision
+
+    def value(self, interrupts: Sequence[Interrupt]) -> Any:
+        """``Command.resume`` for a single ``decision`` (``interrupts`` empty: the value
+        itself, for a pause that is not reached yet)."""
+        if self.decision is MISSING or self.decision is None:
+            raise InvalidDecisionError(
+                "resume() needs human_decision= (any JSON value but None, e.g. 'approved')"
+            )
+        if len(interrupts) > 1:
+            raise InvalidDecisionError(
+                f"{len(interrupts)} decisions are pending ({describe_pending(interrupts)}); "
+                f"{self.several}"
+            )
+        # addressed by id, so every decision reaches the tool as it is (a dict like {} would
+        # otherwise be read as a map of interrupt ids and dropped)
+        return {interrupts[0].id: self.decision} if interrupts else self.decision
+
+    def command(self, interrupts: Sequence[Interrupt], saver: Any | None) -> Command[Any]:
+        """The ``Command(resume=...)`` answering ``interrupts``, checked before anything runs
+        (``saver=None``: the values are not checked against a saver, e.g. for a server).
+
+        Raises:
+            InvalidDecisionError: no decision or ``None``; ``decision`` and ``decisions``
+                both; ``decisions`` not a mapping or naming what is not pending; one decision
+                for several pauses; a value ``saver`` cannot store.
+        """
+        decisions = self.decisions
+        if self.node is not None:
+            if decisions is not None:
+                raise InvalidDecisionError("pass node= with decision=, or decisions=, not both")
+            decisions = {self.node: self.decision}
+        if decisions is None:
+            resume = self.value(interrupts)
+            if saver is not None:
+                check_storable(saver, self.decision)
+            return Command(resume=resume)
+        if self.decision is not MISSING and self.node is None:
+            raise InvalidDecisionError("pass human_decision= or decisions=, not both")
+        if not isinstance(decisions, Mapping):
+            raise InvalidDecisionError(
+                f"decisions={decisions!r:.80} ({type(decisions).__name__}): pass a mapping "
+                f"{{node_id or interrupt_id: decision}}; pending: {describe_pending(interrupts)}"
+            )
+        for value in decisions.values() if saver is not None else ():
+            check_storable(saver, value)
+        return resume_command(interrupts, decisions)
+
+
+@dataclass
+class Resume:
+    """What one guarded resume sends to the graph.
+
+    Attributes:
+        config: the thread's config.
+        graph_input: the ``Command(resume=...)``; ``None`` to finish a run that stopped
+            without a pause; a caller's own input for a resume from messages.
+        seen: the thread as read under the lock (``None`` for a resume from messages).
+    """
+
+    config: RunnableConfig
+    graph_input: Any
+    seen: StateSnapshot | None = None
+
+    def settle(self, after: Sequence[Interrupt]) -> None:
+        """Check the pauses pending after the run: the same approval asked again means the
+        paused tool refused the decision.
+
+        Raises:
+            InvalidDecisionError: the decision was refused; the thread is still paused.
+        """
+        message = refusal(self.seen.interrupts if self.seen else [], after)
+        if message:
+            raise InvalidDecisionError(message)
+
+
+def _graph_tools(graph: Any) -> list[str] | None:
+    names = ((getattr(graph, "config", None) or {}).get("metadata") or {}).get(TOOLS_METADATA_KEY)
+    return [str(n) for n in names] if isinstance(names, list) else None
+
+
+def _refuse_foreign_tools(graph: Any, interrupts: Sequence[Interrupt], thread_id: str) -> None:
+    tools = _graph_tools(graph)
+    if tools is None:
+        return
+    for item in interrupts:
+        call = interrupt_fields(item).tool_call
+        name = call.get("name") if call else None
+        if name is not None and name not in tools:
+            raise InvalidDecisionError(
+                f"thread {thread_id!r} waits for an approval of tool {name!r} "
+                f"({describe_pending([item])}), which this agent does not have (its tools: "
+                f"{', '.join(tools) or 'none'}). Resume it with the agent that paused it "
+                "(`inbox answer --graph MODULE:ATTR`); nothing was changed"
+            )
+
+
+def plan_resume(
+    graph: Any,
+    snapshot: StateSnapshot,
+    thread_id: str,
+    answer: Answer,
+    saver: Any,
+    config: RunnableConfig,
+    *,
+    crashed: Crashed = "continue",
+) -> Resume:
+    """What to send to ``graph`` (with ``config``) to answer ``thread_id`` as read in
+    ``snapshot`` (no I/O).
+
+    Raises:
+        NothingToResumeError: an unknown thread, or one that is not paused (and, with
+            ``crashed="refuse"``, one that stopped without a pause).
+        InvalidDecisionError: see :meth:`Answer.command`; or the pending call is of a tool
+            ``graph`` does not have.
+    """
+    if snapshot.created_at is None:
+        raise NothingToResumeError(
+            f"unknown thread {thread_id!r}: nothing to resume (check the thread id and that "
+            "the checkpointer is the one the paused run used)"
+        )
+    if not snapshot.interrupts:
+        if snapshot.next or snapshot.tasks:
+            # a run stopped by a crash (or a breakpoint): its pending calls are not done.
+            # When the crash came after a task's result was saved but before the next
+            # checkpoint, get_state applies the saved result and shows no `next`, only the task.
+            if crashed == "continue":
+                return Resume(config, None, snapshot)
+            raise NothingToResumeError(
+                f"thread {thread_id!r} stopped before {', '.join(snapshot.next) or 'a task'} "
+                "(a breakpoint set with interrupt_before/interrupt_after, or a run that "
+                "crashed), not at an interrupt() approval: there is no decision to give. "
+                "Continue it with ReActAgent.resume(thread_id=...) or graph.invoke(None, "
+                "config); nothing was changed"
+            )
+        raise NothingToResumeError(
+            f"thread {thread_id!r} is not paused: nothing to resume; send it a new message "
+            "(run()) to continue it"
+        )
+    _refuse_foreign_tools(graph, snapshot.interrupts, thread_id)
+    return Resume(config, answer.command(snapshot.interrupts, saver), snapshot)
+
+
+def _unreadable(thread_id: str, error: Exception) -> StorageError:
+    return StorageError(
+        f"thread {thread_id!r} cannot be read: {type(error).__name__}: {error}. Its records "
+        "were written by another program or version, or were damaged; nothing was changed",
+        thread_id,
+        [],
+    )
+
+
+def read_thread(graph: Pregel[Any, Any], config: RunnableConfig, thread_id: str) -> StateSnapshot:
+    """``graph.get_state(config)``; a record that cannot be read → ``StorageError`` (a storage
+    failure passes through, for :func:`storage_guard`)."""
+    try:
+        return graph.get_state(config)
+    except Exception as error:
+        if isinstance(error, DynavecError) or is_storage_error(error):
+            raise
+        raise _unreadable(thread_id, error) from None
+
+
+async def aread_thread(
+    graph: Pregel[Any, Any], config: RunnableConfig, thread_id: str
+) -> StateSnapshot:
+    """Async twin of :func:`read_thread`."""
+    try:
+        return await graph.aget_state(config)
+    except Exception as error:
+        if isinstance(error, DynavecError) or is_storage_error(error):
+            raise
+        raise _unreadable(thread_id, error) from None
+
+
+def _storage_error(
+    saver: Any,
+    error: BaseException,
+    thread_id: str | None,
+    record: Mapping[str, CompletedCall] | None,
+    decision: Any,
+) -> StorageError:
+    where = describe_storage(saver)
+    thread = f"thread {thread_id!r}" if thread_id else "the thread"
+    if not record:
+        return StorageError(
+            f"{where} failed ({type(error).__name__}: {error}). No tool ran and {thread} is "
+            "unchanged: try again once the storage works",
+            thread_id,
+            [],
+        )
+    ran = [c.describe() for c in record.values()]
+    decided = f" with the decision {brief(decision)}" if decision is not MISSING else ""
+    return StorageError(
+        f"{where} failed ({type(error).__name__}: {error}) after these tool calls ran"
+        f"{decided}: {'; '.join(ran)}. Their results were not saved, so {thread} still shows "
+        "them as not done. This agent remembers the results: call the same method on it again "
+        "once the storage works and they will not run again (another agent or process would "
+        "run them again)",
+        thread_id,
+        ran,
+    )
+
+
+@contextmanager
+def storage_guard(
+    saver: Any,
+    thread_id: str | None,
+    record: Mapping[str, CompletedCall] | None = None,
+    decision: Any = MISSING,
+) -> Iterator[None]:
+    """A storage failure inside → :class:`StorageError` naming the storage and the tool calls
+    in ``record`` (those that ran but were not saved); other errors pass through."""
+    try:
+        yield
+    except Exception as error:
+        if isinstance(error, DynavecError) or not is_storage_error(error):
+            raise
+        raise _storage_error(saver, error, thread_id, record, decision) from error
+
+
+@contextmanager
+def _decision_guard(seen: StateSnapshot | None) -> Iterator[None]:
+    """A decision rejected by the pause's ``response_schema`` -> InvalidDecisionError."""
+    try:
+        yield
+    except ValueError as error:
+        if seen is None or not is_invalid_resume(error):
+            raise
+        raise InvalidDecisionError(
+            f"the decision for {describe_pending(seen.interrupts)} does not match its "
+            f"response_schema ({error}). Nothing was saved and the thread is still paused: "
+            "resume it again with a valid decision"
+        ) from error
+
+
+Seed = Callable[[StateSnapshot | None], Resume]
+"""Plan a resume from messages (``ReActAgent.resume(messages, ...)``) when the thread is not
+paused; it runs under the lock and may write the thread (it is given the thread as read)."""
+ASeed = Callable[[StateSnapshot | None], Awaitable[Resume]]
+"""Async twin of :data:`Seed`."""
+
+
+@contextmanager
+def resuming(
+    graph: Pregel[Any, Any],
+    saver: Any,
+    thread_id: str | None,
+    answer: Answer,
+    config: RunnableConfig,
+    *,
+    record: Mapping[str, CompletedCall] | None = None,
+    crashed: Crashed = "continue",
+    seed: Seed | None = None,
+) -> Iterator[Resume]:
+    """The guarded resume (see the module's docstring): yields what to send to ``graph``.
+
+    The caller runs the graph inside the ``with`` block and passes the pauses pending after
+    it to :meth:`Resume.settle`. ``thread_id=None`` (a resume from messages on a new thread
+    nobody else knows) takes no lock and reads nothing: ``seed`` plans it.
+
+    Example::
+
+        with resuming(graph, saver, "t1", Answer("approved"), config) as resume:
+            output = graph.invoke(resume.graph_input, resume.config)
+            resume.settle(output.get("__interrupt__", []))
+    """
+    with ExitStack() as stack:
+        stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
+        snapshot: StateSnapshot | None = None
+        if thread_id is not None:
+            stack.enter_context(resume_lock(saver, thread_id))
+            snapshot = read_thread(graph, config, thread_id)
+        if seed is not None and (snapshot is None or not snapshot.interrupts):
+            resume = seed(snapshot)
+        elif snapshot is None or thread_id is None:
+            raise NothingToResumeError(
+                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
+            )
+        else:
+            resume = plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
+        with _decision_guard(resume.seen):
+            yield resume
+
+
+@asynccontextmanager
+async def aresuming(
+    graph: Pregel[Any, Any],
+    saver: Any,
+    thread_id: str | None,
+    answer: Answer,
+    config: RunnableConfig,
+    *,
+    record: Mapping[str, CompletedCall] | None = None,
+    crashed: Crashed = "continue",
+    seed: ASeed | None = None,
+) -> AsyncIterator[Resume]:
+    """Async twin of :func:`resuming`."""
+    async with AsyncExitStack() as stack:
+        stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
+        snapshot: StateSnapshot | None = None
+        if thread_id is not None:
+            await stack.enter_async_context(aresume_lock(saver, thread_id))
+            snapshot = await aread_thread(graph, config, thread_id)
+        if seed is not None and (snapshot is None or not snapshot.interrupts):
+            resume = await seed(snapshot)
+        elif snapshot is None or thread_id is None:
+            raise NothingToResumeError(
+                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
+            )
+        else:
+            resume = plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
+        with _decision_guard(resume.seen):
+            yield resume
