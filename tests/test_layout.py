@@ -120,3 +120,28 @@ def test_database_url_schemes_are_written_in_savers_only() -> None:
     ]
     assert found == []
     assert '"postgres://"' in (PACKAGE / "savers.py").read_text()
+
+
+def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
+    """approval.py, the tool node and the rest pause through ``interrupt.ask`` / ``interrupt``
+    and build the value with ``interrupt.pause_value``: nothing else calls LangGraph's
+    ``interrupt`` or constructs an ``InterruptValue``."""
+    home = "interrupt"
+    offenders: list[str] = []
+    for m in MODULES:
+        if m == home:
+            continue
+        tree = ast.parse((PACKAGE / f"{m}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in ("langgraph.types", "langgraph"):
+                offenders += [
+                    f"{m}: langgraph interrupt" for a in node.names if a.name == "interrupt"
+                ]
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "InterruptValue"
+            ):
+                offenders.append(f"{m}: InterruptValue(...)")
+    assert offenders == []
+    assert "pause_value" in (PACKAGE / "approval.py").read_text()

@@ -162,7 +162,16 @@ def make_agent(scenario: Scenario, saver: BaseCheckpointSaver[Any] | str) -> ReA
 @contextmanager
 def open_saver(db: str) -> Iterator[BaseCheckpointSaver[Any]]:
     """A saver using :func:`safe_serializer` on ``db``: a SQLite file path, a PostgreSQL URI,
-    or a ``dynamodb://`` URL (a ``DynamoDBCheckpointer``, adapted)."""
+    a ``dynamodb://`` URL (a ``DynamoDBCheckpointer``, adapted) or ``files:FOLDER`` (a user's
+    own dynavec checkpointer with a cross-process lock, ``tests/children/file_checkpointer.py``,
+    adapted)."""
+    if db.startswith("files:"):
+        from tests.children.file_checkpointer import FileCheckpointer
+
+        files = resolve_checkpointer(FileCheckpointer(db.removeprefix("files:")))
+        assert files is not None
+        yield files
+        return
     if db.startswith("dynamodb://"):
         adapted = resolve_checkpointer(db)
         assert adapted is not None
