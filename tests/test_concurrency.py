@@ -34,9 +34,9 @@ from tests.children.scenario import (
     finish_child,
     make_agent,
     open_saver,
+    race_winner,
     start_child,
     wait_for,
-    wait_for_any,
 )
 from tests.children.scenario import (
     thread_config as _cfg,
@@ -79,8 +79,7 @@ def test_two_processes_resume_at_once(db: str, tmp_path: Path) -> None:
         for label, proc in procs.items():
             wait_for(gate / f"ready-{label}", proc)
         (gate / "go").touch()  # both are built and connected: they resume at the same moment
-        started = wait_for_any([gate / f"started-{label}" for label in DECISIONS], *procs.values())
-        winner = started.name.removeprefix("started-")
+        winner = race_winner(gate, procs)
         loser = "b" if winner == "a" else "a"
         lost = finish_child(procs[loser])  # it finishes while the winner holds the lock
         (gate / "release").touch()

@@ -34,10 +34,10 @@ from tests.children.scenario import (
     make_agent,
     open_saver,
     policy,
+    race_winner,
     run_child,
     start_child,
     wait_for,
-    wait_for_any,
 )
 from tests.children.scenario import thread_config as cfg
 from tests.dynamo import REGION, DynamoDBServer
@@ -176,8 +176,7 @@ def test_two_processes_resume_at_once(dynamodb_url: str, tmp_path: Path) -> None
         for label, proc in procs.items():
             wait_for(gate / f"ready-{label}", proc)
         (gate / "go").touch()
-        started = wait_for_any([gate / f"started-{label}" for label in decisions], *procs.values())
-        winner = started.name.removeprefix("started-")
+        winner = race_winner(gate, procs)
         loser = "b" if winner == "a" else "a"
         lost = finish_child(procs[loser])  # while the winner holds the DynamoDB lock
         (gate / "release").touch()

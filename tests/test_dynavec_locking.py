@@ -25,9 +25,9 @@ from tests.children.scenario import (
     finish_child,
     make_agent,
     open_saver,
+    race_winner,
     start_child,
     wait_for,
-    wait_for_any,
 )
 
 DECISIONS = {"a": "approved", "b": "rejected"}
@@ -50,8 +50,7 @@ def test_two_processes_resume_one_pause_of_a_file_checkpointer(tmp_path: Path) -
         for label, proc in procs.items():
             wait_for(gate / f"ready-{label}", proc)
         (gate / "go").touch()
-        started = wait_for_any([gate / f"started-{label}" for label in DECISIONS], *procs.values())
-        winner = started.name.removeprefix("started-")
+        winner = race_winner(gate, procs)
         loser = "b" if winner == "a" else "a"
         lost = finish_child(procs[loser])  # while the winner is inside the approved tool
         (gate / "release").touch()

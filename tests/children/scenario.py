@@ -20,7 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,6 +256,27 @@ def finish_child(proc: subprocess.Popen[str]) -> dict[str, Any]:
 
 def run_child(*args: str) -> dict[str, Any]:
     return finish_child(start_child(*args))
+
+
+def race_winner(gate: Path, procs: Mapping[str, subprocess.Popen[str]]) -> str:
+    """The label of the child that got into the approved tool (``gate/started-LABEL``) while
+    the others raced it for the thread's lock. A loser may finish first (refused at once while
+    the winner still reads the thread under the lock): then the winner is the child still
+    running, and its marker is awaited."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        for label in procs:
+            if (gate / f"started-{label}").exists():
+                return label
+        running = [label for label, proc in procs.items() if proc.poll() is None]
+        if len(running) < len(procs):
+            if len(running) != 1:
+                raise AssertionError(f"children {sorted(set(procs) - set(running))} exited")
+            wait_for(gate / f"started-{running[0]}", procs[running[0]])
+            return running[0]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no child reached the tool within {TIMEOUT} s")
+        time.sleep(0.005)
 
 
 def wait_for(path: Path, *procs: subprocess.Popen[str]) -> None:
