@@ -16,6 +16,8 @@ from dynavec_langgraph.errors import (
     InboxError,
     InvalidDecisionError,
     NothingToResumeError,
+    RemoteRunError,
+    ServerUnavailableError,
     StorageError,
     ThreadPausedError,
 )
@@ -56,6 +58,8 @@ __all__ = [
     "Planner",
     "ReActAgent",
     "ReActState",
+    "RemoteRunError",
+    "ServerUnavailableError",
     "StorageError",
     "Supervisor",
     "ThreadPausedError",

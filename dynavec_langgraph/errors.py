@@ -11,6 +11,8 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── CheckpointNotFoundError(ValueError)  resume_from= / checkpoint_id= unknown
     ├── CheckpointerConfigError(ValueError)  a checkpointer argument that cannot be used
     ├── StorageError(RuntimeError)           the checkpointer failed to read or write
+    ├── ServerUnavailableError(ConnectionError)  RemoteReActAgent: no answer from the server
+    ├── RemoteRunError(RuntimeError)         RemoteReActAgent: the run failed on the server
     └── InboxError(ValueError)               an inbox request that cannot be served (a
                                              --graph that does not load, a server that
                                              cannot be reached)
@@ -33,6 +35,8 @@ __all__ = [
     "InboxError",
     "InvalidDecisionError",
     "NothingToResumeError",
+    "RemoteRunError",
+    "ServerUnavailableError",
     "StorageError",
     "ThreadPausedError",
 ]
@@ -96,6 +100,14 @@ class StorageError(DynavecError, RuntimeError):
         super().__init__(message)
         self.thread_id = thread_id
         self.completed = completed
+
+
+class ServerUnavailableError(DynavecError, ConnectionError):
+    """``RemoteReActAgent``: the server refused the connection or did not answer in time."""
+
+
+class RemoteRunError(DynavecError, RuntimeError):
+    """``RemoteReActAgent``: the run failed on the server (the message carries its error)."""
 
 
 class InboxError(DynavecError, ValueError):

@@ -41,9 +41,10 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph.errors import (
     ConcurrentResumeError,
-    DynavecError,
     InvalidDecisionError,
     NothingToResumeError,
+    RemoteRunError,
+    ServerUnavailableError,
     ThreadPausedError,
 )
 from dynavec_langgraph.interrupt import (
@@ -72,14 +73,6 @@ _EXTRA = "pip install 'dynavec-langgraph[studio]'"
 _MISSING: Any = object()
 _RUNS_PAGE = 20
 _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
-
-
-class ServerUnavailableError(DynavecError, ConnectionError):
-    """The server refused the connection or did not answer in time."""
-
-
-class RemoteRunError(DynavecError, RuntimeError):
-    """The run failed on the server (the message carries the server's error)."""
 
 
 # --- plain functions: what is sent, what came back ------------------------------------------

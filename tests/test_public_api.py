@@ -33,6 +33,8 @@ from dynavec_langgraph import (
     Message,
     NothingToResumeError,
     ReActAgent,
+    RemoteRunError,
+    ServerUnavailableError,
     StorageError,
     ThreadPausedError,
     ToolCall,
@@ -69,6 +71,8 @@ ERRORS: dict[type[DynavecError], type[Exception]] = {
     CheckpointerConfigError: ValueError,
     StorageError: RuntimeError,
     InboxError: ValueError,
+    ServerUnavailableError: ConnectionError,
+    RemoteRunError: RuntimeError,
 }
 """The tree drawn in ``dynavec_langgraph.errors``' docstring."""
 
@@ -269,6 +273,8 @@ PUBLIC_API: dict[str, list[str]] = {
         "Planner",
         "ReActAgent",
         "ReActState",
+        "RemoteRunError",
+        "ServerUnavailableError",
         "StorageError",
         "Supervisor",
         "ThreadPausedError",
@@ -355,6 +361,8 @@ PUBLIC_API: dict[str, list[str]] = {
         "InboxError",
         "InvalidDecisionError",
         "NothingToResumeError",
+        "RemoteRunError",
+        "ServerUnavailableError",
         "StorageError",
         "ThreadPausedError",
     ],
