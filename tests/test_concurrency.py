@@ -31,10 +31,9 @@ from tests.children.scenario import (
     Scenario,
     conversation,
     conversation_problems,
-    finish_child,
     make_agent,
     open_saver,
-    race_winner,
+    race_resumes,
     start_child,
     wait_for,
 )
@@ -68,32 +67,13 @@ def _check_thread(db: str, scenario: Scenario, thread_id: str, output: str) -> N
 def test_two_processes_resume_at_once(db: str, tmp_path: Path) -> None:
     scenario = Scenario(tmp_path / "effects")
     _pause(db, scenario, "t")
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    base = ("--db", db, "--effects", str(scenario.effects), "--gate", str(gate))
-    procs = {
-        label: start_child(*base, "--label", label, "resume", "t", json.dumps(decision))
-        for label, decision in DECISIONS.items()
-    }
-    try:
-        for label, proc in procs.items():
-            wait_for(gate / f"ready-{label}", proc)
-        (gate / "go").touch()  # both are built and connected: they resume at the same moment
-        winner = race_winner(gate, procs)
-        loser = "b" if winner == "a" else "a"
-        lost = finish_child(procs[loser])  # it finishes while the winner holds the lock
-        (gate / "release").touch()
-        won = finish_child(procs[winner])
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+    race = race_resumes(db, scenario, "t", DECISIONS)
+    winner, won, lost = race.winner, race.won, race.lost
 
     assert lost["ok"] is False
     assert lost["error"] == "ConcurrentResumeError"
     assert "another caller is running or resuming thread 't'" in lost["message"]
-    assert not (gate / f"started-{loser}").exists()
+    assert not race.loser_reached_the_tool
     assert won["ok"] is True
     assert won["termination_reason"] == "completed"
     output = (

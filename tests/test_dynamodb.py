@@ -30,14 +30,11 @@ from tests.children.scenario import (
     Scenario,
     conversation,
     conversation_problems,
-    finish_child,
     make_agent,
     open_saver,
     policy,
-    race_winner,
+    race_resumes,
     run_child,
-    start_child,
-    wait_for,
 )
 from tests.children.scenario import thread_config as cfg
 from tests.dynamo import REGION, DynamoDBServer
@@ -164,31 +161,12 @@ def test_two_processes_resume_at_once(dynamodb_url: str, tmp_path: Path) -> None
         assert make_agent(scenario, saver).run("pay", thread_id="t").termination_reason == (
             "interrupted"
         )
-    gate = tmp_path / "gate"
-    gate.mkdir()
     decisions = {"a": "approved", "b": "rejected"}
-    base = ("--db", dynamodb_url, "--effects", str(scenario.effects), "--gate", str(gate))
-    procs = {
-        label: start_child(*base, "--label", label, "resume", "t", json.dumps(decision))
-        for label, decision in decisions.items()
-    }
-    try:
-        for label, proc in procs.items():
-            wait_for(gate / f"ready-{label}", proc)
-        (gate / "go").touch()
-        winner = race_winner(gate, procs)
-        loser = "b" if winner == "a" else "a"
-        lost = finish_child(procs[loser])  # while the winner holds the DynamoDB lock
-        (gate / "release").touch()
-        won = finish_child(procs[winner])
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+    race = race_resumes(dynamodb_url, scenario, "t", decisions)
+    winner, won, lost = race.winner, race.won, race.lost
     assert (lost["ok"], lost["error"]) == (False, "ConcurrentResumeError")
     assert "DynamoDB lock" in lost["message"]
-    assert not (gate / f"started-{loser}").exists()
+    assert not race.loser_reached_the_tool
     assert won["ok"] is True and won["termination_reason"] == "completed"
     d = json.dumps(decisions[winner])
     assert scenario.lines() == ["lookup rent", f"transfer start {d}", f"transfer done {d}"]

@@ -22,12 +22,9 @@ from tests.children.file_checkpointer import FileCheckpointer
 from tests.children.scenario import (
     PAID,
     Scenario,
-    finish_child,
     make_agent,
     open_saver,
-    race_winner,
-    start_child,
-    wait_for,
+    race_resumes,
 )
 
 DECISIONS = {"a": "approved", "b": "rejected"}
@@ -39,30 +36,11 @@ def test_two_processes_resume_one_pause_of_a_file_checkpointer(tmp_path: Path) -
     with open_saver(db) as saver:
         paused = make_agent(scenario, saver).run("pay the rent", thread_id="t")
     assert paused.termination_reason == "interrupted"
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    base = ("--db", db, "--effects", str(scenario.effects), "--gate", str(gate))
-    procs = {
-        label: start_child(*base, "--label", label, "resume", "t", json.dumps(decision))
-        for label, decision in DECISIONS.items()
-    }
-    try:
-        for label, proc in procs.items():
-            wait_for(gate / f"ready-{label}", proc)
-        (gate / "go").touch()
-        winner = race_winner(gate, procs)
-        loser = "b" if winner == "a" else "a"
-        lost = finish_child(procs[loser])  # while the winner is inside the approved tool
-        (gate / "release").touch()
-        won = finish_child(procs[winner])
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+    race = race_resumes(db, scenario, "t", DECISIONS)
+    winner, won, lost = race.winner, race.won, race.lost
     assert (lost["ok"], lost["error"]) == (False, "ConcurrentResumeError")
     assert "taken by another process (file lock)" in lost["message"]
-    assert not (gate / f"started-{loser}").exists()
+    assert not race.loser_reached_the_tool
     assert won["ok"] and won["termination_reason"] == "completed"
     if DECISIONS[winner] == "approved":
         assert won["output"] == PAID

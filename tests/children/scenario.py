@@ -258,6 +258,46 @@ def run_child(*args: str) -> dict[str, Any]:
     return finish_child(start_child(*args))
 
 
+@dataclass
+class Race:
+    """How two processes resuming one pause at the same moment ended."""
+
+    winner: str
+    loser: str
+    won: dict[str, Any]
+    lost: dict[str, Any]
+    loser_reached_the_tool: bool
+
+
+def race_resumes(db: str, scenario: Scenario, thread_id: str, decisions: Mapping[str, Any]) -> Race:
+    """One child per ``{label: decision}`` resumes ``thread_id`` at the same moment (each is
+    built and connected first). The winner is held inside the approved tool until the loser
+    has finished, so the two really overlap; without a lock both would enter the tool and the
+    loser would never finish (the race then fails on :data:`TIMEOUT`)."""
+    gate = scenario.effects.parent / f"gate-{thread_id}"
+    gate.mkdir()
+    base = ("--db", db, "--effects", str(scenario.effects), "--gate", str(gate))
+    procs = {
+        label: start_child(*base, "--label", label, "resume", thread_id, json.dumps(decision))
+        for label, decision in decisions.items()
+    }
+    try:
+        for label, proc in procs.items():
+            wait_for(gate / f"ready-{label}", proc)
+        (gate / "go").touch()
+        winner = race_winner(gate, procs)
+        (loser,) = (label for label in procs if label != winner)
+        lost = finish_child(procs[loser])  # while the winner is inside the approved tool
+        (gate / "release").touch()
+        won = finish_child(procs[winner])
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    return Race(winner, loser, won, lost, (gate / f"started-{loser}").exists())
+
+
 def race_winner(gate: Path, procs: Mapping[str, subprocess.Popen[str]]) -> str:
     """The label of the child that got into the approved tool (``gate/started-LABEL``) while
     the others raced it for the thread's lock. A loser may finish first (refused at once while
