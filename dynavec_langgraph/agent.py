@@ -366,15 +366,11 @@ class ReActAgent:
             ConcurrentResumeError: another caller is running or resuming the thread.
         """
         del start_step
-        answer = Answer(human_decision, decisions)
-        with self._guarded(thread_id) as record:
-            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
-            seed = self._seeder(messages, config, state, answer) if messages is not None else None
-            with resuming(
-                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
-            ) as plan:
-                output = self.graph.invoke(plan.graph_input, config, durability=_DURABILITY)
-                plan.settle(self._split(output)[1])
+        with self._resuming(
+            messages, human_decision, decisions, thread_id, state, model_kwargs
+        ) as (tid, plan):
+            output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
+            plan.settle(self._split(output)[1])
         return self._finish(tid, *self._split(output), state)
 
     async def aresume(
@@ -390,15 +386,11 @@ class ReActAgent:
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
-        answer = Answer(human_decision, decisions)
-        with self._guarded(thread_id) as record:
-            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
-            seed = self._aseeder(messages, config, state, answer) if messages is not None else None
-            async with aresuming(
-                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
-            ) as plan:
-                output = await self.graph.ainvoke(plan.graph_input, config, durability=_DURABILITY)
-                plan.settle(self._split(output)[1])
+        async with self._aresuming(
+            messages, human_decision, decisions, thread_id, state, model_kwargs
+        ) as (tid, plan):
+            output = await self.graph.ainvoke(plan.graph_input, plan.config, durability=_DURABILITY)
+            plan.settle(self._split(output)[1])
         return self._finish(tid, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
@@ -457,21 +449,17 @@ class ReActAgent:
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
-        answer = Answer(human_decision, decisions)
-        with self._guarded(thread_id) as record:
-            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
-            seed = self._seeder(messages, config, state, answer) if messages is not None else None
-            with resuming(
-                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
-            ) as plan:
-                snapshot = None
-                for event in self._stream(plan.graph_input, config):
-                    if isinstance(event, _Done):
-                        snapshot = event.snapshot
-                        break
-                    yield event
-                assert snapshot is not None
-                plan.settle(snapshot.interrupts)
+        with self._resuming(
+            messages, human_decision, decisions, thread_id, state, model_kwargs
+        ) as (tid, plan):
+            snapshot = None
+            for event in self._stream(plan.graph_input, plan.config):
+                if isinstance(event, _Done):
+                    snapshot = event.snapshot
+                    break
+                yield event
+            assert snapshot is not None
+            plan.settle(snapshot.interrupts)
         yield self._result_event(tid, _Done(snapshot), state)
 
     async def astream_resume(
@@ -487,22 +475,59 @@ class ReActAgent:
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
-        answer = Answer(human_decision, decisions)
+        async with self._aresuming(
+            messages, human_decision, decisions, thread_id, state, model_kwargs
+        ) as (tid, plan):
+            snapshot = None
+            async for event in self._astream(plan.graph_input, plan.config):
+                if isinstance(event, _Done):
+                    snapshot = event.snapshot
+                    break
+                yield event
+            assert snapshot is not None
+            plan.settle(snapshot.interrupts)
+        yield self._result_event(tid, _Done(snapshot), state)
+
+    @contextmanager
+    def _resuming(
+        self,
+        messages: MessagesIn | None,
+        decision: Any,
+        decisions: Mapping[str, Any] | None,
+        thread_id: str | None,
+        state: AgentState | None,
+        model_kwargs: dict[str, Any],
+    ) -> Iterator[tuple[str, Resume]]:
+        """The guarded resume of one call (:func:`~dynavec_langgraph.resuming.resuming`) with
+        this agent's record of finished calls; yields the thread id and the plan."""
+        answer = Answer(decision, decisions)
+        with self._guarded(thread_id) as record:
+            tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
+            seed = self._seeder(messages, config, state, answer) if messages is not None else None
+            with resuming(
+                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
+            ) as plan:
+                yield tid, plan
+
+    @asynccontextmanager
+    async def _aresuming(
+        self,
+        messages: MessagesIn | None,
+        decision: Any,
+        decisions: Mapping[str, Any] | None,
+        thread_id: str | None,
+        state: AgentState | None,
+        model_kwargs: dict[str, Any],
+    ) -> AsyncIterator[tuple[str, Resume]]:
+        """Async twin of :meth:`_resuming`."""
+        answer = Answer(decision, decisions)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
             seed = self._aseeder(messages, config, state, answer) if messages is not None else None
             async with aresuming(
                 self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
             ) as plan:
-                snapshot = None
-                async for event in self._astream(plan.graph_input, config):
-                    if isinstance(event, _Done):
-                        snapshot = event.snapshot
-                        break
-                    yield event
-                assert snapshot is not None
-                plan.settle(snapshot.interrupts)
-        yield self._result_event(tid, _Done(snapshot), state)
+                yield tid, plan
 
     @contextmanager
     def _guarded(self, thread_id: str | None) -> Iterator[dict[str, CompletedCall]]:
