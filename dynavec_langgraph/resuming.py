@@ -366,6 +366,27 @@ ASeed = Callable[[StateSnapshot | None], Awaitable[Resume]]
 """Async twin of :data:`Seed`."""
 
 
+def _seeds(snapshot: StateSnapshot | None) -> bool:
+    """A resume from messages plans itself: on a new thread, or one that is not paused."""
+    return snapshot is None or not snapshot.interrupts
+
+
+def _planned(
+    graph: Any,
+    snapshot: StateSnapshot | None,
+    thread_id: str | None,
+    answer: Answer,
+    saver: Any,
+    config: RunnableConfig,
+    crashed: Crashed,
+) -> Resume:
+    if snapshot is None or thread_id is None:
+        raise NothingToResumeError(
+            "nothing to resume: pass the paused messages or thread_id= of a paused thread"
+        )
+    return plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
+
+
 @contextmanager
 def resuming(
     graph: Pregel[Any, Any],
@@ -396,14 +417,10 @@ def resuming(
         if thread_id is not None:
             stack.enter_context(resume_lock(saver, thread_id))
             snapshot = read_thread(graph, config, thread_id)
-        if seed is not None and (snapshot is None or not snapshot.interrupts):
+        if seed is not None and _seeds(snapshot):
             resume = seed(snapshot)
-        elif snapshot is None or thread_id is None:
-            raise NothingToResumeError(
-                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
-            )
         else:
-            resume = plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
+            resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
         with _decision_guard(resume.seen):
             yield resume
 
@@ -427,13 +444,9 @@ async def aresuming(
         if thread_id is not None:
             await stack.enter_async_context(aresume_lock(saver, thread_id))
             snapshot = await aread_thread(graph, config, thread_id)
-        if seed is not None and (snapshot is None or not snapshot.interrupts):
+        if seed is not None and _seeds(snapshot):
             resume = await seed(snapshot)
-        elif snapshot is None or thread_id is None:
-            raise NothingToResumeError(
-                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
-            )
         else:
-            resume = plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
+            resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
         with _decision_guard(resume.seen):
             yield resume
