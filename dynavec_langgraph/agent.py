@@ -21,6 +21,7 @@ from langgraph.errors import is_invalid_resume
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
+from dynavec_langgraph.conversion import from_dynavec
 from dynavec_langgraph.errors import (
     CheckpointNotFoundError,
     DynavecError,
@@ -45,7 +46,7 @@ from dynavec_langgraph.interrupt import (
     resume_command,
 )
 from dynavec_langgraph.locks import aresume_lock, resume_lock
-from dynavec_langgraph.messages import from_dynavec, pending_calls
+from dynavec_langgraph.messages import pending_calls
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.savers import (
     ConnectionSaver,

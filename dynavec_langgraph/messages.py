@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from langchain_core.messages import (
     AIMessage,
@@ -14,25 +13,24 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     RemoveMessage,
-    SystemMessage,
     ToolMessage,
     convert_to_messages,
 )
 from langchain_core.messages.tool import ToolCall as LCToolCall
+from langgraph.channels import DeltaChannel
+from langgraph.checkpoint.base import PendingWrite
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-
-from dynavec_langgraph.records import Message, ToolCall
 
 __all__ = [
     "ORIGINAL_CALL_IDS_KEY",
+    "Conversation",
+    "ConversationChannel",
     "add_conversation",
     "calls_of",
-    "from_dynavec",
     "merge_conversation",
     "new_turn",
     "pending_calls",
     "run_steps",
-    "to_dynavec",
     "unique_call_ids",
 ]
 
@@ -156,33 +154,208 @@ def _with_id(message: BaseMessage, position: int) -> BaseMessage:
     return message.model_copy(update={"id": str(uuid.uuid5(_ID_NAMESPACE, seed))})
 
 
-_ids_by_list: dict[tuple[int, ...], tuple[Sequence[AnyMessage], set[str | None]]] = {}
-_ids_lock = threading.Lock()
-
-
-def _known_ids(state: Sequence[AnyMessage]) -> set[str | None]:
-    """The ids in ``state``: a copy of the set remembered when the reducer made a list of the
-    same message objects (LangGraph hands the reducer shallow copies of its own output)."""
-    with _ids_lock:
-        entry = _ids_by_list.get(tuple(map(id, state)))
-    if entry is not None:
-        return set(entry[1])
-    known: set[str | None] = {m.id for m in state}
-    for m in state:
-        if isinstance(m, AIMessage):
-            known.update(_CALL_KEY + str(c.get("id")) for c in _all_calls(m))
-    return known
-
-
 _CALL_KEY: Final = "\x00call:"
-"""Tool-call ids share the known-id set with message ids under this prefix."""
+"""Tool-call ids share the known-id table with message ids under this prefix."""
+_ANSWER_KEY: Final = "\x00answer:"
+"""The ``tool_call_id`` of each answer, in the same table under this prefix."""
 
 
 def _all_calls(message: AIMessage) -> list[Any]:
     return [*message.tool_calls, *message.invalid_tool_calls]
 
 
-def _new_call_keys(message: AIMessage, known: set[str | None]) -> list[str] | None:
+def _keys(message: BaseMessage) -> list[Any]:
+    """The known-id table keys ``message`` adds: its id, its calls' ids, the call it answers."""
+    if isinstance(message, ToolMessage):
+        return [message.id, _ANSWER_KEY + str(message.tool_call_id)]
+    if isinstance(message, AIMessage):
+        return [message.id, *(_CALL_KEY + str(c.get("id")) for c in _all_calls(message))]
+    return [message.id]
+
+
+class _Log:
+    """The analysed messages of one conversation and of the conversations that grew from it
+    by appending: an append-only list, and for each id (message ids, ``_CALL_KEY`` call ids,
+    ``_ANSWER_KEY`` answered call ids) the position where it first appears. A conversation of
+    length ``n`` that this log describes knows an id when its position is below ``n``, so
+    every such conversation shares one log and a step costs O(new messages)."""
+
+    __slots__ = ("first", "lock", "messages")
+
+    def __init__(self, messages: Iterable[BaseMessage] = ()) -> None:
+        self.lock = threading.Lock()  # guards the check-then-append of a step
+        self.messages: list[BaseMessage] = []
+        self.first: dict[Any, int] = {}
+        for m in messages:
+            self.append(m)
+
+    def append(self, message: BaseMessage) -> None:
+        position = len(self.messages)
+        self.messages.append(message)
+        for key in _keys(message):
+            self.first.setdefault(key, position)
+
+    def prefix(self, length: int) -> _Log:
+        """A new log of the first ``length`` messages (a conversation that went another way)."""
+        new = _Log()
+        new.messages = self.messages[:length]
+        new.first = dict(self.first)
+        for m in self.messages[length:]:
+            for key in _keys(m):
+                if new.first.get(key, length) >= length:
+                    new.first.pop(key, None)
+        return new
+
+
+class _View:
+    """The analysis of one conversation: the first ``length`` messages of ``log``, how many
+    model calls the current run made, and its assistant messages with unanswered calls.
+    Immutable; a longer conversation gets a new view on the same log."""
+
+    __slots__ = ("length", "log", "open", "steps")
+
+    def __init__(self, log: _Log, length: int, steps: int, open: tuple[AIMessage, ...]) -> None:
+        self.log, self.length, self.steps, self.open = log, length, steps, open
+
+    def has(self, key: Any) -> bool:
+        return self.log.first.get(key, self.length) < self.length
+
+    def describes(self, messages: Sequence[BaseMessage]) -> bool:
+        n = self.length
+        return len(messages) == n and (n == 0 or messages[-1] is self.log.messages[n - 1])
+
+    def answered(self, cid: Any) -> bool:
+        return isinstance(cid, str) and self.has(_ANSWER_KEY + cid)
+
+    def pending(self) -> list[LCToolCall]:
+        if not self.open:
+            return []
+        return [c for c in calls_of(self.open[0]) if not self.answered(c["id"])]
+
+    def extended(self, items: Sequence[BaseMessage]) -> tuple[_View, list[BaseMessage]]:
+        """The view of this conversation with ``items`` appended, and the message objects to
+        append (the log's own objects where the log already went on with equal messages, as
+        when LangGraph applies a step's writes to a copy for the routers and then for real)."""
+        log, n = self.log, self.length
+        with log.lock:
+            known = log.messages
+            same = min(len(items), len(known) - n)
+            if any(known[n + i] is not items[i] and known[n + i] != items[i] for i in range(same)):
+                log = log.prefix(n)
+                same = 0
+            for m in items[same:]:
+                log.append(m)
+            added = log.messages[n : n + len(items)]
+        steps, open = self.steps, list(self.open)
+        for m in added:
+            if isinstance(m, AIMessage):
+                steps += 1
+                if m.tool_calls or m.invalid_tool_calls:
+                    open.append(m)
+            elif isinstance(m, HumanMessage):
+                steps = 0
+        view = _View(log, n + len(added), steps, ())
+        view.open = tuple(m for m in open if any(not view.answered(c["id"]) for c in calls_of(m)))
+        return view, added
+
+
+def _analysis(messages: Sequence[BaseMessage]) -> _View:
+    """The view of ``messages``: the one it carries, else computed (O(n)) and, on a
+    :class:`Conversation`, kept on it."""
+    if isinstance(messages, Conversation):
+        view = messages._view
+        if view is not None and view.describes(messages):
+            return view
+    view = _View(_Log(), 0, 0, ())
+    view = view.extended(list(messages))[0]
+    if isinstance(messages, Conversation):
+        messages._view = view
+    return view
+
+
+class Conversation(list[AnyMessage]):
+    """The ``messages`` value this package's reducer returns: a plain ``list`` of messages
+    that also carries the analysis of its messages (pending calls, run steps, known ids), so
+    nodes and the next reducer call read it instead of recomputing it (O(n) per step).
+
+    Any change to the list drops the analysis (it is recomputed when asked for). Copies keep
+    it (``copy.copy``, as LangGraph's channels copy their value); pickling and serializers
+    store a plain list, so checkpoints hold exactly what a ``list`` would.
+    """
+
+    __slots__ = ("_view",)
+
+    def __init__(self, messages: Iterable[AnyMessage] = ()) -> None:
+        super().__init__(messages)
+        self._view: _View | None = None
+
+    def __copy__(self) -> Conversation:
+        new = Conversation(self)
+        new._view = self._view
+        return new
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+    def _changed(self) -> None:
+        self._view = None
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._changed()
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        self._changed()
+        super().__delitem__(index)
+
+    def __iadd__(self, other: Iterable[AnyMessage]) -> Conversation:  # type: ignore[override,misc]
+        self._changed()
+        return super().__iadd__(other)
+
+    def __imul__(self, count: Any) -> Conversation:  # type: ignore[misc]
+        self._changed()
+        return super().__imul__(count)
+
+    def append(self, message: AnyMessage) -> None:
+        self._changed()
+        super().append(message)
+
+    def extend(self, messages: Iterable[AnyMessage]) -> None:
+        self._changed()
+        super().extend(messages)
+
+    def insert(self, index: Any, message: AnyMessage) -> None:
+        self._changed()
+        super().insert(index, message)
+
+    def pop(self, index: Any = -1) -> AnyMessage:
+        self._changed()
+        return super().pop(index)
+
+    def remove(self, message: AnyMessage) -> None:
+        self._changed()
+        super().remove(message)
+
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self._changed()
+        super().reverse()
+
+
+def _conversation(messages: list[BaseMessage], view: _View | None) -> Conversation:
+    out = Conversation(messages)  # type: ignore[arg-type]
+    out._view = view
+    return out
+
+
+def _new_call_keys(message: AIMessage, view: _View, added: set[Any]) -> list[str] | None:
     """The known-id keys of ``message``'s call ids, or ``None`` when one of them is empty,
     repeated or already in the thread (then the full merge gives it a fresh id)."""
     keys: list[str] = []
@@ -191,20 +364,10 @@ def _new_call_keys(message: AIMessage, known: set[str | None]) -> list[str] | No
         if not isinstance(cid, str) or not cid.strip():
             return None
         key = _CALL_KEY + cid
-        if key in known or key in keys:
+        if key in added or key in keys or view.has(key):
             return None
         keys.append(key)
     return keys
-
-
-def _remember_ids(messages: Sequence[AnyMessage], ids: set[str | None] | None) -> None:
-    if ids is None:
-        return
-    with _ids_lock:
-        while len(_ids_by_list) >= 4:
-            del _ids_by_list[next(iter(_ids_by_list))]
-        # the entry keeps the messages alive, so their ids in the key stay unique
-        _ids_by_list[tuple(map(id, messages))] = (messages, ids)
 
 
 def _open_calls(state: Sequence[AnyMessage]) -> list[str] | None:
@@ -222,24 +385,26 @@ def _open_calls(state: Sequence[AnyMessage]) -> list[str] | None:
     return [] if not state else None
 
 
-def _appended(state: Sequence[AnyMessage], items: list[Any]) -> list[AnyMessage] | None:
+def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | None:
     """The fast path of :func:`merge_conversation`: new messages appended to a conversation
     that stays in canonical order (the usual step). ``None`` when the full merge is needed."""
+    if not items:
+        view = state._view if isinstance(state, Conversation) else None
+        return _conversation(list(state), view if view and view.describes(state) else None)
     open_calls = _open_calls(state)
     if open_calls is None:
         return None
-    known: set[str | None] | None = None
-    out: list[AnyMessage] = list(state)
+    view = _analysis(state)
+    added: set[Any] = set()
+    new: list[BaseMessage] = []
     for item in items:
         if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
             return None
         if not item.id:  # the same deterministic id the full merge gives
-            item = _with_id(item, len(out))
-        if known is None:
-            known = _known_ids(state)
-        if item.id in known:
+            item = _with_id(item, len(state) + len(new))
+        if item.id in added or view.has(item.id):
             return None
-        known.add(item.id)
+        added.add(item.id)
         if isinstance(item, ToolMessage):
             if not open_calls or item.tool_call_id != open_calls[0]:
                 return None
@@ -247,17 +412,17 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> list[AnyMessage]
         elif open_calls:
             return None
         elif isinstance(item, AIMessage):
-            keys = _new_call_keys(item, known)
+            keys = _new_call_keys(item, view, added)
             if keys is None:
                 return None
-            known.update(keys)
+            added.update(keys)
             open_calls = [c["id"] or "" for c in calls_of(item)]
-        out.append(item)  # type: ignore[arg-type]
-    _remember_ids(out, known)
-    return out
+        new.append(item)
+    view, new = view.extended(new)
+    return _conversation([*state, *new], view)
 
 
-def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> Conversation:
     """The ``messages`` reducer: ``add_messages`` semantics, kept valid for every provider.
 
     Messages with a known id replace it; ``RemoveMessage`` removes (``REMOVE_ALL_MESSAGES``
@@ -301,7 +466,9 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> li
         else:
             index[key] = len(messages)
             messages.append(message)  # type: ignore[arg-type]
-    return _canonical([m for m in messages if m is not None])
+    merged = Conversation(_canonical([m for m in messages if m is not None]))
+    _analysis(merged)  # the next step extends it
+    return merged
 
 
 class _Taken:
@@ -332,79 +499,21 @@ def _answer_renamed(
     return answer
 
 
-def add_conversation(left: Sequence[AnyMessage], right: Any) -> list[AnyMessage]:
+def add_conversation(left: Sequence[AnyMessage], right: Any) -> Conversation:
     """Binary form of :func:`merge_conversation` for ``Annotated[list, add_conversation]``."""
     return merge_conversation(left or [], [right])
-
-
-class _Analysis:
-    """What the routers and the tool node need from a conversation, kept up to date as the
-    conversation grows (each step appends to the previous list), so a step costs O(new)."""
-
-    def __init__(self) -> None:
-        self.messages: Sequence[BaseMessage] = ()  # kept alive, so the ids below stay unique
-        self.key: tuple[int, ...] = ()
-        self.answered: set[str | None] = set()
-        self.open: list[AIMessage] = []  # assistant messages with unanswered calls, in order
-        self.steps = 0
-        self.ids: set[str | None] = set()  # message ids and (under _CALL_KEY) tool-call ids
-
-    def extend(self, messages: Sequence[BaseMessage], key: tuple[int, ...]) -> None:
-        for m in messages[len(self.key) :]:
-            self.ids.add(m.id)
-            if isinstance(m, ToolMessage):
-                self.answered.add(m.tool_call_id)
-            elif isinstance(m, AIMessage):
-                self.ids.update(_CALL_KEY + str(c.get("id")) for c in _all_calls(m))
-                self.steps += 1
-                if m.tool_calls or m.invalid_tool_calls:
-                    self.open.append(m)
-            elif isinstance(m, HumanMessage):
-                self.steps = 0
-        answered = self.answered
-        self.open = [m for m in self.open if any(c["id"] not in answered for c in calls_of(m))]
-        self.messages, self.key = messages, key
-
-    def pending(self) -> list[LCToolCall]:
-        if not self.open:
-            return []
-        return [c for c in calls_of(self.open[0]) if c["id"] not in self.answered]
-
-
-_analysis = _Analysis()
-_analysis_lock = threading.Lock()
-
-
-def _analysed(messages: Sequence[BaseMessage]) -> _Analysis:
-    """The analysis of ``messages`` (call under ``_analysis_lock``)."""
-    global _analysis
-    key = tuple(map(id, messages))
-    current = _analysis
-    if key[: len(current.key)] != current.key:
-        current = _analysis = _Analysis()
-    if current.key != key:
-        current.extend(messages, key)
-    return current
-
-
-def _analyse(messages: Sequence[BaseMessage]) -> tuple[list[LCToolCall], int]:
-    """``(pending_calls, run_steps)`` of ``messages``."""
-    with _analysis_lock:
-        current = _analysed(messages)
-        return current.pending(), current.steps
 
 
 def new_turn(messages: Sequence[BaseMessage], response: AIMessage) -> AIMessage:
     """The model's ``response`` ready to join ``messages``: a message id and tool-call ids
     that the conversation does not have yet (see :func:`unique_call_ids`); a provider that
     repeats either would otherwise replace an earlier turn or have its calls look answered."""
-    with _analysis_lock:
-        ids = _analysed(messages).ids
-        if not response.id or response.id in ids:
-            response = response.model_copy(update={"id": f"run-{uuid.uuid4()}"})
-        if not _all_calls(response):
-            return response
-        return unique_call_ids(response, lambda cid: _CALL_KEY + cid in ids)[0]
+    view = _analysis(messages)
+    if not response.id or view.has(response.id):
+        response = response.model_copy(update={"id": f"run-{uuid.uuid4()}"})
+    if not _all_calls(response):
+        return response
+    return unique_call_ids(response, lambda cid: view.has(_CALL_KEY + cid))[0]
 
 
 def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
@@ -414,72 +523,48 @@ def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
     calls when a parent graph routed new messages elsewhere while the agent was paused; those
     calls are answered first, so the model never sees a call without its answer.
     """
-    return list(_analyse(messages)[0])
+    return _analysis(messages).pending()
 
 
 def run_steps(messages: Sequence[BaseMessage]) -> int:
     """How many model calls the current run made: assistant messages after the last user one."""
-    return _analyse(messages)[1]
+    return _analysis(messages).steps
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
+class ConversationChannel(DeltaChannel[list[AnyMessage]]):
+    """LangGraph's ``DeltaChannel`` with :func:`merge_conversation`, whose value is always a
+    :class:`Conversation` (also when it comes from a checkpoint), so the analysis is
+    computed once per process and then kept up to date step by step.
 
+    Use it as ``messages: Annotated[list[AnyMessage], ConversationChannel()]``. It stores
+    exactly what ``DeltaChannel(merge_conversation)`` stores.
+    """
 
-def to_dynavec(message: BaseMessage) -> Message:
-    """A LangChain message as a dynavec :class:`Message`."""
-    if isinstance(message, AIMessage):
-        calls = [
-            ToolCall(c["id"] or "", c["name"], json.dumps(c["args"], ensure_ascii=False))
-            for c in message.tool_calls
-        ] + [
-            ToolCall(c.get("id") or "", c.get("name") or "", c.get("args") or "")
-            for c in message.invalid_tool_calls
-        ]
-        return Message("assistant", _text(message.content) or None, calls)
-    if isinstance(message, ToolMessage):
-        return Message("tool", _text(message.content), tool_call_id=message.tool_call_id)
-    if isinstance(message, SystemMessage):
-        return Message("system", _text(message.content))
-    return Message("user", _text(message.content))
+    __slots__ = ()
 
+    def __init__(
+        self,
+        reducer: Callable[[Any, Sequence[Any]], Any] = merge_conversation,
+        typ: Any = None,
+        *,
+        snapshot_frequency: int = 100,
+    ) -> None:
+        super().__init__(reducer, typ, snapshot_frequency=snapshot_frequency)
 
-def from_dynavec(message: Message | BaseMessage | dict[str, Any]) -> BaseMessage:
-    """A dynavec :class:`Message`, its dict form, or a LangChain message, as LangChain's."""
-    if isinstance(message, BaseMessage):
-        return message
-    if isinstance(message, dict):
-        if "role" not in message or (
-            message.get("tool_calls") and "function" in (message["tool_calls"][0] or {})
-        ):
-            return convert_to_messages([message])[0]
-        message = Message.from_dict(message)
-    if not isinstance(message, Message):
-        raise TypeError(f"not a message: {message!r}")
-    content = message.content or ""
-    if message.role == "assistant":
-        calls: list[LCToolCall] = []
-        for c in message.tool_calls:
-            try:
-                args = json.loads(c.arguments) if c.arguments.strip() else {}
-            except ValueError:
-                args = {"input": c.arguments}
-            if not isinstance(args, dict):
-                args = {"input": args}
-            calls.append({"name": c.name, "args": args, "id": c.id, "type": "tool_call"})
-        return AIMessage(content=content, tool_calls=calls)
-    if message.role == "tool":
-        return ToolMessage(content=content, tool_call_id=message.tool_call_id or "")
-    if message.role == "system":
-        return SystemMessage(content=content)
-    if message.role == "user":
-        return HumanMessage(content=content)
-    raise ValueError(f"unknown message role {message.role!r}: use system, user, assistant or tool")
+    def _wrap(self) -> None:
+        if type(self.value) is list:
+            self.value = Conversation(self.value)
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        new = super().from_checkpoint(checkpoint)
+        new._wrap()
+        return new
+
+    def replay_writes(self, writes: Sequence[PendingWrite]) -> None:
+        super().replay_writes(writes)
+        self._wrap()
+
+    def update(self, values: Sequence[Any]) -> bool:
+        changed = super().update(values)
+        self._wrap()
+        return changed
