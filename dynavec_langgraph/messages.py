@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -259,13 +260,21 @@ class _View:
         return view, added
 
 
-def _analysis(messages: Sequence[BaseMessage]) -> _View:
-    """The view of ``messages``: the one it carries, else computed (O(n)) and, on a
-    :class:`Conversation`, kept on it."""
+def _carried(messages: Sequence[BaseMessage]) -> _View | None:
+    """The view ``messages`` carries, if it is a :class:`Conversation` with a current one."""
     if isinstance(messages, Conversation):
         view = messages._view
         if view is not None and view.describes(messages):
             return view
+    return None
+
+
+def _analysis(messages: Sequence[BaseMessage]) -> _View:
+    """The view of ``messages``: the one it carries, else computed (O(n)) and, on a
+    :class:`Conversation`, kept on it."""
+    view = _carried(messages)
+    if view is not None:
+        return view
     view = _View(_Log(), 0, 0, ())
     view = view.extended(list(messages))[0]
     if isinstance(messages, Conversation):
@@ -389,8 +398,7 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | N
     """The fast path of :func:`merge_conversation`: new messages appended to a conversation
     that stays in canonical order (the usual step). ``None`` when the full merge is needed."""
     if not items:
-        view = state._view if isinstance(state, Conversation) else None
-        return _conversation(list(state), view if view and view.describes(state) else None)
+        return _conversation(list(state), _carried(state))
     open_calls = _open_calls(state)
     if open_calls is None:
         return None
@@ -466,9 +474,14 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> Co
         else:
             index[key] = len(messages)
             messages.append(message)  # type: ignore[arg-type]
-    merged = Conversation(_canonical([m for m in messages if m is not None]))
-    _analysis(merged)  # the next step extends it
-    return merged
+    merged = _canonical([m for m in messages if m is not None])
+    view, n = _carried(state), len(state)
+    if view is not None and len(merged) >= n and all(map(operator.is_, merged[:n], state)):
+        view, added = view.extended(merged[n:])  # new messages reordered among themselves
+        return _conversation([*state, *added], view)
+    result = Conversation(merged)
+    _analysis(result)  # computed once here; the next steps extend it
+    return result
 
 
 class _Taken:
