@@ -298,6 +298,13 @@ class Conversation(list[AnyMessage]):
         super().__init__(messages)
         self._view: _View | None = None
 
+    @property
+    def analysed(self) -> bool:
+        """Whether the list carries the current analysis of its messages: then
+        :func:`pending_calls`, :func:`run_steps` and :func:`new_turn` read it in O(1) and the
+        next step extends it; otherwise the first of them computes it (O(n)) and keeps it."""
+        return _carried(self) is not None
+
     def __copy__(self) -> Conversation:
         new = Conversation(self)
         new._view = self._view
