@@ -1,4 +1,40 @@
-"""Conversation helpers: the provider-safe message reducer and dynavec <-> LangChain records."""
+"""The conversation: the provider-safe ``messages`` reducer and what nodes read from it.
+
+:func:`merge_conversation` is the reducer (``add_messages`` semantics, kept valid for every
+provider); :func:`pending_calls`, :func:`run_steps` and :func:`new_turn` are what the routers
+and nodes ask of a conversation. Converting messages to and from dynavec's records lives in
+:mod:`dynavec_langgraph.conversion`.
+
+**No process-global state.** Answering those questions from scratch costs O(n) per step, so
+the answers travel with the value: the reducer returns a :class:`Conversation`, a ``list``
+that also carries an analysis of its messages (a ``_View`` on an append-only ``_Log`` that
+every conversation grown from the same messages shares, each with its own lock). The graph's
+``messages`` channel is a :class:`ConversationChannel`, so the value is a
+:class:`Conversation` from the first step, also after loading a checkpoint. Nothing is kept in
+this module: two agents, a parent graph and its subgraph, or two threads of one graph each
+carry their own analysis, and a conversation nobody holds is garbage.
+
+What this relies on from LangGraph (``langgraph`` 1.2), each pinned by
+``tests/test_conversation_state.py``:
+
+1. Nodes and conditional edges get the channel's value object itself (``read_channels``
+   returns ``channel.get()``), so they read the analysis instead of recomputing it.
+2. A router's fresh read applies the node's writes to ``channel.copy()``, and
+   ``DeltaChannel.copy()`` copies the value with ``copy.copy`` (:meth:`Conversation.__copy__`
+   keeps the analysis); the real update then applies the same writes again, which the shared
+   log recognises (equal messages) instead of starting over.
+3. ``DeltaChannel`` calls the reducer with its current value (or such a copy) as the base.
+4. ``StateGraph`` rebuilds an annotation's ``DeltaChannel`` as
+   ``cls(reducer, typ, snapshot_frequency=...)``, and ``copy()`` / ``from_checkpoint()`` build
+   ``self.__class__`` the same way, so the subclass survives.
+
+Checkpoints stay what ``DeltaChannel(merge_conversation)`` stores: the writes are the nodes'
+own lists, and snapshots hold the value, which LangGraph's serializer (and pickle, through
+:meth:`Conversation.__reduce__`) stores as a plain ``list`` (also pinned). If any reliance
+breaks, results stay right and only the speed is lost: a value without a current analysis (a
+plain list from a parent graph's ``add_messages`` state or ``get_state``, a list someone
+changed in place) is analysed when first asked, in O(n).
+"""
 
 from __future__ import annotations
 
@@ -263,7 +299,7 @@ class _View:
 def _carried(messages: Sequence[BaseMessage]) -> _View | None:
     """The view ``messages`` carries, if it is a :class:`Conversation` with a current one."""
     if isinstance(messages, Conversation):
-        view = messages._view
+        view = getattr(messages, "_view", None)  # unset on an instance made without __init__
         if view is not None and view.describes(messages):
             return view
     return None

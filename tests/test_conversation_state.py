@@ -31,6 +31,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -329,7 +330,7 @@ def test_a_parent_state_with_add_messages_gets_the_same_answers() -> None:
     builder.add_node("agent", agent)
     builder.add_edge(START, "agent")
     builder.add_edge("agent", END)
-    out = builder.compile().invoke({"messages": [("user", "go")]})
+    out = builder.compile().invoke({"messages": [HumanMessage("go", id="go")]})
     assert type(out["messages"]) is list  # the parent's own reducer: no analysis carried
     assert_valid(out["messages"])
     assert_same_analysis(out["messages"])
@@ -484,17 +485,15 @@ def test_a_parent_graph_and_its_subgraph_share_messages(parent_state: str) -> No
 
     agent = create_react_agent(ScriptedChatModel(policy=policy), [lookup, execute], name="agent")
 
-    def follow_up(state: dict[str, Any]) -> dict[str, Any]:
+    def follow_up(state: Any) -> dict[str, Any]:
         RUNS["follow_up"] += 1
         n = sum(isinstance(m, HumanMessage) for m in state["messages"])
         return {"messages": [HumanMessage(f"and then {n}", id=f"follow{n}")]}
 
-    def more(state: dict[str, Any]) -> str:
+    def more(state: Any) -> str:
         return (
             "follow_up" if sum(isinstance(m, HumanMessage) for m in state["messages"]) < 3 else END
         )
-
-    from langgraph.checkpoint.memory import InMemorySaver
 
     builder: StateGraph[Any] = StateGraph(ReActState if parent_state == "ReActState" else Parent)
     builder.add_node("agent", agent)
