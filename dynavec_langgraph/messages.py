@@ -299,7 +299,7 @@ class _View:
 def _carried(messages: Sequence[BaseMessage]) -> _View | None:
     """The view ``messages`` carries, if it is a :class:`Conversation` with a current one."""
     if isinstance(messages, Conversation):
-        view = getattr(messages, "_view", None)  # unset on an instance made without __init__
+        view: _View | None = getattr(messages, "_view", None)  # unset if made without __init__
         if view is not None and view.describes(messages):
             return view
     return None
