@@ -257,10 +257,6 @@ class _View:
     def has(self, key: Any) -> bool:
         return self.log.first.get(key, self.length) < self.length
 
-    def describes(self, messages: Sequence[BaseMessage]) -> bool:
-        n = self.length
-        return len(messages) == n and (n == 0 or messages[-1] is self.log.messages[n - 1])
-
     def answered(self, cid: Any) -> bool:
         return isinstance(cid, str) and self.has(_ANSWER_KEY + cid)
 
@@ -273,35 +269,42 @@ class _View:
         """The view of this conversation with ``items`` appended, and the message objects to
         append (the log's own objects where the log already went on with equal messages, as
         when LangGraph applies a step's writes to a copy for the routers and then for real)."""
-        log, n = self.log, self.length
+        log, n, count = self.log, self.length, len(items)
         with log.lock:
             known = log.messages
-            same = min(len(items), len(known) - n)
-            if any(known[n + i] is not items[i] and known[n + i] != items[i] for i in range(same)):
-                log = log.prefix(n)
-                same = 0
+            same = min(count, len(known) - n)
+            for i in range(same):
+                old = known[n + i]
+                if old is not items[i] and old != items[i]:
+                    log, same = log.prefix(n), 0
+                    break
             for m in items[same:]:
                 log.append(m)
-            added = log.messages[n : n + len(items)]
-        steps, open = self.steps, list(self.open)
+            added = log.messages[n : n + count]
+        steps, open = self.steps, self.open
         for m in added:
             if isinstance(m, AIMessage):
                 steps += 1
                 if m.tool_calls or m.invalid_tool_calls:
-                    open.append(m)
+                    open += (m,)
             elif isinstance(m, HumanMessage):
                 steps = 0
-        view = _View(log, n + len(added), steps, ())
-        view.open = tuple(m for m in open if any(not view.answered(c["id"]) for c in calls_of(m)))
+        view = _View(log, n + count, steps, open)
+        if open:
+            view.open = tuple(
+                m for m in open if any(not view.answered(c["id"]) for c in calls_of(m))
+            )
         return view, added
 
 
 def _carried(messages: Sequence[BaseMessage]) -> _View | None:
     """The view ``messages`` carries, if it is a :class:`Conversation` with a current one."""
-    if isinstance(messages, Conversation):
-        view: _View | None = getattr(messages, "_view", None)  # unset if made without __init__
-        if view is not None and view.describes(messages):
-            return view
+    if type(messages) is Conversation or isinstance(messages, Conversation):
+        view = messages._view
+        if view is not None and view.length == len(messages):
+            n = view.length
+            if n == 0 or messages[-1] is view.log.messages[n - 1]:
+                return view
     return None
 
 
@@ -311,8 +314,7 @@ def _analysis(messages: Sequence[BaseMessage]) -> _View:
     view = _carried(messages)
     if view is not None:
         return view
-    view = _View(_Log(), 0, 0, ())
-    view = view.extended(list(messages))[0]
+    view = _View(_Log(), 0, 0, ()).extended(list(messages))[0]
     if isinstance(messages, Conversation):
         messages._view = view
     return view
@@ -401,8 +403,13 @@ class Conversation(list[AnyMessage]):
         super().reverse()
 
 
-def _conversation(messages: list[BaseMessage], view: _View | None) -> Conversation:
+def _conversation(
+    messages: Sequence[BaseMessage], view: _View | None, new: Sequence[BaseMessage] = ()
+) -> Conversation:
+    """``messages + new`` as a :class:`Conversation` carrying ``view``."""
     out = Conversation(messages)  # type: ignore[arg-type]
+    if new:
+        list.extend(out, new)  # type: ignore[misc]
     out._view = view
     return out
 
@@ -441,7 +448,7 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | N
     """The fast path of :func:`merge_conversation`: new messages appended to a conversation
     that stays in canonical order (the usual step). ``None`` when the full merge is needed."""
     if not items:
-        return _conversation(list(state), _carried(state))
+        return _conversation(state, _carried(state))
     open_calls = _open_calls(state)
     if open_calls is None:
         return None
@@ -470,7 +477,7 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | N
             open_calls = [c["id"] or "" for c in calls_of(item)]
         new.append(item)
     view, new = view.extended(new)
-    return _conversation([*state, *new], view)
+    return _conversation(state, view, new)
 
 
 def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> Conversation:
@@ -521,7 +528,7 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> Co
     view, n = _carried(state), len(state)
     if view is not None and len(merged) >= n and all(map(operator.is_, merged[:n], state)):
         view, added = view.extended(merged[n:])  # new messages reordered among themselves
-        return _conversation([*state, *added], view)
+        return _conversation(state, view, added)
     result = Conversation(merged)
     _analysis(result)  # computed once here; the next steps extend it
     return result
@@ -588,9 +595,11 @@ def run_steps(messages: Sequence[BaseMessage]) -> int:
 
 
 class ConversationChannel(DeltaChannel[list[AnyMessage]]):
-    """LangGraph's ``DeltaChannel`` with :func:`merge_conversation`, whose value is always a
-    :class:`Conversation` (also when it comes from a checkpoint), so the analysis is
-    computed once per process and then kept up to date step by step.
+    """LangGraph's ``DeltaChannel`` with :func:`merge_conversation`, whose value is a
+    :class:`Conversation` (the reducer's result, or the list a checkpoint held), so the
+    analysis is computed at most once per loaded thread and then kept up to date step by
+    step. (After an ``Overwrite`` the value is the given list until the next write; reads
+    of it compute the analysis.)
 
     Use it as ``messages: Annotated[list[AnyMessage], ConversationChannel()]``. It stores
     exactly what ``DeltaChannel(merge_conversation)`` stores.
@@ -619,8 +628,3 @@ class ConversationChannel(DeltaChannel[list[AnyMessage]]):
     def replay_writes(self, writes: Sequence[PendingWrite]) -> None:
         super().replay_writes(writes)
         self._wrap()
-
-    def update(self, values: Sequence[Any]) -> bool:
-        changed = super().update(values)
-        self._wrap()
-        return changed
