@@ -300,7 +300,10 @@ class _View:
 def _carried(messages: Sequence[BaseMessage]) -> _View | None:
     """The view ``messages`` carries, if it is a :class:`Conversation` with a current one."""
     if type(messages) is Conversation or isinstance(messages, Conversation):
-        view = messages._view
+        try:
+            view = messages._view
+        except AttributeError:  # an instance made without __init__
+            return None
         if view is not None and view.length == len(messages):
             n = view.length
             if n == 0 or messages[-1] is view.log.messages[n - 1]:
