@@ -46,7 +46,6 @@ from typing import Any, Final, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -64,7 +63,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
 from dynavec_langgraph.checkpoint import Checkpoint
-from dynavec_langgraph.messages import merge_conversation, pending_calls
+from dynavec_langgraph.messages import ConversationChannel, pending_calls
 from dynavec_langgraph.serde import safe_serializer
 from dynavec_langgraph.view import interrupted_marker, json_metadata, state_view
 
@@ -294,7 +293,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         values = checkpoint["channel_values"]
         if "messages" not in checkpoint["channel_versions"]:
             return []
-        channel: DeltaChannel[Any] = DeltaChannel(merge_conversation)
+        channel = ConversationChannel()
         if isinstance(values.get("messages"), list):
             return list(values["messages"])
         if "messages" in values:  # a delta snapshot blob

@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
+from dynavec_langgraph.conversion import from_dynavec
 from dynavec_langgraph.errors import (
     CheckpointNotFoundError,
     NothingToResumeError,
@@ -38,7 +39,7 @@ from dynavec_langgraph.interrupt import (
     interrupt_fields,
 )
 from dynavec_langgraph.locks import aresume_lock, resume_lock
-from dynavec_langgraph.messages import from_dynavec, pending_calls
+from dynavec_langgraph.messages import pending_calls
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.resuming import (
     MISSING,

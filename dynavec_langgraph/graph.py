@@ -36,7 +36,6 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
-from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
@@ -46,9 +45,9 @@ from langgraph.types import Checkpointer, Command, Send
 
 from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
 from dynavec_langgraph.messages import (
+    ConversationChannel,
     add_conversation,
     calls_of,
-    merge_conversation,
     new_turn,
     pending_calls,
     run_steps,
@@ -148,7 +147,7 @@ class ReActState(TypedDict, total=False):
             user message): the run's steps count from there. Absent or ``None`` otherwise.
     """
 
-    messages: Required[Annotated[list[AnyMessage], DeltaChannel(merge_conversation)]]
+    messages: Required[Annotated[list[AnyMessage], ConversationChannel()]]
     step: NotRequired[Annotated[int, _last]]
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
     shared: NotRequired[Annotated[dict[str, Any], _apply_shared]]

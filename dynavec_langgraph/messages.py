@@ -1,12 +1,48 @@
-"""Conversation helpers: the provider-safe message reducer and dynavec <-> LangChain records."""
+"""The conversation: the provider-safe ``messages`` reducer and what nodes read from it.
+
+:func:`merge_conversation` is the reducer (``add_messages`` semantics, kept valid for every
+provider); :func:`pending_calls`, :func:`run_steps` and :func:`new_turn` are what the routers
+and nodes ask of a conversation. Converting messages to and from dynavec's records lives in
+:mod:`dynavec_langgraph.conversion`.
+
+**No process-global state.** Answering those questions from scratch costs O(n) per step, so
+the answers travel with the value: the reducer returns a :class:`Conversation`, a ``list``
+that also carries an analysis of its messages (a ``_View`` on an append-only ``_Log`` that
+every conversation grown from the same messages shares, each with its own lock). The graph's
+``messages`` channel is a :class:`ConversationChannel`, so the value is a
+:class:`Conversation` from the first step, also after loading a checkpoint. Nothing is kept in
+this module: two agents, a parent graph and its subgraph, or two threads of one graph each
+carry their own analysis, and a conversation nobody holds is garbage.
+
+What this relies on from LangGraph (``langgraph`` 1.2), each pinned by
+``tests/test_conversation_state.py``:
+
+1. Nodes and conditional edges get the channel's value object itself (``read_channels``
+   returns ``channel.get()``), so they read the analysis instead of recomputing it.
+2. A router's fresh read applies the node's writes to ``channel.copy()``, and
+   ``DeltaChannel.copy()`` copies the value with ``copy.copy`` (:meth:`Conversation.__copy__`
+   keeps the analysis); the real update then applies the same writes again, which the shared
+   log recognises (equal messages) instead of starting over.
+3. ``DeltaChannel`` calls the reducer with its current value (or such a copy) as the base.
+4. ``StateGraph`` rebuilds an annotation's ``DeltaChannel`` as
+   ``cls(reducer, typ, snapshot_frequency=...)``, and ``copy()`` / ``from_checkpoint()`` build
+   ``self.__class__`` the same way, so the subclass survives.
+
+Checkpoints stay what ``DeltaChannel(merge_conversation)`` stores: the writes are the nodes'
+own lists, and snapshots hold the value, which LangGraph's serializer (and pickle, through
+:meth:`Conversation.__reduce__`) stores as a plain ``list`` (also pinned). If any reliance
+breaks, results stay right and only the speed is lost: a value without a current analysis (a
+plain list from a parent graph's ``add_messages`` state or ``get_state``, a list someone
+changed in place) is analysed when first asked, in O(n).
+"""
 
 from __future__ import annotations
 
-import json
+import operator
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from langchain_core.messages import (
     AIMessage,
@@ -14,25 +50,24 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     RemoveMessage,
-    SystemMessage,
     ToolMessage,
     convert_to_messages,
 )
 from langchain_core.messages.tool import ToolCall as LCToolCall
+from langgraph.channels import DeltaChannel
+from langgraph.checkpoint.base import PendingWrite
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-
-from dynavec_langgraph.records import Message, ToolCall
 
 __all__ = [
     "ORIGINAL_CALL_IDS_KEY",
+    "Conversation",
+    "ConversationChannel",
     "add_conversation",
     "calls_of",
-    "from_dynavec",
     "merge_conversation",
     "new_turn",
     "pending_calls",
     "run_steps",
-    "to_dynavec",
     "unique_call_ids",
 ]
 
@@ -156,33 +191,233 @@ def _with_id(message: BaseMessage, position: int) -> BaseMessage:
     return message.model_copy(update={"id": str(uuid.uuid5(_ID_NAMESPACE, seed))})
 
 
-_ids_by_list: dict[tuple[int, ...], tuple[Sequence[AnyMessage], set[str | None]]] = {}
-_ids_lock = threading.Lock()
-
-
-def _known_ids(state: Sequence[AnyMessage]) -> set[str | None]:
-    """The ids in ``state``: a copy of the set remembered when the reducer made a list of the
-    same message objects (LangGraph hands the reducer shallow copies of its own output)."""
-    with _ids_lock:
-        entry = _ids_by_list.get(tuple(map(id, state)))
-    if entry is not None:
-        return set(entry[1])
-    known: set[str | None] = {m.id for m in state}
-    for m in state:
-        if isinstance(m, AIMessage):
-            known.update(_CALL_KEY + str(c.get("id")) for c in _all_calls(m))
-    return known
-
-
 _CALL_KEY: Final = "\x00call:"
-"""Tool-call ids share the known-id set with message ids under this prefix."""
+"""Tool-call ids share the known-id table with message ids under this prefix."""
+_ANSWER_KEY: Final = "\x00answer:"
+"""The ``tool_call_id`` of each answer, in the same table under this prefix."""
 
 
 def _all_calls(message: AIMessage) -> list[Any]:
     return [*message.tool_calls, *message.invalid_tool_calls]
 
 
-def _new_call_keys(message: AIMessage, known: set[str | None]) -> list[str] | None:
+def _keys(message: BaseMessage) -> list[Any]:
+    """The known-id table keys ``message`` adds: its id, its calls' ids, the call it answers."""
+    if isinstance(message, ToolMessage):
+        return [message.id, _ANSWER_KEY + str(message.tool_call_id)]
+    if isinstance(message, AIMessage):
+        return [message.id, *(_CALL_KEY + str(c.get("id")) for c in _all_calls(message))]
+    return [message.id]
+
+
+class _Log:
+    """The analysed messages of one conversation and of the conversations that grew from it
+    by appending: an append-only list, and for each id (message ids, ``_CALL_KEY`` call ids,
+    ``_ANSWER_KEY`` answered call ids) the position where it first appears. A conversation of
+    length ``n`` that this log describes knows an id when its position is below ``n``, so
+    every such conversation shares one log and a step costs O(new messages)."""
+
+    __slots__ = ("first", "lock", "messages")
+
+    def __init__(self, messages: Iterable[BaseMessage] = ()) -> None:
+        self.lock = threading.Lock()  # guards the check-then-append of a step
+        self.messages: list[BaseMessage] = []
+        self.first: dict[Any, int] = {}
+        for m in messages:
+            self.append(m)
+
+    def append(self, message: BaseMessage) -> None:
+        position = len(self.messages)
+        self.messages.append(message)
+        for key in _keys(message):
+            self.first.setdefault(key, position)
+
+    def prefix(self, length: int) -> _Log:
+        """A new log of the first ``length`` messages (a conversation that went another way)."""
+        new = _Log()
+        new.messages = self.messages[:length]
+        new.first = dict(self.first)
+        for m in self.messages[length:]:
+            for key in _keys(m):
+                if new.first.get(key, length) >= length:
+                    new.first.pop(key, None)
+        return new
+
+
+class _View:
+    """The analysis of one conversation: the first ``length`` messages of ``log``, how many
+    model calls the current run made, and its assistant messages with unanswered calls.
+    Immutable; a longer conversation gets a new view on the same log."""
+
+    __slots__ = ("length", "log", "open", "steps")
+
+    def __init__(self, log: _Log, length: int, steps: int, open: tuple[AIMessage, ...]) -> None:
+        self.log, self.length, self.steps, self.open = log, length, steps, open
+
+    def has(self, key: Any) -> bool:
+        return self.log.first.get(key, self.length) < self.length
+
+    def answered(self, cid: Any) -> bool:
+        return isinstance(cid, str) and self.has(_ANSWER_KEY + cid)
+
+    def pending(self) -> list[LCToolCall]:
+        if not self.open:
+            return []
+        return [c for c in calls_of(self.open[0]) if not self.answered(c["id"])]
+
+    def extended(self, items: Sequence[BaseMessage]) -> tuple[_View, list[BaseMessage]]:
+        """The view of this conversation with ``items`` appended, and the message objects to
+        append (the log's own objects where the log already went on with equal messages, as
+        when LangGraph applies a step's writes to a copy for the routers and then for real)."""
+        log, n, count = self.log, self.length, len(items)
+        with log.lock:
+            known = log.messages
+            same = min(count, len(known) - n)
+            for i in range(same):
+                old = known[n + i]
+                if old is not items[i] and old != items[i]:
+                    log, same = log.prefix(n), 0
+                    break
+            for m in items[same:]:
+                log.append(m)
+            added = log.messages[n : n + count]
+        steps, open = self.steps, self.open
+        for m in added:
+            if isinstance(m, AIMessage):
+                steps += 1
+                if m.tool_calls or m.invalid_tool_calls:
+                    open += (m,)
+            elif isinstance(m, HumanMessage):
+                steps = 0
+        view = _View(log, n + count, steps, open)
+        if open:
+            view.open = tuple(
+                m for m in open if any(not view.answered(c["id"]) for c in calls_of(m))
+            )
+        return view, added
+
+
+def _carried(messages: Sequence[BaseMessage]) -> _View | None:
+    """The view ``messages`` carries, if it is a :class:`Conversation` with a current one."""
+    if type(messages) is Conversation or isinstance(messages, Conversation):
+        try:
+            view = messages._view
+        except AttributeError:  # an instance made without __init__
+            return None
+        if view is not None and view.length == len(messages):
+            n = view.length
+            if n == 0 or messages[-1] is view.log.messages[n - 1]:
+                return view
+    return None
+
+
+def _analysis(messages: Sequence[BaseMessage]) -> _View:
+    """The view of ``messages``: the one it carries, else computed (O(n)) and, on a
+    :class:`Conversation`, kept on it."""
+    view = _carried(messages)
+    if view is not None:
+        return view
+    view = _View(_Log(), 0, 0, ()).extended(list(messages))[0]
+    if isinstance(messages, Conversation):
+        messages._view = view
+    return view
+
+
+class Conversation(list[AnyMessage]):
+    """The ``messages`` value this package's reducer returns: a plain ``list`` of messages
+    that also carries the analysis of its messages (pending calls, run steps, known ids), so
+    nodes and the next reducer call read it instead of recomputing it (O(n) per step).
+
+    Any change to the list drops the analysis (it is recomputed when asked for). Copies keep
+    it (``copy.copy``, as LangGraph's channels copy their value); pickling and serializers
+    store a plain list, so checkpoints hold exactly what a ``list`` would.
+    """
+
+    __slots__ = ("_view",)
+
+    def __init__(self, messages: Iterable[AnyMessage] = ()) -> None:
+        super().__init__(messages)
+        self._view: _View | None = None
+
+    @property
+    def analysed(self) -> bool:
+        """Whether the list carries the current analysis of its messages: then
+        :func:`pending_calls`, :func:`run_steps` and :func:`new_turn` read it in O(1) and the
+        next step extends it; otherwise the first of them computes it (O(n)) and keeps it."""
+        return _carried(self) is not None
+
+    def __copy__(self) -> Conversation:
+        new = Conversation(self)
+        new._view = self._view
+        return new
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+    def _changed(self) -> None:
+        self._view = None
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._changed()
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        self._changed()
+        super().__delitem__(index)
+
+    def __iadd__(self, other: Iterable[AnyMessage]) -> Conversation:  # type: ignore[override,misc]
+        self._changed()
+        return super().__iadd__(other)
+
+    def __imul__(self, count: Any) -> Conversation:  # type: ignore[misc]
+        self._changed()
+        return super().__imul__(count)
+
+    def append(self, message: AnyMessage) -> None:
+        self._changed()
+        super().append(message)
+
+    def extend(self, messages: Iterable[AnyMessage]) -> None:
+        self._changed()
+        super().extend(messages)
+
+    def insert(self, index: Any, message: AnyMessage) -> None:
+        self._changed()
+        super().insert(index, message)
+
+    def pop(self, index: Any = -1) -> AnyMessage:
+        self._changed()
+        return super().pop(index)
+
+    def remove(self, message: AnyMessage) -> None:
+        self._changed()
+        super().remove(message)
+
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self._changed()
+        super().reverse()
+
+
+def _conversation(
+    messages: Sequence[BaseMessage], view: _View | None, new: Sequence[BaseMessage] = ()
+) -> Conversation:
+    """``messages + new`` as a :class:`Conversation` carrying ``view``."""
+    out = Conversation(messages)  # type: ignore[arg-type]
+    if new:
+        list.extend(out, new)  # type: ignore[misc]
+    out._view = view
+    return out
+
+
+def _new_call_keys(message: AIMessage, view: _View, added: set[Any]) -> list[str] | None:
     """The known-id keys of ``message``'s call ids, or ``None`` when one of them is empty,
     repeated or already in the thread (then the full merge gives it a fresh id)."""
     keys: list[str] = []
@@ -191,20 +426,10 @@ def _new_call_keys(message: AIMessage, known: set[str | None]) -> list[str] | No
         if not isinstance(cid, str) or not cid.strip():
             return None
         key = _CALL_KEY + cid
-        if key in known or key in keys:
+        if key in added or key in keys or view.has(key):
             return None
         keys.append(key)
     return keys
-
-
-def _remember_ids(messages: Sequence[AnyMessage], ids: set[str | None] | None) -> None:
-    if ids is None:
-        return
-    with _ids_lock:
-        while len(_ids_by_list) >= 4:
-            del _ids_by_list[next(iter(_ids_by_list))]
-        # the entry keeps the messages alive, so their ids in the key stay unique
-        _ids_by_list[tuple(map(id, messages))] = (messages, ids)
 
 
 def _open_calls(state: Sequence[AnyMessage]) -> list[str] | None:
@@ -222,24 +447,25 @@ def _open_calls(state: Sequence[AnyMessage]) -> list[str] | None:
     return [] if not state else None
 
 
-def _appended(state: Sequence[AnyMessage], items: list[Any]) -> list[AnyMessage] | None:
+def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | None:
     """The fast path of :func:`merge_conversation`: new messages appended to a conversation
     that stays in canonical order (the usual step). ``None`` when the full merge is needed."""
+    if not items:
+        return _conversation(state, _carried(state))
     open_calls = _open_calls(state)
     if open_calls is None:
         return None
-    known: set[str | None] | None = None
-    out: list[AnyMessage] = list(state)
+    view = _analysis(state)
+    added: set[Any] = set()
+    new: list[BaseMessage] = []
     for item in items:
         if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
             return None
         if not item.id:  # the same deterministic id the full merge gives
-            item = _with_id(item, len(out))
-        if known is None:
-            known = _known_ids(state)
-        if item.id in known:
+            item = _with_id(item, len(state) + len(new))
+        if item.id in added or view.has(item.id):
             return None
-        known.add(item.id)
+        added.add(item.id)
         if isinstance(item, ToolMessage):
             if not open_calls or item.tool_call_id != open_calls[0]:
                 return None
@@ -247,17 +473,17 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> list[AnyMessage]
         elif open_calls:
             return None
         elif isinstance(item, AIMessage):
-            keys = _new_call_keys(item, known)
+            keys = _new_call_keys(item, view, added)
             if keys is None:
                 return None
-            known.update(keys)
+            added.update(keys)
             open_calls = [c["id"] or "" for c in calls_of(item)]
-        out.append(item)  # type: ignore[arg-type]
-    _remember_ids(out, known)
-    return out
+        new.append(item)
+    view, new = view.extended(new)
+    return _conversation(state, view, new)
 
 
-def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> Conversation:
     """The ``messages`` reducer: ``add_messages`` semantics, kept valid for every provider.
 
     Messages with a known id replace it; ``RemoveMessage`` removes (``REMOVE_ALL_MESSAGES``
@@ -301,7 +527,14 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> li
         else:
             index[key] = len(messages)
             messages.append(message)  # type: ignore[arg-type]
-    return _canonical([m for m in messages if m is not None])
+    merged = _canonical([m for m in messages if m is not None])
+    view, n = _carried(state), len(state)
+    if view is not None and len(merged) >= n and all(map(operator.is_, merged[:n], state)):
+        view, added = view.extended(merged[n:])  # new messages reordered among themselves
+        return _conversation(state, view, added)
+    result = Conversation(merged)
+    _analysis(result)  # computed once here; the next steps extend it
+    return result
 
 
 class _Taken:
@@ -332,79 +565,21 @@ def _answer_renamed(
     return answer
 
 
-def add_conversation(left: Sequence[AnyMessage], right: Any) -> list[AnyMessage]:
+def add_conversation(left: Sequence[AnyMessage], right: Any) -> Conversation:
     """Binary form of :func:`merge_conversation` for ``Annotated[list, add_conversation]``."""
     return merge_conversation(left or [], [right])
-
-
-class _Analysis:
-    """What the routers and the tool node need from a conversation, kept up to date as the
-    conversation grows (each step appends to the previous list), so a step costs O(new)."""
-
-    def __init__(self) -> None:
-        self.messages: Sequence[BaseMessage] = ()  # kept alive, so the ids below stay unique
-        self.key: tuple[int, ...] = ()
-        self.answered: set[str | None] = set()
-        self.open: list[AIMessage] = []  # assistant messages with unanswered calls, in order
-        self.steps = 0
-        self.ids: set[str | None] = set()  # message ids and (under _CALL_KEY) tool-call ids
-
-    def extend(self, messages: Sequence[BaseMessage], key: tuple[int, ...]) -> None:
-        for m in messages[len(self.key) :]:
-            self.ids.add(m.id)
-            if isinstance(m, ToolMessage):
-                self.answered.add(m.tool_call_id)
-            elif isinstance(m, AIMessage):
-                self.ids.update(_CALL_KEY + str(c.get("id")) for c in _all_calls(m))
-                self.steps += 1
-                if m.tool_calls or m.invalid_tool_calls:
-                    self.open.append(m)
-            elif isinstance(m, HumanMessage):
-                self.steps = 0
-        answered = self.answered
-        self.open = [m for m in self.open if any(c["id"] not in answered for c in calls_of(m))]
-        self.messages, self.key = messages, key
-
-    def pending(self) -> list[LCToolCall]:
-        if not self.open:
-            return []
-        return [c for c in calls_of(self.open[0]) if c["id"] not in self.answered]
-
-
-_analysis = _Analysis()
-_analysis_lock = threading.Lock()
-
-
-def _analysed(messages: Sequence[BaseMessage]) -> _Analysis:
-    """The analysis of ``messages`` (call under ``_analysis_lock``)."""
-    global _analysis
-    key = tuple(map(id, messages))
-    current = _analysis
-    if key[: len(current.key)] != current.key:
-        current = _analysis = _Analysis()
-    if current.key != key:
-        current.extend(messages, key)
-    return current
-
-
-def _analyse(messages: Sequence[BaseMessage]) -> tuple[list[LCToolCall], int]:
-    """``(pending_calls, run_steps)`` of ``messages``."""
-    with _analysis_lock:
-        current = _analysed(messages)
-        return current.pending(), current.steps
 
 
 def new_turn(messages: Sequence[BaseMessage], response: AIMessage) -> AIMessage:
     """The model's ``response`` ready to join ``messages``: a message id and tool-call ids
     that the conversation does not have yet (see :func:`unique_call_ids`); a provider that
     repeats either would otherwise replace an earlier turn or have its calls look answered."""
-    with _analysis_lock:
-        ids = _analysed(messages).ids
-        if not response.id or response.id in ids:
-            response = response.model_copy(update={"id": f"run-{uuid.uuid4()}"})
-        if not _all_calls(response):
-            return response
-        return unique_call_ids(response, lambda cid: _CALL_KEY + cid in ids)[0]
+    view = _analysis(messages)
+    if not response.id or view.has(response.id):
+        response = response.model_copy(update={"id": f"run-{uuid.uuid4()}"})
+    if not _all_calls(response):
+        return response
+    return unique_call_ids(response, lambda cid: view.has(_CALL_KEY + cid))[0]
 
 
 def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
@@ -414,72 +589,45 @@ def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:
     calls when a parent graph routed new messages elsewhere while the agent was paused; those
     calls are answered first, so the model never sees a call without its answer.
     """
-    return list(_analyse(messages)[0])
+    return _analysis(messages).pending()
 
 
 def run_steps(messages: Sequence[BaseMessage]) -> int:
     """How many model calls the current run made: assistant messages after the last user one."""
-    return _analyse(messages)[1]
+    return _analysis(messages).steps
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
+class ConversationChannel(DeltaChannel[list[AnyMessage]]):
+    """LangGraph's ``DeltaChannel`` with :func:`merge_conversation`, whose value is a
+    :class:`Conversation` (the reducer's result, or the list a checkpoint held), so the
+    analysis is computed at most once per loaded thread and then kept up to date step by
+    step. (After an ``Overwrite`` the value is the given list until the next write; reads
+    of it compute the analysis.)
 
+    Use it as ``messages: Annotated[list[AnyMessage], ConversationChannel()]``. It stores
+    exactly what ``DeltaChannel(merge_conversation)`` stores.
+    """
 
-def to_dynavec(message: BaseMessage) -> Message:
-    """A LangChain message as a dynavec :class:`Message`."""
-    if isinstance(message, AIMessage):
-        calls = [
-            ToolCall(c["id"] or "", c["name"], json.dumps(c["args"], ensure_ascii=False))
-            for c in message.tool_calls
-        ] + [
-            ToolCall(c.get("id") or "", c.get("name") or "", c.get("args") or "")
-            for c in message.invalid_tool_calls
-        ]
-        return Message("assistant", _text(message.content) or None, calls)
-    if isinstance(message, ToolMessage):
-        return Message("tool", _text(message.content), tool_call_id=message.tool_call_id)
-    if isinstance(message, SystemMessage):
-        return Message("system", _text(message.content))
-    return Message("user", _text(message.content))
+    __slots__ = ()
 
+    def __init__(
+        self,
+        reducer: Callable[[Any, Sequence[Any]], Any] = merge_conversation,
+        typ: Any = None,
+        *,
+        snapshot_frequency: int = 100,
+    ) -> None:
+        super().__init__(reducer, typ, snapshot_frequency=snapshot_frequency)
 
-def from_dynavec(message: Message | BaseMessage | dict[str, Any]) -> BaseMessage:
-    """A dynavec :class:`Message`, its dict form, or a LangChain message, as LangChain's."""
-    if isinstance(message, BaseMessage):
-        return message
-    if isinstance(message, dict):
-        if "role" not in message or (
-            message.get("tool_calls") and "function" in (message["tool_calls"][0] or {})
-        ):
-            return convert_to_messages([message])[0]
-        message = Message.from_dict(message)
-    if not isinstance(message, Message):
-        raise TypeError(f"not a message: {message!r}")
-    content = message.content or ""
-    if message.role == "assistant":
-        calls: list[LCToolCall] = []
-        for c in message.tool_calls:
-            try:
-                args = json.loads(c.arguments) if c.arguments.strip() else {}
-            except ValueError:
-                args = {"input": c.arguments}
-            if not isinstance(args, dict):
-                args = {"input": args}
-            calls.append({"name": c.name, "args": args, "id": c.id, "type": "tool_call"})
-        return AIMessage(content=content, tool_calls=calls)
-    if message.role == "tool":
-        return ToolMessage(content=content, tool_call_id=message.tool_call_id or "")
-    if message.role == "system":
-        return SystemMessage(content=content)
-    if message.role == "user":
-        return HumanMessage(content=content)
-    raise ValueError(f"unknown message role {message.role!r}: use system, user, assistant or tool")
+    def _wrap(self) -> None:
+        if type(self.value) is list:
+            self.value = Conversation(self.value)
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        new = super().from_checkpoint(checkpoint)
+        new._wrap()
+        return new
+
+    def replay_writes(self, writes: Sequence[PendingWrite]) -> None:
+        super().replay_writes(writes)
+        self._wrap()

@@ -13,7 +13,7 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field
 
 from dynavec_langgraph.chat import Tool
-from dynavec_langgraph.messages import from_dynavec, to_dynavec
+from dynavec_langgraph.conversion import from_dynavec, to_dynavec
 from dynavec_langgraph.tools import AgentTool
 
 __all__ = ["DynavecChatModel", "bind_model"]

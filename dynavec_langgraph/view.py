@@ -15,8 +15,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Interrupt
 
+from dynavec_langgraph.conversion import to_dynavec
 from dynavec_langgraph.interrupt import interrupt_fields
-from dynavec_langgraph.messages import calls_of, pending_calls, to_dynavec
+from dynavec_langgraph.messages import calls_of, pending_calls
 from dynavec_langgraph.records import AgentResult, AgentStep, Message
 
 __all__ = [
