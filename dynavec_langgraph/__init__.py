@@ -5,10 +5,8 @@ Code written against ``dynavec.agents`` runs after::
     from dynavec_langgraph import ReActAgent, interrupt, tool
 """
 
-from dynavec_langgraph.agent import ReActAgent
-from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
-from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
-from dynavec_langgraph.errors import (
+from dynavec_langgraph._agent import ReActAgent
+from dynavec_langgraph._errors import (
     CheckpointerConfigError,
     CheckpointNotFoundError,
     ConcurrentResumeError,
@@ -21,14 +19,16 @@ from dynavec_langgraph.errors import (
     StorageError,
     ThreadPausedError,
 )
+from dynavec_langgraph._graph import ReActState, create_react_agent
+from dynavec_langgraph._tools import AgentTool, tool
+from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
+from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
 from dynavec_langgraph.exceptions import ApprovalTimeoutError, MissingDependencyError, NodeInterrupt
-from dynavec_langgraph.graph import ReActState, create_react_agent
 from dynavec_langgraph.interrupt import InterruptValue, interrupt
 from dynavec_langgraph.planner import Plan, Planner, PlanStep
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
 from dynavec_langgraph.registry import ToolRegistry, default_registry
 from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
-from dynavec_langgraph.tools import AgentTool, tool
 
 __all__ = [
     "AgentLike",

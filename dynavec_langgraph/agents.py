@@ -10,7 +10,8 @@ Everything here is the package's own object, re-exported under dynavec's names (
 
 from __future__ import annotations
 
-from dynavec_langgraph.agent import DEFAULT_SYSTEM_PROMPT, ReActAgent
+from dynavec_langgraph._agent import DEFAULT_SYSTEM_PROMPT, ReActAgent
+from dynavec_langgraph._tools import AgentTool, tool
 from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
 from dynavec_langgraph.exceptions import ApprovalTimeoutError, MissingDependencyError, NodeInterrupt
 from dynavec_langgraph.interrupt import interrupt
@@ -18,7 +19,6 @@ from dynavec_langgraph.planner import Plan, Planner, PlanStep
 from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
 from dynavec_langgraph.registry import ToolRegistry, default_registry
 from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
-from dynavec_langgraph.tools import AgentTool, tool
 
 __all__ = [
     "DEFAULT_REACT_SYSTEM_PROMPT",

@@ -33,7 +33,8 @@ from typing import Any, Literal, Union
 
 from pydantic import TypeAdapter
 
-from dynavec_langgraph.errors import InvalidDecisionError
+from dynavec_langgraph._errors import InvalidDecisionError
+from dynavec_langgraph._tools import AgentTool, as_tools
 from dynavec_langgraph.interrupt import (
     ALL_DECISIONS,
     Decision,
@@ -45,7 +46,6 @@ from dynavec_langgraph.interrupt import (
     pause_value,
     read_decision,
 )
-from dynavec_langgraph.tools import AgentTool, as_tools
 
 __all__ = ["ApprovalDecision", "DecisionType", "normalize_decision", "require_approval"]
 

@@ -3,7 +3,7 @@
 :class:`Checkpoint` is one record of a thread (docs/compatibility.md §5). :class:`BaseCheckpointer`
 is dynavec's checkpointer interface (``save`` / ``get`` / ``list`` / ``put``) and
 :class:`MemoryCheckpointer` its in-process implementation. Passed as ``checkpointer=``, one is
-adapted by :class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver` (see
+adapted by :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver` (see
 :func:`~dynavec_langgraph.savers.resolve_checkpointer`).
 
 Where the dynavec view is built. LangGraph savers store channel values, and with the default
@@ -14,7 +14,7 @@ turn that into docs/compatibility.md §5's records:
   ``graph.get_state`` / ``get_state_history`` return). ``ReActAgent.get_checkpoint`` and
   ``list_checkpoints`` use it, so they work on every saver; :func:`is_step_boundary` picks
   the snapshots dynavec would have recorded.
-* :class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver` writes one dynavec record per
+* :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver` writes one dynavec record per
   LangGraph checkpoint with the same view (its module docstring describes the layout).
 """
 
@@ -30,8 +30,8 @@ from typing import Any
 
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph.messages import pending_calls
-from dynavec_langgraph.view import json_metadata, state_view
+from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._view import json_metadata, state_view
 
 __all__ = [
     "BaseCheckpointer",

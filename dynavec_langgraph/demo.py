@@ -43,10 +43,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from dynavec_langgraph.graph import create_react_agent
+from dynavec_langgraph._graph import create_react_agent
+from dynavec_langgraph._tools import AgentTool, tool
 from dynavec_langgraph.interrupt import interrupt
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
-from dynavec_langgraph.tools import AgentTool, tool
 
 __all__ = [
     "DEFAULT_AMOUNT",

@@ -3,7 +3,7 @@
 A dynavec :class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, so it works everywhere a
 dynavec checkpointer does: ``ReActAgent(..., checkpointer=DynamoDBCheckpointer("table"))``,
 ``create_react_agent(..., checkpointer=...)`` (both adapt it with
-:class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver`), or the string
+:class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`), or the string
 ``"dynamodb://TABLE?region=eu-west-1&endpoint_url=http://127.0.0.1:8000&namespace=default"``.
 It needs the ``dynamodb`` extra (``boto3``); without it, using it raises
 :class:`~dynavec_langgraph.exceptions.MissingDependencyError` naming the extra.
@@ -51,8 +51,8 @@ from decimal import Decimal
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
+from dynavec_langgraph._errors import CheckpointerConfigError, ConcurrentResumeError
 from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint
-from dynavec_langgraph.errors import CheckpointerConfigError, ConcurrentResumeError
 from dynavec_langgraph.exceptions import MissingDependencyError
 
 __all__ = ["SCHEME", "DynamoDBCheckpointer", "from_url"]

@@ -1,6 +1,6 @@
 """dynavec's exception names (``dynavec.exceptions``), for code that swaps the import.
 
-Every error of the package (:mod:`dynavec_langgraph.errors`) plus the three names dynavec code
+Every error of the package (:mod:`dynavec_langgraph._errors`) plus the three names dynavec code
 catches that the LangGraph port adds here::
 
     DynavecError
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynavec_langgraph.errors import (
+from dynavec_langgraph._errors import (
     CheckpointerConfigError,
     CheckpointNotFoundError,
     ConcurrentResumeError,

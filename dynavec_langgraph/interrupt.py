@@ -31,7 +31,7 @@ from langgraph.types import interrupt as lg_interrupt
 from pydantic import Discriminator, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from dynavec_langgraph.errors import InvalidDecisionError
+from dynavec_langgraph._errors import InvalidDecisionError
 
 __all__ = [
     "ALL_DECISIONS",
@@ -409,7 +409,7 @@ def ask(
     """Pause with ``build(None)`` until ``accept`` takes a decision; return what it returns.
 
     A decision ``accept`` refuses (``ValueError``, e.g. ``pydantic.ValidationError`` or
-    :class:`~dynavec_langgraph.errors.InvalidDecisionError`) pauses again with
+    :class:`~dynavec_langgraph._errors.InvalidDecisionError`) pauses again with
     ``build(reason)``: the thread stays interrupted at the same approval, nothing after the
     pause runs. On every re-run the stored answers are read again in order, so the refused
     ones are refused again and the accepted one is accepted again (validated afresh).

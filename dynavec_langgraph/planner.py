@@ -28,7 +28,7 @@ from typing import Any, Literal
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from dynavec_langgraph.errors import NothingToResumeError
+from dynavec_langgraph._errors import NothingToResumeError
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.supervisor import AgentLike
 

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from dynavec_langgraph.tools import AgentTool, as_tools, tool
+from dynavec_langgraph._tools import AgentTool, as_tools, tool
 
 __all__ = ["ToolRegistry", "default_registry"]
 

@@ -4,7 +4,7 @@ The agent runs on LangGraph API servers (``langgraph dev``, ``langhost serve``, 
 Deployment) that serve a graph of :func:`dynavec_langgraph.create_react_agent`; this client
 talks to them over ``langgraph_sdk`` (the ``studio`` extra) and returns the same
 :class:`~dynavec_langgraph.records.AgentResult` and errors as
-:class:`~dynavec_langgraph.agent.ReActAgent`.
+:class:`~dynavec_langgraph._agent.ReActAgent`.
 
 How a resume stays single when several callers (or servers) answer the same pause:
 
@@ -39,7 +39,7 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
-from dynavec_langgraph.errors import (
+from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidDecisionError,
     NothingToResumeError,
@@ -47,6 +47,7 @@ from dynavec_langgraph.errors import (
     ServerUnavailableError,
     ThreadPausedError,
 )
+from dynavec_langgraph._view import build_result
 from dynavec_langgraph.interrupt import (
     describe_pending,
     interrupt_fields,
@@ -54,7 +55,6 @@ from dynavec_langgraph.interrupt import (
     resume_command,
 )
 from dynavec_langgraph.records import AgentResult, AgentState
-from dynavec_langgraph.view import build_result
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient

@@ -15,7 +15,11 @@ through :func:`resolve_checkpointer`, which accepts:
   like any dynavec checkpointer;
 * a dynavec-style checkpointer (:class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, or
   any object with ``save`` / ``get`` / ``list`` / ``put``), adapted by
-  :class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver`.
+  :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`.
+
+:func:`safe_serializer` is the serializer the savers it opens use (it revives only standard
+and this package's types); give it to your own savers:
+``SqliteSaver(conn, serde=safe_serializer())``.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
-from dynavec_langgraph.adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
+from dynavec_langgraph._adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
+from dynavec_langgraph._errors import CheckpointerConfigError, StorageError
+from dynavec_langgraph._locks import check_writable
+from dynavec_langgraph._serde import safe_serializer
 from dynavec_langgraph.checkpoint import BaseCheckpointer
-from dynavec_langgraph.errors import CheckpointerConfigError, StorageError
-from dynavec_langgraph.locks import check_writable
-from dynavec_langgraph.serde import safe_serializer
 
 __all__ = [
     "ConnectionSaver",
@@ -50,6 +54,7 @@ __all__ = [
     "masked_url",
     "parse_database_url",
     "resolve_checkpointer",
+    "safe_serializer",
     "sqlite_url",
 ]
 

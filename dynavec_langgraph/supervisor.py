@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from dynavec_langgraph.errors import NothingToResumeError
+from dynavec_langgraph._errors import NothingToResumeError
 from dynavec_langgraph.records import AgentResult, AgentState
 
 __all__ = ["AgentLike", "Handoff", "Supervisor", "default_handoff"]

@@ -37,7 +37,7 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph.agent import DEFAULT_SYSTEM_PROMPT
+from dynavec_langgraph._agent import DEFAULT_SYSTEM_PROMPT
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.openai_server import OpenAIServer, chat_openai
 

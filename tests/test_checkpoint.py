@@ -25,7 +25,7 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._adapter import DynavecCheckpointSaver
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 

@@ -10,7 +10,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.initializer import RegisteredCheckpointer
 
 from dynavec_langgraph import BaseCheckpointer, Checkpoint, MemoryCheckpointer
-from dynavec_langgraph.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._adapter import DynavecCheckpointSaver
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 
 

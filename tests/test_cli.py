@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from dynavec_langgraph.cli import main
+from dynavec_langgraph._cli import main
 from tests import inbox_graph
 from tests.openai_server import OpenAIServer
 
@@ -37,7 +37,7 @@ class Cli:
         self.capsys = capsys
 
     def __call__(self, *args: str, script: bool = False) -> subprocess.CompletedProcess[str]:
-        argv = [str(SCRIPT)] if script else [sys.executable, "-m", "dynavec_langgraph.cli"]
+        argv = [str(SCRIPT)] if script else [sys.executable, "-m", "dynavec_langgraph._cli"]
         return subprocess.run(
             [*argv, *args],
             cwd=self.workdir,

@@ -30,7 +30,7 @@ from dynavec_langgraph import (
     ReActAgent,
     ThreadPausedError,
 )
-from dynavec_langgraph.cli import main
+from dynavec_langgraph._cli import main
 from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, LEDGER_ENV, demo_model
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import (

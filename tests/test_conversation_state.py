@@ -39,7 +39,7 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command
 
 from dynavec_langgraph import ReActState, create_react_agent, interrupt, tool
-from dynavec_langgraph.messages import (
+from dynavec_langgraph._messages import (
     Conversation,
     ConversationChannel,
     merge_conversation,
@@ -47,7 +47,7 @@ from dynavec_langgraph.messages import (
     pending_calls,
     run_steps,
 )
-from dynavec_langgraph.serde import safe_serializer
+from dynavec_langgraph._serde import safe_serializer
 from dynavec_langgraph.testing import ScriptedChatModel
 
 RUNS: Counter[str] = Counter()

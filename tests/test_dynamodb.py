@@ -21,8 +21,8 @@ from dynavec_langgraph import (
     ReActAgent,
     create_react_agent,
 )
+from dynavec_langgraph._errors import CheckpointerConfigError
 from dynavec_langgraph.checkpoint import Checkpoint
-from dynavec_langgraph.errors import CheckpointerConfigError
 from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import (

@@ -1,4 +1,4 @@
-"""One guarded resume (``dynavec_langgraph.resuming``) for ``ReActAgent``, the inbox and the CLI.
+"""One guarded resume (``dynavec_langgraph._resuming``) for ``ReActAgent``, the inbox and the CLI.
 
 The same case gives the same error, with the same message, through every entry point:
 ``ReActAgent.resume`` (and ``aresume``), ``inbox.resume_graph`` and ``dynavec-langgraph inbox
@@ -26,10 +26,10 @@ from dynavec_langgraph import (
     ReActAgent,
     tool,
 )
-from dynavec_langgraph.cli import main as cli_main
+from dynavec_langgraph._cli import main as cli_main
+from dynavec_langgraph._inbox import graph_on, resume_graph
+from dynavec_langgraph._locks import resume_lock
 from dynavec_langgraph.demo import LEDGER_ENV
-from dynavec_langgraph.inbox import graph_on, resume_graph
-from dynavec_langgraph.locks import resume_lock
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests import inbox_graph
 
@@ -328,7 +328,7 @@ def test_the_inbox_reaches_the_lock_only_through_the_guarded_resume() -> None:
     import dynavec_langgraph
 
     root = Path(dynavec_langgraph.__file__).parent
-    for name in ("inbox.py", "cli.py", "remote_inbox.py"):
+    for name in ("_inbox.py", "_cli.py", "_remote_inbox.py"):
         tree = ast.parse((root / name).read_text())
         imported = {
             (node.module, alias.name)
@@ -337,6 +337,6 @@ def test_the_inbox_reaches_the_lock_only_through_the_guarded_resume() -> None:
             for alias in node.names
         }
         modules = {m for m, _ in imported}
-        assert "dynavec_langgraph.locks" not in modules, name
+        assert "dynavec_langgraph._locks" not in modules, name
         assert ("dynavec_langgraph.interrupt", "refusal") not in imported, name
         assert ("dynavec_langgraph.interrupt", "resume_command") not in imported, name

@@ -11,8 +11,8 @@ from pathlib import Path
 from langgraph.types import Interrupt
 
 import dynavec_langgraph
+from dynavec_langgraph._view import interrupted_marker
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields, pause_value
-from dynavec_langgraph.view import interrupted_marker
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")

@@ -36,8 +36,8 @@ from psycopg.rows import dict_row
 from pydantic import BaseModel
 
 from dynavec_langgraph import ReActAgent, interrupt, tool
+from dynavec_langgraph._serde import safe_serializer
 from dynavec_langgraph.savers import resolve_checkpointer
-from dynavec_langgraph.serde import safe_serializer
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
 ROOT = Path(__file__).resolve().parents[2]

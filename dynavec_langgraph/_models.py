@@ -12,9 +12,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field
 
+from dynavec_langgraph._conversion import from_dynavec, to_dynavec
+from dynavec_langgraph._tools import AgentTool
 from dynavec_langgraph.chat import Tool
-from dynavec_langgraph.conversion import from_dynavec, to_dynavec
-from dynavec_langgraph.tools import AgentTool
 
 __all__ = ["DynavecChatModel", "bind_model"]
 

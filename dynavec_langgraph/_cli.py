@@ -28,10 +28,10 @@ call is not a tool of that graph (graphs of ``create_react_agent`` record their 
 refused before anything runs: pass ``--graph`` with the agent that paused it. With several
 approvals pending (``parallel_tool_calls=True``), ``--node`` picks one by node id or
 interrupt id (``inbox list`` shows both). The inbox's logic is in
-:mod:`dynavec_langgraph.inbox`; this module parses the arguments, prints and sets the exit code.
+:mod:`dynavec_langgraph._inbox`; this module parses the arguments, prints and sets the exit code.
 
 ``--server URL`` instead of ``--db``: the same listing and answers through a LangGraph API
-deployment's API (:mod:`dynavec_langgraph.remote_inbox`; needs the ``studio`` extra), never by
+deployment's API (:mod:`dynavec_langgraph._remote_inbox`; needs the ``studio`` extra), never by
 writing its database. ``--assistant ID`` keeps the threads of one graph id and answers with it.
 
 Exit codes: 0 done (also when a thread is left paused), 2 bad arguments, with a message on
@@ -54,20 +54,14 @@ from typing import Any, Final, Literal, TextIO, overload
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph.agent import ReActAgent
-from dynavec_langgraph.demo import (
-    DEMO_SYSTEM_PROMPT,
-    DEMO_TOOLS,
-    create_demo_agent,
-    demo_model,
-)
-from dynavec_langgraph.errors import (
+from dynavec_langgraph._agent import ReActAgent
+from dynavec_langgraph._errors import (
     CheckpointerConfigError,
     DynavecError,
     NothingToResumeError,
     ThreadPausedError,
 )
-from dynavec_langgraph.inbox import (
+from dynavec_langgraph._inbox import (
     Graph,
     graph_on,
     list_pending,
@@ -75,10 +69,18 @@ from dynavec_langgraph.inbox import (
     read_thread,
     resume_graph,
 )
+from dynavec_langgraph._remote_inbox import ServerInbox
+from dynavec_langgraph._resuming import MISSING
+from dynavec_langgraph._serde import safe_serializer
+from dynavec_langgraph._view import build_result
+from dynavec_langgraph.demo import (
+    DEMO_SYSTEM_PROMPT,
+    DEMO_TOOLS,
+    create_demo_agent,
+    demo_model,
+)
 from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.records import AgentResult
-from dynavec_langgraph.remote_inbox import ServerInbox
-from dynavec_langgraph.resuming import MISSING
 from dynavec_langgraph.savers import (
     ConnectionSaver,
     masked_url,
@@ -86,8 +88,6 @@ from dynavec_langgraph.savers import (
     resolve_checkpointer,
     sqlite_url,
 )
-from dynavec_langgraph.serde import safe_serializer
-from dynavec_langgraph.view import build_result
 
 __all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "main"]
 

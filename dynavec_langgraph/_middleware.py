@@ -43,7 +43,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from dynavec_langgraph.graph import (
+from dynavec_langgraph._graph import (
     AGENT_NODE,
     TOOLS_NODE,
     NodeRunnable,
@@ -53,7 +53,7 @@ from dynavec_langgraph.graph import (
     steps_in_run,
     tools_router,
 )
-from dynavec_langgraph.messages import calls_of, new_turn, pending_calls
+from dynavec_langgraph._messages import calls_of, new_turn, pending_calls
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware

@@ -19,15 +19,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
-from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
-from dynavec_langgraph.conversion import from_dynavec
-from dynavec_langgraph.errors import (
+from dynavec_langgraph._conversion import from_dynavec
+from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
     NothingToResumeError,
     ThreadPausedError,
 )
-from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
-from dynavec_langgraph.graph import (
+from dynavec_langgraph._graph import (
     AGENT_NODE,
     COMPLETED_CALLS_KEY,
     MODEL_KWARGS_KEY,
@@ -35,13 +33,9 @@ from dynavec_langgraph.graph import (
     check_max_steps,
     create_react_agent,
 )
-from dynavec_langgraph.interrupt import (
-    interrupt_fields,
-)
-from dynavec_langgraph.locks import aresume_lock, resume_lock
-from dynavec_langgraph.messages import pending_calls
-from dynavec_langgraph.records import AgentResult, AgentState, Message
-from dynavec_langgraph.resuming import (
+from dynavec_langgraph._locks import aresume_lock, resume_lock
+from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
     Resume,
@@ -50,12 +44,18 @@ from dynavec_langgraph.resuming import (
     resuming,
     storage_guard,
 )
+from dynavec_langgraph._scratch import ScratchThreads
+from dynavec_langgraph._view import build_result
+from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
+from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
+from dynavec_langgraph.interrupt import (
+    interrupt_fields,
+)
+from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.savers import (
     ConnectionSaver,
     resolve_checkpointer,
 )
-from dynavec_langgraph.scratch import ScratchThreads
-from dynavec_langgraph.view import build_result
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 
@@ -183,7 +183,7 @@ class ReActAgent:
         saver = resolve_checkpointer(checkpointer)
         self.checkpointer = saver if saver is not None else InMemorySaver()
         self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
-        # runs without a thread_id never reach a given checkpointer (scratch.py)
+        # runs without a thread_id never reach a given checkpointer (_scratch.py)
         self._saver = ScratchThreads(saver) if saver is not None else self.checkpointer
         self.graph = create_react_agent(
             model,
@@ -354,7 +354,7 @@ class ReActAgent:
         needed). ``start_step`` is accepted for older callers and not needed. With several
         pauses pending (``parallel_tool_calls=True``) pass ``decisions={node_id or
         interrupt_id: decision}`` instead of ``human_decision``. The checks, the lock and the
-        errors are the guarded resume's (:mod:`dynavec_langgraph.resuming`), shared with the
+        errors are the guarded resume's (:mod:`dynavec_langgraph._resuming`), shared with the
         inbox and the command line.
 
         Raises:
@@ -499,7 +499,7 @@ class ReActAgent:
         state: AgentState | None,
         model_kwargs: dict[str, Any],
     ) -> Iterator[tuple[str, Resume]]:
-        """The guarded resume of one call (:func:`~dynavec_langgraph.resuming.resuming`) with
+        """The guarded resume of one call (:func:`~dynavec_langgraph._resuming.resuming`) with
         this agent's record of finished calls; yields the thread id and the plan."""
         answer = Answer(decision, decisions)
         with self._guarded(thread_id) as record:
@@ -696,4 +696,4 @@ class ReActAgent:
         self.close()
 
 
-__all__ += ["build_result"]  # its home is dynavec_langgraph.view
+__all__ += ["build_result"]  # its home is dynavec_langgraph._view

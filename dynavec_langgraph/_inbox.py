@@ -1,6 +1,6 @@
 """The approvals inbox: the paused threads of a checkpointer and answers to their approvals.
 
-What ``dynavec-langgraph inbox`` (:mod:`dynavec_langgraph.cli`) runs, without its argument
+What ``dynavec-langgraph inbox`` (:mod:`dynavec_langgraph._cli`) runs, without its argument
 parsing, printing or exit codes:
 
 - listing: :func:`thread_ids` of a saver, :func:`pending_approvals` of one thread's state as
@@ -9,12 +9,12 @@ parsing, printing or exit codes:
   file; the command line's default is the demo agent) and :func:`graph_on` binds a copy of it
   to a saver, as the LangGraph server does;
 - answering: :func:`resume_graph` answers one approval (picked with ``--node`` when several
-  are pending) through the guarded resume of :mod:`dynavec_langgraph.resuming`, the one
+  are pending) through the guarded resume of :mod:`dynavec_langgraph._resuming`, the one
   ``ReActAgent.resume`` uses: the thread's lock, the thread read under it, the decision
   checked (and a pending call of a tool the graph does not have refused) before anything runs.
 
-Errors are the package's (:mod:`dynavec_langgraph.errors`), the same a ``ReActAgent`` caller
-gets for the same case; :class:`~dynavec_langgraph.errors.InboxError` is for what only the
+Errors are the package's (:mod:`dynavec_langgraph._errors`), the same a ``ReActAgent`` caller
+gets for the same case; :class:`~dynavec_langgraph._errors.InboxError` is for what only the
 inbox does (loading ``--graph``). The command line prints them on stderr, exit code 2.
 """
 
@@ -36,10 +36,10 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph.errors import InboxError, StorageError
+from dynavec_langgraph._errors import InboxError, StorageError
+from dynavec_langgraph._resuming import Answer, resuming, storage_guard
+from dynavec_langgraph._resuming import read_thread as _read
 from dynavec_langgraph.interrupt import interrupt_fields
-from dynavec_langgraph.resuming import Answer, resuming, storage_guard
-from dynavec_langgraph.resuming import read_thread as _read
 
 __all__ = [
     "SEVERAL_HINT",
@@ -170,7 +170,7 @@ def list_pending(
     """The pending approvals of every thread of ``saver``, newest thread first.
 
     ``app`` is the graph bound to ``saver`` (:func:`graph_on`). A thread whose record cannot
-    be read raises :class:`~dynavec_langgraph.errors.StorageError`, or, when ``unreadable`` is
+    be read raises :class:`~dynavec_langgraph._errors.StorageError`, or, when ``unreadable`` is
     given, is skipped and its error appended there. A storage failure raises ``StorageError``.
     """
     rows: list[PendingApproval] = []
@@ -296,7 +296,7 @@ def resume_graph(
     before: Callable[[], None] | None = None,
 ) -> StateSnapshot:
     """Answer the approval ``node`` names (or the only one) of ``thread_id`` with ``decision``
-    through the guarded resume (:func:`dynavec_langgraph.resuming.resuming`); ``before`` is
+    through the guarded resume (:func:`dynavec_langgraph._resuming.resuming`); ``before`` is
     called once every check passed, right before the graph runs.
 
     Returns the thread's state afterwards.

@@ -2,7 +2,7 @@
 
 ``ReActAgent.resume``/``aresume`` read the paused thread, take its resume lock, read it again
 (refusing if it moved) and only then apply the decision. The lock never waits: if another
-caller holds it, :class:`~dynavec_langgraph.errors.ConcurrentResumeError` is raised at once,
+caller holds it, :class:`~dynavec_langgraph._errors.ConcurrentResumeError` is raised at once,
 before anything runs or is written. So when two people answer the same pause at the same time,
 exactly one decision is applied and the approved tool runs once; the other caller gets
 ``ConcurrentResumeError`` (or ``NothingToResumeError`` if it came after the first finished).
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from dynavec_langgraph.errors import ConcurrentResumeError, StorageError
+from dynavec_langgraph._errors import ConcurrentResumeError, StorageError
 
 if TYPE_CHECKING:
     import psycopg
@@ -91,7 +91,7 @@ def _unwrap(saver: Any) -> Any:
 
 def _identity(saver: Any) -> Any:
     """What the in-process lock is keyed by: the dynavec checkpointer of an adapter."""
-    if _is(saver, "dynavec_langgraph.adapter", "DynavecCheckpointSaver"):
+    if _is(saver, "dynavec_langgraph._adapter", "DynavecCheckpointSaver"):
         return saver.checkpointer
     return saver
 

@@ -15,7 +15,8 @@ types. Everything this package writes (messages, the interrupt value
 types, so nothing it writes is lost.
 
 Savers this package creates from a connection string use it. Give it to your own savers with
-``SqliteSaver(conn, serde=safe_serializer())`` / ``PostgresSaver(conn, serde=...)``.
+``SqliteSaver(conn, serde=safe_serializer())`` / ``PostgresSaver(conn, serde=...)``
+(``from dynavec_langgraph.savers import safe_serializer``).
 """
 
 from __future__ import annotations

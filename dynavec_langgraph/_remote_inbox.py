@@ -1,6 +1,6 @@
 """The approvals inbox against a LangGraph API deployment (``inbox ... --server URL``).
 
-The same rows and refusals as the database inbox (:mod:`dynavec_langgraph.inbox`), read and
+The same rows and refusals as the database inbox (:mod:`dynavec_langgraph._inbox`), read and
 answered through the server's API, never by touching its database: listing searches the
 interrupted threads, answering goes through
 :class:`~dynavec_langgraph.remote.RemoteReActAgent` (one run keyed by the interrupt id, refused
@@ -17,12 +17,12 @@ from typing import Any
 import httpx
 from langgraph.types import Interrupt
 
-from dynavec_langgraph.errors import NothingToResumeError
-from dynavec_langgraph.inbox import SEVERAL_HINT, InboxError, PendingApproval
+from dynavec_langgraph._errors import NothingToResumeError
+from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
+from dynavec_langgraph._resuming import Answer
 from dynavec_langgraph.interrupt import interrupt_fields
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
-from dynavec_langgraph.resuming import Answer
 
 __all__ = ["ServerInbox"]
 

@@ -62,10 +62,10 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from dynavec_langgraph._messages import ConversationChannel, pending_calls
+from dynavec_langgraph._serde import safe_serializer
+from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
 from dynavec_langgraph.checkpoint import Checkpoint
-from dynavec_langgraph.messages import ConversationChannel, pending_calls
-from dynavec_langgraph.serde import safe_serializer
-from dynavec_langgraph.view import interrupted_marker, json_metadata, state_view
 
 __all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]
 

@@ -4,13 +4,13 @@
 ``dynavec-langgraph inbox answer``) and the command line's ``resume`` all answer a pause
 through :func:`resuming` (or its async twin :func:`aresuming`), which, in this order:
 
-1. takes the thread's lock (:mod:`dynavec_langgraph.locks`) without waiting:
-   :class:`~dynavec_langgraph.errors.ConcurrentResumeError` if another caller holds it;
+1. takes the thread's lock (:mod:`dynavec_langgraph._locks`) without waiting:
+   :class:`~dynavec_langgraph._errors.ConcurrentResumeError` if another caller holds it;
 2. reads the thread from the saver *under the lock*, so what it checks stays true until the
-   caller is done (a record it cannot read: :class:`~dynavec_langgraph.errors.StorageError`);
+   caller is done (a record it cannot read: :class:`~dynavec_langgraph._errors.StorageError`);
 3. checks the thread (:func:`plan_resume`): unknown or not paused →
-   :class:`~dynavec_langgraph.errors.NothingToResumeError`; a pending call of a tool the graph
-   does not have → :class:`~dynavec_langgraph.errors.InvalidDecisionError` (resumed with the
+   :class:`~dynavec_langgraph._errors.NothingToResumeError`; a pending call of a tool the graph
+   does not have → :class:`~dynavec_langgraph._errors.InvalidDecisionError` (resumed with the
    wrong agent, the approval would be lost); a run that stopped without a pause (its process
    died) is finished, or refused, as the caller asks;
 4. builds the ``Command(resume=...)`` from the answer (:meth:`Answer.command`): no decision,
@@ -18,12 +18,12 @@ through :func:`resuming` (or its async twin :func:`aresuming`), which, in this o
    value the saver cannot store → ``InvalidDecisionError``, all before anything runs;
 5. while the caller runs the graph: a decision the pause's ``response_schema`` refuses →
    ``InvalidDecisionError`` (nothing saved); a storage failure →
-   :class:`~dynavec_langgraph.errors.StorageError` naming the tool calls that ran
+   :class:`~dynavec_langgraph._errors.StorageError` naming the tool calls that ran
    (:func:`storage_guard`);
 6. :meth:`Resume.settle`: the same approval asked again (the paused tool refused the
    decision) → ``InvalidDecisionError``, the thread still paused.
 
-Every error is a :class:`~dynavec_langgraph.errors.DynavecError` and is what it is for every
+Every error is a :class:`~dynavec_langgraph._errors.DynavecError` and is what it is for every
 caller: the inbox and the command line print it, they do not re-wrap it.
 """
 
@@ -39,20 +39,20 @@ from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from dynavec_langgraph.errors import (
+from dynavec_langgraph._errors import (
     DynavecError,
     InvalidDecisionError,
     NothingToResumeError,
     StorageError,
 )
-from dynavec_langgraph.graph import TOOLS_METADATA_KEY, CompletedCall
+from dynavec_langgraph._graph import TOOLS_METADATA_KEY, CompletedCall
+from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph.interrupt import (
     describe_pending,
     interrupt_fields,
     refusal,
     resume_command,
 )
-from dynavec_langgraph.locks import aresume_lock, resume_lock
 from dynavec_langgraph.savers import describe_storage, is_storage_error
 
 __all__ = [

@@ -18,7 +18,7 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
                                              cannot be reached)
 
 Every caller gets the same error for the same case: ``ReActAgent``, the inbox and the
-command line all answer a pause through :mod:`dynavec_langgraph.resuming`, and the command
+command line all answer a pause through :mod:`dynavec_langgraph._resuming`, and the command
 line prints the error it gets (exit code 2) without re-wrapping it.
 
 LangGraph's own interrupt exceptions (``GraphInterrupt`` and the rest of ``GraphBubbleUp``)

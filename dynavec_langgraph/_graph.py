@@ -43,8 +43,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
-from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
-from dynavec_langgraph.messages import (
+from dynavec_langgraph._messages import (
     ConversationChannel,
     add_conversation,
     calls_of,
@@ -52,8 +51,7 @@ from dynavec_langgraph.messages import (
     pending_calls,
     run_steps,
 )
-from dynavec_langgraph.records import AgentState, TerminationReason
-from dynavec_langgraph.tools import (
+from dynavec_langgraph._tools import (
     AgentTool,
     as_tools,
     executable,
@@ -61,6 +59,8 @@ from dynavec_langgraph.tools import (
     running_in_agent,
     unknown_tool_observation,
 )
+from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
+from dynavec_langgraph.records import AgentState, TerminationReason
 
 if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
     from langgraph.prebuilt import ToolNode
@@ -861,8 +861,8 @@ def create_react_agent(
     from langgraph.prebuilt import ToolNode
     from langgraph.prebuilt.tool_node import ToolInvocationError
 
-    from dynavec_langgraph import middleware as mw
-    from dynavec_langgraph.models import bind_model  # chat-model machinery: imported on use
+    from dynavec_langgraph import _middleware as mw
+    from dynavec_langgraph._models import bind_model  # chat-model machinery: imported on use
 
     # ToolNode reads the handler's annotation to know what it answers inside the wrappers
     _wrapped_error_observation.__annotations__["error"] = ToolInvocationError

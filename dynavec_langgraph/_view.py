@@ -3,7 +3,7 @@
 Steps, results, the ``"interrupted"`` marker and the ``(node_id, step, state)`` view of a
 checkpoint (docs/compatibility.md §5) are built here; ``ReActAgent`` (results),
 :func:`~dynavec_langgraph.checkpoint.dynavec_view` and
-:class:`~dynavec_langgraph.adapter.DynavecCheckpointSaver` (records) call it. The interrupt
+:class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver` (records) call it. The interrupt
 value is read with :func:`~dynavec_langgraph.interrupt.interrupt_fields`.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Interrupt
 
-from dynavec_langgraph.conversion import to_dynavec
+from dynavec_langgraph._conversion import to_dynavec
+from dynavec_langgraph._messages import calls_of, pending_calls
 from dynavec_langgraph.interrupt import interrupt_fields
-from dynavec_langgraph.messages import calls_of, pending_calls
 from dynavec_langgraph.records import AgentResult, AgentStep, Message
 
 __all__ = [

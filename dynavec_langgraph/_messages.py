@@ -3,7 +3,7 @@
 :func:`merge_conversation` is the reducer (``add_messages`` semantics, kept valid for every
 provider); :func:`pending_calls`, :func:`run_steps` and :func:`new_turn` are what the routers
 and nodes ask of a conversation. Converting messages to and from dynavec's records lives in
-:mod:`dynavec_langgraph.conversion`.
+:mod:`dynavec_langgraph._conversion`.
 
 **No process-global state.** Answering those questions from scratch costs O(n) per step, so
 the answers travel with the value: the reducer returns a :class:`Conversation`, a ``list``
