@@ -40,6 +40,20 @@ def _log(message: str) -> None:
     print(message, flush=True)
 
 
+def _byte_compile_package() -> None:
+    """Compile the package's modules to bytecode first, as ``pip install`` does for a wheel:
+    the libraries it is compared with are compiled in site-packages, and without this an
+    editable install under ``PYTHONDONTWRITEBYTECODE=1`` (set on this machine) would compile
+    the package's sources again in every fresh process the import and resume parts start."""
+    import compileall
+
+    import dynavec_langgraph
+
+    package = Path(dynavec_langgraph.__file__).parent
+    if not compileall.compile_dir(str(package), quiet=1):
+        raise SystemExit(f"could not byte-compile {package}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
@@ -55,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps:
         settings.steps = [int(n) for n in args.steps.split(",")]
     skip = set(filter(None, args.skip.split(",")))
+    _byte_compile_package()
     started = time.perf_counter()
     results: dict[str, Any] = {
         "time": [],
