@@ -124,7 +124,10 @@ class InterruptValue(TypedDict):
 class InterruptFields:
     """What every reader takes from a pause: ``node_id``, ``payload`` and ``tool_call``.
 
-    ``node_id`` is ``None`` for a plain LangGraph interrupt (a value not built by
+    For a pause of LangChain's ``HumanInTheLoopMiddleware`` (a HITL request) ``node_id`` is
+    the name of its first action (the tool under review), the ``payload`` is the whole request
+    and ``tool_call`` holds that action's name and args (the request carries no call id).
+    ``node_id`` is ``None`` for any other plain LangGraph interrupt (a value not built by
     :func:`pause_value`); its whole value is then the ``payload``. ``raw`` is the value as
     stored (``Interrupt.value``).
     """
@@ -137,7 +140,7 @@ class InterruptFields:
     @property
     def ours(self) -> bool:
         """Whether the value is this package's :class:`InterruptValue`."""
-        return self.node_id is not None
+        return isinstance(self.raw, dict) and "node_id" in self.raw
 
     @property
     def tool_call_id(self) -> str | None:
@@ -169,7 +172,21 @@ def interrupt_fields(item: Any) -> InterruptFields:
             call if isinstance(call, dict) else None,
             value,
         )
+    action = _first_action(value)
+    if action is not None:  # LangChain's HumanInTheLoopMiddleware: its request is the payload
+        call = {"name": action["name"], "args": action.get("args")}
+        return InterruptFields(str(action["name"]), value, call, value)
     return InterruptFields(None, value, None, value)
+
+
+def _first_action(value: Any) -> dict[str, Any] | None:
+    """The first action of a LangChain 1.0 HITL request (``{"action_requests": [{"name",
+    "args", "description"}], "review_configs": [...]}``), or ``None``."""
+    if not isinstance(value, dict) or "review_configs" not in value:
+        return None
+    actions = value.get("action_requests")
+    first = actions[0] if isinstance(actions, list) and actions else None
+    return first if isinstance(first, dict) and isinstance(first.get("name"), str) else None
 
 
 def pause_value(

@@ -7,6 +7,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from langgraph.types import Interrupt
 
@@ -95,6 +96,20 @@ def test_interrupt_fields_reads_the_package_value_and_plain_langgraph_values() -
     )
     assert plain.label() == repr({"question": "why?"})
     assert interrupt_fields("why?").payload == "why?"
+    request = {  # LangChain's HumanInTheLoopMiddleware
+        "action_requests": [{"name": "send", "args": {"to": "x"}, "description": "d"}],
+        "review_configs": [{"action_name": "send", "allowed_decisions": ["approve"]}],
+    }
+    hitl = interrupt_fields(Interrupt(request, id="3" * 32))
+    assert (hitl.node_id, hitl.payload, hitl.tool_call, hitl.ours) == (
+        "send",
+        request,
+        {"name": "send", "args": {"to": "x"}},
+        False,
+    )
+    assert hitl.tool_call_id is None and hitl.label() == "send"
+    no_actions: dict[str, list[Any]] = {"action_requests": [], "review_configs": []}
+    assert interrupt_fields(no_actions).node_id is None
 
 
 def test_interrupted_marker_is_built_from_the_first_pause() -> None:

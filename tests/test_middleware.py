@@ -68,7 +68,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from dynavec_langgraph import ReActAgent, create_react_agent, interrupt
+from dynavec_langgraph import Checkpoint, ReActAgent, create_react_agent, interrupt
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.openai_server import OpenAIServer, chat_openai, validate
 
@@ -785,6 +785,28 @@ def test_human_in_the_loop_middleware_beside_per_tool_interrupt(openai: OpenAISe
     out = graph.invoke(Command(resume="yes"), config)
     assert RUNS == {"send": 1, "pay before": 2, "pay after": 1}
     assert out["messages"][-1].content == "done"
+    check_wire(openai, 2)
+
+
+def test_react_agent_reports_a_human_in_the_loop_middleware_pause_in_dynavec_terms(
+    openai: OpenAIServer,
+) -> None:
+    """ReActAgent with LangChain's HumanInTheLoopMiddleware: the paused result names the tool
+    under review as ``node_id`` (the HITL request is the payload), and the pause is answered
+    by that name or with the request's own decision format; the tool runs once."""
+    openai.script([{"name": "send", "args": {"to": "ada"}}], "done")
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"send": True})
+    agent = ReActAgent(chat_openai(openai), [send], middleware=[hitl])
+    paused = agent.run("go", thread_id="h")
+    assert paused.termination_reason == "interrupted"
+    payload = paused.interrupt_payload or {}
+    assert payload["node_id"] == "send"
+    assert payload["payload"]["action_requests"][0]["args"] == {"to": "ada"}
+    marker = (agent.get_checkpoint("h") or Checkpoint("h")).state["interrupted"]
+    assert marker["node_id"] == "send"
+    assert RUNS == {}
+    done = agent.resume(thread_id="h", decisions={"send": {"decisions": [{"type": "approve"}]}})
+    assert done.output == "done" and RUNS == {"send": 1}
     check_wire(openai, 2)
 
 
