@@ -23,7 +23,6 @@ from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
     NothingToResumeError,
-    ThreadPausedError,
 )
 from dynavec_langgraph._graph import (
     AGENT_NODE,
@@ -41,6 +40,7 @@ from dynavec_langgraph._resuming import (
     Resume,
     aresuming,
     check_storable,
+    refuse_if_paused,
     resuming,
     storage_guard,
 )
@@ -48,9 +48,6 @@ from dynavec_langgraph._scratch import ScratchThreads
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
-from dynavec_langgraph.interrupt import (
-    interrupt_fields,
-)
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.savers import (
     ConnectionSaver,
@@ -111,15 +108,6 @@ def _looks_like_id_map(decision: Any) -> bool:
 
 def _exists(snapshot: StateSnapshot) -> bool:
     return snapshot.created_at is not None
-
-
-def _node_ids(interrupts: Sequence[Interrupt]) -> list[str]:
-    return [interrupt_fields(i).label() for i in interrupts]
-
-
-def _refuse_if_paused(thread_id: str, snapshot: StateSnapshot) -> None:
-    if snapshot.interrupts:
-        raise ThreadPausedError(thread_id, _node_ids(snapshot.interrupts))
 
 
 @asynccontextmanager
@@ -232,7 +220,7 @@ class ReActAgent:
                 f"thread {plan.thread_id!r} has no checkpoint {resume_from!r}; "
                 "list_checkpoints(thread_id) shows the ones it has"
             )
-        _refuse_if_paused(plan.thread_id, snapshot)
+        refuse_if_paused(plan.thread_id, snapshot.interrupts)
         if resume_from:
             return
         values = snapshot.values or {}

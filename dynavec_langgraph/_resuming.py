@@ -44,6 +44,7 @@ from dynavec_langgraph._errors import (
     InvalidDecisionError,
     NothingToResumeError,
     StorageError,
+    ThreadPausedError,
 )
 from dynavec_langgraph._graph import TOOLS_METADATA_KEY, CompletedCall
 from dynavec_langgraph._locks import aresume_lock, resume_lock
@@ -65,7 +66,10 @@ __all__ = [
     "check_storable",
     "plan_resume",
     "read_thread",
+    "refuse_if_asked_again",
+    "refuse_if_paused",
     "resuming",
+    "schema_refusal",
     "storage_guard",
 ]
 
@@ -194,9 +198,38 @@ class Resume:
         Raises:
             InvalidDecisionError: the decision was refused; the thread is still paused.
         """
-        message = refusal(self.seen.interrupts if self.seen else [], after)
-        if message:
-            raise InvalidDecisionError(message)
+        refuse_if_asked_again(self.seen.interrupts if self.seen else [], after)
+
+
+def refuse_if_paused(thread_id: str, interrupts: Sequence[Interrupt]) -> None:
+    """Before a run: a thread waiting for a decision is not run again.
+
+    Raises:
+        ThreadPausedError: ``interrupts`` are pending; nothing was written.
+    """
+    if interrupts:
+        raise ThreadPausedError(thread_id, [interrupt_fields(i).label() for i in interrupts])
+
+
+def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> None:
+    """After a resume: the same approval asked again means the paused tool refused the
+    decision (also for ``RemoteReActAgent``, which reads both from the server).
+
+    Raises:
+        InvalidDecisionError: the decision was refused; the thread is still paused.
+    """
+    message = refusal(before, after)
+    if message:
+        raise InvalidDecisionError(message)
+
+
+def schema_refusal(pending: Sequence[Interrupt], detail: str) -> InvalidDecisionError:
+    """The error for a decision the pause's ``response_schema`` refused (nothing saved)."""
+    return InvalidDecisionError(
+        f"the decision for {describe_pending(pending)} does not match its response_schema "
+        f"({detail}). Nothing was saved and the thread is still paused: resume it again with "
+        "a valid decision"
+    )
 
 
 def _graph_tools(graph: Any) -> list[str] | None:
@@ -352,11 +385,7 @@ def _decision_guard(seen: StateSnapshot | None) -> Iterator[None]:
     except ValueError as error:
         if seen is None or not is_invalid_resume(error):
             raise
-        raise InvalidDecisionError(
-            f"the decision for {describe_pending(seen.interrupts)} does not match its "
-            f"response_schema ({error}). Nothing was saved and the thread is still paused: "
-            "resume it again with a valid decision"
-        ) from error
+        raise schema_refusal(seen.interrupts, str(error)) from error
 
 
 Seed = Callable[[StateSnapshot | None], Resume]

@@ -41,19 +41,18 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
-    InvalidDecisionError,
     NothingToResumeError,
     RemoteRunError,
     ServerUnavailableError,
-    ThreadPausedError,
+)
+from dynavec_langgraph._resuming import (
+    MISSING,
+    Answer,
+    refuse_if_asked_again,
+    refuse_if_paused,
+    schema_refusal,
 )
 from dynavec_langgraph._view import build_result
-from dynavec_langgraph.interrupt import (
-    describe_pending,
-    interrupt_fields,
-    refusal,
-    resume_command,
-)
 from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:
@@ -70,7 +69,6 @@ __all__ = [
 DEFAULT_TIMEOUT = 120.0
 """Seconds to wait for one answer of the server (a run's whole wait included)."""
 _EXTRA = "pip install 'dynavec-langgraph[studio]'"
-_MISSING: Any = object()
 _RUNS_PAGE = 20
 _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -111,10 +109,6 @@ def _seen(
     )
 
 
-def _node_ids(interrupts: list[Interrupt]) -> list[str]:
-    return [interrupt_fields(i).label() for i in interrupts]
-
-
 def _run_input(goal: str, state: AgentState | None) -> dict[str, Any]:
     graph_input: dict[str, Any] = {"messages": [{"role": "user", "content": goal}]}
     if state is not None:
@@ -143,20 +137,8 @@ def _resume_map(
         raise NothingToResumeError(
             f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
         )
-    if decisions is not None:
-        if decision is not _MISSING:
-            raise InvalidDecisionError("pass human_decision= or decisions=, not both")
-        return dict(resume_command(seen.interrupts, decisions).resume or {})
-    if decision is _MISSING or decision is None:
-        raise InvalidDecisionError(
-            "resume() needs human_decision= (any JSON value but None, e.g. 'approved')"
-        )
-    if len(seen.interrupts) > 1:
-        raise InvalidDecisionError(
-            f"{len(seen.interrupts)} decisions are pending ({describe_pending(seen.interrupts)}); "
-            "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
-        )
-    return {seen.interrupts[0].id: decision}
+    # the decision checks of the guarded resume (the server holds the thread's lock)
+    return dict(Answer(decision, decisions).command(seen.interrupts, None).resume or {})
 
 
 def _lost(thread_id: str) -> ConcurrentResumeError:
@@ -181,22 +163,11 @@ def _check_run(thread_id: str, run: Mapping[str, Any], joined: Any, seen: _Seen)
     error = error if isinstance(error, Mapping) else {}
     name, message = str(error.get("error", "")), str(error.get("message", run.get("status")))
     if name == "ValidationError" and seen.interrupts:
-        raise InvalidDecisionError(
-            f"the decision for {', '.join(_node_ids(seen.interrupts))} does not match its "
-            f"response_schema ({message}). Nothing was saved and the thread is still paused: "
-            "resume it again with a valid decision"
-        )
+        raise schema_refusal(seen.interrupts, message)
     raise RemoteRunError(
         f"run {run.get('run_id')} of thread {thread_id!r} ended with status "
         f"{run.get('status')!r}: {name + ': ' if name else ''}{message}"
     )
-
-
-def _refuse_if_asked_again(seen: _Seen, after: _Seen) -> None:
-    """A decision the paused tool refused: the same error as ``ReActAgent``'s."""
-    message = refusal(seen.interrupts, after.interrupts)
-    if message:
-        raise InvalidDecisionError(message)
 
 
 def _answers_any(run: Mapping[str, Any], interrupt_ids: Collection[str]) -> bool:
@@ -346,15 +317,14 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(self.sync_client.threads.get_state(sid))
-            if seen.interrupts:
-                raise ThreadPausedError(tid, _node_ids(seen.interrupts))
+            refuse_if_paused(tid, seen.interrupts)
             run = self.sync_client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS
             )
             joined = self.sync_client.runs.join(sid, run["run_id"])
             _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
             after = _seen(self.sync_client.threads.get_state(sid))
-            _refuse_if_asked_again(seen, after)
+            refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
     async def arun(
@@ -366,22 +336,21 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(await self.client.threads.get_state(sid))
-            if seen.interrupts:
-                raise ThreadPausedError(tid, _node_ids(seen.interrupts))
+            refuse_if_paused(tid, seen.interrupts)
             run = await self.client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS
             )
             joined = await self.client.runs.join(sid, run["run_id"])
             _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
             after = _seen(await self.client.threads.get_state(sid))
-            _refuse_if_asked_again(seen, after)
+            refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
     # --- resume -----------------------------------------------------------------------
 
     def resume(
         self,
-        human_decision: Any = _MISSING,
+        human_decision: Any = MISSING,
         *,
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
@@ -412,12 +381,12 @@ class RemoteReActAgent:
             _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
             self._check_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(self.sync_client.threads.get_state(sid))
-            _refuse_if_asked_again(seen, after)
+            refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
     async def aresume(
         self,
-        human_decision: Any = _MISSING,
+        human_decision: Any = MISSING,
         *,
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
@@ -436,7 +405,7 @@ class RemoteReActAgent:
             _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
             await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(await self.client.threads.get_state(sid))
-            _refuse_if_asked_again(seen, after)
+            refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
     # --- reading ----------------------------------------------------------------------
