@@ -44,6 +44,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
+from dynavec_langgraph._claims import aclaimed, claimed
 from dynavec_langgraph._messages import (
     ConversationChannel,
     add_conversation,
@@ -701,12 +702,13 @@ class ReActNodes:
         own = self.own.get(call.call["name"])
         with call.running():
             try:
-                if own is not None:
-                    result = call.finish(
-                        call.own_result(lambda: own.invoke(call.tool_call, config))
-                    )
-                else:
-                    result = call.finish(self.executor.invoke(call.request, config))
+                with claimed(config, call.ref):  # a resumed call: once per decision
+                    if own is not None:
+                        result = call.finish(
+                            call.own_result(lambda: own.invoke(call.tool_call, config))
+                        )
+                    else:
+                        result = call.finish(self.executor.invoke(call.request, config))
             except GraphInterrupt:
                 if not call.task.get("hold"):
                     raise
@@ -733,15 +735,16 @@ class ReActNodes:
     ) -> Any:
         with call.running():
             try:
-                if own is not None:
-                    try:
-                        message = await own.ainvoke(call.tool_call, config)
-                    except Exception as error:
-                        result = call.finish(call.own_error(error))
+                async with aclaimed(config, call.ref):  # a resumed call: once per decision
+                    if own is not None:
+                        try:
+                            message = await own.ainvoke(call.tool_call, config)
+                        except Exception as error:
+                            result = call.finish(call.own_error(error))
+                        else:
+                            result = call.finish({"messages": [message]})
                     else:
-                        result = call.finish({"messages": [message]})
-                else:
-                    result = call.finish(await self.executor.ainvoke(call.request, config))
+                        result = call.finish(await self.executor.ainvoke(call.request, config))
             except GraphInterrupt:
                 if not call.task.get("hold"):
                     raise

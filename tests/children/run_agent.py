@@ -4,8 +4,10 @@ Usage (from the repository root)::
 
     python -m tests.children.run_agent --db DB --effects FILE [options] ACTION THREAD [ARG]
 
-ACTION is ``run`` (ARG: the goal), ``resume`` (ARG: the decision as JSON) or ``continue``
-(resume a thread stopped by a crash, no decision). Options:
+ACTION is ``run`` (ARG: the goal), ``resume`` (ARG: the decision as JSON), ``raw-resume``
+(the same decision sent to the agent's compiled graph as ``graph.invoke(Command(resume=...))``,
+as a LangGraph user drives it: no agent, no lock of the agent's) or ``continue`` (resume a
+thread stopped by a crash, no decision). Options:
 
 * ``--block-step-two``: ``step_two`` writes a marker and hangs (to be killed);
 * ``--gate DIR --label L``: write ``DIR/ready-L`` once the agent is built, wait for ``DIR/go``
@@ -23,6 +25,9 @@ import json
 import time
 from pathlib import Path
 from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
 
 from tests.children.scenario import TIMEOUT, Scenario, conversation, make_agent, open_saver
 
@@ -42,7 +47,7 @@ def main() -> None:
     parser.add_argument("--block-step-two", action="store_true")
     parser.add_argument("--gate", type=Path)
     parser.add_argument("--label", default="child")
-    parser.add_argument("action", choices=["run", "resume", "continue"])
+    parser.add_argument("action", choices=["run", "resume", "raw-resume", "continue"])
     parser.add_argument("thread")
     parser.add_argument("arg", nargs="?")
     args = parser.parse_args()
@@ -64,6 +69,20 @@ def main() -> None:
                 result = agent.run(args.arg, thread_id=args.thread)
             elif args.action == "resume":
                 result = agent.resume(thread_id=args.thread, human_decision=json.loads(args.arg))
+            elif args.action == "raw-resume":
+                config: RunnableConfig = {"configurable": {"thread_id": args.thread}}
+                output = agent.graph.invoke(Command(resume=json.loads(args.arg)), config)
+                messages = agent.graph.get_state(config).values["messages"]
+                print(
+                    json.dumps(
+                        {
+                            "ok": True,
+                            "output": output["messages"][-1].content,
+                            "messages": conversation(messages),
+                        }
+                    )
+                )
+                return
             else:
                 result = agent.resume(thread_id=args.thread)
         except Exception as error:

@@ -269,16 +269,23 @@ class Race:
     loser_reached_the_tool: bool
 
 
-def race_resumes(db: str, scenario: Scenario, thread_id: str, decisions: Mapping[str, Any]) -> Race:
+def race_resumes(
+    db: str,
+    scenario: Scenario,
+    thread_id: str,
+    decisions: Mapping[str, Any],
+    action: str = "resume",
+) -> Race:
     """One child per ``{label: decision}`` resumes ``thread_id`` at the same moment (each is
-    built and connected first). The winner is held inside the approved tool until the loser
-    has finished, so the two really overlap; without a lock both would enter the tool and the
-    loser would never finish (the race then fails on :data:`TIMEOUT`)."""
+    built and connected first; ``action="raw-resume"``: through the compiled graph). The
+    winner is held inside the approved tool until the loser has finished, so the two really
+    overlap; without a lock both would enter the tool and the loser would never finish (the
+    race then fails on :data:`TIMEOUT`)."""
     gate = scenario.effects.parent / f"gate-{thread_id}"
     gate.mkdir()
     base = ("--db", db, "--effects", str(scenario.effects), "--gate", str(gate))
     procs = {
-        label: start_child(*base, "--label", label, "resume", thread_id, json.dumps(decision))
+        label: start_child(*base, "--label", label, action, thread_id, json.dumps(decision))
         for label, decision in decisions.items()
     }
     try:

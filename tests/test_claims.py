@@ -1,0 +1,308 @@
+"""The guarantee inside the graph: two resumes of one pause run the approved tool once, also
+when nobody but LangGraph drives the graph (``graph.invoke(Command(resume=...))``).
+
+The tool node claims a resumed call before the tool runs (``dynavec_langgraph/_claims.py``):
+the thread's resume lock, then a first-writer-wins write on the checkpoint it resumes. The
+loser's ``invoke`` raises ``ConcurrentResumeError`` naming the thread and the call. Tested with
+two processes on a SQLite file and on PostgreSQL, with a caller that comes late (it read the
+paused checkpoint before the winner finished and reaches the tool after), with a claimant that
+died mid-call (its claim is in doubt: the next resume runs the call again, as before), with a
+re-asked approval (each answer is its own claim), with ``ReActAgent`` against the raw graph, and
+the LangGraph behaviours the claim reads are pinned.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
+from langgraph.types import interrupt as lg_interrupt
+
+from dynavec_langgraph import ConcurrentResumeError, ReActAgent, create_react_agent, interrupt, tool
+from dynavec_langgraph._claims import CLAIM_CHANNEL
+from dynavec_langgraph.testing import ScriptedChatModel
+from tests.children.scenario import (
+    PAID,
+    Scenario,
+    make_agent,
+    open_saver,
+    race_resumes,
+)
+from tests.children.scenario import thread_config as _cfg
+
+DECISIONS = {"a": "approved", "b": "rejected"}
+
+
+def _pause(db: str, scenario: Scenario, thread_id: str) -> None:
+    with open_saver(db) as saver:
+        paused = make_agent(scenario, saver).run("pay the rent", thread_id=thread_id)
+    assert paused.termination_reason == "interrupted"
+
+
+def test_two_processes_resume_the_raw_graph_at_once(db: str, tmp_path: Path) -> None:
+    scenario = Scenario(tmp_path / "effects")
+    _pause(db, scenario, "t")
+    race = race_resumes(db, scenario, "t", DECISIONS, action="raw-resume")
+
+    assert race.lost["ok"] is False, race.lost
+    assert race.lost["error"] == "ConcurrentResumeError"
+    assert "thread 't'" in race.lost["message"]
+    assert not race.loser_reached_the_tool
+    assert race.won["ok"] is True
+    decision = DECISIONS[race.winner]
+    assert [line for line in scenario.lines() if line.startswith("transfer")] == [
+        f"transfer start {json.dumps(decision)}",
+        f"transfer done {json.dumps(decision)}",
+    ]
+    with open_saver(db) as saver:
+        values = make_agent(scenario, saver).graph.get_state(_cfg("t")).values
+    tools = [m.content for m in values["messages"] if m.type == "tool"]
+    assert len(tools) == 2  # lookup, then one transfer answer
+    if decision == "approved":
+        assert values["messages"][-1].content == PAID
+
+
+# --- in one process: the late caller, the dead claimant, re-asks ------------------------
+
+RUNS: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _runs() -> Iterator[None]:
+    RUNS.clear()
+    yield
+
+
+@tool
+def transfer(amount: int) -> str:
+    """Transfer money once a person approved it."""
+    decision = interrupt("approve_transfer", {"amount": amount})
+    RUNS.append(decision)
+    if decision == "ask again":
+        second = interrupt("approve_transfer_again", {"amount": amount})
+        RUNS.append(second)
+        return f"second answer {second}"
+    return f"transfer {decision}"
+
+
+def _model() -> ScriptedChatModel:
+    def policy(messages: list[Any]) -> Any:
+        if messages[-1].type == "tool":
+            return "Finished."
+        return AIMessage(
+            content="",
+            tool_calls=[{"name": "transfer", "args": {"amount": 5}, "id": "call_transfer"}],
+        )
+
+    return ScriptedChatModel(policy=policy)
+
+
+def _sqlite(path: Path) -> SqliteSaver:
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    saver.setup()
+    return saver
+
+
+def _graph(saver: BaseCheckpointSaver[Any]) -> Any:
+    return create_react_agent(_model(), [transfer], checkpointer=saver)
+
+
+CFG: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+
+def _paused(path: Path) -> None:
+    out = _graph(_sqlite(path)).invoke({"messages": [("user", "pay")]}, CFG)
+    assert out["__interrupt__"]
+
+
+class _LateLoad(SqliteSaver):
+    """Blocks the run right after LangGraph loaded the checkpoint (its first read), so
+    another caller can finish the resume before this one reaches the tool node."""
+
+    def __init__(self, path: Path, loaded: threading.Event, go_on: threading.Event) -> None:
+        super().__init__(sqlite3.connect(path, check_same_thread=False))
+        self.loaded, self.go_on, self.reads = loaded, go_on, 0
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        tup = super().get_tuple(config)
+        self.reads += 1
+        if self.reads == 1:
+            self.loaded.set()
+            assert self.go_on.wait(30)
+        return tup
+
+
+def test_a_caller_that_read_the_pause_before_the_winner_finished_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "db.sqlite"
+    _paused(path)
+    loaded, go_on = threading.Event(), threading.Event()
+    late: dict[str, Any] = {}
+
+    def late_caller() -> None:
+        try:
+            late["out"] = _graph(_LateLoad(path, loaded, go_on)).invoke(
+                Command(resume="rejected"), CFG
+            )
+        except ConcurrentResumeError as error:
+            late["error"] = str(error)
+
+    thread = threading.Thread(target=late_caller)
+    thread.start()
+    assert loaded.wait(30)
+    out = _graph(_sqlite(path)).invoke(Command(resume="approved"), CFG)  # the winner, whole
+    assert out["messages"][-1].content == "Finished."
+    go_on.set()
+    thread.join(30)
+    assert "error" in late, late
+    assert "call 'call_transfer' (transfer)" in late["error"]
+    assert "nothing ran here" in late["error"]
+    assert RUNS == ["approved"]
+    assert _graph(_sqlite(path)).get_state(CFG).values["messages"][-1].content == "Finished."
+
+
+def test_a_claim_left_open_by_a_dead_caller_is_in_doubt_and_runs_again(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    _paused(path)
+
+    # the claim of the dead caller: written open, never finished (what a SIGKILL leaves)
+    saver = _sqlite(path)
+    graph = _graph(saver)
+    tup = saver.get_tuple(CFG)
+    assert tup is not None
+    saver.put_writes(
+        tup.config,
+        [(CLAIM_CHANNEL, {"state": "open", "attempt": 0, "owner": "dead"})],
+        "dynavec-claim:call_transfer:0:0",
+    )
+    out = graph.invoke(Command(resume="approved"), CFG)
+    assert out["messages"][-1].content == "Finished."
+    assert RUNS == ["approved"]  # ran again once: the dead caller's run was in doubt
+
+
+def test_each_answer_of_a_re_asked_approval_is_its_own_claim(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    _paused(path)
+    graph = _graph(_sqlite(path))
+    again = graph.invoke(Command(resume="ask again"), CFG)
+    assert [i.value["node_id"] for i in again["__interrupt__"]] == ["approve_transfer_again"]
+    done = graph.invoke(Command(resume="yes"), CFG)
+    assert done["messages"][-1].content == "Finished."
+    assert RUNS == ["ask again", "ask again", "yes"]
+    tup = _sqlite(path).get_tuple(CFG)
+    assert tup is not None
+
+
+def test_react_agent_and_the_raw_graph_at_once(tmp_path: Path) -> None:
+    """A package door (holding the thread's lock) and a raw invoke race: one applies."""
+    path = tmp_path / "db.sqlite"
+    _paused(path)
+    inside, release = threading.Event(), threading.Event()
+
+    @tool("transfer")
+    def transfer_held(amount: int) -> str:
+        """Transfer; held inside until released."""
+        decision = interrupt("approve_transfer", {"amount": amount})
+        RUNS.append(decision)
+        inside.set()
+        assert release.wait(30)
+        return f"transfer {decision}"
+
+    url = f"sqlite:///{path}"
+    agent = ReActAgent(_model(), [transfer_held], checkpointer=url)
+    result: dict[str, Any] = {}
+
+    def by_agent() -> None:
+        result["agent"] = agent.resume(human_decision="approved", thread_id="t")
+
+    thread = threading.Thread(target=by_agent)
+    thread.start()
+    assert inside.wait(30)
+    with pytest.raises(ConcurrentResumeError):
+        create_react_agent(_model(), [transfer_held], checkpointer=_sqlite(path)).invoke(
+            Command(resume="rejected"), CFG
+        )
+    release.set()
+    thread.join(30)
+    assert result["agent"].termination_reason == "completed"
+    assert RUNS == ["approved"]
+
+
+# --- what the claim reads from LangGraph, pinned ----------------------------------------
+
+
+class _S(TypedDict):
+    x: int
+
+
+def test_the_langgraph_behaviours_the_claim_relies_on() -> None:
+    """``_claims.py`` reads these (langgraph 1.2.24); a change of any fails here first."""
+    seen: list[dict[str, Any]] = []
+
+    def node(state: _S, config: RunnableConfig) -> _S:
+        seen.append(dict(config["configurable"]))
+        lg_interrupt("first")
+        lg_interrupt("second")
+        return {"x": 1}
+
+    builder = StateGraph(_S)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    builder.add_edge("n", END)
+    saver = InMemorySaver()
+    graph = builder.compile(checkpointer=saver)
+    graph.invoke({"x": 0}, CFG)
+    paused = saver.get_tuple(CFG)
+    assert paused is not None
+    paused_id = paused.config["configurable"]["checkpoint_id"]
+    # a first-run task: not resuming; the checkpoint it runs from is in checkpoint_map
+    assert not seen[0].get("__pregel_resuming")
+    assert seen[0]["checkpoint_map"][""] == paused_id
+    assert seen[0]["checkpoint_ns"].startswith("n:") and "|" not in seen[0]["checkpoint_ns"]
+    # the pause is an "__interrupt__" write of the task; no resume values yet
+    task = next(t for t, ch, _ in paused.pending_writes or [] if ch == "__interrupt__")
+    assert not [v for t, ch, v in paused.pending_writes or [] if t == task and ch == "__resume__"]
+
+    graph.invoke(Command(resume="one"), CFG)  # answers the first, asks the second
+    asked = saver.get_tuple(CFG)
+    assert asked is not None
+    assert asked.config["configurable"]["checkpoint_id"] == paused_id  # no new checkpoint
+    assert seen[1]["__pregel_resuming"] is True
+    resumes = [v for t, ch, v in asked.pending_writes or [] if t == task and ch == "__resume__"]
+    assert resumes == [["one"]]  # one answer so far: the next claim counts it
+
+    # a write of another task id on the checkpoint: the first writer's stays, LangGraph ignores it
+    saver.put_writes(asked.config, [(CLAIM_CHANNEL, {"owner": "A"})], "dynavec-claim:x:0:0")
+    saver.put_writes(asked.config, [(CLAIM_CHANNEL, {"owner": "B"})], "dynavec-claim:x:0:0")
+    claimed = saver.get_tuple(CFG)
+    assert claimed is not None
+    owners = [v for t, ch, v in claimed.pending_writes or [] if ch == CLAIM_CHANNEL]
+    assert owners == [{"owner": "A"}]
+    assert graph.invoke(Command(resume="two"), CFG) == {"x": 1}
+
+
+def test_sqlite_and_postgres_keep_the_first_claim(db: str) -> None:
+    with open_saver(db) as saver:
+        graph = _graph(saver)
+        graph.invoke({"messages": [("user", "pay")]}, CFG)
+        tup = saver.get_tuple(CFG)
+        assert tup is not None
+        for owner in ("A", "B"):
+            saver.put_writes(tup.config, [(CLAIM_CHANNEL, {"owner": owner})], "dynavec-claim:c:0:0")
+        again = saver.get_tuple(CFG)
+        assert again is not None
+        owners = [v for t, ch, v in again.pending_writes or [] if ch == CLAIM_CHANNEL]
+        assert owners == [{"owner": "A"}]
