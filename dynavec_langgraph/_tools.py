@@ -192,6 +192,10 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+_POSITIONAL = ("name", "description", "parameters", "tags")
+"""dynavec's positional parameters of ``AgentTool`` after ``fn``."""
+
+
 class AgentTool(BaseTool):
     """A dynavec tool: ``name``, ``description``, ``parameters``, ``tags`` and ``execute``.
 
@@ -214,9 +218,19 @@ class AgentTool(BaseTool):
     _takes_any: bool = PrivateAttr(default=False)
     _origin: BaseTool | None = PrivateAttr(default=None)
 
-    def __init__(self, fn: ToolFunc | None = None, /, **data: Any) -> None:
+    def __init__(self, fn: ToolFunc | None = None, /, *args: Any, **data: Any) -> None:
         """``AgentTool(fn, name=None, description=None, parameters=None, tags=None)`` as in
-        dynavec (what ``@tool`` does), or LangChain-style keyword fields only."""
+        dynavec (what ``@tool`` does; those four may be positional), or LangChain-style
+        keyword fields only."""
+        if len(args) > len(_POSITIONAL):
+            raise TypeError(
+                f"AgentTool takes fn and at most {len(_POSITIONAL)} more positional arguments "
+                f"({', '.join(_POSITIONAL)}), got {1 + len(args)}"
+            )
+        for key, value in zip(_POSITIONAL, args, strict=False):
+            if key in data:
+                raise TypeError(f"AgentTool got {key!r} both positionally and by keyword")
+            data[key] = value
         model: type[BaseModel] | None = None
         if fn is not None:
             data, model = _fields_of(fn, **data)
@@ -572,7 +586,7 @@ def _is_sequence(tools: Any) -> bool:
     )
 
 
-def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
+def as_tools(tools: Any) -> list[AgentTool]:
     """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
     objects (``name``, ``description``, ``parameters``, ``execute``). A plain function with a
     parameter LangGraph injects (``InjectedState``, ``InjectedStore``, ``InjectedToolCallId``,

@@ -88,8 +88,10 @@ def create_http_tool(
             data = json.dumps(json_data).encode("utf-8")
             if not any(k.lower() == "content-type" for k in merged):
                 merged["Content-Type"] = "application/json"
-        request = urllib.request.Request(full_url, data=data, headers=merged, method=method.upper())
         try:
+            request = urllib.request.Request(
+                full_url, data=data, headers=merged, method=method.upper()
+            )
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 body = str(response.read().decode("utf-8"))
         except urllib.error.HTTPError as error:
@@ -211,6 +213,14 @@ def _listed(listing: Any) -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
+def _is_error(result: Any) -> bool:
+    """``result.isError`` (mcp 1.x), or ``result.is_error`` (mcp 2.x names it so)."""
+    flag = _get(result, "isError")
+    if flag is None:
+        flag = _get(result, "is_error")
+    return bool(flag)
+
+
 def _result_text(result: Any) -> str:
     """The text of a ``call_tool()`` result: its parts' texts joined by blank lines."""
     content = _get(result, "content")
@@ -252,7 +262,8 @@ def mcp_tools_from_session(session: Any, tags: Sequence[str] | None = None) -> l
             listing.close()  # never awaited: close it instead of leaving a warning
         raise ValueError(
             "session.list_tools() is async (an mcp ClientSession): use "
-            "`await mcp_tools_from_session_async(session)` instead of mcp_tools_from_session()"
+            "mcp_tools_from_session_async() instead, as `await "
+            "mcp_tools_from_session_async(session)`"
         )
     tools = []
     for name, description, schema in _listed(listing):
@@ -296,7 +307,7 @@ async def mcp_tools_from_session_async(
         async def call(_name: str, **kwargs: Any) -> str:
             result = await session.call_tool(_name, arguments=kwargs)
             text = _result_text(result)
-            return f"Error: {text}" if _get(result, "isError") else text
+            return f"Error: {text}" if _is_error(result) else text
 
         tools.append(_tool(name, description, schema, _abound(call, name), tags))
     return tools
