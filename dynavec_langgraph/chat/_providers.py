@@ -29,6 +29,7 @@ __all__ = [
     "ProviderChatModel",
     "field_of",
     "missing_dependency",
+    "native_model",
     "parsed_arguments",
     "tool_specs",
     "tools_or_none",
@@ -231,6 +232,18 @@ class ProviderChatModel(ChatModel):
         self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
     ) -> Iterator[ChatChunk]:
         """dynavec's streaming request on ``self._client``."""
+
+
+def native_model(model: Any) -> BaseChatModel | None:
+    """The LangChain chat model an agent may call in place of ``model``: a provider on its
+    LangChain path whose ``invoke`` / ``ainvoke`` no subclass overrides (so nothing of the
+    user's runs in them); else ``None`` (the agent then calls ``model.invoke``)."""
+    if not isinstance(model, ProviderChatModel):
+        return None
+    cls = type(model)
+    if cls.invoke is not ProviderChatModel.invoke or cls.ainvoke is not ProviderChatModel.ainvoke:
+        return None
+    return model.langchain_model
 
 
 def tools_or_none(tools: Sequence[Any] | None) -> list[Tool] | None:

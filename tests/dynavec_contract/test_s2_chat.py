@@ -586,3 +586,37 @@ def test_p7_seam_with_real_sdk_clients_over_http(
         text = "".join(c.content or "" for c in model.stream([Message("user", "x")]))
         assert text == "streamed fine"
     assert anthropic_api.rejections == [] and bedrock_api.rejections == []
+
+
+# --- the agent calls the LangChain model behind a provider --------------------------------
+
+
+def test_p10_the_agent_streams_tokens_through_the_provider(
+    openai: OpenAIServer, anthropic_api: AnthropicServer
+) -> None:
+    from dynavec_langgraph.events import TokenEvent
+
+    openai.script("one two three four")
+    anthropic_api.script("five six seven")
+    for model in (
+        OpenAIChatModel("gpt-test", api_key="k", base_url=openai.url),
+        AnthropicChatModel(),
+    ):
+        events = list(ReActAgent(model).stream("count"))
+        tokens = [e.text for e in events if isinstance(e, TokenEvent)]
+        assert len(tokens) > 2  # streamed by the provider, not one whole answer
+    assert "".join(tokens) == "five six seven"
+
+
+def test_p10_a_subclass_overriding_invoke_is_still_called(openai: OpenAIServer) -> None:
+    class Counting(OpenAIChatModel):
+        calls = 0
+
+        def invoke(self, messages: Any, tools: Any = None, **kwargs: Any) -> ChatResult:
+            Counting.calls += 1
+            return super().invoke(messages, tools, **kwargs)
+
+    openai.script([{"name": "add", "args": {"a": 1, "b": 1}}], "2.")
+    model = Counting("gpt-test", api_key="k", base_url=openai.url)
+    assert ReActAgent(model, [add]).run("1 + 1?").output == "2."
+    assert Counting.calls == 2
