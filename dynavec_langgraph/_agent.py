@@ -12,7 +12,7 @@ from contextlib import (
     nullcontext,
 )
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -50,6 +50,10 @@ from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
 from dynavec_langgraph.records import AgentResult, AgentState, Message
+
+if TYPE_CHECKING:
+    from dynavec_langgraph.registry import ToolRegistry
+
 from dynavec_langgraph.savers import (
     ConnectionSaver,
     resolve_checkpointer,
@@ -158,7 +162,7 @@ class ReActAgent:
     def __init__(
         self,
         model: Any,
-        tools: Sequence[Any] | None = None,
+        tools: Sequence[Any] | ToolRegistry | None = None,
         system_prompt: str | None = None,
         max_steps: int = 10,
         checkpointer: Any = None,

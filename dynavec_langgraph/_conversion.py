@@ -36,6 +36,25 @@ def _text(content: Any) -> str:
     return "".join(parts)
 
 
+def _call_args(arguments: Any) -> dict[str, Any]:
+    """A dynavec tool call's arguments as LangChain ``args``: a JSON string is parsed, a dict
+    (what some dynavec models return despite the ``str`` annotation) is already parsed
+    (docs/compatibility.md, F1); anything else becomes ``{"input": value}``."""
+    if isinstance(arguments, dict):
+        return dict(arguments)
+    if arguments is None:
+        return {}
+    if isinstance(arguments, bytes | bytearray):
+        arguments = arguments.decode()
+    if not isinstance(arguments, str):
+        return {"input": arguments}
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {"input": arguments}
+    return args if isinstance(args, dict) else {"input": args}
+
+
 def to_dynavec(message: BaseMessage) -> Message:
     """A LangChain message as a dynavec :class:`Message`."""
     if isinstance(message, AIMessage):
@@ -70,13 +89,9 @@ def from_dynavec(message: Message | BaseMessage | dict[str, Any]) -> BaseMessage
     if message.role == "assistant":
         calls: list[LCToolCall] = []
         for c in message.tool_calls:
-            try:
-                args = json.loads(c.arguments) if c.arguments.strip() else {}
-            except ValueError:
-                args = {"input": c.arguments}
-            if not isinstance(args, dict):
-                args = {"input": args}
-            calls.append({"name": c.name, "args": args, "id": c.id, "type": "tool_call"})
+            calls.append(
+                {"name": c.name, "args": _call_args(c.arguments), "id": c.id, "type": "tool_call"}
+            )
         return AIMessage(content=content, tool_calls=calls)
     if message.role == "tool":
         return ToolMessage(content=content, tool_call_id=message.tool_call_id or "")

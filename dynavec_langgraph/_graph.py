@@ -68,6 +68,8 @@ if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import t
     from langgraph.prebuilt import ToolNode
     from langgraph.prebuilt.tool_node import ToolInvocationError
 
+    from dynavec_langgraph.registry import ToolRegistry
+
 __all__ = [
     "AGENT_NODE",
     "COMPLETED_CALLS_KEY",
@@ -817,7 +819,7 @@ def check_max_steps(max_steps: Any) -> int:
 
 def create_react_agent(
     model: Any,
-    tools: Sequence[Any] | ToolNode | None = None,
+    tools: Sequence[Any] | ToolNode | ToolRegistry | None = None,
     *,
     system_prompt: str | SystemMessage | None = None,
     max_steps: int = 10,

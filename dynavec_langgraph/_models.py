@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field
 from dynavec_langgraph._conversion import from_dynavec, to_dynavec
 from dynavec_langgraph._tools import AgentTool
 from dynavec_langgraph.chat import Tool
+from dynavec_langgraph.chat._providers import native_model
 
 __all__ = ["DynavecChatModel", "bind_model"]
 
@@ -104,7 +105,10 @@ def bind_model(model: Any, tools: Sequence[AgentTool]) -> Runnable[LanguageModel
             ) from None
         model = init_chat_model(model)
     elif _is_dynavec_model(model):
-        model = DynavecChatModel(inner=model)
+        # a dynavec provider (OpenAIChatModel, ...) is LangChain underneath: the agent calls
+        # that model directly (tokens stream, callbacks see it); anything else is adapted
+        native = native_model(model)
+        model = native if native is not None else DynavecChatModel(inner=model)
     if not isinstance(model, BaseChatModel):
         if isinstance(model, Runnable):
             return model  # already bound (e.g. model.bind_tools(...) done by the caller)

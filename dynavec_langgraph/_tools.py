@@ -30,7 +30,7 @@ from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.interrupt import running_tool_call
 from dynavec_langgraph.records import AgentState
 
-__all__ = ["AgentTool", "as_tools", "format_tool_error", "tool"]
+__all__ = ["AgentTool", "as_tools", "async_in_loop_observation", "format_tool_error", "tool"]
 
 ToolFunc = Callable[..., Any]
 
@@ -43,6 +43,15 @@ def format_tool_error(name: str, error: BaseException) -> str:
 def unknown_tool_observation(name: str) -> str:
     """The observation dynavec gives the model for a call to a tool it does not have."""
     return f"Error: Tool '{name}' is not registered in available tools."
+
+
+def async_in_loop_observation(name: str) -> str:
+    """What ``execute()`` of an async tool returns when called inside a running event loop."""
+    return f"Error: Cannot execute async tool '{name}' synchronously in a running event loop."
+
+
+class _AsyncInRunningLoop(RuntimeError):
+    """``execute()`` of an async tool inside a running loop: use ``aexecute()``."""
 
 
 class _AgentRun:
@@ -183,6 +192,10 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+_POSITIONAL = ("name", "description", "parameters", "tags")
+"""dynavec's positional parameters of ``AgentTool`` after ``fn``."""
+
+
 class AgentTool(BaseTool):
     """A dynavec tool: ``name``, ``description``, ``parameters``, ``tags`` and ``execute``.
 
@@ -205,9 +218,19 @@ class AgentTool(BaseTool):
     _takes_any: bool = PrivateAttr(default=False)
     _origin: BaseTool | None = PrivateAttr(default=None)
 
-    def __init__(self, fn: ToolFunc | None = None, /, **data: Any) -> None:
+    def __init__(self, fn: ToolFunc | None = None, /, *args: Any, **data: Any) -> None:
         """``AgentTool(fn, name=None, description=None, parameters=None, tags=None)`` as in
-        dynavec (what ``@tool`` does), or LangChain-style keyword fields only."""
+        dynavec (what ``@tool`` does; those four may be positional), or LangChain-style
+        keyword fields only."""
+        if len(args) > len(_POSITIONAL):
+            raise TypeError(
+                f"AgentTool takes fn and at most {len(_POSITIONAL)} more positional arguments "
+                f"({', '.join(_POSITIONAL)}), got {1 + len(args)}"
+            )
+        for key, value in zip(_POSITIONAL, args, strict=False):
+            if key in data:
+                raise TypeError(f"AgentTool got {key!r} both positionally and by keyword")
+            data[key] = value
         model: type[BaseModel] | None = None
         if fn is not None:
             data, model = _fields_of(fn, **data)
@@ -263,7 +286,9 @@ class AgentTool(BaseTool):
                 validated = self._arg_model.model_validate(args)
             except ValidationError as error:
                 raise ValueError(f"invalid arguments: {_describe(error)}") from None
-            args = {k: getattr(validated, k) for k in type(validated).model_fields}
+            checked = {k: getattr(validated, k) for k in type(validated).model_fields}
+            # a function with **kwargs gets every key (dynavec's binding rule 4)
+            args = {**args, **checked} if self._takes_any else checked
         if self.state_param is not None:
             args[self.state_param] = state if state is not None else AgentState()
         return args
@@ -278,10 +303,7 @@ class AgentTool(BaseTool):
             asyncio.get_running_loop()
         except RuntimeError:
             return _stringify(asyncio.run(self.coroutine(**kwargs)))
-        raise RuntimeError(
-            "async tool called with execute() inside a running event loop; "
-            "use `await tool.aexecute(...)`"
-        )
+        raise _AsyncInRunningLoop(async_in_loop_observation(self.name))
 
     async def _arun_raising(self, arguments: Any, state: AgentState | None) -> str:
         kwargs = self._prepare(arguments, state)
@@ -308,6 +330,8 @@ class AgentTool(BaseTool):
         """
         try:
             return self._run_raising(arguments, state)
+        except _AsyncInRunningLoop as error:
+            return str(error)
         except Exception as error:
             _reraise_if_control_flow(error)
             return format_tool_error(self.name, error)
@@ -378,7 +402,13 @@ def _fields_of(
     """``AgentTool``'s fields for ``func`` (dynavec's defaults), and its signature model."""
     if not callable(func):
         raise TypeError(f"@tool needs a function, got {type(func).__name__}")
-    tool_name = name or getattr(func, "__name__", None) or "tool"
+    own_name = getattr(func, "name", None)
+    tool_name = (
+        name
+        or (own_name if isinstance(own_name, str) else None)
+        or getattr(func, "__name__", None)
+        or "unnamed_tool"
+    )
     doc = inspect.getdoc(func)
     tool_description = description or (
         doc.strip() if doc and doc.strip() else f"Execute {tool_name}"
@@ -393,9 +423,26 @@ def _fields_of(
         "func": None if is_async else func,
         "coroutine": func if is_async else None,
         "state_param": state_param,
-        "tags": list(tags) if tags else None,
+        "tags": list(tags) if tags else [],
     }
     return fields, model
+
+
+def _updated(
+    agent_tool: AgentTool,
+    name: str | None,
+    description: str | None,
+    parameters: dict[str, Any] | None,
+) -> AgentTool:
+    """``tool(...)`` applied to an ``AgentTool``: the options given replace its fields."""
+    if name:
+        agent_tool.name = name
+    if description:
+        agent_tool.description = description
+    if parameters is not None:
+        agent_tool.parameters = parameters
+        agent_tool.args_schema = parameters
+    return agent_tool
 
 
 def _make_tool(
@@ -453,6 +500,8 @@ def tool(
     tool_name = name or func_or_name
 
     def decorator(func: ToolFunc) -> AgentTool:
+        if isinstance(func, AgentTool):  # dynavec: options update that tool, same object
+            return _updated(func, tool_name, description, parameters)
         return _make_tool(func, tool_name, description, parameters, tags)
 
     return decorator
@@ -537,7 +586,7 @@ def _is_sequence(tools: Any) -> bool:
     )
 
 
-def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
+def as_tools(tools: Any) -> list[AgentTool]:
     """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
     objects (``name``, ``description``, ``parameters``, ``execute``). A plain function with a
     parameter LangGraph injects (``InjectedState``, ``InjectedStore``, ``InjectedToolCallId``,
@@ -546,6 +595,9 @@ def as_tools(tools: Sequence[Any] | None) -> list[AgentTool]:
     Raises:
         TypeError: for anything else, or two tools with one name.
     """
+    list_tools = getattr(tools, "list_tools", None)
+    if callable(list_tools) and not isinstance(tools, BaseTool):
+        tools = list(list_tools())  # a ToolRegistry: its tools now (dynavec's snapshot)
     if isinstance(tools, str | BaseTool) or callable(tools) or not _is_sequence(tools):
         raise TypeError(
             f"tools= takes a list of tools, got {tools!r:.120}: pass tools=[...] (functions, "

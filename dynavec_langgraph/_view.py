@@ -24,6 +24,7 @@ __all__ = [
     "build_result",
     "dynavec_messages",
     "interrupted_marker",
+    "interrupted_output",
     "json_metadata",
     "state_view",
     "step_records",
@@ -86,7 +87,13 @@ def build_result(
             ],
         }
         return AgentResult(
-            last_thought or "", steps, False, "interrupted", len(steps), count, payload
+            interrupted_output(fields.node_id),
+            steps,
+            False,
+            "interrupted",
+            len(steps),
+            count,
+            payload,
         )
     if values.get("termination_reason") == "max_steps_reached":
         last_obs = steps[-1].observations[-1] if steps and steps[-1].observations else ""
@@ -109,6 +116,11 @@ def _goal(messages: Sequence[BaseMessage]) -> str | None:
         if isinstance(m, HumanMessage):
             return str(to_dynavec(m).content or "")
     return None
+
+
+def interrupted_output(node_id: str | None) -> str:
+    """``AgentResult.output`` of a paused run: HITL v1's text (docs/compatibility.md, E5)."""
+    return f"Execution interrupted at node {node_id!r}"
 
 
 def interrupted_marker(first: Any, step: int, thread_id: str) -> dict[str, Any]:

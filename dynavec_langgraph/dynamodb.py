@@ -68,7 +68,7 @@ def _boto3() -> Any:
     try:
         import boto3
     except ImportError:
-        raise MissingDependencyError("DynamoDBCheckpointer", "dynamodb", "boto3") from None
+        raise MissingDependencyError("DynamoDBCheckpointer", "boto3", "dynamodb") from None
     return boto3
 
 

@@ -6,7 +6,14 @@ catches that the LangGraph port adds here::
     DynavecError
     ├── NodeInterrupt(RuntimeError)           interrupt() called outside a running agent
     ├── ApprovalTimeoutError(TimeoutError)    no decision arrived in time
-    └── MissingDependencyError(ImportError)   a feature whose optional extra is not installed
+    ├── MissingDependencyError(ImportError)   a feature whose optional extra is not installed
+    ├── ConfigurationError(ValueError)        dynavec's names, for its except clauses:
+    ├── ProvisioningError(RuntimeError)         the package raises the precise errors of
+    ├── EmbeddingError(RuntimeError)            dynavec_langgraph._errors instead
+    ├── DimensionMismatchError(ValueError)
+    ├── NotFoundError(LookupError)
+    ├── ItemTooLargeError(ValueError)         (doc_id, namespace, size_bytes, limit_bytes)
+    └── ConflictError(RuntimeError)           (doc_id, namespace, expected_version)
 
 ``NodeInterrupt`` is what HITL v1 raised: ``AgentTool.execute()`` lets it through (a tool run
 by hand, outside an agent, that calls ``interrupt()``), so the caller sees the node id and the
@@ -33,11 +40,18 @@ __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerConfigError",
     "ConcurrentResumeError",
+    "ConfigurationError",
+    "ConflictError",
+    "DimensionMismatchError",
     "DynavecError",
+    "EmbeddingError",
     "InvalidDecisionError",
+    "ItemTooLargeError",
     "MissingDependencyError",
     "NodeInterrupt",
+    "NotFoundError",
     "NothingToResumeError",
+    "ProvisioningError",
     "ThreadPausedError",
 ]
 
@@ -45,34 +59,132 @@ __all__ = [
 class NodeInterrupt(DynavecError, RuntimeError):
     """``interrupt(node_id, payload)`` was called where no agent runs (HITL v1's pause).
 
+    ``NodeInterrupt(thread_id, node_id, payload=None)``, dynavec's argument order and message
+    (docs/compatibility.md, E2).
+
     Attributes:
+        thread_id: the thread id given to v1's ``interrupt(thread_id, node_id, payload)``
+            (``None`` for ``interrupt(node_id, payload)``).
         node_id: the approval point named by the tool.
-        payload: what the person would need to decide.
-        thread_id: the thread id given to v1's ``interrupt(thread_id, node_id, payload)``.
+        payload: what the person would need to decide (``payload or {}``).
+
+    Example:
+        >>> str(NodeInterrupt("t1", "approve"))
+        "Execution interrupted at node 'approve' for thread 't1'. Awaiting human input."
     """
 
-    def __init__(self, node_id: str, payload: Any = None, thread_id: str | None = None) -> None:
-        self.node_id = node_id
-        self.payload = payload
+    def __init__(self, thread_id: str | None, node_id: str, payload: Any = None) -> None:
         self.thread_id = thread_id
+        self.node_id = node_id
+        self.payload = payload or {}
         super().__init__(
-            f"interrupt({node_id!r}) was called outside a running agent, so nothing can wait "
-            "for the decision: run the tool through a dynavec_langgraph agent (ReActAgent or "
-            "create_react_agent), whose run pauses there and resume() answers it"
+            f"Execution interrupted at node {node_id!r} for thread {thread_id!r}. "
+            "Awaiting human input."
         )
 
 
 class ApprovalTimeoutError(DynavecError, TimeoutError):
-    """No human decision arrived within the time the caller allowed."""
+    """No human decision arrived within the time the caller allowed.
+
+    ``ApprovalTimeoutError(thread_id, node_id, timeout_seconds)`` as in dynavec; a single
+    message (``ApprovalTimeoutError("...")``) works too (docs/compatibility.md, E3).
+
+    Example:
+        >>> str(ApprovalTimeoutError("t1", "approve", 30))
+        "Approval request at node 'approve' for thread 't1' timed out after 30 seconds."
+    """
+
+    def __init__(self, *args: Any) -> None:
+        self.thread_id: str | None = None
+        self.node_id: str | None = None
+        self.timeout_seconds: float | None = None
+        if len(args) == 3:
+            self.thread_id, self.node_id, self.timeout_seconds = args
+            super().__init__(
+                f"Approval request at node {self.node_id!r} for thread {self.thread_id!r} "
+                f"timed out after {self.timeout_seconds} seconds."
+            )
+        else:
+            super().__init__(*args)
 
 
 class MissingDependencyError(DynavecError, ImportError):
-    """A feature needs an optional extra that is not installed; the message names it."""
+    """A feature needs an optional package that is not installed; the message names the extra.
 
-    def __init__(self, feature: str, extra: str, package: str) -> None:
+    ``MissingDependencyError(feature, package, extra)``, dynavec's order (docs/compatibility.md,
+    E4).
+
+    Example:
+        >>> error = MissingDependencyError("BedrockChatModel", "boto3", "bedrock")
+        >>> error.package, error.extra
+        ('boto3', 'bedrock')
+        >>> str(error).split("  ")[1]
+        "pip install 'dynavec-langgraph[bedrock]'"
+    """
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
         self.feature = feature
-        self.extra = extra
         self.package = package
+        self.extra = extra
         super().__init__(
-            f"{feature} needs the {package!r} package: pip install 'dynavec-langgraph[{extra}]'"
+            f"{feature} requires the {package!r} package. Install it with:  "
+            f"pip install 'dynavec-langgraph[{extra}]'"
+        )
+
+
+class ConfigurationError(DynavecError, ValueError):
+    """dynavec's name for a setting that cannot be used (the package raises the more precise
+    errors above; the name exists so dynavec's ``except`` clauses import)."""
+
+
+class ProvisioningError(DynavecError, RuntimeError):
+    """dynavec's name for a storage resource that could not be created or reached."""
+
+
+class EmbeddingError(DynavecError, RuntimeError):
+    """dynavec's name for a failed embedding call (dynavec's vector store; unused here)."""
+
+
+class DimensionMismatchError(DynavecError, ValueError):
+    """dynavec's name for a vector of the wrong dimension (dynavec's vector store)."""
+
+
+class NotFoundError(DynavecError, LookupError):
+    """dynavec's name for a document or record that does not exist."""
+
+
+class ItemTooLargeError(DynavecError, ValueError):
+    """An item over the storage's size limit: ``(doc_id, namespace, size_bytes, limit_bytes)``.
+
+    Example:
+        >>> str(ItemTooLargeError("d1", "default", 500_000, 400_000))
+        "Item 'd1' in namespace 'default' is 500000 bytes, over the limit of 400000 bytes."
+    """
+
+    def __init__(self, doc_id: str, namespace: str, size_bytes: int, limit_bytes: int) -> None:
+        self.doc_id = doc_id
+        self.namespace = namespace
+        self.size_bytes = size_bytes
+        self.limit_bytes = limit_bytes
+        super().__init__(
+            f"Item {doc_id!r} in namespace {namespace!r} is {size_bytes} bytes, over the limit "
+            f"of {limit_bytes} bytes."
+        )
+
+
+class ConflictError(DynavecError, RuntimeError):
+    """A write that expected another version: ``(doc_id, namespace, expected_version)``.
+
+    Example:
+        >>> str(ConflictError("d1", "default", 3))
+        "Item 'd1' in namespace 'default' is not at the expected version 3."
+    """
+
+    def __init__(self, doc_id: str, namespace: str, expected_version: int | None) -> None:
+        self.doc_id = doc_id
+        self.namespace = namespace
+        self.expected_version = expected_version
+        super().__init__(
+            f"Item {doc_id!r} in namespace {namespace!r} is not at the expected version "
+            f"{expected_version}."
         )

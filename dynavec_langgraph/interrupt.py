@@ -565,7 +565,7 @@ def interrupt(
     except RuntimeError:
         from dynavec_langgraph.exceptions import NodeInterrupt  # imports errors, as we do
 
-        raise NodeInterrupt(node_id, payload, thread_id) from None
+        raise NodeInterrupt(thread_id, node_id, payload) from None
     call = current_tool_call()
     wrapped = not isinstance(payload, dict)
     args: dict[str, Any] = {"payload": payload} if wrapped else dict(payload)

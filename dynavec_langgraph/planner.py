@@ -1,18 +1,21 @@
 """dynavec's ``Planner``: a model splits a goal into a :class:`Plan` of :class:`PlanStep` s,
-and an agent carries the steps out one by one on one shared state.
+and (an extension) an agent carries the steps out one by one on one shared state.
 
-The model is asked for a JSON list of steps; a numbered or bulleted list is read too. Any
-model the agent accepts works (a dynavec ``ChatModel``, a LangChain chat model). A step whose
-run pauses at an ``interrupt()`` stops :meth:`Planner.execute` with the paused result;
-:meth:`Planner.resume` answers it and carries on. See ``docs/compatibility.md``.
+As in dynavec, the model is asked for a bare JSON object ``{"steps": [{"step_number",
+"description", "tool_hint"}]}``; a fenced block is read too, and an answer that is not JSON
+gives one step per line. Any model the agent accepts works (a dynavec ``ChatModel``, a
+LangChain chat model). A step whose run pauses at an ``interrupt()`` stops
+:meth:`Planner.execute` with the paused result; :meth:`Planner.resume` answers it and carries
+on. See ``docs/compatibility.md`` (rows L1-L5).
 
 Example:
     >>> from dynavec_langgraph import ReActAgent
     >>> from dynavec_langgraph.testing import ScriptedChatModel
-    >>> planner = Planner(ScriptedChatModel(turns=['["check balance", "pay rent"]']))
+    >>> answer = '{"steps": [{"step_number": 1, "description": "check balance"}, "pay rent"]}'
+    >>> planner = Planner(ScriptedChatModel(turns=[answer]))
     >>> plan = planner.plan("pay the rent")
-    >>> [s.description for s in plan.steps]
-    ['check balance', 'pay rent']
+    >>> [(s.step_number, s.description) for s in plan.steps]
+    [(1, 'check balance'), (2, 'pay rent')]
     >>> agent = ReActAgent(ScriptedChatModel(turns=["balance 1000", "paid"]))
     >>> planner.execute(plan, agent).output, plan.is_complete
     ('paid', True)
@@ -25,32 +28,53 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
 from dynavec_langgraph._errors import NothingToResumeError
 from dynavec_langgraph.records import AgentResult, AgentState, Message
-from dynavec_langgraph.supervisor import AgentLike
+from dynavec_langgraph.supervisor import ResumableAgent
 
-__all__ = ["DEFAULT_PLANNER_PROMPT", "Plan", "PlanStep", "Planner", "parse_plan"]
+__all__ = [
+    "DEFAULT_PLANNER_PROMPT",
+    "DEFAULT_PLANNER_SYSTEM_PROMPT",
+    "Plan",
+    "PlanStep",
+    "Planner",
+    "parse_plan",
+    "planning_messages",
+]
 
-DEFAULT_PLANNER_PROMPT = (
-    "Split the user's goal into a short list of concrete steps that an assistant with tools "
-    "can carry out one after the other. Answer with a JSON list of strings and nothing else."
+DEFAULT_PLANNER_SYSTEM_PROMPT = (
+    "You are a planning assistant. Break the user's goal into a short sequence of concrete, "
+    "actionable steps that an assistant with tools can carry out one after the other.\n"
+    "Respond with a bare JSON object of the form "
+    '{"steps": [{"step_number": 1, "description": "...", "tool_hint": "tool name or null"}]}.\n'
+    "Do not add any explanation, filler text or markdown formatting."
 )
-"""The planner's system prompt when none is given."""
+"""The planner's system prompt when ``system_prompt=None`` (dynavec's JSON-object request)."""
+
+DEFAULT_PLANNER_PROMPT = DEFAULT_PLANNER_SYSTEM_PROMPT
+"""The earlier name of :data:`DEFAULT_PLANNER_SYSTEM_PROMPT`."""
 
 StepStatus = Literal["pending", "interrupted", "done", "failed"]
 
 
 @dataclass
 class PlanStep:
-    """One step of a plan, with what happened when it ran."""
+    """One step of a plan: dynavec's ``(step_number, description, tool_hint=None)``, then what
+    happened when :meth:`Planner.execute` ran it."""
 
+    step_number: int
     description: str
-    index: int = 0
+    tool_hint: str | None = None
     status: StepStatus = "pending"
     result: AgentResult | None = None
+
+    @property
+    def index(self) -> int:
+        """Same as ``step_number``."""
+        return self.step_number
 
     @property
     def output(self) -> str | None:
@@ -75,68 +99,123 @@ class Plan:
         return next((s for s in self.steps if s.status != "done"), None)
 
 
-_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.*\S)\s*$")
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.IGNORECASE | re.DOTALL)
+
+
+def _line_steps(text: str) -> list[PlanStep]:
+    lines = [line.strip() for line in text.splitlines()]
+    kept = [line for line in lines if line and not line.startswith("```")]
+    return [PlanStep(i, line) for i, line in enumerate(kept, start=1)]
 
 
 def parse_plan(goal: str, text: str) -> Plan:
-    """A plan from the model's answer: a JSON list (of strings or ``{"description": ...}``),
-    else the numbered or bulleted lines, else one step per non-empty line."""
-    items: list[str] = []
-    start, end = text.find("["), text.rfind("]")
-    if 0 <= start < end:
-        try:
-            parsed = json.loads(text[start : end + 1])
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, list):
-            for item in parsed:
-                if isinstance(item, dict):
-                    item = item.get("description") or item.get("step") or json.dumps(item)
-                items.append(str(item).strip())
-    if not items:
-        lines = text.splitlines()
-        items = [m.group(1) for m in map(_ITEM.match, lines) if m] or [
-            line.strip() for line in lines if line.strip()
-        ]
-    steps = [PlanStep(d, i) for i, d in enumerate(d for d in items if d)]
-    return Plan(goal, steps or [PlanStep(goal, 0)])
+    r"""dynavec's parsing of the model's answer into a :class:`Plan`.
+
+    The inside of a fenced block (or the stripped text) is read as JSON: an object gives its
+    ``"steps"``, a list is used as is, each item a dict (``step_number``, ``description``,
+    ``tool_hint``, taken as given) or a string; other items are skipped. Text that is not
+    JSON gives one step per non-blank line.
+
+    Example:
+        >>> [(s.step_number, s.description) for s in parse_plan("g", "1. look\n2. pay").steps]
+        [(1, '1. look'), (2, '2. pay')]
+        >>> text = '```json\n[{"description": "pay", "tool_hint": "bank"}]\n```'
+        >>> step = parse_plan("g", text).steps[0]
+        >>> step.step_number, step.description, step.tool_hint
+        (1, 'pay', 'bank')
+    """
+    fenced = _FENCE.search(text)
+    candidate = fenced.group(1).strip() if fenced else text.strip()
+    try:
+        data = json.loads(candidate)
+    except ValueError:
+        return Plan(goal, _line_steps(text))
+    items = data.get("steps", []) if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        return Plan(goal, [])
+    steps: list[PlanStep] = []
+    for i, item in enumerate(items, start=1):
+        if isinstance(item, dict):
+            steps.append(
+                PlanStep(
+                    item.get("step_number", i),
+                    item.get("description", str(item)),
+                    item.get("tool_hint"),
+                )
+            )
+        elif isinstance(item, str):
+            steps.append(PlanStep(i, item))
+    return Plan(goal, steps)
 
 
-def _answer_text(model: Any, goal: str, system_prompt: str, kwargs: dict[str, Any]) -> str:
-    if not isinstance(model, Runnable):  # a dynavec model: invoke(messages) -> .message
-        result = model.invoke([Message("system", system_prompt), Message("user", goal)], **kwargs)
-        message = getattr(result, "message", result)
-        content = message.get("content") if isinstance(message, dict) else message.content
-        return str(content or "")
-    reply = model.invoke([SystemMessage(system_prompt), HumanMessage(goal)], **kwargs)
-    return str(getattr(reply, "text", None) or getattr(reply, "content", reply))
+def planning_messages(goal: str, system_prompt: str, context: Any = None) -> list[Message]:
+    """The conversation a planner sends: its system prompt (if any), then ``Goal: ...`` with
+    ``Context:`` appended when a truthy ``context`` is given."""
+    text = f"Goal: {goal}"
+    if context:
+        text += f"\n\nContext:\n{context}"
+    messages = [Message("system", system_prompt)] if system_prompt else []
+    return [*messages, Message("user", text)]
+
+
+def _langchain(messages: list[Message]) -> list[BaseMessage]:
+    return [
+        SystemMessage(m.content or "") if m.role == "system" else HumanMessage(m.content or "")
+        for m in messages
+    ]
+
+
+def _reply_text(result: Any) -> str:
+    """``result.message.content or ""`` of a dynavec model, or a LangChain reply's text."""
+    if isinstance(result, AIMessage):
+        return result.text
+    message = getattr(result, "message", result)
+    content = message.get("content") if isinstance(message, dict) else message.content
+    return str(content or "")
 
 
 class Planner:
-    """Plans with ``model`` and executes plans with an agent.
+    """Plans with ``model`` (and, an extension, executes plans with an agent).
 
     Args:
         model: a dynavec ``ChatModel`` or a LangChain chat model.
-        system_prompt: the planning instruction (:data:`DEFAULT_PLANNER_PROMPT`).
+        system_prompt: the planning instruction; ``None`` selects
+            :data:`DEFAULT_PLANNER_SYSTEM_PROMPT`, ``""`` sends no system message.
     """
 
-    def __init__(self, model: Any, *, system_prompt: str = DEFAULT_PLANNER_PROMPT) -> None:
+    def __init__(self, model: Any, system_prompt: str | None = None) -> None:
         self.model = model
-        self.system_prompt = system_prompt
+        self.system_prompt = (
+            DEFAULT_PLANNER_SYSTEM_PROMPT if system_prompt is None else system_prompt
+        )
 
-    def plan(self, goal: str, **model_kwargs: Any) -> Plan:
-        """Ask the model for the steps of ``goal``."""
-        return parse_plan(goal, _answer_text(self.model, goal, self.system_prompt, model_kwargs))
+    def plan(self, goal: str, context: Any = None, **kwargs: Any) -> Plan:
+        """Ask the model for the steps of ``goal`` (``model.invoke(messages, **kwargs)``)."""
+        messages = planning_messages(goal, self.system_prompt, context)
+        if isinstance(self.model, Runnable):
+            result: Any = self.model.invoke(_langchain(messages), **kwargs)
+        else:
+            result = self.model.invoke(messages, **kwargs)
+        return parse_plan(goal, _reply_text(result))
+
+    async def aplan(self, goal: str, context: Any = None, **kwargs: Any) -> Plan:
+        """Async twin of :meth:`plan` (``await model.ainvoke(messages, **kwargs)``)."""
+        messages = planning_messages(goal, self.system_prompt, context)
+        if isinstance(self.model, Runnable):
+            result: Any = await self.model.ainvoke(_langchain(messages), **kwargs)
+        else:
+            result = await self.model.ainvoke(messages, **kwargs)
+        return parse_plan(goal, _reply_text(result))
 
     def _goal_of(self, plan: Plan, step: PlanStep) -> str:
         done = [f"- {s.description}: {s.output}" for s in plan.steps if s.status == "done"]
         context = "\nDone so far:\n" + "\n".join(done) if done else ""
-        return f"Goal: {plan.goal}{context}\nNow do step {step.index + 1}: {step.description}"
+        return f"Goal: {plan.goal}{context}\nNow do step {step.step_number}: {step.description}"
 
     def execute(
         self,
         plan: Plan,
-        agent: AgentLike,
+        agent: ResumableAgent,
         *,
         state: AgentState | None = None,
         thread_id: str | None = None,
@@ -154,7 +233,7 @@ class Planner:
         while (step := plan.next_step()) is not None:
             if step.status == "interrupted":
                 return step.result or result
-            tid = f"{thread_id}/step_{step.index + 1}" if thread_id is not None else None
+            tid = f"{thread_id}/step_{step.step_number}" if thread_id is not None else None
             result = agent.run(self._goal_of(plan, step), thread_id=tid, state=shared, **kwargs)
             if not self._record(step, result):
                 return result
@@ -163,7 +242,7 @@ class Planner:
     def resume(
         self,
         plan: Plan,
-        agent: AgentLike,
+        agent: ResumableAgent,
         human_decision: Any,
         *,
         state: AgentState | None = None,
@@ -180,7 +259,7 @@ class Planner:
             raise NothingToResumeError("no step of this plan is paused: call execute()")
         shared = state if state is not None else AgentState()
         if thread_id is not None:
-            tid = f"{thread_id}/step_{step.index + 1}"
+            tid = f"{thread_id}/step_{step.step_number}"
             result = agent.resume(
                 thread_id=tid, human_decision=human_decision, state=shared, **kwargs
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -15,6 +16,7 @@ __all__ = [
     "RoleName",
     "TerminationReason",
     "ToolCall",
+    "arguments_json",
 ]
 
 
@@ -43,8 +45,19 @@ class ToolCall:
     arguments: str
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the dict form stored in checkpoints."""
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+        """Return the dict form stored in checkpoints (dict arguments stored as JSON)."""
+        return {"id": self.id, "name": self.name, "arguments": arguments_json(self.arguments)}
+
+
+def arguments_json(arguments: Any) -> str:
+    """A tool call's arguments as a JSON string: a string as it is, a dict (which some dynavec
+    models return despite the ``str`` annotation) as ``json.dumps`` (docs/compatibility.md,
+    F1), ``None`` as ``""``."""
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return ""
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 @dataclass
@@ -69,7 +82,7 @@ class Message:
     def from_dict(cls, data: dict[str, Any]) -> Message:
         """Build a message from its dict form."""
         calls = [
-            ToolCall(str(c["id"]), str(c["name"]), str(c.get("arguments") or "{}"))
+            ToolCall(str(c["id"]), str(c["name"]), arguments_json(c.get("arguments")) or "{}")
             for c in data.get("tool_calls") or []
         ]
         return cls(

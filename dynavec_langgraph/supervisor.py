@@ -1,25 +1,29 @@
-"""dynavec's ``Supervisor``: several agents run in order on one shared ``AgentState``.
+"""dynavec's ``Supervisor``, ``Handoff`` and ``AgentLike``, plus a pausing, handoff-driven
+supervisor (:class:`HandoffSupervisor`, an extension).
 
-Each agent gets the goal (the first one) or a hand-off built from the previous agent's answer
-(the others), and the same :class:`~dynavec_langgraph.AgentState`, so what one agent's tools
-write the next one's read. When an agent pauses at an ``interrupt()``, the supervisor returns
-that paused result (``interrupt_payload["agent"]`` names the agent); ``resume(...)`` answers it
-and the sequence goes on. See ``docs/compatibility.md``.
+dynavec's :class:`Supervisor` runs each agent once, in order, on the **same goal** and the
+same :class:`~dynavec_langgraph.AgentState`, and returns one result per agent: nothing is
+merged, routed or stopped early. An agent needs only ``run(goal, *, state)``.
+
+:class:`HandoffSupervisor` gives each later agent a hand-off built from the previous answer,
+stops at the first ``interrupt()`` (``interrupt_payload["agent"]`` names the agent) and
+``resume(...)`` answers it and goes on. See ``docs/compatibility.md`` (rows S1-S8).
 
 Example:
     >>> from dynavec_langgraph import ReActAgent
     >>> from dynavec_langgraph.testing import ScriptedChatModel
     >>> research = ReActAgent(ScriptedChatModel(turns=["rent is 120"]))
     >>> write = ReActAgent(ScriptedChatModel(turns=["Dear landlord: 120 is on its way."]))
-    >>> team = Supervisor({"research": research, "write": write})
-    >>> team.run("pay the rent").output
-    'Dear landlord: 120 is on its way.'
-    >>> [(h.source, h.target) for h in team.handoffs]
-    [('research', 'write')]
+    >>> [r.output for r in Supervisor([research, write]).run("pay the rent")]
+    ['rent is 120', 'Dear landlord: 120 is on its way.']
+    >>> shared = AgentState({"k": 1})
+    >>> Handoff()(shared) is shared
+    True
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,15 +32,93 @@ from typing import Any, Protocol, runtime_checkable
 from dynavec_langgraph._errors import NothingToResumeError
 from dynavec_langgraph.records import AgentResult, AgentState
 
-__all__ = ["AgentLike", "Handoff", "Supervisor", "default_handoff"]
+__all__ = [
+    "AgentLike",
+    "Handoff",
+    "HandoffRecord",
+    "HandoffSupervisor",
+    "ResumableAgent",
+    "Supervisor",
+    "default_handoff",
+]
 
 _MISSING: Any = object()
 
 
-@runtime_checkable
 class AgentLike(Protocol):
-    """What a supervisor runs: ``run`` and ``resume`` as :class:`~dynavec_langgraph.ReActAgent`
-    has them (a ``ReActAgent`` is one; so is another ``Supervisor``)."""
+    """What dynavec's :class:`Supervisor` runs: any object with ``run(goal, *, state)``.
+
+    A plain protocol (not ``runtime_checkable``): nothing checks it.
+    """
+
+    def run(self, goal: str, *, state: AgentState) -> AgentResult:
+        """Run on ``goal`` with the shared ``state``."""
+        ...
+
+
+class Handoff:
+    """dynavec's hand-off: ``Handoff()(state)`` returns the same state object, unchanged."""
+
+    def __call__(self, state: AgentState) -> AgentState:
+        """Return ``state`` itself."""
+        return state
+
+
+class Supervisor:
+    """dynavec's supervisor: every agent runs once, in order, on one goal and one state.
+
+    Args:
+        agents: the agents, in running order (``.agents`` is this list as given).
+
+    Example:
+        >>> class Note:
+        ...     def run(self, goal, *, state):
+        ...         state.data["seen"] = goal
+        ...         return AgentResult("noted")
+        >>> Supervisor([Note()]).run("x", state=AgentState())[0].output
+        'noted'
+    """
+
+    def __init__(self, agents: list[Any]) -> None:
+        self.agents = agents
+
+    def run(
+        self, goal: str, *, state: AgentState | None = None, **kwargs: Any
+    ) -> list[AgentResult]:
+        """``agent.run(goal, state=state)`` for each agent, in order; one result per agent.
+
+        An interrupted or unfinished result is included and the next agent still runs;
+        exceptions propagate. ``state`` defaults to a fresh ``AgentState()``; other keyword
+        arguments are forwarded only when given (extensions, docs/compatibility.md S4).
+        """
+        shared = state if state is not None else AgentState()
+        return [agent.run(goal, state=shared, **kwargs) for agent in self.agents]
+
+    async def arun(
+        self, goal: str, *, state: AgentState | None = None, **kwargs: Any
+    ) -> list[AgentResult]:
+        """Async twin of :meth:`run`: awaits ``agent.arun(goal, state=state)`` when the agent
+        has one, else runs ``agent.run`` in a worker thread; same order, same results."""
+        shared = state if state is not None else AgentState()
+        results: list[AgentResult] = []
+        for agent in self.agents:
+            arun = getattr(agent, "arun", None)
+            if callable(arun):
+                results.append(await arun(goal, state=shared, **kwargs))
+            else:
+                results.append(await asyncio.to_thread(_run_one, agent, goal, shared, kwargs))
+        return results
+
+
+def _run_one(agent: Any, goal: str, state: AgentState, kwargs: dict[str, Any]) -> AgentResult:
+    result: AgentResult = agent.run(goal, state=state, **kwargs)
+    return result
+
+
+@runtime_checkable
+class ResumableAgent(Protocol):
+    """What a :class:`HandoffSupervisor` runs: ``run`` and ``resume`` as
+    :class:`~dynavec_langgraph.ReActAgent` has them (a ``HandoffSupervisor`` is one too)."""
 
     def run(
         self,
@@ -63,8 +145,8 @@ class AgentLike(Protocol):
 
 
 @dataclass
-class Handoff:
-    """One agent passing the work to the next: who, to whom, with what goal."""
+class HandoffRecord:
+    """One agent of a :class:`HandoffSupervisor` passing the work to the next."""
 
     source: str
     target: str
@@ -87,8 +169,9 @@ class _Paused:
     results: list[tuple[str, AgentResult]] = field(default_factory=list)
 
 
-class Supervisor:
-    """Runs agents one after the other on one shared state.
+class HandoffSupervisor:
+    """Runs agents one after the other on one shared state, each later one on a hand-off
+    built from the previous answer; stops at the first pause (an extension of dynavec).
 
     Args:
         agents: ``{name: agent}`` in running order, or a sequence (named ``agent_0``, ...).
@@ -101,7 +184,7 @@ class Supervisor:
 
     def __init__(
         self,
-        agents: Mapping[str, AgentLike] | Sequence[AgentLike],
+        agents: Mapping[str, ResumableAgent] | Sequence[ResumableAgent],
         *,
         handoff: Callable[[str, str, AgentResult], str] = default_handoff,
     ) -> None:
@@ -111,13 +194,13 @@ class Supervisor:
             else {f"agent_{i}": a for i, a in enumerate(agents)}
         )
         if not named:
-            raise ValueError("Supervisor needs at least one agent")
+            raise ValueError("HandoffSupervisor needs at least one agent")
         for name, agent in named.items():
-            if not isinstance(agent, AgentLike):
+            if not isinstance(agent, ResumableAgent):
                 raise TypeError(f"agent {name!r} has no run()/resume(): pass ReActAgent objects")
         self.agents = named
         self.handoff = handoff
-        self.handoffs: list[Handoff] = []
+        self.handoffs: list[HandoffRecord] = []
         self.results: dict[str, AgentResult] = {}
         self._paused: dict[str, _Paused] = {}
 
@@ -141,7 +224,7 @@ class Supervisor:
                 if run.results:
                     source, previous = run.results[-1]
                     goal = self.handoff(run.goal, source, previous)
-                    self.handoffs.append(Handoff(source, name, goal, previous.output))
+                    self.handoffs.append(HandoffRecord(source, name, goal, previous.output))
                 agent = self.agents[name]
                 result = agent.run(
                     goal, thread_id=self._thread(run.thread_id, name), state=state, **kwargs

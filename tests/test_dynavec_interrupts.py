@@ -92,7 +92,7 @@ def test_n3_exceptions() -> None:
     assert issubclass(MissingDependencyError, ImportError)
     assert issubclass(ThreadPausedError, RuntimeError)
     assert issubclass(NothingToResumeError, ValueError)
-    error = MissingDependencyError("DynamoDBCheckpointer", "dynamodb", "boto3")
+    error = MissingDependencyError("DynamoDBCheckpointer", "boto3", "dynamodb")
     assert "pip install 'dynavec-langgraph[dynamodb]'" in str(error)
 
 

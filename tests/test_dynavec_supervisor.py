@@ -1,6 +1,7 @@
-"""dynavec's multi-agent names (Supervisor, Handoff, AgentLike, Planner, Plan, PlanStep), tested
-the way a dynavec user's tests are: dynavec ``ChatModel`` subclasses as the models, imports only
-from the mirrored paths. One test per S* row of docs/compatibility.md."""
+"""The pausing, handoff-driven supervisor (``HandoffSupervisor``, an extension) and the
+planner's ``execute``/``resume`` extension, with dynavec ``ChatModel`` subclasses as the
+models. dynavec's own ``Supervisor``, ``Handoff``, ``AgentLike`` and ``Planner.plan`` are
+tested in tests/dynavec_contract/. One test per S* row of docs/compatibility.md."""
 
 from __future__ import annotations
 
@@ -9,18 +10,16 @@ from collections import Counter
 import pytest
 
 from dynavec_langgraph.agents import (
-    AgentLike,
     AgentState,
-    Handoff,
     MemoryCheckpointer,
     Plan,
     Planner,
     PlanStep,
     ReActAgent,
-    Supervisor,
     interrupt,
     tool,
 )
+from dynavec_langgraph.supervisor import HandoffRecord, HandoffSupervisor, ResumableAgent
 from tests.dynavec_model import ScriptedDynavecModel
 
 RUNS: Counter[str] = Counter()
@@ -60,13 +59,13 @@ def test_s1_agents_in_order_on_one_state() -> None:
     writer_model = ScriptedDynavecModel([[("read", {"key": "rent"})], "Letter: 120"])
     writer = ReActAgent(writer_model, tools=[read])
     shared = AgentState()
-    team = Supervisor({"research": research, "write": writer})
+    team = HandoffSupervisor({"research": research, "write": writer})
     result = team.run("pay rent", state=shared)
     assert result.output == "Letter: 120" and result.termination_reason == "completed"
     assert shared.data == {"rent": "120"}
     assert writer_model.seen[0][-1].content == "pay rent\n\nResult of research: rent is 120"
     assert team.handoffs == [
-        Handoff("research", "write", writer_model.seen[0][-1].content or "", "rent is 120")
+        HandoffRecord("research", "write", writer_model.seen[0][-1].content or "", "rent is 120")
     ]
     assert (result.total_steps, result.tool_calls_count, len(result.steps)) == (4, 2, 4)
     assert team.results["write"].steps[0].observations == ["120"]
@@ -80,7 +79,7 @@ def test_s2_pause_and_resume() -> None:
         tools=[send],
         checkpointer=store,
     )
-    team = Supervisor([drafter, sender], handoff=lambda goal, source, r: f"send {r.output}")
+    team = HandoffSupervisor([drafter, sender], handoff=lambda goal, source, r: f"send {r.output}")
     paused = team.run("greet", thread_id="w1")
     assert paused.termination_reason == "interrupted" and RUNS["sent"] == 0
     assert (paused.interrupt_payload or {})["agent"] == "agent_1"
@@ -95,7 +94,7 @@ def test_s2_pause_and_resume() -> None:
     sender2 = ReActAgent(
         ScriptedDynavecModel([[("send", {"text": "x"})], "ok"]), tools=[send], checkpointer=quiet
     )
-    team2 = Supervisor({"send": sender2})
+    team2 = HandoffSupervisor({"send": sender2})
     paused2 = team2.run("x")
     key = (paused2.interrupt_payload or {})["supervisor_thread_id"]
     assert team2.resume(thread_id=key, human_decision="yes").output == "ok" and RUNS["sent"] == 1
@@ -104,16 +103,17 @@ def test_s2_pause_and_resume() -> None:
 
 def test_s4_agent_like() -> None:
     agent = ReActAgent(ScriptedDynavecModel(["x"]))
-    assert isinstance(agent, AgentLike) and isinstance(Supervisor([agent]), AgentLike)
-    assert not isinstance(object(), AgentLike)
+    assert isinstance(agent, ResumableAgent)
+    assert isinstance(HandoffSupervisor([agent]), ResumableAgent)
+    assert not isinstance(object(), ResumableAgent)
 
 
 def test_s5_planner() -> None:
-    planner = Planner(ScriptedDynavecModel(["Plan:\n1. check the balance\n2. send the rent"]))
+    answer = '{"steps": [{"step_number": 1, "description": "check the balance"}, "send the rent"]}'
+    planner = Planner(ScriptedDynavecModel([answer]))
     plan = planner.plan("pay rent")
-    assert plan == Plan(
-        "pay rent", [PlanStep("check the balance", 0), PlanStep("send the rent", 1)]
-    )
+    steps = [PlanStep(1, "check the balance"), PlanStep(2, "send the rent")]
+    assert plan == Plan("pay rent", steps)
     executor_model = ScriptedDynavecModel(
         ["balance 900", [("send", {"text": "rent"})], "rent sent"]
     )

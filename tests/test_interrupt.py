@@ -239,13 +239,14 @@ async def test_response_schema(schema: type[Any], expected: Any, use_async: bool
 
 
 def test_interrupt_outside_a_graph() -> None:
-    with pytest.raises(RuntimeError, match=r"interrupt\('approve'\).*outside a running agent"):
+    # dynavec's NodeInterrupt and message (docs/compatibility.md E1)
+    with pytest.raises(RuntimeError, match=r"Execution interrupted at node 'approve' for thread"):
         interrupt("approve", {"amount": 1})
 
     # HITL v1: AgentTool.execute() lets NodeInterrupt through (docs/compatibility.md)
     calls, decisions = Counter[str](), list[Any]()
     transfer = _approval_tool(calls, decisions)
-    with pytest.raises(NodeInterrupt, match="outside a running agent") as raised:
+    with pytest.raises(NodeInterrupt, match="Awaiting human input") as raised:
         transfer.execute({"amount": 1})
     assert (raised.value.node_id, raised.value.payload) == ("approve_transfer", {"amount": 1})
     assert calls == Counter({"started": 1})

@@ -16,11 +16,33 @@ from dynavec_langgraph._view import interrupted_marker
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields, pause_value
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
-MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+
+
+def _dotted(path: Path) -> str:
+    """``chat.base`` for ``PACKAGE/chat/base.py``, ``chat`` for ``PACKAGE/chat/__init__.py``."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+_FILES = {_dotted(p): p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py"}
+MODULES = sorted(_FILES)
+"""Every module of the package but its ``__init__``, subpackages included (``chat.base``)."""
+
+
+def _source(module: str) -> str:
+    return _FILES[module].read_text()
+
+
+def _target(imported: str) -> str:
+    """The module of ``MODULES`` an ``from dynavec_langgraph.X import ...`` line reads."""
+    name = imported.removeprefix("dynavec_langgraph.")
+    while name not in _FILES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
 
 
 def _imports(module: str, *, top_level_only: bool) -> list[ast.ImportFrom]:
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    tree = ast.parse(_source(module))
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     return [
         n
@@ -41,9 +63,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 
 def test_module_imports_have_no_cycle() -> None:
-    graph = {
-        m: {str(n.module).split(".")[1] for n in _imports(m, top_level_only=True)} for m in MODULES
-    }
+    graph = {m: {_target(str(n.module)) for n in _imports(m, top_level_only=True)} for m in MODULES}
     cycles: list[list[str]] = []
 
     def walk(path: list[str]) -> None:
@@ -126,13 +146,7 @@ def test_interrupted_marker_is_built_from_the_first_pause() -> None:
 
 def test_database_url_schemes_are_written_in_savers_only() -> None:
     prefixes = ('"sqlite:///"', '"postgresql://"', '"postgres://"')
-    found = [
-        f"{m}: {p}"
-        for m in MODULES
-        if m != "savers"
-        for p in prefixes
-        if p in (PACKAGE / f"{m}.py").read_text()
-    ]
+    found = [f"{m}: {p}" for m in MODULES if m != "savers" for p in prefixes if p in _source(m)]
     assert found == []
     assert '"postgres://"' in (PACKAGE / "savers.py").read_text()
 
@@ -146,7 +160,7 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
     for m in MODULES:
         if m == home:
             continue
-        tree = ast.parse((PACKAGE / f"{m}.py").read_text())
+        tree = ast.parse(_source(m))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module in ("langgraph.types", "langgraph"):
                 offenders += [

@@ -288,6 +288,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "tool",
     ],
     "dynavec_langgraph.agents": [
+        "DEFAULT_PLANNER_SYSTEM_PROMPT",
         "DEFAULT_REACT_SYSTEM_PROMPT",
         "AgentLike",
         "AgentResult",
@@ -297,6 +298,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "ApprovalTimeoutError",
         "BaseCheckpointer",
         "Checkpoint",
+        "DynamoDBCheckpointer",
         "Handoff",
         "MemoryCheckpointer",
         "Message",
@@ -309,10 +311,35 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "Supervisor",
         "ToolCall",
         "ToolRegistry",
+        "create_http_tool",
+        "create_python_code_tool",
         "default_registry",
+        "interrupt",
+        "mcp_tools_from_session",
+        "mcp_tools_from_session_async",
+        "tool",
+    ],
+    "dynavec_langgraph.agents.base": [
+        "AgentResult",
+        "AgentStep",
+        "AgentTool",
+        "Plan",
+        "PlanStep",
         "interrupt",
         "tool",
     ],
+    "dynavec_langgraph.agents.connectors": [
+        "create_http_tool",
+        "create_python_code_tool",
+        "mcp_tools_from_session",
+        "mcp_tools_from_session_async",
+    ],
+    "dynavec_langgraph.agents.handoff": ["Handoff"],
+    "dynavec_langgraph.agents.planner": ["DEFAULT_PLANNER_SYSTEM_PROMPT", "Planner"],
+    "dynavec_langgraph.agents.react": ["DEFAULT_REACT_SYSTEM_PROMPT", "ReActAgent"],
+    "dynavec_langgraph.agents.registry": ["ToolRegistry", "default_registry"],
+    "dynavec_langgraph.agents.state": ["AgentState"],
+    "dynavec_langgraph.agents.supervisor": ["AgentLike", "Supervisor"],
     "dynavec_langgraph.approval": [
         "ApprovalDecision",
         "DecisionType",
@@ -320,6 +347,19 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "require_approval",
     ],
     "dynavec_langgraph.chat": [
+        "AnthropicChatModel",
+        "BedrockChatModel",
+        "ChatChunk",
+        "ChatModel",
+        "ChatResult",
+        "Message",
+        "OpenAIChatModel",
+        "Role",
+        "Tool",
+        "ToolCall",
+    ],
+    "dynavec_langgraph.chat.anthropic": ["AnthropicChatModel"],
+    "dynavec_langgraph.chat.base": [
         "ChatChunk",
         "ChatModel",
         "ChatResult",
@@ -328,6 +368,8 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "Tool",
         "ToolCall",
     ],
+    "dynavec_langgraph.chat.bedrock": ["BedrockChatModel"],
+    "dynavec_langgraph.chat.openai": ["OpenAIChatModel"],
     "dynavec_langgraph.checkpoint": [
         "BaseCheckpointer",
         "Checkpoint",
@@ -351,6 +393,12 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "run_time_demo_model",
         "transfer_funds",
     ],
+    "dynavec_langgraph.connectors": [
+        "create_http_tool",
+        "create_python_code_tool",
+        "mcp_tools_from_session",
+        "mcp_tools_from_session_async",
+    ],
     "dynavec_langgraph.dynamodb": ["SCHEME", "DynamoDBCheckpointer", "from_url"],
     "dynavec_langgraph.events": [
         "STREAM_MODES",
@@ -367,11 +415,18 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "CheckpointNotFoundError",
         "CheckpointerConfigError",
         "ConcurrentResumeError",
+        "ConfigurationError",
+        "ConflictError",
+        "DimensionMismatchError",
         "DynavecError",
+        "EmbeddingError",
         "InvalidDecisionError",
+        "ItemTooLargeError",
         "MissingDependencyError",
         "NodeInterrupt",
+        "NotFoundError",
         "NothingToResumeError",
+        "ProvisioningError",
         "ThreadPausedError",
     ],
     "dynavec_langgraph.interrupt": [
@@ -395,10 +450,12 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
     ],
     "dynavec_langgraph.planner": [
         "DEFAULT_PLANNER_PROMPT",
+        "DEFAULT_PLANNER_SYSTEM_PROMPT",
         "Plan",
         "PlanStep",
         "Planner",
         "parse_plan",
+        "planning_messages",
     ],
     "dynavec_langgraph.records": [
         "AgentResult",
@@ -409,8 +466,9 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "RoleName",
         "TerminationReason",
         "ToolCall",
+        "arguments_json",
     ],
-    "dynavec_langgraph.registry": ["ToolRegistry", "default_registry"],
+    "dynavec_langgraph.registry": ["ToolRegistry", "default_registry", "unregistered_observation"],
     "dynavec_langgraph.remote": [
         "DEFAULT_TIMEOUT",
         "RemoteReActAgent",
@@ -429,16 +487,35 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "sqlite_url",
     ],
     "dynavec_langgraph.studio": ["graph"],
-    "dynavec_langgraph.supervisor": ["AgentLike", "Handoff", "Supervisor", "default_handoff"],
+    "dynavec_langgraph.supervisor": [
+        "AgentLike",
+        "Handoff",
+        "HandoffRecord",
+        "HandoffSupervisor",
+        "ResumableAgent",
+        "Supervisor",
+        "default_handoff",
+    ],
     "dynavec_langgraph.testing": ["ScriptedChatModel", "Turn"],
 }
 """Every module"s ``__all__``, pinned: a change to the public API is a change to this test."""
 
 
+def _module_name(path: Path) -> str:
+    """``dynavec_langgraph.x.y`` for ``PACKAGE/x/y.py`` (a package's ``__init__`` is ``x``)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_public(path: Path) -> bool:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return not any(p.startswith("_") and p != "__init__" for p in parts)
+
+
 def _attribute_docs() -> set[str]:
     """Module-level names followed by a docstring (``NAME = ...`` then ``\"\"\"...\"\"\"``)."""
     out: set[str] = set()
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         body = ast.parse(path.read_text()).body
         for node, after in pairwise(body):
             if not (isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)):
@@ -453,16 +530,12 @@ def _attribute_docs() -> set[str]:
 def test_the_public_modules_and_their_names_are_pinned() -> None:
     """The public modules are exactly those pinned here; every other module is private
     (``_name.py``, the convention of httpx and pydantic-ai) and may change without notice."""
-    public = sorted(
-        "dynavec_langgraph" if p.stem == "__init__" else f"dynavec_langgraph.{p.stem}"
-        for p in PACKAGE.glob("*.py")
-        if p.stem == "__init__" or not p.stem.startswith("_")
-    )
+    public = sorted(_module_name(p) for p in PACKAGE.rglob("*.py") if _is_public(p))
     assert sorted(PUBLIC_API) == public
     for name in public:
         exported = getattr(importlib.import_module(name), "__all__", None)
         assert exported == PUBLIC_API[name], name
-    private = [p.stem for p in PACKAGE.glob("_*.py") if p.stem != "__init__"]
+    private = [p.stem for p in PACKAGE.rglob("_*.py") if p.stem != "__init__"]
     assert len(private) >= 15  # the implementation lives there
 
 

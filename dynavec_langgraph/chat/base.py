@@ -1,4 +1,7 @@
-"""dynavec's chat types (``dynavec.chat.base``), for code that swaps the import.
+"""dynavec's chat records and the :class:`ChatModel` interface (``dynavec.chat.base``).
+
+:mod:`dynavec_langgraph.chat` re-exports every name of this module (the same objects), so
+``dynavec.chat.base`` and ``dynavec.chat`` both become ``dynavec_langgraph.chat``.
 
 A dynavec chat model subclasses :class:`ChatModel` and implements ``invoke(messages,
 tools=None, **kwargs) -> ChatResult``; ``stream``, ``ainvoke`` and ``astream`` have defaults
@@ -77,21 +80,29 @@ class ChatResult:
 
 @dataclass
 class ChatChunk:
-    """One piece of a streamed answer: a text delta and/or complete tool calls."""
+    """One piece of a streamed answer: a text delta and/or tool-call fragments.
 
-    content: str = ""
+    ``content`` is ``None`` when the piece carries no text (dynavec's default). The providers
+    stream tool calls as unassembled fragments, as dynavec does (docs/compatibility.md, P6).
+    """
+
+    content: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def delta(self) -> str:
-        """Same as ``content``."""
-        return self.content
+        """The text of this piece (``""`` when there is none)."""
+        return self.content or ""
 
 
 class ChatModel(ABC):
-    """dynavec's chat model interface: implement :meth:`invoke`; the rest has defaults."""
+    """dynavec's chat model interface: implement :meth:`invoke`; the rest has defaults.
+
+    It takes no constructor arguments (subclasses call ``super().__init__()``). ``stream``
+    is concrete here (one chunk holding ``invoke``'s answer), a compatible extension.
+    """
 
     @abstractmethod
     def invoke(
@@ -105,7 +116,7 @@ class ChatModel(ABC):
         """Default: one chunk holding :meth:`invoke`'s whole answer."""
         result = self.invoke(messages, tools, **kwargs)
         yield ChatChunk(
-            content=result.message.content or "",
+            content=result.message.content,
             tool_calls=list(result.message.tool_calls),
             finish_reason=result.finish_reason,
             usage=dict(result.usage),

@@ -1,0 +1,252 @@
+"""What the three chat providers share: the LangChain path, and the choice between it and
+dynavec's direct SDK path (docs/compatibility.md, P1-P3).
+
+A provider built by its own ``__init__`` holds a LangChain chat model (``ChatOpenAI``,
+``ChatAnthropic``, ``ChatBedrockConverse``) and the SDK client that model uses, as
+``self._client``. Every call goes through the LangChain model. When ``self._client`` is not
+that client any more (user code replaced ``__init__`` with one that sets only ``self.model``
+and ``self._client``, or assigned a client of its own), the provider speaks to
+``self._client`` directly with dynavec's request and response conversions, which live in
+each provider's module.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.runnables import Runnable
+
+from dynavec_langgraph._conversion import from_dynavec, to_dynavec
+from dynavec_langgraph.chat.base import ChatChunk, ChatModel, ChatResult, Message, Tool, ToolCall
+from dynavec_langgraph.exceptions import MissingDependencyError
+
+__all__ = [
+    "ProviderChatModel",
+    "field_of",
+    "missing_dependency",
+    "native_model",
+    "parsed_arguments",
+    "tool_specs",
+    "tools_or_none",
+]
+
+
+def missing_dependency(
+    feature: str, error: ImportError, sdk: str, langchain_package: str, extra: str
+) -> MissingDependencyError:
+    """The error for a provider whose SDK (or LangChain package) is not installed: names the
+    SDK when it is the one missing, else the LangChain package, and the extra to install."""
+    missing = (error.name or "").split(".")[0]
+    package = sdk if missing in ("", sdk) else langchain_package
+    return MissingDependencyError(feature, package, extra)
+
+
+def parsed_arguments(arguments: Any) -> Any:
+    """A tool call's arguments as the object Anthropic and Bedrock requests carry:
+    ``json.loads`` of the string, ``{}`` when it is empty, a dict as it is."""
+    if isinstance(arguments, dict):
+        return arguments
+    if not arguments:
+        return {}
+    return json.loads(arguments)
+
+
+def field_of(obj: Any, name: str, default: Any = None) -> Any:
+    """An attribute of an SDK object, or the key of a dict shaped like one."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def tool_specs(tools: Sequence[Any] | None) -> list[Tool]:
+    """The tools of a call as :class:`Tool` records (``Tool`` objects, or objects / dicts with
+    ``name``, ``description`` and ``parameters``)."""
+    out: list[Tool] = []
+    for t in tools or []:
+        if isinstance(t, Tool):
+            out.append(t)
+        elif isinstance(t, dict) and isinstance(t.get("function"), dict):
+            fn = t["function"]
+            out.append(Tool(fn["name"], fn.get("description", ""), fn.get("parameters") or {}))
+        else:
+            out.append(
+                Tool(
+                    str(field_of(t, "name")),
+                    str(field_of(t, "description", "") or ""),
+                    dict(field_of(t, "parameters", None) or {}),
+                )
+            )
+    return out
+
+
+def _finish_reason(metadata: dict[str, Any]) -> str | None:
+    for key in ("finish_reason", "stop_reason", "stopReason"):
+        value = metadata.get(key)
+        if value:
+            return str(value)
+    return None
+
+
+def _result(reply: BaseMessage) -> ChatResult:
+    """A LangChain answer as dynavec's :class:`ChatResult`: text (``None`` when empty), tool
+    calls with JSON arguments (calls LangChain could not parse keep their raw string)."""
+    if not isinstance(reply, AIMessage):
+        raise TypeError(f"the provider answered {type(reply).__name__}, not an AIMessage")
+    usage = dict(reply.usage_metadata or {})
+    return ChatResult(
+        to_dynavec(reply),
+        _finish_reason(reply.response_metadata),
+        usage=usage,
+        model=reply.response_metadata.get("model_name") or reply.response_metadata.get("model"),
+        raw=reply,
+    )
+
+
+def _chunk(piece: BaseMessage) -> ChatChunk | None:
+    """A LangChain stream chunk as a :class:`ChatChunk`; ``None`` when it carries nothing."""
+    if not isinstance(piece, AIMessageChunk):
+        return None
+    text = piece.text
+    calls = [
+        ToolCall(c.get("id") or "", c.get("name") or "", c.get("args") or "")
+        for c in piece.tool_call_chunks
+    ]
+    finish = _finish_reason(piece.response_metadata)
+    if not text and not calls and finish is None:
+        return None
+    return ChatChunk(text or None, calls, finish_reason=finish)
+
+
+class ProviderChatModel(ChatModel):
+    """A dynavec provider backed by a LangChain chat model (see the module docstring)."""
+
+    model: str
+    _client: Any
+    _langchain: BaseChatModel | None = None
+    _backing_client: Any = None
+    join_system_messages = False
+    """Anthropic and Bedrock take one system text: all system messages are joined."""
+
+    def _back_with(self, langchain_model: BaseChatModel, client: Any) -> None:
+        self._langchain = langchain_model
+        self._client = client
+        self._backing_client = client
+
+    def _backing(self) -> BaseChatModel | None:
+        """The LangChain model, unless ``self._client`` was replaced by someone else."""
+        attrs = vars(self)
+        langchain_model = attrs.get("_langchain")
+        if not isinstance(langchain_model, BaseChatModel):
+            return None
+        if attrs.get("_client") is not attrs.get("_backing_client"):
+            return None
+        return langchain_model
+
+    @property
+    def langchain_model(self) -> BaseChatModel | None:
+        """The LangChain chat model behind this provider (``None`` on the direct SDK path)."""
+        return self._backing()
+
+    def _prepare(
+        self, backing: BaseChatModel, messages: Sequence[Message], tools: Sequence[Any] | None
+    ) -> tuple[Runnable[LanguageModelInput, BaseMessage], list[BaseMessage]]:
+        specs = tool_specs(tools)
+        runnable: Runnable[LanguageModelInput, BaseMessage] = (
+            backing.bind_tools([t.to_dict() for t in specs]) if specs else backing
+        )
+        converted = [from_dynavec(m) for m in messages]
+        if self.join_system_messages:
+            system = "\n".join(
+                str(m.content) for m in converted if isinstance(m, SystemMessage)
+            ).strip()
+            rest = [m for m in converted if not isinstance(m, SystemMessage)]
+            converted = [SystemMessage(system), *rest] if system else rest
+        return runnable, converted
+
+    # --- the dynavec interface ---------------------------------------------------------
+
+    def invoke(
+        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+    ) -> ChatResult:
+        """Answer the conversation (one request); SDK errors propagate unchanged."""
+        backing = self._backing()
+        if backing is None:
+            return self._sdk_invoke(messages, tools_or_none(tools), kwargs)
+        runnable, converted = self._prepare(backing, messages, tools)
+        return _result(runnable.invoke(converted, **kwargs))
+
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+    ) -> Iterator[ChatChunk]:
+        """Stream the answer: text pieces and unassembled tool-call fragments."""
+        backing = self._backing()
+        if backing is None:
+            yield from self._sdk_stream(messages, tools_or_none(tools), kwargs)
+            return
+        runnable, converted = self._prepare(backing, messages, tools)
+        for piece in runnable.stream(converted, **kwargs):
+            chunk = _chunk(piece)
+            if chunk is not None:
+                yield chunk
+
+    async def ainvoke(
+        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+    ) -> ChatResult:
+        """Native async through LangChain's async client (the direct SDK path: a thread)."""
+        backing = self._backing()
+        if backing is None:
+            return await super().ainvoke(messages, tools, **kwargs)
+        runnable, converted = self._prepare(backing, messages, tools)
+        return _result(await runnable.ainvoke(converted, **kwargs))
+
+    async def astream(
+        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+    ) -> AsyncIterator[ChatChunk]:
+        """Native async streaming: chunks arrive as the provider sends them."""
+        backing = self._backing()
+        if backing is None:
+            async for chunk in super().astream(messages, tools, **kwargs):
+                yield chunk
+            return
+        runnable, converted = self._prepare(backing, messages, tools)
+        async for piece in runnable.astream(converted, **kwargs):
+            converted_chunk = _chunk(piece)
+            if converted_chunk is not None:
+                yield converted_chunk
+
+    # --- dynavec's direct SDK path (each provider) -------------------------------------
+
+    @abstractmethod
+    def _sdk_invoke(
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+    ) -> ChatResult:
+        """dynavec's request on ``self._client`` and its response conversion."""
+
+    @abstractmethod
+    def _sdk_stream(
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+    ) -> Iterator[ChatChunk]:
+        """dynavec's streaming request on ``self._client``."""
+
+
+def native_model(model: Any) -> BaseChatModel | None:
+    """The LangChain chat model an agent may call in place of ``model``: a provider on its
+    LangChain path whose ``invoke`` / ``ainvoke`` no subclass overrides (so nothing of the
+    user's runs in them); else ``None`` (the agent then calls ``model.invoke``)."""
+    if not isinstance(model, ProviderChatModel):
+        return None
+    cls = type(model)
+    if cls.invoke is not ProviderChatModel.invoke or cls.ainvoke is not ProviderChatModel.ainvoke:
+        return None
+    return model.langchain_model
+
+
+def tools_or_none(tools: Sequence[Any] | None) -> list[Tool] | None:
+    """The call's tools as records, ``None`` when there are none (the request omits them)."""
+    specs = tool_specs(tools)
+    return specs or None
