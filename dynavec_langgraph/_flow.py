@@ -306,10 +306,12 @@ def safe_eval_expr(expr: str, state: Mapping[str, Any]) -> bool:
         ValueError: a part that is not ``FIELD OP VALUE``, or a value that is no literal.
     """
     text = expr.strip()
-    for joiner, combine in ((" or ", any), (" and ", all)):
-        if joiner in text:
-            left, right = text.split(joiner, 1)
-            return combine((safe_eval_expr(left, state), safe_eval_expr(right, state)))
+    if " or " in text:
+        left, right = text.split(" or ", 1)
+        return safe_eval_expr(left, state) or safe_eval_expr(right, state)
+    if " and " in text:
+        left, right = text.split(" and ", 1)
+        return safe_eval_expr(left, state) and safe_eval_expr(right, state)
     match = _LEAF.match(text)
     if match is None:
         raise ValueError(f"Cannot parse condition expression: {text!r}")
@@ -615,15 +617,13 @@ class _Spec:
         """Schedule every target whose edge holds (insertion order, no duplicates); a join
         barrier waits for as many arrivals as it has inbound edges, unless it is the only
         target its source activated (dynavec's rule)."""
-        activated: list[str] = []
-        for edge in self.outgoing(source):
-            if edge.evaluate(state) and edge.target not in activated:
-                activated.append(edge.target)
+        taken = [e.target for e in self.outgoing(source) if e.evaluate(state)]
+        only = len(set(taken)) == 1
         queue: list[str] = run["queue"]
-        for target in activated:
+        for target in taken:  # an arrival per edge taken
             if target in self.barriers:
                 arrived = run["arrivals"].get(target, 0) + 1
-                if arrived >= self.inbound.get(target, 0) or len(activated) == 1:
+                if arrived >= self.inbound.get(target, 0) or only:
                     run["arrivals"][target] = 0
                 else:
                     run["arrivals"][target] = arrived
