@@ -31,6 +31,7 @@ from ``resume(reducers=...)``.
 from __future__ import annotations
 
 import ast
+import itertools
 import operator
 import re
 import time
@@ -42,6 +43,8 @@ from typing import Annotated, Any, TypedDict, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -732,9 +735,10 @@ class AgentGraph:
         description: free text, in :meth:`to_dict`.
         max_iterations: visits allowed per node and run; one more raises
             :class:`MaxIterationsExceededError`.
-        checkpointer: a LangGraph saver for :meth:`run` / :meth:`resume` (a paused run then
-            resumes from any process). Without one, an in-process saver keeps paused runs so
-            that :meth:`resume` works on this object.
+        checkpointer: a LangGraph saver for runs given a ``thread_id`` (their pauses then
+            resume from any process; the state's values must be storable by it). Other runs
+            keep their state in an in-process saver of their own, holding the values as they
+            are (any Python object), so that :meth:`resume` works on this object.
     """
 
     def __init__(
@@ -749,7 +753,8 @@ class AgentGraph:
         self.description = description
         self.max_iterations = _check_positive("max_iterations", max_iterations)
         self.checkpointer = checkpointer
-        self._own_saver = InMemorySaver()
+        self._in_process: dict[str, InMemorySaver] = {}
+        """The in-process saver of each paused (or running) run that has no checkpointer."""
         self._nodes: dict[str, BaseNode] = {}
         self._edges: list[Edge] = []
         self._barriers: list[str] = []
@@ -1005,8 +1010,17 @@ class AgentGraph:
 
     # --- running --------------------------------------------------------------------------
 
-    def _saver(self) -> Any:
-        return self.checkpointer if self.checkpointer is not None else self._own_saver
+    def _new_saver(self, thread_id: str | None) -> tuple[str, Any]:
+        """The thread and saver of a new run: the checkpointer for a named thread, else an
+        in-process saver of its own, which keeps the state's objects as they are (no
+        serialisation: a dynavec state may hold any Python object) and is dropped when the
+        run ends unpaused."""
+        if thread_id is not None and self.checkpointer is not None:
+            return thread_id, self.checkpointer
+        tid = thread_id or uuid.uuid4().hex
+        saver = InMemorySaver(serde=_InProcessSerde())
+        self._in_process[tid] = saver
+        return tid, saver
 
     def _config(
         self, thread_id: str, ctx: _Context, max_steps: int, max_workers: int
@@ -1032,7 +1046,8 @@ class AgentGraph:
                 reducers) or ``None``.
             max_steps: node executions after which the run stops (``success=True``).
             max_workers: nodes of one round that run at once.
-            thread_id: the LangGraph thread (default: a new one); a paused run is resumed by it.
+            thread_id: the LangGraph thread, stored in the graph's checkpointer (default: a new
+                one, in process only); a paused run is resumed by it.
 
         Raises:
             GraphValidationError / GraphCycleError: the graph is malformed (:meth:`validate`).
@@ -1049,11 +1064,15 @@ class AgentGraph:
             else GraphState(initial_state or {})
         )
         ctx = _Context(reducers=dict(start.reducers), max_steps=steps)
-        compiled = self.compile(self._saver(), max_steps=steps, max_workers=workers)
-        tid = thread_id or uuid.uuid4().hex
+        tid, saver = self._new_saver(thread_id)
+        compiled = self.compile(saver, max_steps=steps, max_workers=workers)
         config = self._config(tid, ctx, steps, workers)
-        compiled.invoke({STATE_KEY: dict(start)}, config)
-        return self._result(compiled, config, tid, ctx, scratch=thread_id is None)
+        try:
+            compiled.invoke({STATE_KEY: dict(start)}, config)
+        except BaseException:
+            self._in_process.pop(tid, None)
+            raise
+        return self._result(compiled, config, tid, ctx)
 
     def resume(
         self,
@@ -1080,10 +1099,10 @@ class AgentGraph:
         workers = _check_positive("max_workers", max_workers)
         if human_decision is None:
             raise ValueError("human_decision=None is no decision: answer with a value")
-        probe = self.compile(self._saver())
+        saver = self._in_process.get(thread_id, self.checkpointer)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-        snapshot = probe.get_state(config)
-        if not snapshot.interrupts:
+        snapshot = self.compile(saver).get_state(config) if saver is not None else None
+        if snapshot is None or not snapshot.interrupts:
             raise ValueError(
                 f"thread {thread_id!r} of graph {self.name!r} is not paused: nothing to resume "
                 "(run() starts a run)"
@@ -1102,10 +1121,10 @@ class AgentGraph:
             chosen = {}
         steps = int(run.get("max_steps") or 100)
         ctx = _Context(reducers=chosen, max_steps=steps)
-        compiled = self.compile(self._saver(), max_steps=steps, max_workers=workers)
+        compiled = self.compile(saver, max_steps=steps, max_workers=workers)
         config = self._config(thread_id, ctx, steps, workers)
         compiled.invoke(Command(resume=human_decision), config)
-        return self._result(compiled, config, thread_id, ctx, scratch=False)
+        return self._result(compiled, config, thread_id, ctx)
 
     def _result(
         self,
@@ -1113,8 +1132,6 @@ class AgentGraph:
         config: RunnableConfig,
         thread_id: str,
         ctx: _Context,
-        *,
-        scratch: bool,
     ) -> GraphResult:
         snapshot = compiled.get_state(config)
         values = snapshot.values
@@ -1136,9 +1153,44 @@ class AgentGraph:
             self._paused_reducers[thread_id] = dict(reducers)
         else:
             self._paused_reducers.pop(thread_id, None)
-            if scratch and self.checkpointer is None:
-                self._own_saver.delete_thread(thread_id)
+            self._in_process.pop(thread_id, None)
         return result
+
+
+class _InProcessSerde(SerializerProtocol):
+    """The serializer of a run's in-process saver: plain data (what LangGraph itself writes:
+    checkpoints, metadata, JSON state) goes through LangGraph's serializer, so every load is
+    a fresh object, as LangGraph expects; anything else is kept by reference, so a state may
+    hold what no serializer can store (clients, locks, functions), as in dynavec."""
+
+    def __init__(self) -> None:
+        self._plain = JsonPlusSerializer()
+        self._objects: dict[bytes, Any] = {}
+        self._ids = itertools.count()
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        if _is_plain(obj):
+            return self._plain.dumps_typed(obj)
+        key = str(next(self._ids)).encode()
+        self._objects[key] = obj
+        return "in-process", key
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        if data[0] == "in-process":
+            return self._objects[data[1]]
+        return self._plain.loads_typed(data)
+
+
+def _is_plain(value: Any, depth: int = 0) -> bool:
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return True
+    if depth > 50:
+        return False
+    if type(value) is list:
+        return all(_is_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(isinstance(k, str) and _is_plain(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def _router_condition(router: Callable[[GraphState], Any], key: Any) -> Callable[[Any], bool]:

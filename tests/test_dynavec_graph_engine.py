@@ -352,6 +352,12 @@ def test_g10_linear_run_and_start_state() -> None:
     start = GraphState({"query": " A "})
     assert graph.run(start).state["query"] == "a" and start == {"query": " A "}
     assert AgentGraph("e").add_node("n", lambda s: {"k": 1}).set_entry("n").run().state == {"k": 1}
+    # the state holds any Python object, as in dynavec (nothing is serialised)
+    lock, client = threading.Lock(), object()
+    objects = AgentGraph("o").add_node("a", lambda s: {"lock": lock, "fn": len})
+    objects.add_node("b", lambda s: {"n": s["fn"]([s["client"]])}).add_edge("a", "b")
+    out = objects.set_entry("a").run({"client": client}).state
+    assert out["lock"] is lock and out["client"] is client and out["n"] == 1
 
 
 def test_g11_batch_of_one_on_the_live_state() -> None:
@@ -684,6 +690,11 @@ def test_g18_interrupt_pauses_and_resumes_with_a_sqlite_file(tmp_path: Path) -> 
         assert runs == Counter({"prepare": 1, "approve": 2, "pay": 1})  # approve re-ran once
         with pytest.raises(ValueError, match="is not paused"):
             fresh.resume("t1", "approved")
+    # a run without thread_id writes nothing into the checkpointer
+    with SqliteSaver.from_conn_string(db) as saver:
+        before = len(list(saver.list(None)))
+        assert _pay_graph(saver).run(GraphState({"log": []})).interrupted
+        assert len(list(saver.list(None))) == before
     # the same object resumes without being given the reducers again; no checkpointer needed
     own = _pay_graph()
     first = own.run(GraphState({"log": []}, reducers={"log": append_reducer}))
@@ -726,10 +737,12 @@ def test_g18_a_pause_in_a_parallel_batch_keeps_the_finished_branch() -> None:
         .add_parallel_branches("s", ["fast", "ask"], join_at="join")
         .set_entry("s")
     )
-    paused = graph.run(thread_id="p")
+    client, pair = threading.Lock(), (1, 2)  # kept as they are across the pause
+    paused = graph.run({"client": client, "pair": pair}, thread_id="p")
     assert paused.interrupt_payload is not None and paused.interrupt_payload["node"] == "ask"
     done = graph.resume("p", "yes")
     assert done.state["joined"] == [True, "yes"] and runs == Counter({"fast": 1, "ask": 2})
+    assert done.state["client"] is client and done.state["pair"] == (1, 2)
     assert _names(done) == ["s", "fast", "ask", "join"]
 
 

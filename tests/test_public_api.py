@@ -393,6 +393,18 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "refused_decisions",
         "resume_command",
     ],
+    "dynavec_langgraph.memory": [
+        "BaseMemory",
+        "DynamoDBMemoryStore",
+        "InMemoryMemoryStore",
+        "MemoryPolicy",
+        "SummaryMemoryPolicy",
+        "TokenBudgetMemoryPolicy",
+        "WindowMemoryPolicy",
+        "default_token_counter",
+        "dict_to_message",
+        "message_to_dict",
+    ],
     "dynavec_langgraph.planner": [
         "DEFAULT_PLANNER_PROMPT",
         "Plan",
