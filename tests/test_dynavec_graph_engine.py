@@ -770,3 +770,30 @@ def test_g19_a_dynavec_graph_as_a_node_of_another_graph() -> None:
     assert done["note"] == "paid=True" and done["flow_result"]["success"] is True
     assert done["flow_state"]["log"] == ["prepare", "approve", "pay"]
     assert runs == Counter({"prepare": 1, "approve": 2, "pay": 1})
+
+
+def test_g20_langgraph_json_serves_a_dynavec_graph() -> None:
+    """The ``dynavec_flow`` entry of ``langgraph.json`` loads as ``langgraph dev`` loads it
+    (compiled, no checkpointer of its own) and runs as a node of a checkpointed graph;
+    ``tests/test_studio.py`` runs it on a real server."""
+    config = json.loads((REPO / "langgraph.json").read_text())
+    path, attribute = config["graphs"]["dynavec_flow"].split(":")
+    assert path == "./dynavec_langgraph/studio.py"
+    import dynavec_langgraph.studio as studio
+
+    flow = getattr(studio, attribute)
+    assert isinstance(flow, CompiledStateGraph) and flow.checkpointer is None
+    small = flow.invoke({"flow_state": {"amount": 20}})
+    assert small["flow_state"] == {"amount": 20, "needs_approval": False, "log": ["review", "book"],
+                                   "booked": True}  # fmt: skip
+    builder = StateGraph(Parent)
+    builder.add_node("flow", flow)
+    builder.add_edge(START, "flow")
+    builder.add_edge("flow", END)
+    parent = builder.compile(checkpointer=InMemorySaver())
+    config_: Any = {"configurable": {"thread_id": "studio-1"}}
+    out = parent.invoke({"flow_state": {"amount": 250}}, config_)
+    assert out["__interrupt__"][0].value["payload"] == {"amount": 250}
+    done = parent.invoke(Command(resume="rejected"), config_)
+    assert done["flow_state"]["booked"] is False
+    assert done["flow_result"]["success"] is True

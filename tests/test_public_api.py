@@ -440,7 +440,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "safe_serializer",
         "sqlite_url",
     ],
-    "dynavec_langgraph.studio": ["graph"],
+    "dynavec_langgraph.studio": ["flow", "graph"],
     "dynavec_langgraph.supervisor": ["AgentLike", "Handoff", "Supervisor", "default_handoff"],
     "dynavec_langgraph.testing": ["ScriptedChatModel", "Turn"],
 }
