@@ -502,6 +502,7 @@ def _run_node(node: BaseNode, state: GraphState, index: int, ctx: _Context) -> _
     """Run one dynavec node; its exceptions become the outcome's error, LangGraph's
     interrupt (and other control-flow) exceptions go through."""
     before = list(state.keys())
+    reducers = dict(state.reducers)
     started = time.perf_counter()
     try:
         returned = node.execute(state)
@@ -517,10 +518,11 @@ def _run_node(node: BaseNode, state: GraphState, index: int, ctx: _Context) -> _
     if isinstance(returned, GraphState):
         ctx.returned[node.name] = dict(returned.reducers)
         kind, values, update = "state", dict(returned), {}
-    elif isinstance(returned, dict):
-        kind, values, update = "update", dict(state), dict(returned)
-    elif returned is None:
-        kind, values, update = "none", dict(state), {}
+    elif isinstance(returned, dict) or returned is None:
+        if state.reducers != reducers:  # registered on the state it ran on
+            ctx.returned[node.name] = dict(state.reducers)
+        kind, values = ("update", "none")[returned is None], dict(state)
+        update = dict(returned or {})
     else:
         text = (
             f"TypeError: node {node.name!r} returned {type(returned).__name__}; return a dict "
@@ -596,7 +598,7 @@ class _Spec:
             if outcome["kind"] == "error":
                 run["error"] = outcome["trace"]["error"]
                 break
-            branch = self._branch_state(outcome, live, ctx)
+            branch = self._branch_state(outcome, live, ctx, single)
             if single:
                 live = branch
             else:  # the whole branch state, inherited values too, through the reducers
@@ -609,11 +611,18 @@ class _Spec:
 
     # --- plain decisions --------------------------------------------------------------------
 
-    def _branch_state(self, outcome: _Outcome, state: GraphState, ctx: _Context) -> GraphState:
-        if outcome["kind"] == "state":
-            reducers = ctx.returned.get(outcome["node"], state.reducers)
-            return GraphState(outcome["values"], reducers=reducers)
-        branch = GraphState(outcome["values"], reducers=state.reducers)
+    def _branch_state(
+        self, outcome: _Outcome, state: GraphState, ctx: _Context, single: bool
+    ) -> GraphState:
+        """The state a node left: a returned ``GraphState`` with its reducers; else the state
+        it ran on (the live one for a batch of one, whose reducer changes therefore last),
+        with a returned dict merged."""
+        returned = ctx.returned.get(outcome["node"])
+        if outcome["kind"] == "state" or single:
+            reducers = returned if returned is not None else state.reducers
+        else:
+            reducers = state.reducers
+        branch = GraphState(outcome["values"], reducers=reducers)
         return branch.merge(outcome["update"]) if outcome["kind"] == "update" else branch
 
     def _dispatch_edges(self, source: str, state: GraphState, run: dict[str, Any]) -> None:

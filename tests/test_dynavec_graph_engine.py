@@ -397,6 +397,21 @@ def test_g11_batch_of_one_on_the_live_state() -> None:
     assert [t.output_keys for t in out.trace] == [["x", "seen"], ["only"], ["only"]]
     assert [t.input_keys for t in out.trace] == [["x"], ["x", "seen"], ["only"]]
 
+    # a batch of one runs on the live state: a reducer it registers stays
+    def register(s: GraphState) -> dict[str, Any]:
+        s.register_reducer("tags", append_reducer)
+        return {"tags": "b"}
+
+    live = AgentGraph("live").add_node("reg", register).add_node("more", lambda s: {"tags": "c"})
+    kept = live.add_edge("reg", "more").set_entry("reg").run({"tags": ["a"]})
+    assert kept.state == {"tags": ["a", "b", "c"]} and "tags" in kept.state.reducers
+    # a node returning anything else is a captured error
+    odd = AgentGraph("odd").add_node("n", lambda s: 42).set_entry("n").run()
+    assert (
+        odd.error == "TypeError: node 'n' returned int; return a dict of updates, a "
+        "GraphState or None"
+    )
+
 
 def test_g12_node_exceptions_are_captured() -> None:
     ran: list[str] = []
