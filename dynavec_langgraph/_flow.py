@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -50,6 +51,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from dynavec_langgraph._errors import CheckpointerConfigError
 from dynavec_langgraph.interrupt import interrupt_fields
 
 __all__ = [
@@ -748,6 +750,10 @@ class AgentGraph:
             resume from any process; the state's values must be storable by it). Other runs
             keep their state in an in-process saver of their own, holding the values as they
             are (any Python object), so that :meth:`resume` works on this object.
+
+    Raises:
+        ValueError: ``max_iterations`` below 1.
+        CheckpointerConfigError: ``checkpointer`` is no LangGraph saver.
     """
 
     def __init__(
@@ -761,6 +767,11 @@ class AgentGraph:
         self.name = name
         self.description = description
         self.max_iterations = _check_positive("max_iterations", max_iterations)
+        if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointSaver):
+            raise CheckpointerConfigError(
+                f"checkpointer={checkpointer!r:.80}: pass a LangGraph saver (SqliteSaver, "
+                "PostgresSaver, InMemorySaver, ...) or None"
+            )
         self.checkpointer = checkpointer
         self._in_process: dict[str, InMemorySaver] = {}
         """The in-process saver of each paused (or running) run that has no checkpointer."""

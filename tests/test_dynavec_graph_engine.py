@@ -21,7 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from dynavec_langgraph import DynavecError
+from dynavec_langgraph import CheckpointerConfigError, DynavecError
 from dynavec_langgraph._flow import (
     AgentGraph,
     AgentState,
@@ -710,6 +710,8 @@ def test_g18_interrupt_pauses_and_resumes_with_a_sqlite_file(tmp_path: Path) -> 
         before = len(list(saver.list(None)))
         assert _pay_graph(saver).run(GraphState({"log": []})).interrupted
         assert len(list(saver.list(None))) == before
+    with pytest.raises(CheckpointerConfigError, match="LangGraph saver"):
+        AgentGraph("x", checkpointer=f"sqlite:///{db}")
     # the same object resumes without being given the reducers again; no checkpointer needed
     own = _pay_graph()
     first = own.run(GraphState({"log": []}, reducers={"log": append_reducer}))
