@@ -489,3 +489,21 @@ def test_mem11_the_agent_prompt_stands_for_the_stored_system_message() -> None:
     # ... and the model sees the running agent's prompt in its place (docs: differs)
     assert _texts(model.seen[0])[0] == ("system", "New prompt.")
     assert len(model.seen[0]) == 4
+
+
+def test_mem7_a_summary_reaches_the_model_as_a_system_message() -> None:
+    memory = InMemoryMemoryStore(policy=SummaryMemoryPolicy(max_messages=4))
+    model = ScriptedDynavecModel(["a1", "a2", "a3"])
+    agent = ReActAgent(model, system_prompt="S", memory=memory)
+    results = [agent.run(goal, thread_id="sum") for goal in ("q1", "q2", "q3")]
+    assert [r.output for r in results] == ["a1", "a2", "a3"]
+    assert [r.total_steps for r in results] == [1, 1, 1]
+    # after run 2 memory stored [S, summary(q1, a1), q2, a2]; run 3 adds q3 and the policy
+    # summarises the summary and q2 (dynavec's quirk), which the model sees mid-conversation
+    inner = "Summary of prior conversation:\n- User: q1\n- Assistant: a1"
+    assert _texts(model.seen[2]) == [
+        ("system", "S"),
+        ("system", f"Summary of prior conversation:\n- System: {inner}\n- User: q2"),
+        ("assistant", "a2"),
+        ("user", "q3"),
+    ]
