@@ -1020,8 +1020,10 @@ class AgentGraph:
             builder.add_node(name, spec.execute(name))
             builder.add_edge(name, DISPATCH_NODE)
         builder.add_edge(START, START_NODE)
-        for router_node in (START_NODE, DISPATCH_NODE):
-            builder.add_conditional_edges(router_node, spec.route, [*names, END])
+        # every conditional edge lists its targets, so Studio draws the graph as it runs
+        targets = [n for n in names if n in spec.inbound]
+        builder.add_conditional_edges(START_NODE, spec.route, [spec.entry])
+        builder.add_conditional_edges(DISPATCH_NODE, spec.route, [*targets, END])
         compiled = builder.compile(checkpointer=checkpointer, name=self.name, **compile_kwargs)
         # a round is two supersteps (its nodes, then the dispatch), plus the start
         return compiled.with_config(
