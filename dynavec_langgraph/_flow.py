@@ -51,7 +51,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from dynavec_langgraph._errors import CheckpointerConfigError
+from dynavec_langgraph._errors import CheckpointerConfigError, ThreadPausedError
 from dynavec_langgraph.interrupt import interrupt_fields
 
 __all__ = [
@@ -1074,6 +1074,7 @@ class AgentGraph:
         Raises:
             GraphValidationError / GraphCycleError: the graph is malformed (:meth:`validate`).
             MaxIterationsExceededError: a node's visits exceed ``max_iterations``.
+            ThreadPausedError: ``thread_id`` is paused (answer it with :meth:`resume`).
             ValueError: a condition string that cannot be parsed.
         """
         steps = _check_positive("max_steps", max_steps)
@@ -1086,6 +1087,8 @@ class AgentGraph:
             else GraphState(initial_state or {})
         )
         ctx = _Context(reducers=dict(start.reducers), max_steps=steps)
+        if thread_id is not None:
+            self._refuse_if_paused(thread_id)
         tid, saver = self._new_saver(thread_id)
         compiled = self.compile(saver, max_steps=steps, max_workers=workers)
         config = self._config(tid, ctx, steps, workers)
@@ -1147,6 +1150,16 @@ class AgentGraph:
         config = self._config(thread_id, ctx, steps, workers)
         compiled.invoke(Command(resume=human_decision), config)
         return self._result(compiled, config, thread_id, ctx)
+
+    def _refuse_if_paused(self, thread_id: str) -> None:
+        """``run()`` on a paused thread would drop its pause: refused, nothing changed."""
+        saver = self._in_process.get(thread_id, self.checkpointer)
+        if saver is None:
+            return
+        snapshot = self.compile(saver).get_state({"configurable": {"thread_id": thread_id}})
+        if snapshot.interrupts:
+            nodes = [interrupt_fields(i).node_id or "?" for i in snapshot.interrupts]
+            raise ThreadPausedError(thread_id, nodes)
 
     def _result(
         self,

@@ -21,7 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from dynavec_langgraph import CheckpointerConfigError, DynavecError
+from dynavec_langgraph import CheckpointerConfigError, DynavecError, ThreadPausedError
 from dynavec_langgraph._flow import (
     AgentGraph,
     AgentState,
@@ -690,6 +690,11 @@ def test_g18_interrupt_pauses_and_resumes_with_a_sqlite_file(tmp_path: Path) -> 
     }
     assert _names(paused) == ["prepare"] and paused.state == {"log": ["prepare"], "amount": 120}
     assert paused.to_dict()["interrupt_payload"]["node_id"] == "approve_transfer"
+    # run() on the paused thread is refused and changes nothing
+    with SqliteSaver.from_conn_string(db) as saver:
+        refused = _pay_graph(saver, runs)
+        with pytest.raises(ThreadPausedError, match=r"resume\(thread_id='t1'"):
+            refused.run(start, thread_id="t1")
     # a fresh graph object on a fresh connection to the same file resumes it
     with SqliteSaver.from_conn_string(db) as saver:
         fresh = _pay_graph(saver, runs)
@@ -716,6 +721,8 @@ def test_g18_interrupt_pauses_and_resumes_with_a_sqlite_file(tmp_path: Path) -> 
     own = _pay_graph()
     first = own.run(GraphState({"log": []}, reducers={"log": append_reducer}))
     assert first.thread_id is not None and first.interrupted
+    with pytest.raises(ThreadPausedError):
+        own.run({}, thread_id=first.thread_id)
     second = own.resume(first.thread_id, "rejected")
     assert second.state["paid"] is False and second.state["log"] == ["prepare", "approve", "pay"]
 
