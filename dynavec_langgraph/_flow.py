@@ -89,7 +89,7 @@ RESULT_KEY = "flow_result"
 RUN_KEY = "flow_run"
 OUTCOMES_KEY = "flow_outcomes"
 RESERVED_NAMES = frozenset(
-    {START_NODE, DISPATCH_NODE, STATE_KEY, RESULT_KEY, RUN_KEY, OUTCOMES_KEY}
+    {START, END, START_NODE, DISPATCH_NODE, STATE_KEY, RESULT_KEY, RUN_KEY, OUTCOMES_KEY}
 )
 """Names a dynavec node cannot take: the LangGraph graph's own nodes and state keys."""
 _CONTEXT_KEY = "dynavec_flow_context"
