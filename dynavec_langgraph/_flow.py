@@ -51,7 +51,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from dynavec_langgraph._errors import CheckpointerConfigError, ThreadPausedError
+from dynavec_langgraph._errors import (
+    CheckpointerConfigError,
+    InvalidDecisionError,
+    NothingToResumeError,
+    ThreadPausedError,
+)
 from dynavec_langgraph.interrupt import interrupt_fields
 
 __all__ = [
@@ -1118,17 +1123,18 @@ class AgentGraph:
             max_workers: nodes of one round that run at once.
 
         Raises:
-            ValueError: the thread is not paused, or ``human_decision`` is ``None``.
+            NothingToResumeError: the thread is not paused (a ``ValueError``).
+            InvalidDecisionError: ``human_decision`` is ``None`` (a ``ValueError``).
             GraphValidationError: the run registered reducers that ``reducers`` lacks.
         """
         workers = _check_positive("max_workers", max_workers)
         if human_decision is None:
-            raise ValueError("human_decision=None is no decision: answer with a value")
+            raise InvalidDecisionError("human_decision=None is no decision: answer with a value")
         saver = self._in_process.get(thread_id, self.checkpointer)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         snapshot = self.compile(saver).get_state(config) if saver is not None else None
         if snapshot is None or not snapshot.interrupts:
-            raise ValueError(
+            raise NothingToResumeError(
                 f"thread {thread_id!r} of graph {self.name!r} is not paused: nothing to resume "
                 "(run() starts a run)"
             )

@@ -21,7 +21,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from dynavec_langgraph import CheckpointerConfigError, DynavecError, ThreadPausedError
+from dynavec_langgraph import (
+    CheckpointerConfigError,
+    DynavecError,
+    InvalidDecisionError,
+    NothingToResumeError,
+    ThreadPausedError,
+)
 from dynavec_langgraph._flow import (
     AgentGraph,
     AgentState,
@@ -701,7 +707,7 @@ def test_g18_interrupt_pauses_and_resumes_with_a_sqlite_file(tmp_path: Path) -> 
         fresh = _pay_graph(saver, runs)
         with pytest.raises(GraphValidationError, match="pass them again"):
             fresh.resume("t1", "approved")  # the reducers are not stored with the run
-        with pytest.raises(ValueError, match="is no decision"):
+        with pytest.raises(InvalidDecisionError, match="is no decision"):
             fresh.resume("t1", None)
         done = fresh.resume("t1", "approved", reducers={"log": append_reducer})
         assert done.success and done.interrupt_payload is None
@@ -709,7 +715,7 @@ def test_g18_interrupt_pauses_and_resumes_with_a_sqlite_file(tmp_path: Path) -> 
                               "decision": "approved", "paid": True}  # fmt: skip
         assert _names(done) == ["prepare", "approve", "pay"] and done.nodes_executed == 3
         assert runs == Counter({"prepare": 1, "approve": 2, "pay": 1})  # approve re-ran once
-        with pytest.raises(ValueError, match="is not paused"):
+        with pytest.raises(NothingToResumeError, match="is not paused"):
             fresh.resume("t1", "approved")
     # a run without thread_id writes nothing into the checkpointer
     with SqliteSaver.from_conn_string(db) as saver:
