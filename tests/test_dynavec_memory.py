@@ -417,6 +417,13 @@ def test_mem9_a_checkpoint_wins_over_memory(tmp_path: Path) -> None:
         ("user", "injected into memory only"),
         ("assistant", "second answer"),
     ]
+    # resume_from= a checkpoint: its messages win as well
+    first_answer = agent.list_checkpoints("t")[1].checkpoint_id
+    model.turns.append("third answer")
+    memory.append("t", "injected again")
+    agent.run("third", thread_id="t", resume_from=first_answer)
+    assert ("user", "injected again") not in _texts(model.seen[2])
+    assert ("user", "second") not in _texts(model.seen[2])  # the checkpoint before it
     agent.close()
 
 
