@@ -301,6 +301,12 @@ def test_mem6_reads_an_item_dynavec_wrote(dynamodb_server: DynamoDBServer) -> No
     store.append("legacy", Message("assistant", "4"))
     assert store.get_scratchpad("legacy") == {"score": 1}
     assert len(store.get_messages("legacy")) == 3
+    # the table is shared with dynavec's checkpoint items: memory never touches them
+    checkpoint = {"pk": "default#checkpoint#legacy#cp_1", "type": "checkpoint", "step": 0}
+    table.put_item(Item=checkpoint)
+    store.clear("legacy")
+    store.append("legacy", "again")
+    assert table.get_item(Key={"pk": "default#checkpoint#legacy#cp_1"})["Item"] == checkpoint
 
 
 # --- ReActAgent(memory=) ------------------------------------------------------------------
