@@ -14,9 +14,10 @@ from contextlib import (
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._conversion import from_dynavec
@@ -49,6 +50,7 @@ from dynavec_langgraph._scratch import ScratchThreads
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
+from dynavec_langgraph.memory import BaseMemory
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:
@@ -149,6 +151,9 @@ class ReActAgent:
         max_steps: model calls per run; below 1 counts as 1.
         checkpointer: a LangGraph saver. Without one the agent keeps an in-process saver so
             that ``resume(thread_id=...)`` works on this agent.
+        memory: a :class:`~dynavec_langgraph.memory.BaseMemory`: runs with a ``thread_id``
+            that continue no checkpoint start from its history, and store their answers
+            (docs/memory.md).
         parallel_tool_calls: run the calls of a turn concurrently (several approvals can be
             pending at once; answer them with ``resume(thread_id=..., decisions={...})``).
 
@@ -166,14 +171,23 @@ class ReActAgent:
         system_prompt: str | None = None,
         max_steps: int = 10,
         checkpointer: Any = None,
+        memory: BaseMemory | None = None,
         *,
         parallel_tool_calls: bool = False,
         **options: Any,
     ) -> None:
+        if memory is not None and not isinstance(memory, BaseMemory):
+            raise TypeError(
+                f"memory={memory!r:.80}: pass a dynavec_langgraph.memory.BaseMemory "
+                "(InMemoryMemoryStore, DynamoDBMemoryStore) or None"
+            )
+        self.memory = memory
+        self._memory_scratch: set[str] = set()  # threads without a thread_id: no memory
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
         self.max_steps = check_max_steps(max_steps)
         self._completed: dict[str, dict[str, CompletedCall]] = {}
         saver = resolve_checkpointer(checkpointer)
+        self._given_saver = saver is not None
         self.checkpointer = saver if saver is not None else InMemorySaver()
         self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
         # runs without a thread_id never reach a given checkpointer (_scratch.py)
@@ -196,6 +210,8 @@ class ReActAgent:
         tid = uuid.uuid4().hex
         if isinstance(self._saver, ScratchThreads):
             self._saver.mark(tid)
+        if self.memory is not None:
+            self._memory_scratch.add(tid)
         return tid
 
     def _run_plan(
@@ -226,6 +242,8 @@ class ReActAgent:
                 "list_checkpoints(thread_id) shows the ones it has"
             )
         refuse_if_paused(plan.thread_id, snapshot.interrupts)
+        if self._from_memory(plan, snapshot, resume_from):
+            return
         if resume_from:
             return
         values = snapshot.values or {}
@@ -244,6 +262,46 @@ class ReActAgent:
                 plan.graph_input["shared"] = shared
         elif values.get("continued_at"):
             plan.graph_input["continued_at"] = None  # a new user message starts a new run
+
+    def _from_memory(self, plan: _Plan, snapshot: StateSnapshot, resume_from: str | None) -> bool:
+        """dynavec's memory load: a run with a ``thread_id`` whose messages no checkpoint of
+        the given checkpointer supplies starts from the memory's history (the system prompt
+        stored first, then the goal appended). The agent's own in-process saver is no
+        checkpointer in dynavec's sense: there the thread's messages are replaced by the
+        memory's. The stored first system message is not sent twice: the agent adds its
+        system prompt at each model call."""
+        memory = self.memory
+        if memory is None or plan.thread_id in self._memory_scratch:
+            return False
+        had_messages = bool((snapshot.values or {}).get("messages"))
+        if resume_from or (self._given_saver and had_messages):
+            return False  # restored checkpoint messages win and skip memory
+        goal = plan.graph_input["messages"][0].content
+        tid = plan.thread_id
+        if not memory.get_messages(tid) and self.system_prompt:
+            memory.append(tid, Message("system", self.system_prompt))
+        memory.append(tid, Message("user", goal))
+        history = [from_dynavec(m) for m in memory.get_messages(tid)]
+        if history and isinstance(history[0], SystemMessage):
+            history.pop(0)
+        reset: list[BaseMessage] = [RemoveMessage(id=REMOVE_ALL_MESSAGES)] if had_messages else []
+        plan.graph_input = {
+            **plan.graph_input,
+            "messages": [*reset, *history],
+            "termination_reason": None,
+            "continued_at": None,
+        }
+        return True
+
+    def _remember(self, thread_id: str, result: AgentResult) -> None:
+        """dynavec's memory save: a completed run (or one out of steps) appends its answer;
+        a paused one appends nothing (the resume that completes it does)."""
+        if self.memory is None or result.termination_reason == "interrupted":
+            return
+        if thread_id in self._memory_scratch:
+            self._memory_scratch.discard(thread_id)
+            return
+        self.memory.append(thread_id, Message("assistant", result.output or ""))
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
         converted = [from_dynavec(m) for m in messages]
@@ -266,13 +324,15 @@ class ReActAgent:
         if state is not None and "shared" in values:
             state.data.clear()
             state.data.update(values["shared"])
-        return build_result(
+        result = build_result(
             values,
             interrupts,
             thread_id=thread_id,
             max_steps=self.max_steps,
             system_prompt=self.system_prompt,
         )
+        self._remember(thread_id, result)
+        return result
 
     @staticmethod
     def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:

@@ -290,3 +290,28 @@ async def test_studio_every_ui_s_decision_answers_the_demo(
     assert (await client.threads.get_state(thread_id))["interrupts"] == []
     transfers = [e for e in studio.entries(thread_id) if e["tool"] == "transfer_funds"]
     assert [(e["amount"], e["decision"]) for e in transfers] == [(12, kind)]
+
+
+async def test_studio_serves_a_dynavec_graph_that_pauses_and_resumes(studio: Studio) -> None:
+    """``langgraph.json``'s ``dynavec_flow``: a dynavec ``AgentGraph`` compiled to LangGraph,
+    run by the server with its own checkpointer; its ``interrupt()`` pauses the thread and
+    ``Command(resume=...)`` carries the dynavec run on (docs/compatibility.md G20)."""
+    client = get_client(url=studio.url)
+    [assistant] = await client.assistants.search(graph_id="dynavec_flow")
+    thread_id = (await client.threads.create())["thread_id"]
+    await client.runs.wait(
+        thread_id, assistant["assistant_id"], input={"flow_state": {"amount": 250}}
+    )
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    pause = _only_interrupt(await client.threads.get_state(thread_id))
+    assert pause["value"]["node_id"] == "approve_expense"
+    assert pause["value"]["payload"] == {"amount": 250}
+    final = await client.runs.wait(
+        thread_id, assistant["assistant_id"], command={"resume": "approved"}, raise_error=True
+    )
+    assert isinstance(final, dict)
+    assert final["flow_state"]["booked"] is True
+    assert final["flow_state"]["log"] == ["review", "approve", "book"]
+    result = final["flow_result"]
+    assert result["success"] is True and result["graph_name"] == "dynavec_flow"
+    assert [t["node_name"] for t in result["trace"]] == ["review", "approve", "book"]
