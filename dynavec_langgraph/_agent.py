@@ -22,7 +22,9 @@ from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
+    InvalidInputError,
     NothingToResumeError,
+    not_a_message_text,
 )
 from dynavec_langgraph._graph import (
     AGENT_NODE,
@@ -39,7 +41,12 @@ from dynavec_langgraph._resuming import (
     Answer,
     Resume,
     aresuming,
+    brief,
+    check_state,
     check_storable,
+    check_text,
+    may_be_paused_elsewhere,
+    refuse_foreign_pause,
     refuse_if_paused,
     resuming,
     storage_guard,
@@ -95,6 +102,18 @@ def _check_goal(goal: Any) -> None:
         raise TypeError(
             f"goal={goal!r:.80} ({type(goal).__name__}): pass the user's request as a string"
         )
+
+
+def _message(index: int, message: Any) -> BaseMessage:
+    """``messages[index]`` of a resume from messages, as LangChain's."""
+    try:
+        return from_dynavec(message)
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        field = f"messages[{index}]"
+        raise InvalidInputError(
+            not_a_message_text(field, brief(message, 80), f"{type(error).__name__}: {error}"),
+            field,
+        ) from None
 
 
 def _looks_like_id_map(decision: Any) -> bool:
@@ -203,6 +222,11 @@ class ReActAgent:
         record: dict[str, CompletedCall],
     ) -> _Plan:
         _check_goal(goal)
+        check_text(goal, "goal")
+        if resume_from is not None:
+            check_text(resume_from, "resume_from")
+        if state is not None:
+            check_state(self.checkpointer, state.data)
         tid = thread_id or self._scratch_thread()
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
@@ -211,16 +235,20 @@ class ReActAgent:
         config["configurable"][COMPLETED_CALLS_KEY] = record
         return _Plan(config, graph_input, tid)
 
-    def _check_run(self, plan: _Plan, snapshot: StateSnapshot, resume_from: str | None) -> None:
-        """Refuse a paused thread; continue a thread whose last run did not finish, as
-        dynavec's ``run()`` continues from the latest checkpoint, instead of adding the goal
-        again (which would handle it, and its calls, twice)."""
+    def _check_run(
+        self, plan: _Plan, snapshot: StateSnapshot, stored: Any, resume_from: str | None
+    ) -> None:
+        """Refuse a paused thread (also one paused by another graph: ``stored`` is its raw
+        checkpoint, read when :func:`may_be_paused_elsewhere`); continue a thread whose last
+        run did not finish, as dynavec's ``run()`` continues from the latest checkpoint,
+        instead of adding the goal again (which would handle it, and its calls, twice)."""
         if resume_from and not _exists(snapshot):
             raise CheckpointNotFoundError(
                 f"thread {plan.thread_id!r} has no checkpoint {resume_from!r}; "
                 "list_checkpoints(thread_id) shows the ones it has"
             )
         refuse_if_paused(plan.thread_id, snapshot.interrupts)
+        refuse_foreign_pause(self.graph, stored, snapshot, plan.thread_id)
         if resume_from:
             return
         values = snapshot.values or {}
@@ -241,7 +269,8 @@ class ReActAgent:
             plan.graph_input["continued_at"] = None  # a new user message starts a new run
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
-        converted = [from_dynavec(m) for m in messages]
+        converted = [_message(i, m) for i, m in enumerate(messages)]
+        check_text(converted, "messages")
         while converted and isinstance(converted[0], SystemMessage):
             converted.pop(0)
         if not pending_calls(converted):
@@ -268,6 +297,21 @@ class ReActAgent:
             max_steps=self.max_steps,
             system_prompt=self.system_prompt,
         )
+
+    def _read(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
+        """The thread before a run, and its raw checkpoint when another graph may have paused
+        it (see :meth:`_check_run`)."""
+        snapshot = self.graph.get_state(plan.config)
+        if not may_be_paused_elsewhere(snapshot):
+            return snapshot, None
+        return snapshot, self.checkpointer.get_tuple(plan.config)
+
+    async def _aread(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
+        """Async twin of :meth:`_read`."""
+        snapshot = await self.graph.aget_state(plan.config)
+        if not may_be_paused_elsewhere(snapshot):
+            return snapshot, None
+        return snapshot, await self.checkpointer.aget_tuple(plan.config)
 
     @staticmethod
     def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:
@@ -299,7 +343,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                self._check_run(plan, *self._read(plan), resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan.thread_id, *self._split(output), state)
 
@@ -316,7 +360,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             async with self._alocked(thread_id):
-                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                self._check_run(plan, *await self._aread(plan), resume_from)
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
                 )
@@ -398,7 +442,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                self._check_run(plan, *self._read(plan), resume_from)
                 for event in self._stream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -418,7 +462,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             async with self._alocked(thread_id):
-                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                self._check_run(plan, *await self._aread(plan), resume_from)
                 async for event in self._astream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -524,6 +568,8 @@ class ReActAgent:
         calls that ran but were not saved yet (kept for the next call on the thread until one
         succeeds); turns a storage failure into a :class:`StorageError` that says what ran."""
         _check_thread_id(thread_id)
+        if thread_id is not None:
+            check_text(thread_id, "thread_id")
         record = self._completed.setdefault(thread_id, {}) if thread_id else {}
         with storage_guard(self.checkpointer, thread_id, record):
             yield record
@@ -593,9 +639,10 @@ class ReActAgent:
         the unanswered call (checked first: nothing is written for a bad answer)."""
         converted = self._resume_messages(messages)
         answer.value([])
-        check_storable(self.checkpointer, answer.decision)
+        check_storable(self.checkpointer, answer.decision, "human_decision")
         values: dict[str, Any] = {"messages": converted}
         if state is not None:
+            check_state(self.checkpointer, state.data)
             values["shared"] = dict(state.data)
         return values
 

@@ -43,6 +43,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
+from dynavec_langgraph._errors import InterruptCallError
 from dynavec_langgraph._messages import (
     ConversationChannel,
     add_conversation,
@@ -340,6 +341,36 @@ def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = froze
     }
 
 
+def _foreign_task(payload: Any) -> ToolTask | None:
+    """The task of a tool call that LangGraph's prebuilt agent or LangChain's ``create_agent``
+    sent to its ``tools`` node before its thread paused, when this graph resumes the thread.
+
+    Mirrors the ``Send`` arguments of ``langgraph.prebuilt.chat_agent_executor``'s
+    ``should_continue`` (version "v2": ``ToolCallWithContext``, langgraph-prebuilt 1.1) and of
+    ``langchain.agents.factory``'s model router (``[tool_call]``, langchain 1.5); pinned by
+    tests/test_adversarial_2.py. ``None`` for anything else.
+    """
+    state: Mapping[str, Any] | None = None
+    if isinstance(payload, dict) and payload.get("__type") == "tool_call_with_context":
+        call, state = payload.get("tool_call"), payload.get("state")
+    elif isinstance(payload, list) and len(payload) == 1:
+        call = payload[0]
+    else:
+        return None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    state = state if isinstance(state, Mapping) else None
+    return {
+        "call": {"name": call["name"], "args": dict(call.get("args") or {}), "id": call.get("id")},
+        "shared": dict((state or {}).get("shared") or {}),
+        "invalid": None,
+        "ends_run": False,
+        "closes": None,
+        "state": state,
+        "rest": [],
+    }
+
+
 def _all_tasks(
     state: Mapping[str, Any],
     max_steps: int,
@@ -374,6 +405,8 @@ def _error_observation(error: Exception) -> str:
     """A tool's exception is the observation ``Error executing tool '<name>': ...``
     (docs/compatibility.md §3; the tool node runs one call at a time, so the running call
     names the tool)."""
+    if isinstance(error, InterruptCallError):  # the tool's bug: for the developer (_errors)
+        raise error
     running = current_tool_call()
     return format_tool_error(running["name"] if running else "unknown", error)
 
@@ -436,7 +469,7 @@ class _Call:
     def own_error(self, error: Exception) -> dict[str, Any]:
         """A package tool's exception answered as ``ToolNode`` answers one
         (docs/compatibility.md §3)."""
-        if isinstance(error, GraphBubbleUp) or is_invalid_resume(error):
+        if isinstance(error, GraphBubbleUp | InterruptCallError) or is_invalid_resume(error):
             raise error
         message = ToolMessage(
             content=format_tool_error(self.call["name"], error),
@@ -668,11 +701,13 @@ class ReActNodes:
         return update
 
     def _task(self, state_or_task: Any) -> _Call:
-        task = (
-            state_or_task
-            if "call" in state_or_task
-            else _next_task(state_or_task, self.max_steps, self.direct)
-        )
+        task = _foreign_task(state_or_task)
+        if task is None:
+            task = (
+                state_or_task
+                if "call" in state_or_task
+                else _next_task(state_or_task, self.max_steps, self.direct)
+            )
         return _Call(task, self.tools)
 
     # Every call goes through LangChain's tool-call path with the whole tool call and the run's
