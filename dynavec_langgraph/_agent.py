@@ -47,6 +47,7 @@ from dynavec_langgraph._resuming import (
     check_text,
     may_be_paused_elsewhere,
     refuse_foreign_pause,
+    refuse_if_damaged,
     refuse_if_paused,
     resuming,
     storage_guard,
@@ -247,6 +248,7 @@ class ReActAgent:
                 f"thread {plan.thread_id!r} has no checkpoint {resume_from!r}; "
                 "list_checkpoints(thread_id) shows the ones it has"
             )
+        refuse_if_damaged(snapshot, plan.thread_id)
         refuse_if_paused(plan.thread_id, snapshot.interrupts)
         refuse_foreign_pause(self.graph, stored, snapshot, plan.thread_id)
         if resume_from:

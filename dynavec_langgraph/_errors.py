@@ -247,3 +247,27 @@ def foreign_table_text(where: str, table: str, columns: list[str], missing: list
         "'postgresql://...?options=-csearch_path%3Dagent' after CREATE SCHEMA agent); nothing "
         "was written"
     )
+
+
+def no_pause_record_text(thread_id: str, nodes: str) -> str:
+    """A decision for a thread that has an unfinished tool call and no pause."""
+    return (
+        f"thread {thread_id!r} cannot be resumed with a decision: it stopped before {nodes} "
+        "with its tool call unanswered but holds no pause, so there is nothing the decision "
+        "could answer: its pause record is missing (the thread is damaged), its run died "
+        "before the tool asked, or a breakpoint (interrupt_before) stopped it. The decision "
+        "was not applied and nothing ran: resume it "
+        "without a decision (ReActAgent.resume(thread_id=...)) to run the call again, which "
+        "asks again if it needs an approval"
+    )
+
+
+def stopped_text(thread_id: str, nodes: str) -> str:
+    """``inbox list``: a thread with an unanswered tool call, stopped without a pause."""
+    return (
+        f"thread {thread_id!r} stopped before {nodes} with a tool call unanswered and no "
+        "pause: its run died, a breakpoint stopped it, or its pause record is missing (the "
+        "thread is damaged). It has no approval to answer; continue it with "
+        "ReActAgent.resume(thread_id=...) (the call runs again and asks again if it needs "
+        "an approval)"
+    )

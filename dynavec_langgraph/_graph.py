@@ -37,13 +37,14 @@ from langchain_core.messages import (
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
-from dynavec_langgraph._errors import InterruptCallError
+from dynavec_langgraph._errors import DamagedThreadError, InterruptCallError, damaged_text
 from dynavec_langgraph._messages import (
     ConversationChannel,
     add_conversation,
@@ -326,8 +327,11 @@ def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = froze
     """Sequential mode: the first pending call of the turn."""
     messages = state["messages"]
     pending = pending_calls(messages)
-    if not pending:
-        raise RuntimeError("the tool node ran with no pending tool call")
+    if not pending:  # only a damaged thread gets here (the graph's routes never do)
+        thread = str((get_config().get("configurable") or {}).get("thread_id"))
+        raise DamagedThreadError(
+            damaged_text(thread, "its tool node ran with no unanswered tool call"), thread, []
+        )
     last = len(pending) == 1
     ends = last and steps_in_run(state) >= max_steps
     return {

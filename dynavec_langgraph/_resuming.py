@@ -41,6 +41,7 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 from pydantic import BaseModel
 
 from dynavec_langgraph._errors import (
+    DamagedThreadError,
     DynavecError,
     IncompatibleThreadError,
     InvalidDecisionError,
@@ -48,12 +49,14 @@ from dynavec_langgraph._errors import (
     NothingToResumeError,
     StorageError,
     ThreadPausedError,
+    damaged_text,
     foreign_node_text,
     foreign_tool_text,
     lone_surrogate_text,
+    no_pause_record_text,
     not_storable_text,
 )
-from dynavec_langgraph._graph import TOOLS_METADATA_KEY, CompletedCall
+from dynavec_langgraph._graph import TOOLS_METADATA_KEY, TOOLS_NODE, CompletedCall
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph.interrupt import (
@@ -79,6 +82,7 @@ __all__ = [
     "check_state",
     "check_storable",
     "check_text",
+    "damage",
     "foreign_pause",
     "lone_surrogate",
     "may_be_paused_elsewhere",
@@ -86,6 +90,7 @@ __all__ = [
     "read_thread",
     "refuse_foreign_pause",
     "refuse_if_asked_again",
+    "refuse_if_damaged",
     "refuse_if_paused",
     "resuming",
     "schema_refusal",
@@ -398,6 +403,38 @@ def refuse_foreign_pause(
         raise IncompatibleThreadError(foreign_node_text(thread_id, nodes, ours))
 
 
+def _unanswered(snapshot: StateSnapshot) -> bool:
+    messages = (snapshot.values or {}).get("messages")
+    return isinstance(messages, list) and bool(pending_calls(messages))
+
+
+def damage(snapshot: StateSnapshot) -> str | None:
+    """Why the thread's records contradict each other, or ``None``: the tool node is due but
+    the conversation holds no unanswered call (a write of the model's turn deleted, or a
+    checkpoint whose parent does not exist, so the stored messages cannot be replayed)."""
+    if snapshot.created_at is None or TOOLS_NODE not in snapshot.next:
+        return None
+    if _unanswered(snapshot):
+        return None
+    held = len((snapshot.values or {}).get("messages") or [])
+    return (
+        f"its next step is the {TOOLS_NODE!r} node but its {held} stored message(s) hold no "
+        "unanswered tool call: a record of the model's turn is missing, or a checkpoint "
+        "points to a parent that does not exist"
+    )
+
+
+def refuse_if_damaged(snapshot: StateSnapshot, thread_id: str) -> None:
+    """Before anything runs on a thread (run, resume, the inbox).
+
+    Raises:
+        DamagedThreadError: see :func:`damage`; nothing ran, no decision was applied.
+    """
+    why = damage(snapshot)
+    if why is not None:
+        raise DamagedThreadError(damaged_text(thread_id, why), thread_id, [])
+
+
 def plan_resume(
     graph: Any,
     snapshot: StateSnapshot,
@@ -422,11 +459,16 @@ def plan_resume(
             f"unknown thread {thread_id!r}: nothing to resume (check the thread id and that "
             "the checkpointer is the one the paused run used)"
         )
+    refuse_if_damaged(snapshot, thread_id)
     if not snapshot.interrupts:
         if snapshot.next or snapshot.tasks:
             # a run stopped by a crash (or a breakpoint): its pending calls are not done.
             # When the crash came after a task's result was saved but before the next
             # checkpoint, get_state applies the saved result and shows no `next`, only the task.
+            if crashed == "continue" and answer.given is not MISSING and _unanswered(snapshot):
+                # a decision with no pause to answer: never dropped without an error
+                nodes = ", ".join(map(repr, snapshot.next)) or "a task"
+                raise NothingToResumeError(no_pause_record_text(thread_id, nodes))
             if crashed == "continue":
                 return Resume(config, None, snapshot)
             raise NothingToResumeError(

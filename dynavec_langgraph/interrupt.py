@@ -492,7 +492,7 @@ def _check_call(node_id: Any, payload: Any) -> None:
     if not isinstance(node_id, str) or not node_id:
         raise InterruptCallError(
             interrupt_call_text(
-                str(node_id), f"the node id must be a non-empty string, got {node_id!r}"
+                str(node_id), f"node_id must be a non-empty string, got {node_id!r}"
             ),
             "node_id",
         )

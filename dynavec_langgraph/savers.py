@@ -54,9 +54,9 @@ __all__ = [
     "is_storage_error",
     "masked_url",
     "parse_database_url",
-    "schema_conflict",
     "resolve_checkpointer",
     "safe_serializer",
+    "schema_conflict",
     "sqlite_url",
 ]
 
@@ -400,7 +400,9 @@ def _table_columns(saver: Any) -> tuple[str, dict[str, list[str]]] | None:
         else:
             rows = conn.execute(_PG_COLUMNS_SQL, (tables,)).fetchall()
         for row in rows:
-            table, column = (row["table_name"], row["column_name"]) if isinstance(row, dict) else row
+            table, column = (
+                (row["table_name"], row["column_name"]) if isinstance(row, dict) else row
+            )
             found.setdefault(str(table), []).append(str(column))
         return "postgres", found
     return None
@@ -416,8 +418,9 @@ def schema_conflict(saver: Any, where: str | None = None) -> str | None:
         >>> from langgraph.checkpoint.sqlite import SqliteSaver
         >>> conn = sqlite3.connect(":memory:")
         >>> _ = conn.execute("CREATE TABLE checkpoints (id INTEGER, title TEXT)")
-        >>> print(schema_conflict(SqliteSaver(conn), "the SQLite file 'app.db'"))  # doctest: +ELLIPSIS
-        the SQLite file 'app.db' holds a table 'checkpoints' that is not a LangGraph ...
+        >>> found = schema_conflict(SqliteSaver(conn), "the SQLite file 'app.db'")
+        >>> found.startswith("the SQLite file 'app.db' holds a table 'checkpoints' that is not")
+        True
     """
     try:
         read = _table_columns(saver)

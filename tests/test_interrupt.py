@@ -144,7 +144,7 @@ async def test_non_json_payload_in_a_tool_reaches_the_developer(use_async: bool)
         calls["after"] += 1
         return "sent"
 
-    graph, model = _agent(transfer_funds)
+    graph, _model = _agent(transfer_funds)
     with pytest.raises(InterruptCallError) as raised:
         await drive(graph, {"messages": [("user", "pay")]}, thread(), use_async)
     assert isinstance(raised.value, TypeError)
