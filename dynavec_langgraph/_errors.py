@@ -175,8 +175,8 @@ def lone_surrogate_text(field: str, index: int, char: str) -> str:
     """A string with half of a UTF-16 surrogate pair (``"pay \\ud83d rent"``)."""
     return (
         f"{field}: character {index} ({char!r}) is a lone surrogate, half of a UTF-16 pair "
-        "whose other half is missing, which no checkpointer stores as it is (SQLite and the "
-        "in-memory saver would turn it into '?', PostgreSQL refuses it). Nothing ran and "
+        "whose other half is missing, which no checkpointer stores as it is (the SQLite, "
+        "PostgreSQL and in-memory savers would store '?' in its place). Nothing ran and "
         "nothing was written: send valid Unicode text (a split emoji, text read with "
         "errors='surrogateescape' or JSON such as \"\\ud83d\" holds one)"
     )

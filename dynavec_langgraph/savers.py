@@ -50,13 +50,11 @@ from dynavec_langgraph.checkpoint import BaseCheckpointer
 __all__ = [
     "ConnectionSaver",
     "describe_storage",
-    "is_schema_error",
     "is_storage_error",
     "masked_url",
     "parse_database_url",
     "resolve_checkpointer",
     "safe_serializer",
-    "schema_conflict",
     "sqlite_url",
 ]
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import socket
 import sqlite3
 import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +87,7 @@ def execute(db: str, statement: str) -> None:
     """Run SQL on the SQLite file or PostgreSQL database ``db`` (to damage it)."""
     if db.startswith("postgresql://"):
         with psycopg.connect(db, autocommit=True) as conn:
-            conn.execute(statement)  # type: ignore[arg-type]
+            conn.execute(statement)
     else:
         with closing(sqlite3.connect(db)) as conn:
             conn.execute(statement)
@@ -249,18 +251,20 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_the_raw_graph_stores_what_its_saver_stores(tmp_path: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+def test_the_raw_graph_stores_what_its_saver_stores(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
     """What docs/errors.md says of the raw graph: its input reaches the saver before any node
-    runs, so a lone surrogate in it is stored as the saver stores it (``?`` here)."""
-    saver: Any = (
-        InMemorySaver()
-        if kind == "memory"
-        else SqliteSaver(sqlite3.connect(tmp_path / "raw.db", check_same_thread=False))
-    )
-    graph = create_react_agent(ScriptedChatModel(turns=["hi"]), [], checkpointer=saver)
-    graph.invoke({"messages": [HumanMessage(SPLIT)]}, cfg("r"))
-    assert graph.get_state(cfg("r")).values["messages"][0].content == "pay ? rent"
+    runs, so a lone surrogate in it is stored as the saver stores it: ``?`` in its place."""
+    with ExitStack() as stack:
+        saver: Any = InMemorySaver()
+        if kind != "memory":
+            db = request.getfixturevalue("pg_uri") if kind == "postgres" else str(tmp_path / "r.db")
+            saver = stack.enter_context(saver_on(db))
+        graph = create_react_agent(ScriptedChatModel(turns=["hi"]), [], checkpointer=saver)
+        graph.invoke({"messages": [HumanMessage(SPLIT)]}, cfg("r"))
+        assert graph.get_state(cfg("r")).values["messages"][0].content == "pay ? rent"
 
 
 # --- 6. clear errors for state and messages that cannot be used ------------------------------
@@ -582,10 +586,11 @@ def test_a_deleted_pause_record_never_drops_a_decision(db: str) -> None:
         db, f"DELETE FROM {WRITES[_kind(db)]} WHERE channel = '__interrupt__' AND thread_id = 't'"
     )
     agent = agent_on(url(db))
-    for call in (
+    calls: list[Callable[[], Any]] = [
         lambda: agent.resume(thread_id="t", human_decision="approved"),
         lambda: asyncio.run(agent.aresume(thread_id="t", human_decision="approved")),
-    ):
+    ]
+    for call in calls:
         with pytest.raises(NothingToResumeError) as raised:
             call()
         message = str(raised.value)
@@ -687,3 +692,35 @@ def test_a_garbled_dynavec_record_never_drops_a_decision() -> None:
 
 GRAPH = create_react_agent(ScriptedChatModel(policy=pay_policy), [pay], name="pay_agent")
 """The agent of the command-line cases (``--graph tests.test_adversarial_2:GRAPH``)."""
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "field"),
+    [
+        (lambda a: a.run(SPLIT, thread_id="t"), InvalidInputError, "goal"),
+        (lambda a: asyncio.run(a.arun("pay", thread_id="t\ud83d")), InvalidInputError, "thread_id"),
+        (
+            lambda a: a.resume({"note": SPLIT}, thread_id="t"),
+            InvalidDecisionError,
+            "human_decision['note']",
+        ),
+        (
+            lambda a: asyncio.run(a.aresume(thread_id="t", decisions={"approve": SPLIT})),
+            InvalidDecisionError,
+            "decisions['approve']",
+        ),
+    ],
+    ids=["run goal", "arun thread_id", "resume decision", "aresume decisions"],
+)
+def test_remote_agent_refuses_a_lone_surrogate_before_sending_anything(
+    call: Callable[[Any], Any], error: type[Exception], field: str
+) -> None:
+    """Nothing is sent: the server (none listens on this port) is never asked."""
+    from dynavec_langgraph.remote import RemoteReActAgent
+
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    agent = RemoteReActAgent(f"http://127.0.0.1:{port}", "dynavec_agent", timeout=2)
+    with pytest.raises(error, match=re.escape(f"{field}: character")):
+        call(agent)
