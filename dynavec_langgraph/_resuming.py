@@ -530,7 +530,7 @@ def _storage_error(
     conflict = schema_conflict(saver) if is_schema_error(error) else None
     if conflict and not record:
         return StorageError(
-            f"{conflict} ({type(error).__name__}: {error}); thread {thread_id!r} is unchanged",
+            f"{conflict} ({type(error).__name__}: {error}); {thread} is unchanged",
             thread_id,
             [],
         )

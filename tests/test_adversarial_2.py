@@ -553,6 +553,15 @@ def test_another_applications_checkpoints_table_is_named_postgres(pg_uri: str) -
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
         ).fetchall()
     assert tables == [("checkpoints",)]  # nothing was written
+    # a saver the user built (without setup(), which would fail in their code)
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        agent = agent_on(saver)
+        with pytest.raises(StorageError) as failed:
+            agent.run("pay", thread_id="t")
+    assert "holds a table 'checkpoints' that is not a LangGraph checkpoint table" in str(
+        failed.value
+    )
+    assert "UndefinedColumn" in str(failed.value) and RUNS == {}
     # what the message advises works: a schema of its own
     execute(pg_uri, "CREATE SCHEMA agent")
     agent = agent_on(f"{pg_uri}?options=-csearch_path%3Dagent")
@@ -724,3 +733,18 @@ def test_remote_agent_refuses_a_lone_surrogate_before_sending_anything(
     agent = RemoteReActAgent(f"http://127.0.0.1:{port}", "dynavec_agent", timeout=2)
     with pytest.raises(error, match=re.escape(f"{field}: character")):
         call(agent)
+
+
+def test_the_cli_names_another_applications_checkpoints_table(tmp_path: Path) -> None:
+    db = tmp_path / "app.db"
+    execute(str(db), FOREIGN_TABLE)
+    before = db.read_bytes()
+    for args in (["inbox", "list"], ["resume", "--thread", "t", "--decision", "approve"]):
+        done = _cli(*args, "--db", str(db))
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("dynavec-langgraph: error: "), done.stderr
+        assert "holds a table 'checkpoints' that is not a LangGraph checkpoint table" in (
+            done.stderr
+        )
+        assert "Traceback" not in done.stderr
+    assert db.read_bytes() == before
