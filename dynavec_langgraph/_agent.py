@@ -84,8 +84,10 @@ MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
 def _config(
     thread_id: str, model_kwargs: dict[str, Any], checkpoint_id: str | None = None
 ) -> RunnableConfig:
+    check_text(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
     configurable: dict[str, Any] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
     if checkpoint_id:
+        check_text(checkpoint_id, "checkpoint_id")
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
 

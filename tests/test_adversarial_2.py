@@ -217,6 +217,19 @@ def test_a_lone_surrogate_is_refused_where_it_enters_and_changes_nothing(
     agent.close()
 
 
+def test_reading_a_thread_named_with_a_lone_surrogate_is_refused(tmp_path: Path) -> None:
+    """It raised a raw ``UnicodeEncodeError`` from the SQLite driver."""
+    agent = agent_on(f"sqlite:///{tmp_path}/r.db")
+    for call in (
+        lambda: agent.get_checkpoint("t\ud83d"),
+        lambda: agent.list_checkpoints("t\ud83d"),
+        lambda: asyncio.run(agent.aget_checkpoint("t", checkpoint_id="c\ud83d")),
+    ):
+        with pytest.raises(InvalidInputError, match="character 1 .* is a lone surrogate"):
+            call()
+    agent.close()
+
+
 def test_the_cli_refuses_a_lone_surrogate_in_a_decision(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
