@@ -225,7 +225,7 @@ def test_reading_a_thread_named_with_a_lone_surrogate_is_refused(tmp_path: Path)
         lambda: agent.list_checkpoints("t\ud83d"),
         lambda: asyncio.run(agent.aget_checkpoint("t", checkpoint_id="c\ud83d")),
     ):
-        with pytest.raises(InvalidInputError, match="character 1 .* is a lone surrogate"):
+        with pytest.raises(InvalidInputError, match=r"character 1 .* is a lone surrogate"):
             call()
     agent.close()
 
