@@ -135,7 +135,7 @@ def _children(value: Any) -> Iterator[tuple[str, Any]]:
 
 
 def lone_surrogate(value: Any) -> tuple[str, int, str] | None:
-    """The first lone surrogate in ``value`` (a string, or one inside dicts, lists, pydantic
+    r"""The first lone surrogate in ``value`` (a string, or one inside dicts, lists, pydantic
     models such as messages, dataclasses): its place, its index in that string and the
     character; ``None`` when there is none.
 
