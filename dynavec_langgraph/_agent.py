@@ -23,7 +23,9 @@ from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
+    InvalidInputError,
     NothingToResumeError,
+    not_a_message_text,
 )
 from dynavec_langgraph._graph import (
     AGENT_NODE,
@@ -41,7 +43,13 @@ from dynavec_langgraph._resuming import (
     Resume,
     aresuming,
     asaved_on_cancel,
+    brief,
+    check_state,
     check_storable,
+    check_text,
+    may_be_paused_elsewhere,
+    refuse_foreign_pause,
+    refuse_if_damaged,
     refuse_if_paused,
     resuming,
     storage_guard,
@@ -83,8 +91,10 @@ MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
 def _config(
     thread_id: str, model_kwargs: dict[str, Any], checkpoint_id: str | None = None
 ) -> RunnableConfig:
+    check_text(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
     configurable: dict[str, Any] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
     if checkpoint_id:
+        check_text(checkpoint_id, "checkpoint_id")
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
 
@@ -102,6 +112,18 @@ def _check_goal(goal: Any) -> None:
         raise TypeError(
             f"goal={goal!r:.80} ({type(goal).__name__}): pass the user's request as a string"
         )
+
+
+def _message(index: int, message: Any) -> BaseMessage:
+    """``messages[index]`` of a resume from messages, as LangChain's."""
+    try:
+        return from_dynavec(message)
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        field = f"messages[{index}]"
+        raise InvalidInputError(
+            not_a_message_text(field, brief(message, 80), f"{type(error).__name__}: {error}"),
+            field,
+        ) from None
 
 
 def _looks_like_id_map(decision: Any) -> bool:
@@ -224,6 +246,11 @@ class ReActAgent:
         record: dict[str, CompletedCall],
     ) -> _Plan:
         _check_goal(goal)
+        check_text(goal, "goal")
+        if resume_from is not None:
+            check_text(resume_from, "resume_from")
+        if state is not None:
+            check_state(self.checkpointer, state.data)
         tid = thread_id or self._scratch_thread()
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
@@ -232,16 +259,21 @@ class ReActAgent:
         config["configurable"][COMPLETED_CALLS_KEY] = record
         return _Plan(config, graph_input, tid)
 
-    def _check_run(self, plan: _Plan, snapshot: StateSnapshot, resume_from: str | None) -> None:
-        """Refuse a paused thread; continue a thread whose last run did not finish, as
-        dynavec's ``run()`` continues from the latest checkpoint, instead of adding the goal
-        again (which would handle it, and its calls, twice)."""
+    def _check_run(
+        self, plan: _Plan, snapshot: StateSnapshot, stored: Any, resume_from: str | None
+    ) -> None:
+        """Refuse a paused thread (also one paused by another graph: ``stored`` is its raw
+        checkpoint, read when :func:`may_be_paused_elsewhere`); continue a thread whose last
+        run did not finish, as dynavec's ``run()`` continues from the latest checkpoint,
+        instead of adding the goal again (which would handle it, and its calls, twice)."""
         if resume_from and not _exists(snapshot):
             raise CheckpointNotFoundError(
                 f"thread {plan.thread_id!r} has no checkpoint {resume_from!r}; "
                 "list_checkpoints(thread_id) shows the ones it has"
             )
+        refuse_if_damaged(snapshot, plan.thread_id)
         refuse_if_paused(plan.thread_id, snapshot.interrupts)
+        refuse_foreign_pause(self.graph, stored, snapshot, plan.thread_id)
         if self._from_memory(plan, snapshot, resume_from):
             return
         if resume_from:
@@ -304,7 +336,8 @@ class ReActAgent:
         self.memory.append(thread_id, Message("assistant", result.output or ""))
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
-        converted = [from_dynavec(m) for m in messages]
+        converted = [_message(i, m) for i, m in enumerate(messages)]
+        check_text(converted, "messages")
         while converted and isinstance(converted[0], SystemMessage):
             converted.pop(0)
         if not pending_calls(converted):
@@ -333,6 +366,21 @@ class ReActAgent:
         )
         self._remember(thread_id, result)
         return result
+
+    def _read(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
+        """The thread before a run, and its raw checkpoint when another graph may have paused
+        it (see :meth:`_check_run`)."""
+        snapshot = self.graph.get_state(plan.config)
+        if not may_be_paused_elsewhere(snapshot):
+            return snapshot, None
+        return snapshot, self.checkpointer.get_tuple(plan.config)
+
+    async def _aread(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
+        """Async twin of :meth:`_read`."""
+        snapshot = await self.graph.aget_state(plan.config)
+        if not may_be_paused_elsewhere(snapshot):
+            return snapshot, None
+        return snapshot, await self.checkpointer.aget_tuple(plan.config)
 
     @staticmethod
     def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:
@@ -364,7 +412,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                self._check_run(plan, *self._read(plan), resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan.thread_id, *self._split(output), state)
 
@@ -384,7 +432,7 @@ class ReActAgent:
                 self._alocked(thread_id),
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
-                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                self._check_run(plan, *await self._aread(plan), resume_from)
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
                 )
@@ -466,7 +514,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                self._check_run(plan, *self._read(plan), resume_from)
                 for event in self._stream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -489,7 +537,7 @@ class ReActAgent:
                 self._alocked(thread_id),
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
-                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                self._check_run(plan, *await self._aread(plan), resume_from)
                 async for event in self._astream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -595,6 +643,8 @@ class ReActAgent:
         calls that ran but were not saved yet (kept for the next call on the thread until one
         succeeds); turns a storage failure into a :class:`StorageError` that says what ran."""
         _check_thread_id(thread_id)
+        if thread_id is not None:
+            check_text(thread_id, "thread_id")
         record = self._completed.setdefault(thread_id, {}) if thread_id else {}
         with storage_guard(self.checkpointer, thread_id, record):
             yield record
@@ -664,9 +714,10 @@ class ReActAgent:
         the unanswered call (checked first: nothing is written for a bad answer)."""
         converted = self._resume_messages(messages)
         answer.value([])
-        check_storable(self.checkpointer, answer.decision)
+        check_storable(self.checkpointer, answer.decision, "human_decision")
         values: dict[str, Any] = {"messages": converted}
         if state is not None:
+            check_state(self.checkpointer, state.data)
             values["shared"] = dict(state.data)
         return values
 

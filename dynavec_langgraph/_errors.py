@@ -8,14 +8,24 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── ConcurrentResumeError(RuntimeError)  another caller answered the same pause first
     ├── NothingToResumeError(ValueError)     resume() with no paused call to answer
     ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
+    │   └── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
+    │                                        this graph cannot continue (names what differs)
+    ├── InvalidInputError(ValueError)        text or data that cannot be stored as given
+    │   │                                    (names the field and the position)
+    │   └── InterruptCallError(TypeError)    interrupt() with a node id or payload that
+    │                                        cannot be stored: raised to the developer
     ├── CheckpointNotFoundError(ValueError)  resume_from= / checkpoint_id= unknown
     ├── CheckpointerConfigError(ValueError)  a checkpointer argument that cannot be used
     ├── StorageError(RuntimeError)           the checkpointer failed to read or write
+    │   └── DamagedThreadError(RuntimeError)  a thread whose records contradict each other
     ├── ServerUnavailableError(ConnectionError)  RemoteReActAgent: no answer from the server
     ├── RemoteRunError(RuntimeError)         RemoteReActAgent: the run failed on the server
     └── InboxError(ValueError)               an inbox request that cannot be served (a
                                              --graph that does not load, a server that
                                              cannot be reached)
+
+The texts of the errors live here, as the classes' constructors or as the functions below
+them; the modules that raise them pass the facts.
 
 Every caller gets the same error for the same case: ``ReActAgent``, the inbox and the
 command line all answer a pause through :mod:`dynavec_langgraph._resuming`, and the command
@@ -31,9 +41,13 @@ __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerConfigError",
     "ConcurrentResumeError",
+    "DamagedThreadError",
     "DynavecError",
     "InboxError",
+    "IncompatibleThreadError",
+    "InterruptCallError",
     "InvalidDecisionError",
+    "InvalidInputError",
     "NothingToResumeError",
     "RemoteRunError",
     "ServerUnavailableError",
@@ -75,6 +89,37 @@ class InvalidDecisionError(DynavecError, ValueError):
     """A decision that does not match what is pending (several pauses, unknown node id...)."""
 
 
+class IncompatibleThreadError(InvalidDecisionError):
+    """A thread written by another graph (LangGraph's prebuilt agent, LangChain's
+    ``create_agent``, another application) that this graph cannot continue: it is paused in a
+    node this graph does not have, or at a call of a tool it does not have. The message names
+    what differs; nothing was changed. Resume it with the agent that paused it."""
+
+
+class InvalidInputError(DynavecError, ValueError):
+    """A value given to the agent that cannot be stored or read as it is: a string with a
+    lone surrogate, ``AgentState`` data the checkpointer cannot store, a resume message that is
+    no message. Refused before anything runs or is written.
+
+    Attributes:
+        field: what was given, with the place inside it (``"goal"``,
+            ``"human_decision['note'][1]"``, ``"state.data['f']"``, ``"messages[0]"``).
+    """
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class InterruptCallError(InvalidInputError, TypeError):
+    """``interrupt(node_id, payload)`` called with a node id or payload that cannot be stored.
+
+    Raised to the developer, not turned into an error observation for the model: the run
+    stops with this error, the steps before it stay saved and the tool call stays unanswered
+    (fix the tool, then ``run()`` the thread again, which runs that call again).
+    """
+
+
 class CheckpointNotFoundError(DynavecError, ValueError):
     """A checkpoint id that the thread does not have."""
 
@@ -102,6 +147,12 @@ class StorageError(DynavecError, RuntimeError):
         self.completed = completed
 
 
+class DamagedThreadError(StorageError):
+    """A thread whose stored records contradict each other (a record deleted, garbled or
+    pointing nowhere): it cannot be resumed safely. Nothing was changed and no decision was
+    applied; ``inbox list`` shows the thread as damaged."""
+
+
 class ServerUnavailableError(DynavecError, ConnectionError):
     """``RemoteReActAgent``: the server refused the connection or did not answer in time."""
 
@@ -115,3 +166,108 @@ class InboxError(DynavecError, ValueError):
     that cannot be reached or refused the request. Nothing was changed. (Refused decisions,
     unknown or unpaused threads and concurrent answers raise the errors above, as they do
     for ``ReActAgent``.)"""
+
+
+# --- the texts of the errors raised by more than one module ----------------------------------
+
+
+def lone_surrogate_text(field: str, index: int, char: str) -> str:
+    """A string with half of a UTF-16 surrogate pair (``"pay \\ud83d rent"``)."""
+    return (
+        f"{field}: character {index} ({char!r}) is a lone surrogate, half of a UTF-16 pair "
+        "whose other half is missing, which no checkpointer stores as it is (the SQLite, "
+        "PostgreSQL and in-memory savers would store '?' in its place). Nothing ran and "
+        "nothing was written: send valid Unicode text (a split emoji, text read with "
+        "errors='surrogateescape' or JSON such as \"\\ud83d\" holds one)"
+    )
+
+
+def not_storable_text(field: str, detail: str) -> str:
+    """A value the checkpointer's serializer refuses (a function, an open file...)."""
+    return (
+        f"{field} cannot be stored by the checkpointer ({detail}); nothing ran and nothing "
+        "was written: use JSON-like values (str, number, bool, list, dict) or pydantic models"
+    )
+
+
+def not_a_message_text(field: str, value: str, detail: str) -> str:
+    """A resume message that is no message."""
+    return (
+        f"{field} = {value} is not a message ({detail}): pass "
+        "paused.interrupt_payload['messages'] of a paused run (dynavec Messages, their dicts "
+        "or LangChain messages); nothing ran"
+    )
+
+
+def interrupt_call_text(node_id: str, detail: str) -> str:
+    """``interrupt()`` with a payload or node id that cannot be stored."""
+    return (
+        f"interrupt({node_id!r}): {detail}. This is an error in the tool, so it is raised "
+        "instead of being shown to the model: the run stopped before the pause, the steps "
+        "before it are saved and the tool call is unanswered; fix the tool and run the thread "
+        "again"
+    )
+
+
+def damaged_text(thread_id: str, detail: str) -> str:
+    """A thread whose records contradict each other."""
+    return (
+        f"thread {thread_id!r} cannot be read: it is damaged ({detail}). Nothing ran and no "
+        "decision was applied: restore its records from a backup, or delete the thread "
+        "(saver.delete_thread(thread_id)) and start it again"
+    )
+
+
+def foreign_node_text(thread_id: str, nodes: list[str], ours: list[str]) -> str:
+    """A thread paused in a node this graph does not have."""
+    return (
+        f"thread {thread_id!r} is paused in {', '.join(repr(n) for n in nodes)}, a node this "
+        f"graph does not have (its nodes: {', '.join(ours)}): another graph wrote it (e.g. "
+        "LangChain's create_agent with HumanInTheLoopMiddleware). Resume it with the agent "
+        "that paused it; nothing was changed"
+    )
+
+
+def foreign_tool_text(thread_id: str, name: str, pending: str, tools: list[str]) -> str:
+    """A pause at a call of a tool this graph does not have."""
+    return (
+        f"thread {thread_id!r} waits for an approval of tool {name!r} ({pending}), which this "
+        f"agent does not have (its tools: {', '.join(tools) or 'none'}). Resume it with the "
+        "agent that paused it (`inbox answer --graph MODULE:ATTR`); nothing was changed"
+    )
+
+
+def foreign_table_text(where: str, table: str, columns: list[str], missing: list[str]) -> str:
+    """Another application's table under the name LangGraph's saver uses."""
+    return (
+        f"{where} holds a table {table!r} that is not a LangGraph checkpoint table (its "
+        f"columns: {', '.join(columns) or 'none'}; missing: {', '.join(missing)}): another "
+        "application uses that name. Give the agent a database of its own (another SQLite "
+        "file, another PostgreSQL database, or a PostgreSQL schema of its own: "
+        "'postgresql://...?options=-csearch_path%3Dagent' after CREATE SCHEMA agent); nothing "
+        "was written"
+    )
+
+
+def no_pause_record_text(thread_id: str, nodes: str) -> str:
+    """A decision for a thread that has an unfinished tool call and no pause."""
+    return (
+        f"thread {thread_id!r} cannot be resumed with a decision: it stopped before {nodes} "
+        "with its tool call unanswered but holds no pause, so there is nothing the decision "
+        "could answer: its pause record is missing (the thread is damaged), its run died "
+        "before the tool asked, or a breakpoint (interrupt_before) stopped it. The decision "
+        "was not applied and nothing ran: resume it "
+        "without a decision (ReActAgent.resume(thread_id=...)) to run the call again, which "
+        "asks again if it needs an approval"
+    )
+
+
+def stopped_text(thread_id: str, nodes: str) -> str:
+    """``inbox list``: a thread with an unanswered tool call, stopped without a pause."""
+    return (
+        f"thread {thread_id!r} stopped before {nodes} with a tool call unanswered and no "
+        "pause: its run died, a breakpoint stopped it, or its pause record is missing (the "
+        "thread is damaged). It has no approval to answer; continue it with "
+        "ReActAgent.resume(thread_id=...) (the call runs again and asks again if it needs "
+        "an approval)"
+    )

@@ -38,6 +38,7 @@ from langchain_core.messages import (
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -45,6 +46,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
 from dynavec_langgraph._claims import aclaimed, claimed
+from dynavec_langgraph._errors import DamagedThreadError, InterruptCallError, damaged_text
 from dynavec_langgraph._messages import (
     ConversationChannel,
     add_conversation,
@@ -330,8 +332,11 @@ def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = froze
     """Sequential mode: the first pending call of the turn."""
     messages = state["messages"]
     pending = pending_calls(messages)
-    if not pending:
-        raise RuntimeError("the tool node ran with no pending tool call")
+    if not pending:  # only a damaged thread gets here (the graph's routes never do)
+        thread = str((get_config().get("configurable") or {}).get("thread_id"))
+        raise DamagedThreadError(
+            damaged_text(thread, "its tool node ran with no unanswered tool call"), thread, []
+        )
     last = len(pending) == 1
     ends = last and steps_in_run(state) >= max_steps
     return {
@@ -342,6 +347,36 @@ def _next_task(state: ReActState, max_steps: int, direct: frozenset[str] = froze
         "closes": _closes(messages, pending[0], direct, ends) if last else None,
         "state": state,
         "rest": pending[1:],
+    }
+
+
+def _foreign_task(payload: Any) -> ToolTask | None:
+    """The task of a tool call that LangGraph's prebuilt agent or LangChain's ``create_agent``
+    sent to its ``tools`` node before its thread paused, when this graph resumes the thread.
+
+    Mirrors the ``Send`` arguments of ``langgraph.prebuilt.chat_agent_executor``'s
+    ``should_continue`` (version "v2": ``ToolCallWithContext``, langgraph-prebuilt 1.1) and of
+    ``langchain.agents.factory``'s model router (``[tool_call]``, langchain 1.5); pinned by
+    tests/test_adversarial_2.py. ``None`` for anything else.
+    """
+    state: Mapping[str, Any] | None = None
+    if isinstance(payload, dict) and payload.get("__type") == "tool_call_with_context":
+        call, state = payload.get("tool_call"), payload.get("state")
+    elif isinstance(payload, list) and len(payload) == 1:
+        call = payload[0]
+    else:
+        return None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    state = state if isinstance(state, Mapping) else None
+    return {
+        "call": {"name": call["name"], "args": dict(call.get("args") or {}), "id": call.get("id")},
+        "shared": dict((state or {}).get("shared") or {}),
+        "invalid": None,
+        "ends_run": False,
+        "closes": None,
+        "state": state,
+        "rest": [],
     }
 
 
@@ -379,6 +414,8 @@ def _error_observation(error: Exception) -> str:
     """A tool's exception is the observation ``Error executing tool '<name>': ...``
     (docs/compatibility.md §3; the tool node runs one call at a time, so the running call
     names the tool)."""
+    if isinstance(error, InterruptCallError):  # the tool's bug: for the developer (_errors)
+        raise error
     running = current_tool_call()
     return format_tool_error(running["name"] if running else "unknown", error)
 
@@ -441,7 +478,7 @@ class _Call:
     def own_error(self, error: Exception) -> dict[str, Any]:
         """A package tool's exception answered as ``ToolNode`` answers one
         (docs/compatibility.md §3)."""
-        if isinstance(error, GraphBubbleUp) or is_invalid_resume(error):
+        if isinstance(error, GraphBubbleUp | InterruptCallError) or is_invalid_resume(error):
             raise error
         message = ToolMessage(
             content=format_tool_error(self.call["name"], error),
@@ -673,11 +710,13 @@ class ReActNodes:
         return update
 
     def _task(self, state_or_task: Any) -> _Call:
-        task = (
-            state_or_task
-            if "call" in state_or_task
-            else _next_task(state_or_task, self.max_steps, self.direct)
-        )
+        task = _foreign_task(state_or_task)
+        if task is None:
+            task = (
+                state_or_task
+                if "call" in state_or_task
+                else _next_task(state_or_task, self.max_steps, self.direct)
+            )
         return _Call(task, self.tools)
 
     # Every call goes through LangChain's tool-call path with the whole tool call and the run's
@@ -711,11 +750,13 @@ class ReActNodes:
                         )
                     else:
                         result = call.finish(self.executor.invoke(call.request, config))
+                    # recorded before the claim is marked done: if that write fails, the
+                    # caller's error still says the call ran (and a retry does not repeat it)
+                    return _remember(done, call, result)
             except GraphInterrupt:
                 if not call.task.get("hold"):
                     raise
                 return {"held": [call.ref["id"]]}
-        return _remember(done, call, result)
 
     async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
         call = self._task(state_or_task)
@@ -747,11 +788,11 @@ class ReActNodes:
                             result = call.finish({"messages": [message]})
                     else:
                         result = call.finish(await self.executor.ainvoke(call.request, config))
+                    return _remember(done, call, result)  # before the claim is marked done
             except GraphInterrupt:
                 if not call.task.get("hold"):
                     raise
                 return {"held": [call.ref["id"]]}
-        return _remember(done, call, result)
 
 
 async def until_done(run: Coroutine[Any, Any, Any]) -> Any:

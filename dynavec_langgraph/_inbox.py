@@ -36,8 +36,14 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._errors import InboxError, StorageError
-from dynavec_langgraph._resuming import Answer, resuming, storage_guard
+from dynavec_langgraph._errors import InboxError, StorageError, stopped_text
+from dynavec_langgraph._resuming import (
+    Answer,
+    may_be_paused_elsewhere,
+    refuse_if_damaged,
+    resuming,
+    storage_guard,
+)
 from dynavec_langgraph._resuming import read_thread as _read
 from dynavec_langgraph.interrupt import interrupt_fields
 
@@ -170,14 +176,21 @@ def list_pending(
     """The pending approvals of every thread of ``saver``, newest thread first.
 
     ``app`` is the graph bound to ``saver`` (:func:`graph_on`). A thread whose record cannot
-    be read raises :class:`~dynavec_langgraph._errors.StorageError`, or, when ``unreadable`` is
-    given, is skipped and its error appended there. A storage failure raises ``StorageError``.
+    be read, or is damaged, raises :class:`~dynavec_langgraph._errors.StorageError` (a
+    ``DamagedThreadError`` then), or, when ``unreadable`` is given, is skipped and its error
+    appended there; so is a note for each thread stopped with an unanswered tool call and no
+    pause (a crashed run, a breakpoint, a lost pause record). A storage failure raises
+    ``StorageError``.
     """
     rows: list[PendingApproval] = []
     with storage_guard(saver, None):
         for tid in thread_ids(saver):
             try:
-                rows += pending_approvals(read_thread(app, tid), tid)
+                snapshot = read_thread(app, tid)
+                refuse_if_damaged(snapshot, tid)
+                rows += pending_approvals(snapshot, tid)
+                if unreadable is not None and snapshot.next and may_be_paused_elsewhere(snapshot):
+                    unreadable.append(stopped_text(tid, ", ".join(map(repr, snapshot.next))))
             except StorageError as error:
                 if unreadable is None:
                     raise

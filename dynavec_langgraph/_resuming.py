@@ -32,20 +32,30 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, Final, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
+from pydantic import BaseModel
 
 from dynavec_langgraph._errors import (
+    DamagedThreadError,
     DynavecError,
+    IncompatibleThreadError,
     InvalidDecisionError,
+    InvalidInputError,
     NothingToResumeError,
     StorageError,
     ThreadPausedError,
+    damaged_text,
+    foreign_node_text,
+    foreign_tool_text,
+    lone_surrogate_text,
+    no_pause_record_text,
+    not_storable_text,
 )
 from dynavec_langgraph._graph import TOOLS_METADATA_KEY, TOOLS_NODE, CompletedCall, until_done
 from dynavec_langgraph._locks import aresume_lock, resume_lock
@@ -56,7 +66,12 @@ from dynavec_langgraph.interrupt import (
     refusal,
     resume_command,
 )
-from dynavec_langgraph.savers import describe_storage, is_storage_error
+from dynavec_langgraph.savers import (
+    describe_storage,
+    is_schema_error,
+    is_storage_error,
+    schema_conflict,
+)
 
 __all__ = [
     "MISSING",
@@ -66,10 +81,18 @@ __all__ = [
     "aresuming",
     "asaved_on_cancel",
     "brief",
+    "check_state",
     "check_storable",
+    "check_text",
+    "damage",
+    "foreign_pause",
+    "lone_surrogate",
+    "may_be_paused_elsewhere",
     "plan_resume",
     "read_thread",
+    "refuse_foreign_pause",
     "refuse_if_asked_again",
+    "refuse_if_damaged",
     "refuse_if_paused",
     "resuming",
     "schema_refusal",
@@ -93,9 +116,94 @@ def brief(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_storable(saver: Any, decision: Any) -> None:
+def _children(value: Any) -> Iterator[tuple[str, Any]]:
+    """The parts of a value that may hold text, each with its place (``"['k']"``, ``"[0]"``,
+    ``".content"``), for :func:`lone_surrogate`."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield f"[{brief(key, 40)}]", key
+            yield f"[{brief(key, 40)}]", item
+    elif isinstance(value, list | tuple | set | frozenset):
+        for i, item in enumerate(value):
+            yield f"[{i}]", item
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield f".{name}", getattr(value, name, None)
+    elif is_dataclass(value) and not isinstance(value, type):
+        for f in fields(value):
+            yield f".{f.name}", getattr(value, f.name, None)
+
+
+def lone_surrogate(value: Any) -> tuple[str, int, str] | None:
+    r"""The first lone surrogate in ``value`` (a string, or one inside dicts, lists, pydantic
+    models such as messages, dataclasses): its place, its index in that string and the
+    character; ``None`` when there is none.
+
+    Example:
+        >>> lone_surrogate({"note": ["ok", "pay \ud83d rent"]})
+        ("['note'][1]", 4, '\ud83d')
+        >>> lone_surrogate("pay \U0001f600 rent") is None
+        True
+    """
+    stack: list[tuple[str, Any]] = [("", value)]
+    seen = 0
+    while stack:
+        place, item = stack.pop()
+        seen += 1
+        if isinstance(item, str):
+            if item.isascii():
+                continue
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                return place, error.start, item[error.start]
+        elif seen < 1_000_000:  # a value nested deeper is refused by the serializer
+            stack.extend(reversed([(place + p, v) for p, v in _children(item)]))
+    return None
+
+
+def check_text(value: Any, field: str, error: type[DynavecError] = InvalidInputError) -> None:
+    """Refuse ``value`` when a string in it holds a lone surrogate (no saver stores it as it
+    is: SQLite and the in-memory saver write ``?`` instead, PostgreSQL fails).
+
+    Raises:
+        InvalidInputError: (or ``error``) naming ``field``, the place and the position.
+    """
+    found = lone_surrogate(value)
+    if found is None:
+        return
+    place, index, char = found
+    text = lone_surrogate_text(field + place, index, char)
+    if issubclass(error, InvalidInputError):
+        raise error(text, field + place)
+    raise error(text)
+
+
+def check_state(saver: Any, data: Mapping[str, Any], field: str = "state.data") -> None:
+    """Refuse, before anything runs, ``AgentState`` data the saver cannot store or that holds
+    a lone surrogate; the message names the key.
+
+    Raises:
+        InvalidInputError: naming ``field[key]``.
+    """
+    check_text(data, field)
+    try:
+        saver.serde.dumps_typed(dict(data))
+    except Exception as error:
+        for key, item in data.items():  # name the key that cannot be stored
+            try:
+                saver.serde.dumps_typed(item)
+            except Exception as inner:
+                where = f"{field}[{brief(key, 40)}]"
+                raise InvalidInputError(not_storable_text(where, str(inner)), where) from None
+        raise InvalidInputError(not_storable_text(field, str(error)), field) from None
+
+
+def check_storable(saver: Any, decision: Any, field: str = "the decision") -> None:
     """Refuse, before anything runs, a decision the thread's saver cannot store (the approved
-    tool would run and then the write fail, leaving the pause open to be approved again)."""
+    tool would run and then the write fail, leaving the pause open to be approved again), or
+    one holding a lone surrogate (it would be stored changed)."""
+    check_text(decision, field, InvalidDecisionError)
     try:
         saver.serde.dumps_typed(decision)
     except Exception as error:
@@ -165,7 +273,7 @@ class Answer:
         if decisions is None:
             resume = self.value(interrupts)
             if saver is not None:
-                check_storable(saver, self.decision)
+                check_storable(saver, self.decision, "human_decision")
             return Command(resume=resume)
         if self.decision is not MISSING and self.node is None:
             raise InvalidDecisionError("pass human_decision= or decisions=, not both")
@@ -174,8 +282,8 @@ class Answer:
                 f"decisions={decisions!r:.80} ({type(decisions).__name__}): pass a mapping "
                 f"{{node_id or interrupt_id: decision}}; pending: {describe_pending(interrupts)}"
             )
-        for value in decisions.values() if saver is not None else ():
-            check_storable(saver, value)
+        for key, value in decisions.items() if saver is not None else ():
+            check_storable(saver, value, f"decisions[{brief(key, 40)}]")
         return resume_command(interrupts, decisions)
 
 
@@ -240,20 +348,93 @@ def _graph_tools(graph: Any) -> list[str] | None:
     return [str(n) for n in names] if isinstance(names, list) else None
 
 
-def _refuse_foreign_tools(graph: Any, interrupts: Sequence[Interrupt], thread_id: str) -> None:
+def _refuse_foreign_tools(graph: Any, snapshot: StateSnapshot, thread_id: str) -> None:
+    """A pause at a call of a tool ``graph`` lacks: the decision would be lost. The call is
+    the interrupt's ``tool_call``; for a plain LangGraph interrupt (no ``tool_call``, e.g. in
+    a thread of LangGraph's prebuilt agent) every unanswered call of the conversation."""
     tools = _graph_tools(graph)
     if tools is None:
         return
-    for item in interrupts:
+    for item in snapshot.interrupts:
         call = interrupt_fields(item).tool_call
-        name = call.get("name") if call else None
-        if name is not None and name not in tools:
-            raise InvalidDecisionError(
-                f"thread {thread_id!r} waits for an approval of tool {name!r} "
-                f"({describe_pending([item])}), which this agent does not have (its tools: "
-                f"{', '.join(tools) or 'none'}). Resume it with the agent that paused it "
-                "(`inbox answer --graph MODULE:ATTR`); nothing was changed"
-            )
+        if call is None:
+            messages = (snapshot.values or {}).get("messages")
+            names = [c["name"] for c in pending_calls(messages)] if messages else []
+        else:
+            names = [call["name"]] if call.get("name") is not None else []
+        for name in names:
+            if name not in tools:
+                raise IncompatibleThreadError(
+                    foreign_tool_text(thread_id, name, describe_pending([item]), tools)
+                )
+
+
+_INTERRUPT_WRITE: Final = "__interrupt__"
+"""The channel of a pause's pending write: mirrors ``langgraph._internal._constants.INTERRUPT``
+(langgraph 1.2), which is not public; pinned by tests/test_adversarial_2.py."""
+_BRANCH: Final = "branch:to:"
+"""The channel that triggers a node of a ``StateGraph``: mirrors ``_CHANNEL_BRANCH_TO`` of
+``langgraph.graph.state`` (langgraph 1.2); pinned by tests/test_adversarial_2.py."""
+
+
+def foreign_pause(graph: Any, stored: Any) -> list[str]:
+    """The nodes, absent from ``graph``, that the thread's latest checkpoint (``stored``, a
+    ``CheckpointTuple`` or ``None``) is paused in: a pause ``graph.get_state`` cannot see,
+    because another graph wrote the thread (e.g. ``create_agent``'s HITL middleware node)."""
+    if stored is None or not any(w[1] == _INTERRUPT_WRITE for w in stored.pending_writes or ()):
+        return []
+    ours = set(getattr(graph, "nodes", None) or ())
+    triggered = stored.checkpoint.get("channel_values") or {}  # a trigger not consumed yet
+    nodes = (c[len(_BRANCH) :] for c in triggered if c.startswith(_BRANCH))
+    return sorted(n for n in nodes if n not in ours)
+
+
+def refuse_foreign_pause(
+    graph: Any, stored: Any, snapshot: StateSnapshot | None, thread_id: str
+) -> None:
+    """Refuse a thread paused in a node ``graph`` does not have (see :func:`foreign_pause`).
+
+    Raises:
+        IncompatibleThreadError: naming the node(s) and ``graph``'s nodes; nothing changed.
+    """
+    if snapshot is None or snapshot.interrupts:
+        return
+    nodes = foreign_pause(graph, stored)
+    if nodes:
+        ours = [n for n in getattr(graph, "nodes", None) or () if not n.startswith("__")]
+        raise IncompatibleThreadError(foreign_node_text(thread_id, nodes, ours))
+
+
+def _unanswered(snapshot: StateSnapshot) -> bool:
+    messages = (snapshot.values or {}).get("messages")
+    return isinstance(messages, list) and bool(pending_calls(messages))
+
+
+def damage(snapshot: StateSnapshot) -> str | None:
+    """Why the thread's records contradict each other, or ``None``: the tool node is due but
+    the conversation holds no unanswered call (a write of the model's turn deleted, or a
+    checkpoint whose parent does not exist, so the stored messages cannot be replayed)."""
+    if snapshot.created_at is None or TOOLS_NODE not in snapshot.next:
+        return None
+    if _unanswered(snapshot):
+        return None
+    held = len((snapshot.values or {}).get("messages") or [])
+    return (
+        f"its next step is the {TOOLS_NODE!r} node but its {held} stored message(s) hold no "
+        "unanswered tool call: a record of the model's turn is missing, or a checkpoint "
+        "points to a parent that does not exist"
+    )
+
+
+def refuse_if_damaged(snapshot: StateSnapshot, thread_id: str) -> None:
+    """Before anything runs on a thread (run, resume, the inbox).
+
+    Raises:
+        DamagedThreadError: see :func:`damage`; nothing ran, no decision was applied.
+    """
+    why = damage(snapshot)
+    if why is not None:
+        raise DamagedThreadError(damaged_text(thread_id, why), thread_id, [])
 
 
 def plan_resume(
@@ -280,11 +461,16 @@ def plan_resume(
             f"unknown thread {thread_id!r}: nothing to resume (check the thread id and that "
             "the checkpointer is the one the paused run used)"
         )
+    refuse_if_damaged(snapshot, thread_id)
     if not snapshot.interrupts:
         if snapshot.next or snapshot.tasks:
             # a run stopped by a crash (or a breakpoint): its pending calls are not done.
             # When the crash came after a task's result was saved but before the next
             # checkpoint, get_state applies the saved result and shows no `next`, only the task.
+            if crashed == "continue" and answer.given is not MISSING and _unanswered(snapshot):
+                # a decision with no pause to answer: never dropped without an error
+                nodes = ", ".join(map(repr, snapshot.next)) or "a task"
+                raise NothingToResumeError(no_pause_record_text(thread_id, nodes))
             if crashed == "continue":
                 return Resume(config, None, snapshot)
             raise NothingToResumeError(
@@ -298,7 +484,7 @@ def plan_resume(
             f"thread {thread_id!r} is not paused: nothing to resume; send it a new message "
             "(run()) to continue it"
         )
-    _refuse_foreign_tools(graph, snapshot.interrupts, thread_id)
+    _refuse_foreign_tools(graph, snapshot, thread_id)
     return Resume(config, answer.command(snapshot.interrupts, saver), snapshot)
 
 
@@ -343,6 +529,13 @@ def _storage_error(
 ) -> StorageError:
     where = describe_storage(saver)
     thread = f"thread {thread_id!r}" if thread_id else "the thread"
+    conflict = schema_conflict(saver) if is_schema_error(error) else None
+    if conflict and not record:
+        return StorageError(
+            f"{conflict} ({type(error).__name__}: {error}); {thread} is unchanged",
+            thread_id,
+            [],
+        )
     if not record:
         return StorageError(
             f"{where} failed ({type(error).__name__}: {error}). No tool ran and {thread} is "
@@ -398,6 +591,15 @@ ASeed = Callable[[StateSnapshot | None], Awaitable[Resume]]
 """Async twin of :data:`Seed`."""
 
 
+def may_be_paused_elsewhere(snapshot: StateSnapshot) -> bool:
+    """A thread that shows no pause but has unanswered tool calls: one read of its raw
+    checkpoint tells whether another graph paused it (:func:`refuse_foreign_pause`)."""
+    if snapshot.created_at is None or snapshot.interrupts:
+        return False
+    messages = (snapshot.values or {}).get("messages")
+    return isinstance(messages, list) and bool(messages) and bool(pending_calls(messages))
+
+
 def _seeds(snapshot: StateSnapshot | None) -> bool:
     """A resume from messages plans itself: on a new thread, or one that is not paused."""
     return snapshot is None or not snapshot.interrupts
@@ -447,8 +649,11 @@ def resuming(
         stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
         snapshot: StateSnapshot | None = None
         if thread_id is not None:
+            check_text(thread_id, "thread_id")
             stack.enter_context(resume_lock(saver, thread_id))
             snapshot = read_thread(graph, config, thread_id)
+            if may_be_paused_elsewhere(snapshot):
+                refuse_foreign_pause(graph, saver.get_tuple(config), snapshot, thread_id)
         if seed is not None and _seeds(snapshot):
             resume = seed(snapshot)
         else:
@@ -474,9 +679,13 @@ async def aresuming(
         stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
         snapshot: StateSnapshot | None = None
         if thread_id is not None:
+            check_text(thread_id, "thread_id")
             await stack.enter_async_context(aresume_lock(saver, thread_id))
             await stack.enter_async_context(asaved_on_cancel(graph, config, record))
             snapshot = await aread_thread(graph, config, thread_id)
+            if may_be_paused_elsewhere(snapshot):
+                stored = await saver.aget_tuple(config)
+                refuse_foreign_pause(graph, stored, snapshot, thread_id)
         if seed is not None and _seeds(snapshot):
             resume = await seed(snapshot)
         else:

@@ -31,7 +31,7 @@ from langgraph.types import interrupt as lg_interrupt
 from pydantic import Discriminator, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from dynavec_langgraph._errors import InvalidDecisionError
+from dynavec_langgraph._errors import InterruptCallError, InvalidDecisionError, interrupt_call_text
 
 __all__ = [
     "ALL_DECISIONS",
@@ -481,6 +481,43 @@ def _any_decision_schema(node_id: str) -> dict[str, Any]:
     }
 
 
+def _check_call(node_id: Any, payload: Any) -> None:
+    """Refuse a node id or payload that cannot be stored, before anything is saved.
+
+    Raises:
+        InterruptCallError: naming what is wrong (also a ``TypeError``).
+    """
+    from dynavec_langgraph._resuming import lone_surrogate  # imports this module
+
+    if not isinstance(node_id, str) or not node_id:
+        raise InterruptCallError(
+            interrupt_call_text(
+                str(node_id), f"node_id must be a non-empty string, got {node_id!r}"
+            ),
+            "node_id",
+        )
+    for field, value in (("node_id", node_id), ("payload", payload)):
+        found = lone_surrogate(value)
+        if found is not None:
+            place, index, char = found
+            detail = (
+                f"{field}{place}: character {index} ({char!r}) is a lone surrogate (half of a "
+                "UTF-16 pair), which no checkpointer stores as it is"
+            )
+            raise InterruptCallError(interrupt_call_text(node_id, detail), field + place)
+    try:
+        json.dumps(payload, allow_nan=False)
+    except RecursionError:
+        detail = "the payload is nested too deeply to be stored; send a flatter value"
+        raise InterruptCallError(interrupt_call_text(node_id, detail), "payload") from None
+    except (TypeError, ValueError) as error:
+        detail = (
+            f"the payload cannot be stored as JSON ({error}); pass dicts, lists, strings, "
+            "numbers, booleans or None"
+        )
+        raise InterruptCallError(interrupt_call_text(node_id, detail), "payload") from None
+
+
 @overload
 def interrupt(
     node_id: str,
@@ -534,7 +571,10 @@ def interrupt(
     ``NodeInterrupt`` (docs/compatibility.md).
 
     Raises:
-        TypeError: ``payload`` cannot be stored as JSON (raised before anything is saved).
+        InterruptCallError: an empty or non-string ``node_id``, or a ``payload`` that cannot
+            be stored as JSON (or holds a lone surrogate); a ``TypeError``, raised before
+            anything is saved. Inside an agent it is raised to the caller of ``run`` /
+            ``invoke``, not shown to the model as an error observation (docs/errors.md).
         NodeInterrupt: called outside a running agent or LangGraph node (a ``RuntimeError``;
             ``AgentTool.execute()`` lets it through, as HITL v1 did).
     """
@@ -543,23 +583,10 @@ def interrupt(
         if len(v1) != 1:
             raise TypeError("interrupt() takes (node_id, payload) or (thread_id, node_id, payload)")
         thread_id, node_id, payload = str(node_id), payload, v1[0]
-    if not isinstance(node_id, str) or not node_id:
-        raise TypeError(f"interrupt() needs a non-empty string node_id, got {node_id!r}")
+    _check_call(node_id, payload)
     kinds = [k for k in ALL_DECISIONS if k in allowed]
     if not kinds or set(allowed) - set(kinds):
         raise ValueError(f"allowed={allowed!r}: use some of {', '.join(ALL_DECISIONS)}")
-    try:
-        json.dumps(payload, allow_nan=False)
-    except RecursionError:
-        raise TypeError(
-            f"interrupt({node_id!r}): the payload is nested too deeply to be stored; "
-            "send a flatter value"
-        ) from None
-    except (TypeError, ValueError) as error:
-        raise TypeError(
-            f"interrupt({node_id!r}): the payload cannot be stored as JSON ({error}); "
-            "pass dicts, lists, strings, numbers, booleans or None"
-        ) from None
     try:
         get_config()
     except RuntimeError:

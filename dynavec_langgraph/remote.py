@@ -41,6 +41,7 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
+    InvalidDecisionError,
     NothingToResumeError,
     RemoteRunError,
     ServerUnavailableError,
@@ -48,6 +49,8 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
+    brief,
+    check_text,
     refuse_if_asked_again,
     refuse_if_paused,
     schema_refusal,
@@ -107,6 +110,28 @@ def _seen(
         status == "busy",
         last_run,
     )
+
+
+def _check_input(
+    thread_id: str | None,
+    goal: Any = None,
+    state: AgentState | None = None,
+    decision: Any = MISSING,
+    decisions: Mapping[str, Any] | None = None,
+) -> None:
+    """Refuse, before anything is sent, text the server's saver would store changed (a lone
+    surrogate: ``InvalidInputError`` / ``InvalidDecisionError`` naming the field)."""
+    if isinstance(thread_id, str):
+        check_text(thread_id, "thread_id")
+    if isinstance(goal, str):
+        check_text(goal, "goal")
+    if state is not None:
+        check_text(state.data, "state.data")
+    if decision is not MISSING:
+        check_text(decision, "human_decision", InvalidDecisionError)
+    if isinstance(decisions, Mapping):
+        for key, value in decisions.items():
+            check_text(value, f"decisions[{brief(key, 40)}]", InvalidDecisionError)
 
 
 def _run_input(goal: str, state: AgentState | None) -> dict[str, Any]:
@@ -312,6 +337,7 @@ class RemoteReActAgent:
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
         """
+        _check_input(thread_id, goal, state)
         tid = thread_id or str(uuid.uuid4())
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"running thread {tid!r}"):
@@ -331,6 +357,7 @@ class RemoteReActAgent:
         self, goal: str, *, thread_id: str | None = None, state: AgentState | None = None
     ) -> AgentResult:
         """Async twin of :meth:`run`."""
+        _check_input(thread_id, goal, state)
         tid = thread_id or str(uuid.uuid4())
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"running thread {tid!r}"):
@@ -369,6 +396,7 @@ class RemoteReActAgent:
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
         """
+        _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"resuming thread {tid!r}"):
@@ -393,6 +421,7 @@ class RemoteReActAgent:
         state: AgentState | None = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
+        _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"resuming thread {tid!r}"):

@@ -42,7 +42,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
 from dynavec_langgraph._adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
-from dynavec_langgraph._errors import CheckpointerConfigError, StorageError
+from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
 from dynavec_langgraph._locks import check_writable
 from dynavec_langgraph._serde import safe_serializer
 from dynavec_langgraph.checkpoint import BaseCheckpointer
@@ -215,6 +215,10 @@ def _open_sqlite(url: str) -> ConnectionSaver:
     except sqlite3.Error as exc:
         raise CheckpointerConfigError(f"cannot open SQLite file {path!r}: {exc}") from exc
     saver = SqliteSaver(conn, serde=safe_serializer())
+    conflict = schema_conflict(saver, f"the SQLite file {path!r}")  # before setup writes
+    if conflict:
+        conn.close()
+        raise CheckpointerConfigError(conflict)
     try:
         saver.setup()
     except sqlite3.Error as exc:
@@ -263,11 +267,18 @@ def _open_postgres(url: str) -> ConnectionSaver:
         check=ConnectionPool.check_connection,  # a connection broken by a restart is replaced
         timeout=_PG_WAIT,  # fail fast while the server is down
     )
+    where = f"PostgreSQL at {masked_url(url)}"
     try:
         with psycopg.connect(url, autocommit=True, row_factory=dict_row) as probe:
+            conflict = schema_conflict(PostgresSaver(probe), where)  # before setup writes
+            if conflict:
+                raise CheckpointerConfigError(conflict)
             PostgresSaver(probe).setup()  # fails fast when the server is down
         pool.open(wait=True, timeout=10)
         saver = PostgresSaver(pool, serde=safe_serializer())
+    except CheckpointerConfigError:
+        pool.close()
+        raise
     except (PoolTimeout, psycopg.Error) as exc:
         pool.close()
         raise CheckpointerConfigError(
@@ -333,13 +344,107 @@ def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
 def is_storage_error(error: BaseException) -> bool:
     """Whether ``error`` came from the storage under a saver (SQLite, PostgreSQL connection or
     pool, a lock file that cannot be made), not from the agent or a tool."""
-    if isinstance(error, sqlite3.OperationalError | PermissionError):
+    if isinstance(error, sqlite3.OperationalError | PermissionError) or is_schema_error(error):
         return True
     psycopg = sys.modules.get("psycopg")
     if psycopg is not None and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
         return True
     pool = sys.modules.get("psycopg_pool")
     return pool is not None and isinstance(error, pool.PoolTimeout | pool.PoolClosed)
+
+
+_COLUMNS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
+    "sqlite": {
+        "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"),
+        "writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "channel", "value"),
+    },
+    "postgres": {
+        "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"),
+        "checkpoint_blobs": ("thread_id", "checkpoint_ns", "channel", "version", "blob"),
+        "checkpoint_writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "blob"),
+    },
+}
+"""The tables LangGraph's SQLite and PostgreSQL savers use and columns each must have (the
+savers create them with ``CREATE TABLE IF NOT EXISTS``, so another application's table of the
+same name stays, and every query on it fails)."""
+
+_PG_COLUMNS_SQL: Final = (
+    "SELECT table_name, column_name FROM information_schema.columns "
+    "WHERE table_schema = current_schema() AND table_name = ANY(%s)"
+)
+
+
+def _table_columns(saver: Any) -> tuple[str, dict[str, list[str]]] | None:
+    """``(kind, {table: columns})`` of the saver's tables that exist, or ``None`` for a saver
+    that is not LangGraph's SQLite or PostgreSQL one (or cannot be asked)."""
+    saver = getattr(saver, "inner", saver)
+    module = type(saver).__module__
+    conn = getattr(saver, "conn", None)
+    if conn is None:
+        return None
+    found: dict[str, list[str]] = {}
+    if module.startswith("langgraph.checkpoint.sqlite") and isinstance(conn, sqlite3.Connection):
+        for table in _COLUMNS["sqlite"]:
+            rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
+            if rows:
+                found[table] = [str(r[1]) for r in rows]
+        return "sqlite", found
+    if module.startswith("langgraph.checkpoint.postgres"):
+        pools = sys.modules.get("psycopg_pool")
+        tables = list(_COLUMNS["postgres"])
+        if pools is not None and isinstance(conn, pools.ConnectionPool):
+            with conn.connection() as pooled:
+                rows = pooled.execute(_PG_COLUMNS_SQL, (tables,)).fetchall()
+        else:
+            rows = conn.execute(_PG_COLUMNS_SQL, (tables,)).fetchall()
+        for row in rows:
+            table, column = (
+                (row["table_name"], row["column_name"]) if isinstance(row, dict) else row
+            )
+            found.setdefault(str(table), []).append(str(column))
+        return "postgres", found
+    return None
+
+
+def schema_conflict(saver: Any, where: str | None = None) -> str | None:
+    """What to tell the user when a table the saver needs belongs to another application
+    (it lacks the saver's columns), or ``None`` when the tables are LangGraph's, absent, or
+    the saver is not LangGraph's SQLite or PostgreSQL saver.
+
+    Example:
+        >>> import sqlite3
+        >>> from langgraph.checkpoint.sqlite import SqliteSaver
+        >>> conn = sqlite3.connect(":memory:")
+        >>> _ = conn.execute("CREATE TABLE checkpoints (id INTEGER, title TEXT)")
+        >>> found = schema_conflict(SqliteSaver(conn), "the SQLite file 'app.db'")
+        >>> found.startswith("the SQLite file 'app.db' holds a table 'checkpoints' that is not")
+        True
+    """
+    try:
+        read = _table_columns(saver)
+    except Exception:  # the storage fails: that is the error to report, not this one
+        return None
+    if read is None:
+        return None
+    kind, found = read
+    for table, needed in _COLUMNS[kind].items():
+        columns = found.get(table)
+        if columns is None:
+            continue
+        missing = [c for c in needed if c not in columns]
+        if missing:
+            return foreign_table_text(where or describe_storage(saver), table, columns, missing)
+    return None
+
+
+def is_schema_error(error: BaseException) -> bool:
+    """Whether ``error`` says a table lacks a column the saver uses (another application's
+    table of the same name, see :func:`schema_conflict`)."""
+    if isinstance(error, sqlite3.OperationalError):
+        text = str(error)
+        return text.startswith("no such column") or " has no column named " in text
+    errors = getattr(sys.modules.get("psycopg"), "errors", None)
+    return errors is not None and isinstance(error, errors.UndefinedColumn)
 
 
 def describe_storage(saver: Any) -> str:

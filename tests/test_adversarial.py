@@ -27,6 +27,7 @@ from typing_extensions import TypedDict
 from dynavec_langgraph import (
     CheckpointerConfigError,
     ConcurrentResumeError,
+    InterruptCallError,
     InvalidDecisionError,
     NothingToResumeError,
     ReActAgent,
@@ -514,10 +515,10 @@ def test_a_deeply_nested_payload_names_the_payload() -> None:
         return str(interrupt("approve_deep", deep))
 
     model = ScriptedChatModel(turns=[[{"name": "ask", "args": {}}], "ok"])
-    result = ReActAgent(model, [ask]).run("go")
-    observation = result.steps[0].observations[0]
-    assert "interrupt('approve_deep'): the payload" in observation
-    assert "nested too deeply" in observation
+    with pytest.raises(InterruptCallError) as raised:  # the developer's, not the model's
+        ReActAgent(model, [ask]).run("go")
+    assert "interrupt('approve_deep'): the payload" in str(raised.value)
+    assert "nested too deeply" in str(raised.value)
 
 
 # --- the command line: decisions by id, reading commands write nothing, clear errors --------

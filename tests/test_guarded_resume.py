@@ -256,9 +256,10 @@ def test_a_thread_of_another_agent_is_refused_by_every_entry_point(
 def test_a_run_stopped_without_a_pause_is_finished_by_the_agent_and_refused_by_the_inbox(
     db: Path,
 ) -> None:
-    """A thread stopped before its tool node (here a breakpoint; a crashed run looks the
-    same) has no approval to answer: the inbox refuses, ReActAgent.resume finishes the run
-    (documented crash continuation)."""
+    """A thread stopped before its tool node (here a breakpoint; a crashed run, or a thread
+    whose pause record was deleted, looks the same) has no approval to answer: the inbox
+    refuses; ReActAgent.resume refuses a decision (it would be dropped: issue 26) and,
+    without one, finishes the run (documented crash continuation)."""
     with SqliteSaver.from_conn_string(str(db)) as saver:
         app = inbox_graph.graph.copy(update={"checkpointer": saver})
         app.invoke(
@@ -270,7 +271,10 @@ def test_a_run_stopped_without_a_pause_is_finished_by_the_agent_and_refused_by_t
         _via_inbox(db, "b", "approved", None, False)
     assert _head(db, "b") == head and _ledger(db) == []
     with SqliteSaver.from_conn_string(str(db)) as saver:
-        result = _agent(saver).resume(thread_id="b", human_decision="approved")
+        with pytest.raises(NothingToResumeError, match="decision was not applied"):
+            _agent(saver).resume(thread_id="b", human_decision="approved")
+        assert _head(db, "b") == head and _ledger(db) == []
+        result = _agent(saver).resume(thread_id="b")
     assert result.termination_reason == "interrupted"  # it ran lookup, then wire paused
     assert _ledger(db) == [("lookup", "Ann")]
 

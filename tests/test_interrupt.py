@@ -17,7 +17,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from dynavec_langgraph import AgentTool, create_react_agent, interrupt, tool
+from dynavec_langgraph import AgentTool, InterruptCallError, create_react_agent, interrupt, tool
 from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.test_graph import SYNC_AND_ASYNC, assert_provider_valid, drive, thread
@@ -131,7 +131,10 @@ def test_non_json_payload_raises_before_anything_is_saved(payload: Any) -> None:
 
 
 @SYNC_AND_ASYNC
-async def test_non_json_payload_in_a_tool_is_an_error_observation(use_async: bool) -> None:
+async def test_non_json_payload_in_a_tool_reaches_the_developer(use_async: bool) -> None:
+    """A payload that cannot be stored is the tool's bug: ``InterruptCallError`` (a
+    ``TypeError``) is raised to the caller, not shown to the model as an error observation
+    with the run ending "completed" (issue 26). The steps before it stay saved."""
     calls = Counter[str]()
 
     @tool
@@ -141,19 +144,19 @@ async def test_non_json_payload_in_a_tool_is_an_error_observation(use_async: boo
         calls["after"] += 1
         return "sent"
 
-    graph, model = _agent(transfer_funds)
-    out = await drive(graph, {"messages": [("user", "pay")]}, thread(), use_async)
-    assert "__interrupt__" not in out
-    assert graph.get_state(thread()).interrupts == ()
-    (answer,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    assert isinstance(answer.content, str)
-    assert answer.content.startswith(
-        "Error executing tool 'transfer_funds': interrupt('approve_transfer'): the payload "
-        "cannot be stored as JSON"
+    graph, _model = _agent(transfer_funds)
+    with pytest.raises(InterruptCallError) as raised:
+        await drive(graph, {"messages": [("user", "pay")]}, thread(), use_async)
+    assert isinstance(raised.value, TypeError)
+    assert str(raised.value).startswith(
+        "interrupt('approve_transfer'): the payload cannot be stored as JSON"
     )
-    assert out["termination_reason"] == "completed"
+    assert raised.value.field == "payload"
+    snapshot = graph.get_state(thread())
+    assert snapshot.interrupts == ()
+    assert snapshot.next == ("tools",)  # the model's turn is saved, its call unanswered
+    assert not [m for m in snapshot.values["messages"] if isinstance(m, ToolMessage)]
     assert calls == Counter({"started": 1})
-    _check_model_calls(model)
 
 
 @SYNC_AND_ASYNC
