@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import (
@@ -19,6 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
+from dynavec_langgraph._adapter import DynavecCheckpointSaver
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
@@ -492,7 +494,11 @@ class ReActAgent:
         answer = Answer(decision, decisions)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
-            seed = self._seeder(messages, config, state, answer) if messages is not None else None
+            seed = (
+                self._seeder(messages, config, state, answer)
+                if messages is not None
+                else self._dynavec_seeder(thread_id, config, state, answer)
+            )
             with resuming(
                 self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
             ) as plan:
@@ -512,7 +518,11 @@ class ReActAgent:
         answer = Answer(decision, decisions)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
-            seed = self._aseeder(messages, config, state, answer) if messages is not None else None
+            seed = (
+                self._aseeder(messages, config, state, answer)
+                if messages is not None
+                else self._adynavec_seeder(thread_id, config, state, answer)
+            )
             async with aresuming(
                 self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
             ) as plan:
@@ -624,6 +634,56 @@ class ReActAgent:
                 output = await self.graph.ainvoke(None, config, durability=_DURABILITY)
                 resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
             return resume
+
+        return seed
+
+    def _dynavec_paused(self, thread_id: str, snapshot: StateSnapshot | None) -> Any:
+        """The messages of a pause that dynavec itself recorded on ``thread_id`` (a dynavec
+        checkpointer whose latest record has no LangGraph data), else ``None``."""
+        saver = self.checkpointer
+        if not isinstance(saver, DynavecCheckpointSaver) or (snapshot and snapshot.values):
+            return None
+        record = saver.dynavec_record(thread_id)
+        if record is None or not record.state.get("interrupted"):
+            return None
+        messages = record.state.get("messages")
+        return list(messages) if isinstance(messages, list) and messages else None
+
+    def _dynavec_seeder(
+        self,
+        thread_id: str | None,
+        config: RunnableConfig,
+        state: AgentState | None,
+        answer: Answer,
+    ) -> Callable[[StateSnapshot | None], Resume | None] | None:
+        """Resume a pause recorded by dynavec (docs/compatibility.md D8) from its messages."""
+        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
+            return None
+
+        def seed(snapshot: StateSnapshot | None) -> Resume | None:
+            paused = self._dynavec_paused(thread_id, snapshot)
+            if paused is None:
+                return None
+            return self._seeder(paused, config, state, answer)(snapshot)
+
+        return seed
+
+    def _adynavec_seeder(
+        self,
+        thread_id: str | None,
+        config: RunnableConfig,
+        state: AgentState | None,
+        answer: Answer,
+    ) -> Callable[[StateSnapshot | None], Awaitable[Resume | None]] | None:
+        """Async twin of :meth:`_dynavec_seeder`."""
+        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
+            return None
+
+        async def seed(snapshot: StateSnapshot | None) -> Resume | None:
+            paused = await asyncio.to_thread(self._dynavec_paused, thread_id, snapshot)
+            if paused is None:
+                return None
+            return await self._aseeder(paused, config, state, answer)(snapshot)
 
         return seed
 

@@ -71,14 +71,21 @@ def test_records_round_trip_in_dynavec_layout(dynamodb_server: DynamoDBServer) -
     ]
     latest = store.get("t1")
     assert latest is not None and latest.checkpoint_id == third.checkpoint_id
-    # the raw table: one manifest and the checkpoint items, keyed as documented
+    # the raw table: one manifest and the checkpoint items, keyed as dynavec does
     items = (
         boto3.resource("dynamodb", region_name=REGION, endpoint_url=dynamodb_server.endpoint_url)
         .Table(store.table_name)
         .scan()["Items"]
     )
-    keys = sorted((str(i["pk"]), str(i["sk"]).split("#")[0]) for i in items)
-    assert keys == [("default#t1", "checkpoint")] * 3 + [("default#t1", "manifest")]
+    keys = sorted(str(i["pk"]).rsplit("#", 1)[0] for i in items)
+    assert keys == ["default#checkpoint#t1"] * 3 + ["default#thread"]
+    manifest = next(i for i in items if i["type"] == "thread_manifest")
+    assert manifest["latest_checkpoint_id"] == third.checkpoint_id
+    assert [e["checkpoint_id"] for e in manifest["history"]] == [
+        first.checkpoint_id,
+        second.checkpoint_id,
+        third.checkpoint_id,
+    ]  # the replaced record was not appended again
     # namespaces of one table do not see each other; delete removes a thread
     other = _store(dynamodb_server, namespace="other", table=store.table_name)
     assert other.list("t1") == [] and other.get("t1") is None

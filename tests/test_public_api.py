@@ -351,7 +351,13 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "run_time_demo_model",
         "transfer_funds",
     ],
-    "dynavec_langgraph.dynamodb": ["SCHEME", "DynamoDBCheckpointer", "from_url"],
+    "dynavec_langgraph.dynamodb": [
+        "INLINE_LIMIT",
+        "PIECE_SIZE",
+        "SCHEME",
+        "DynamoDBCheckpointer",
+        "from_url",
+    ],
     "dynavec_langgraph.events": [
         "STREAM_MODES",
         "AgentEvent",
@@ -421,6 +427,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
     "dynavec_langgraph.savers": [
         "ConnectionSaver",
         "describe_storage",
+        "dynamodb_options",
         "is_storage_error",
         "masked_url",
         "parse_database_url",
