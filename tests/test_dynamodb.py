@@ -6,9 +6,16 @@ See docs/compatibility.md ("DynamoDB")."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
 import sys
+import time
 import uuid
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -27,6 +34,7 @@ from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import (
     PAID,
+    TIMEOUT,
     Scenario,
     conversation,
     conversation_problems,
@@ -35,6 +43,8 @@ from tests.children.scenario import (
     policy,
     race_resumes,
     run_child,
+    start_child,
+    wait_for,
 )
 from tests.children.scenario import thread_config as cfg
 from tests.dynamo import REGION, DynamoDBServer
@@ -185,22 +195,153 @@ def test_lock_holds_across_checkpointer_objects(dynamodb_server: DynamoDBServer)
         one.table_name, region_name=REGION, endpoint_url=dynamodb_server.endpoint_url
     )
     with one.resume_lock("t"):
-        with pytest.raises(ConcurrentResumeError, match="DynamoDB lock"), two.resume_lock("t"):
+        refusal = pytest.raises(ConcurrentResumeError, match="DynamoDB lock")
+        with refusal as refused, two.resume_lock("t"):
             pass
+        assert f"process {os.getpid()} on this machine" in str(refused.value)
+        assert "still running" in str(refused.value)
         with two.resume_lock("other-thread"):
             pass
     with two.resume_lock("t"):  # released
         pass
-    stale = DynamoDBCheckpointer(
-        one.table_name,
-        region_name=REGION,
-        endpoint_url=dynamodb_server.endpoint_url,
-        lock_ttl=-1.0,  # a lock whose holder died long ago
+
+
+def _lock_table(store: DynamoDBCheckpointer, server: DynamoDBServer) -> Any:
+    return boto3.resource("dynamodb", region_name=REGION, endpoint_url=server.endpoint_url).Table(
+        store.table_name
     )
-    owner = stale._acquire("t")
-    assert owner
-    with one.resume_lock("t"):  # the expired lock is taken over
+
+
+def test_lock_of_another_machine_frees_when_its_lease_ends(dynamodb_server: DynamoDBServer) -> None:
+    """A lock item of a holder on another machine (another boot id): refused while its lease
+    runs, taken over once it ran out."""
+    store = _store(dynamodb_server)
+    table = _lock_table(store, dynamodb_server)
+    now = time.time()
+    foreign = {
+        "pk": "default#lglock#t", "type": "lg_lock", "owner": "x" * 32, "host": "elsewhere",
+        "machine": "another-boot|pid:[1]", "pid": 4242, "started": "1",
+        "renewed_at": Decimal(repr(now)), "expires_at": Decimal(repr(now + 30)),
+    }  # fmt: skip
+    table.put_item(Item=foreign)
+    with pytest.raises(ConcurrentResumeError) as refused, store.resume_lock("t"):
         pass
+    message = str(refused.value)
+    assert "process 4242 on host 'elsewhere'" in message
+    assert re.search(r"the lock is free (29|30) s from now \(lock_ttl=15 s", message), message
+    table.put_item(Item={**foreign, "expires_at": Decimal(repr(now - 1))})
+    with store.resume_lock("t"):  # the lease ran out: taken over
+        held = table.get_item(Key={"pk": "default#lglock#t"})["Item"]
+        assert held["pid"] == os.getpid() and held["owner"] != foreign["owner"]
+    assert "Item" not in table.get_item(Key={"pk": "default#lglock#t"})
+
+
+def _hold_the_lock_in_a_child(url: str, scenario: Scenario, gate: Path) -> subprocess.Popen[str]:
+    """A child resumes the paused thread ``t`` and stays inside the approved tool."""
+    base = ("--db", url, "--effects", str(scenario.effects), "--gate", str(gate), "--label", "a")
+    proc = start_child(*base, "resume", "t", json.dumps("approved"))
+    wait_for(gate / "ready-a", proc)
+    (gate / "go").touch()
+    wait_for(gate / "started-a", proc)  # inside transfer, holding the lock
+    return proc
+
+
+def _sigkill(proc: subprocess.Popen[str]) -> float:
+    proc.kill()
+    proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == -signal.SIGKILL
+    return time.monotonic()
+
+
+def _resume_until_free(url: str, scenario: Scenario) -> tuple[Any, list[str]]:
+    """Resume ``t`` until the lock lets us; the result and the refusals seen before."""
+    refusals: list[str] = []
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        try:
+            return make_agent(scenario, url).resume(thread_id="t", human_decision="approved"), (
+                refusals
+            )
+        except ConcurrentResumeError as error:
+            refusals.append(str(error))
+            assert time.monotonic() < deadline, refusals[-1]
+            time.sleep(0.2)
+
+
+def test_sigkill_of_the_lock_holder_frees_the_thread_at_once(
+    dynamodb_url: str, tmp_path: Path
+) -> None:
+    """Issue 26: the owner check sees that the holder (a process of this machine) is gone, so
+    the next caller proceeds at once instead of waiting for the lease (the error before the
+    kill names the live holder truthfully)."""
+    scenario = Scenario(tmp_path / "effects")
+    assert make_agent(scenario, dynamodb_url).run("pay", thread_id="t").termination_reason == (
+        "interrupted"
+    )
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    proc = _hold_the_lock_in_a_child(dynamodb_url, scenario, gate)
+    try:
+        with pytest.raises(ConcurrentResumeError) as refused:
+            make_agent(scenario, dynamodb_url).resume(thread_id="t", human_decision="approved")
+        assert f"process {proc.pid} on this machine holds its DynamoDB lock" in str(refused.value)
+        assert "still running" in str(refused.value)
+    finally:
+        killed_at = _sigkill(proc)
+    done, refusals = _resume_until_free(dynamodb_url, scenario)
+    recovered = time.monotonic() - killed_at
+    print(f"\nDynamoDB lock: resumed {recovered:.2f} s after the SIGKILL", file=sys.stderr)
+    assert refusals == [] and recovered < 5.0  # the lease is 15 s: this was the owner check
+    assert done.output == PAID
+    assert scenario.lines() == [
+        "lookup rent",
+        'transfer start "approved"',  # the killed resume
+        'transfer start "approved"',
+        'transfer done "approved"',
+    ]
+
+
+def test_sigkill_of_a_holder_elsewhere_frees_the_thread_when_its_lease_ends(
+    dynamodb_url: str, tmp_path: Path
+) -> None:
+    """A holder that records no machine (``lock_owner_check=false``, what a holder on another
+    machine is to us): its heartbeat keeps a live lock past ``lock_ttl``; once SIGKILLed, its
+    lease runs out and the next caller proceeds within ``lock_ttl`` seconds."""
+    scenario = Scenario(tmp_path / "effects")
+    assert make_agent(scenario, dynamodb_url).run("pay", thread_id="t").termination_reason == (
+        "interrupted"
+    )
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    holder_url = dynamodb_url + "&lock_ttl=2&lock_heartbeat=0.5&lock_owner_check=false"
+    proc = _hold_the_lock_in_a_child(holder_url, scenario, gate)
+    try:
+        time.sleep(4.0)  # twice the lease: only the heartbeat keeps it
+        with pytest.raises(ConcurrentResumeError) as refused:
+            make_agent(scenario, dynamodb_url).resume(thread_id="t", human_decision="approved")
+        assert f"process {proc.pid} on host" in str(refused.value)
+        assert "if that process has died, the lock is free" in str(refused.value)
+    finally:
+        killed_at = _sigkill(proc)
+    done, refusals = _resume_until_free(dynamodb_url, scenario)
+    recovered = time.monotonic() - killed_at
+    print(f"\nDynamoDB lock (lease): resumed {recovered:.2f} s after the SIGKILL", file=sys.stderr)
+    assert refusals and all("the lock is free" in r for r in refusals)  # the lease still ran
+    assert recovered < 2.0 + 3.0
+    assert done.output == PAID
+    assert scenario.lines().count('transfer done "approved"') == 1
+
+
+def test_lock_options_in_the_url(dynamodb_url: str) -> None:
+    adapted = resolve_checkpointer(
+        dynamodb_url + "&lock_ttl=7.5&lock_heartbeat=2&lock_owner_check=false&create_table=1"
+    )
+    store = getattr(adapted, "checkpointer", None)
+    assert isinstance(store, DynamoDBCheckpointer)
+    assert (store.lock_ttl, store.lock_heartbeat, store.lock_owner_check) == (7.5, 2.0, False)
+    default = getattr(resolve_checkpointer(dynamodb_url), "checkpointer", None)
+    assert isinstance(default, DynamoDBCheckpointer)
+    assert (default.lock_ttl, default.lock_heartbeat, default.lock_owner_check) == (15, 5, True)
 
 
 def test_missing_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,7 +354,15 @@ def test_missing_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     ("url", "message"),
-    [("dynamodb://?region=x", "names no table"), ("dynamodb://t?colour=red", "unknown parameter")],
+    [
+        ("dynamodb://?region=x", "names no table"),
+        ("dynamodb://t?colour=red", "unknown parameter 'colour'"),
+        ("dynamodb://t?lock_ttl=soon", "lock_ttl='soon' is not a number of seconds"),
+        ("dynamodb://t?lock_ttl=5&lock_heartbeat=9", "a heartbeat shorter than it"),
+        ("dynamodb://t?lock_ttl=0", "a heartbeat shorter than it"),
+        ("dynamodb://t?create_table=maybe", "create_table='maybe': use true or false"),
+        ("dynamodb://t?namespace=a%23b", "without '#'"),
+    ],
 )
 def test_bad_dynamodb_urls(url: str, message: str) -> None:
     with pytest.raises(CheckpointerConfigError, match=message):
