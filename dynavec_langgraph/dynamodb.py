@@ -41,7 +41,8 @@ Where this differs from dynavec (each is documented in docs/compatibility.md):
 * saving a ``checkpoint_id`` again replaces its item and leaves the manifest alone (dynavec
   appends a second history entry); the LangGraph view re-saves records often (pending writes).
 * reads are strongly consistent (``ConsistentRead``); :meth:`threads` is the one call that
-  scans.
+  scans. Items written here carry a revision (``lg_rev``) so that a record already read by
+  the same object is not fetched again while it is unchanged.
 * **no record exceeds DynamoDB's 400 KB item limit**: a checkpoint item that would exceed
   :data:`INLINE_LIMIT` bytes keeps every attribute dynavec reads, but its LangGraph data
   (``metadata["langgraph"]``) and, if still too big, the bulky state keys (``messages``,
@@ -71,6 +72,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import copy
 import json
 import logging
 import os
@@ -78,6 +80,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from decimal import Decimal
@@ -105,6 +108,8 @@ _CHECKPOINT: Final = "checkpoint"
 _MANIFEST: Final = "thread_manifest"
 _LOCK: Final = "lg_lock"
 _PIECE: Final = "lg_piece"
+_CACHED: Final = 256
+"""Records kept in memory per checkpointer object (see ``_records``)."""
 _BULKY_STATE: Final = ("messages", "steps", "output")
 _LG_META: Final = "langgraph"
 
@@ -269,7 +274,9 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             if not table:
                 raise CheckpointerConfigError("DynamoDBCheckpointer needs a table name")
             try:
-                resource = boto3.resource(
+                # a session of its own: the credentials and region of the environment now
+                # (boto3's default session keeps the first ones it found)
+                resource = boto3.session.Session().resource(
                     "dynamodb", region_name=region_name, endpoint_url=endpoint_url
                 )
             except Exception as error:
@@ -278,6 +285,8 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         else:
             self.table = table
         self.table_name = str(self.table.name)
+        self._cache: OrderedDict[str, tuple[str, Checkpoint]] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self.lock_owner_check = bool(lock_owner_check)
         self._machine = _machine() if lock_owner_check else None
         if create_table if create_table is not None else isinstance(table, str):
@@ -317,9 +326,23 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             translated = self._config_error(error, self.table_name)
             if translated is not error:
                 raise StorageError(str(translated), None, []) from None
-            if "key element does not match the schema" in str(error):
-                raise StorageError(self._schema_message(), None, []) from None
+            schema = self._other_schema(error)
+            if schema is not None:
+                raise StorageError(self._schema_message(schema), None, []) from None
             raise
+
+    def _other_schema(self, error: BaseException) -> object:
+        """The table's key schema when ``error`` is a ``ValidationException`` because it is
+        not dynavec's (``None`` otherwise)."""
+        code = getattr(error, "response", {}).get("Error", {}).get("Code")
+        if code != "ValidationException":
+            return None
+        try:
+            described = self.table.meta.client.describe_table(TableName=self.table_name)
+        except Exception:
+            return None
+        schema = [(k["AttributeName"], k["KeyType"]) for k in described["Table"]["KeySchema"]]
+        return schema if schema != [("pk", "HASH")] else None
 
     def _schema_message(self, schema: object = None) -> str:
         seen = f" (its key schema is {schema})" if schema is not None else ""
@@ -377,16 +400,29 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         item = self._call(self.table.get_item, Key={"pk": pk}, ConsistentRead=True).get("Item")
         return dict(item) if item is not None else None
 
-    def _get_many(self, pks: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Items by ``pk``, one ``GetItem`` each as dynavec reads them (missing ones left out).
-
-        Not ``BatchGetItem``: moto's server (the tests' endpoint) fails it on items holding
-        maps (``TypeError: unhashable type: 'dict'`` in moto 5.2.5)."""
-        found: dict[str, dict[str, Any]] = {}
-        for pk in dict.fromkeys(pks):
-            item = self._get(pk)
-            if item is not None:
-                found[pk] = item
+    def _get_many(self, pks: Sequence[str], projection: str | None = None) -> dict[str, Any]:
+        """Items by ``pk`` (``BatchGetItem``, 100 keys a request, unprocessed keys retried;
+        missing ones left out). The ``Table``'s client takes and gives plain values."""
+        client = self.table.meta.client
+        found: dict[str, Any] = {}
+        unique = list(dict.fromkeys(pks))
+        for start in range(0, len(unique), 100):
+            wanted: dict[str, Any] = {
+                "Keys": [{"pk": pk} for pk in unique[start : start + 100]],
+                "ConsistentRead": True,
+            }
+            if projection:
+                wanted["ProjectionExpression"] = projection
+            request: dict[str, Any] = {self.table_name: wanted}
+            delay = 0.05
+            while request:
+                answer = self._call(client.batch_get_item, RequestItems=request)
+                for item in answer.get("Responses", {}).get(self.table_name, []):
+                    found[str(item["pk"])] = dict(item)
+                request = answer.get("UnprocessedKeys") or {}
+                if request:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 1.0)
         return found
 
     # --- records ----------------------------------------------------------------------
@@ -400,6 +436,7 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             "ns": self.namespace,
             "type": _CHECKPOINT,
             **_to_dynamo(data),
+            "lg_rev": uuid.uuid4().hex,
         }
         if _size(item) <= INLINE_LIMIT:
             return item, []
@@ -453,21 +490,58 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             raise self._damaged(thread_id, f"{what} ({type(error).__name__}: {error})") from None
         return record
 
+    def _revisions(self, pks: Sequence[str]) -> dict[str, str | None]:
+        """``lg_rev`` of each existing item (``None``: written by dynavec)."""
+        found = self._get_many(pks, projection="pk, lg_rev")
+        return {
+            pk: item.get("lg_rev") if isinstance(item.get("lg_rev"), str) else None
+            for pk, item in found.items()
+        }
+
     def _records(self, thread_id: str, ids: Sequence[str]) -> builtins.list[Checkpoint]:
-        """The records of ``ids`` (in that order, missing ones skipped, as dynavec does)."""
+        """The records of ``ids`` (in that order, missing ones skipped, as dynavec does).
+
+        Records this package wrote carry a revision (``lg_rev``); one already read or saved
+        by this object and unchanged since is taken from memory (a copy), so reading a
+        thread costs one small request per 100 records plus the changed ones."""
         pks = [self._key(_CHECKPOINT, thread_id, cid) for cid in ids]
-        items = self._get_many(pks)
+        revisions = self._revisions(pks)
+        out: dict[str, Checkpoint] = {}
+        fetch: builtins.list[str] = []
+        with self._cache_lock:
+            for pk in dict.fromkeys(pks):
+                if pk not in revisions:
+                    continue
+                cached = self._cache.get(pk)
+                if cached is not None and revisions[pk] is not None and cached[0] == revisions[pk]:
+                    self._cache.move_to_end(pk)
+                    out[pk] = copy.deepcopy(cached[1])
+                else:
+                    fetch.append(pk)
+        items = self._get_many(fetch)
         names = [str(n) for item in items.values() for n in item.get("lg_pieces") or []]
         pieces = self._get_many(names) if names else {}
-        return [self._record(thread_id, items[pk], pieces) for pk in pks if pk in items]
+        for pk, item in items.items():
+            out[pk] = self._record(thread_id, item, pieces)
+            self._remember(pk, item.get("lg_rev"), out[pk])
+        return [out[pk] for pk in pks if pk in out]
+
+    def _remember(self, pk: str, revision: Any, record: Checkpoint) -> None:
+        if not isinstance(revision, str):
+            return
+        with self._cache_lock:
+            self._cache[pk] = (revision, copy.deepcopy(record))
+            self._cache.move_to_end(pk)
+            while len(self._cache) > _CACHED:
+                self._cache.popitem(last=False)
 
     def _manifest(self, thread_id: str) -> dict[str, Any] | None:
         return self._get(self._key("thread", thread_id))
 
     def _history(self, thread_id: str, manifest: Mapping[str, Any]) -> builtins.list[str]:
         """The checkpoint ids of the manifest's history, in save order (checked)."""
-        history = manifest.get("history")
-        latest = manifest.get("latest_checkpoint_id")
+        history = _from_dynamo(manifest.get("history"))
+        latest = _from_dynamo(manifest.get("latest_checkpoint_id"))
         if latest is not None and not isinstance(latest, str):
             raise self._damaged(thread_id, f"the manifest (latest_checkpoint_id={latest!r})")
         if history is None:
@@ -491,10 +565,17 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         thread's manifest atomically; saving an id again replaces its item and keeps its place
         (dynavec would append it a second time)."""
         item, pieces = self._item(checkpoint)
+        old = self._call(
+            self.table.get_item,
+            Key={"pk": item["pk"]},
+            ProjectionExpression="pk, lg_pieces",
+            ConsistentRead=True,
+        ).get("Item")
         for piece in pieces:
             self._call(self.table.put_item, Item=piece)
-        answer = self._call(self.table.put_item, Item=item, ReturnValues="ALL_OLD")
-        old = answer.get("Attributes")
+        self._call(self.table.put_item, Item=item)
+        stored = Checkpoint.from_dict(_from_dynamo(_to_dynamo(checkpoint.to_dict())))
+        self._remember(str(item["pk"]), item["lg_rev"], stored)  # as a read would give it
         if old is not None:
             keep = set(item.get("lg_pieces") or [])
             for name in [str(n) for n in old.get("lg_pieces") or [] if n not in keep]:

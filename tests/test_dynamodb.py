@@ -28,7 +28,8 @@ from dynavec_langgraph import (
     ReActAgent,
     create_react_agent,
 )
-from dynavec_langgraph._errors import CheckpointerConfigError
+from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph._errors import CheckpointerConfigError, StorageError
 from dynavec_langgraph.checkpoint import Checkpoint
 from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
@@ -367,3 +368,246 @@ def test_missing_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_dynamodb_urls(url: str, message: str) -> None:
     with pytest.raises(CheckpointerConfigError, match=message):
         resolve_checkpointer(url)
+
+
+# --- the 400 KB item limit (issue 26) -------------------------------------------------------
+
+
+def _items(store: DynamoDBCheckpointer, server: DynamoDBServer) -> list[dict[str, Any]]:
+    table = _lock_table(store, server)
+    page = table.scan()
+    items = list(page["Items"])
+    while "LastEvaluatedKey" in page:
+        page = table.scan(ExclusiveStartKey=page["LastEvaluatedKey"])
+        items += page["Items"]
+    return items
+
+
+def _raw_sizes(store: DynamoDBCheckpointer, server: DynamoDBServer) -> list[int]:
+    """Each item's size as stored (its attributes as DynamoDB JSON, a close upper bound)."""
+    client = boto3.client("dynamodb", region_name=REGION, endpoint_url=server.endpoint_url)
+    sizes: list[int] = []
+    for page in client.get_paginator("scan").paginate(TableName=store.table_name):
+        sizes += [len(json.dumps(item).encode()) for item in page["Items"]]
+    return sizes
+
+
+def test_a_500_kb_decision_is_stored_in_pieces(
+    dynamodb_server: DynamoDBServer, tmp_path: Path
+) -> None:
+    """A 500 KB decision: the tool runs once, every record is saved (in pieces, no item over
+    the limit), and another process sees the thread finished (so it never runs it again)."""
+    store = _store(dynamodb_server)
+    url = dynamodb_server.url(store.table_name)
+    scenario = Scenario(tmp_path / "effects")
+    assert make_agent(scenario, url).run("pay", thread_id="big").termination_reason == (
+        "interrupted"
+    )
+    decision = "no: " + "x" * 500_000
+    done = make_agent(scenario, url).resume(thread_id="big", human_decision=decision)
+    assert done.termination_reason == "completed" and done.output.endswith("x" * 100)
+    assert scenario.lines() == [
+        "lookup rent",
+        f"transfer start {json.dumps(decision)}",
+        f"transfer done {json.dumps(decision)}",
+    ]
+    sizes = _raw_sizes(store, dynamodb_server)
+    assert max(sizes) < 400_000, sorted(sizes)[-3:]
+    items = _items(store, dynamodb_server)
+    assert any("#lgpart#big#" in str(i["pk"]) for i in items)
+    latest = store.get("big")
+    assert latest is not None and latest.state["output"] == done.output
+    assert latest.state["messages"][-2]["content"] == f"Not sent: {decision}"
+    # dynavec's reader sees the record without the moved keys, named in lg_pieces
+    raw = next(i for i in items if str(i["pk"]).endswith(f"#{latest.checkpoint_id}"))
+    assert raw["lg_pieces"] and "messages" not in raw["state"]
+    assert raw["state"]["finished"] is True and raw["state"]["goal"] == "pay"
+    # another process: the thread is finished, nothing to resume, the tool does not run again
+    again = run_child("--db", url, "--effects", str(scenario.effects), "resume", "big", '"ok"')
+    assert (again["ok"], again["error"]) == (False, "NothingToResumeError")
+    assert scenario.lines().count(f"transfer done {json.dumps(decision)}") == 1
+
+
+def test_a_long_conversation_stays_under_the_item_limit(
+    dynamodb_server: DynamoDBServer, tmp_path: Path
+) -> None:
+    """Five pauses answered with 150 KB each on one thread: a conversation of ~750 KB, each
+    record holding all of it, stored in pieces and read back whole."""
+    store = _store(dynamodb_server)
+    url = dynamodb_server.url(store.table_name)
+    scenario = Scenario(tmp_path / "effects")
+    rounds = 5
+    for n in range(rounds):
+        agent = make_agent(scenario, url)
+        assert agent.run(f"pay {n}", thread_id="long").termination_reason == "interrupted"
+        assert agent.resume(thread_id="long", human_decision=f"{n}" * 150_000).output
+    record = store.get("long")
+    assert record is not None
+    notes = [m["content"] for m in record.state["messages"] if m["role"] == "tool"]
+    assert [c[len("Not sent: ") :][:1] for c in notes if c.startswith("Not sent")] == [
+        str(n) for n in range(rounds)
+    ]
+    assert sum(len(c) for c in notes) > rounds * 150_000
+    assert max(_raw_sizes(store, dynamodb_server)) < 400_000
+    assert scenario.lines().count("lookup rent") == rounds
+    # a fresh process reads the whole thread and continues it
+    paused = run_child("--db", url, "--effects", str(scenario.effects), "run", "long", "pay x")
+    assert paused["termination_reason"] == "interrupted"
+    assert len(paused["messages"]) == rounds * 5 + 3  # goal, calls, 2 results, answer
+
+
+def test_replacing_a_record_in_pieces_leaves_no_stale_pieces(
+    dynamodb_server: DynamoDBServer,
+) -> None:
+    store = _store(dynamodb_server)
+    big = store.put("t", {"goal": "g", "messages": [{"role": "user", "content": "a" * 700_000}]})
+    pieces = [i["pk"] for i in _items(store, dynamodb_server) if "#lgpart#" in str(i["pk"])]
+    assert len(pieces) == 3  # 700 KB of JSON in 300 KB pieces
+    store.save(Checkpoint.from_dict({**big.to_dict(), "state": {"goal": "small now"}}))
+    assert not [i for i in _items(store, dynamodb_server) if "#lgpart#" in str(i["pk"])]
+    back = store.get("t")
+    assert back is not None and back.state == {"goal": "small now"}
+    store.save(big)
+    assert store.get("t") == big and store.list("t") == [big]
+    assert store.delete("t") is True and _items(store, dynamodb_server) == []
+
+
+# --- clear errors (issue 26) ----------------------------------------------------------------
+
+
+def _no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_no_aws_credentials_says_what_to_set(
+    dynamodb_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _no_credentials(monkeypatch, tmp_path)
+    with pytest.raises(CheckpointerConfigError, match="no AWS credentials") as error:
+        resolve_checkpointer(dynamodb_url)
+    assert "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in str(error.value)
+    assert "AWS_PROFILE" in str(error.value)
+    # not creating the table, the first request fails: the same advice, nothing ran
+    scenario = Scenario(tmp_path / "effects")
+    agent = make_agent(scenario, dynamodb_url + "&create_table=false")
+    with pytest.raises(StorageError, match=r"no AWS credentials.*AWS_ACCESS_KEY_ID"):
+        agent.run("pay", thread_id="t")
+    assert scenario.lines() == []
+
+
+def test_no_region_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(CheckpointerConfigError, match=r"no AWS region.*region=\.\.\."):
+        resolve_checkpointer("dynamodb://table")
+
+
+def test_a_table_with_another_key_schema_is_named(dynamodb_server: DynamoDBServer) -> None:
+    """The layout before dynavec's (pk + sk) or any other table: refused, saying which."""
+    resource = boto3.resource(
+        "dynamodb", region_name=REGION, endpoint_url=dynamodb_server.endpoint_url
+    )
+    name = f"t{uuid.uuid4().hex[:12]}"
+    table = resource.create_table(
+        TableName=name,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    with pytest.raises(CheckpointerConfigError, match="does not have dynavec's key schema"):
+        _store(dynamodb_server, table=name)
+    store = DynamoDBCheckpointer(table)  # a Table resource: not checked up front, as dynavec
+    with pytest.raises(StorageError, match=f"table '{name}' does not have dynavec's key schema"):
+        store.get("t1")
+
+
+def _paused_thread(store: DynamoDBCheckpointer, tmp_path: Path) -> Scenario:
+    scenario = Scenario(tmp_path / "effects")
+    agent = make_agent(scenario, DynavecCheckpointSaver(store))
+    assert agent.run("pay", thread_id="t").termination_reason == "interrupted"
+    return scenario
+
+
+@pytest.mark.parametrize(
+    ("damage", "what"),
+    [
+        ({"history": "garbage"}, "its history is not a list of checkpoints"),
+        ({"history": [{"step": 1}]}, "its history is not a list of checkpoints"),
+        ({"latest_checkpoint_id": 7}, "latest_checkpoint_id=7"),
+        ({"latest_checkpoint_id": "gone"}, "its latest checkpoint 'gone' has no item"),
+    ],
+    ids=["history", "entry", "latest-type", "latest-missing"],
+)
+def test_a_damaged_manifest_is_reported_as_damaged(
+    dynamodb_server: DynamoDBServer, tmp_path: Path, damage: dict[str, Any], what: str
+) -> None:
+    store = _store(dynamodb_server)
+    scenario = _paused_thread(store, tmp_path)
+    table = _lock_table(store, dynamodb_server)
+    manifest = table.get_item(Key={"pk": "default#thread#t"})["Item"]
+    if damage.get("latest_checkpoint_id") == "gone":
+        manifest["history"] = [*manifest["history"], {"checkpoint_id": "gone"}]
+    table.put_item(Item={**manifest, **damage})
+    agent = make_agent(scenario, DynavecCheckpointSaver(store))
+    with pytest.raises(StorageError, match=r"thread 't' cannot be read: the manifest") as error:
+        agent.resume(thread_id="t", human_decision="approved")
+    assert what in str(error.value) and "is damaged" in str(error.value)
+    assert scenario.lines() == ["lookup rent"]  # nothing ran
+
+
+def test_a_damaged_checkpoint_item_is_reported_as_damaged(
+    dynamodb_server: DynamoDBServer, tmp_path: Path
+) -> None:
+    store = _store(dynamodb_server)
+    scenario = _paused_thread(store, tmp_path)
+    table = _lock_table(store, dynamodb_server)
+    latest = store.get("t")
+    assert latest is not None
+    pk = f"default#checkpoint#t#{latest.checkpoint_id}"
+    table.update_item(Key={"pk": pk}, UpdateExpression="SET #s = :x",
+                      ExpressionAttributeNames={"#s": "state"},
+                      ExpressionAttributeValues={":x": "not a map"})  # fmt: skip
+    fresh = _store(dynamodb_server, table=store.table_name)  # another process, as it were
+    with pytest.raises(StorageError, match=f"cannot be read: the checkpoint item '{pk}'"):
+        make_agent(scenario, DynavecCheckpointSaver(fresh)).resume(
+            thread_id="t", human_decision="approved"
+        )
+    assert scenario.lines() == ["lookup rent"]
+
+
+def test_a_storage_failure_during_a_run_says_what_ran(
+    dynamodb_server: DynamoDBServer, tmp_path: Path
+) -> None:
+    """The endpoint gone mid-resume (a botocore error): StorageError naming the DynamoDB table
+    and the tool call that ran, not a raw botocore exception."""
+    store = _store(dynamodb_server)
+    scenario = _paused_thread(store, tmp_path)
+    broken = DynamoDBCheckpointer(
+        store.table_name, region_name=REGION, endpoint_url=dynamodb_server.endpoint_url
+    )
+
+    def cut(decision: Any) -> None:
+        del decision
+        broken.table = boto3.resource(
+            "dynamodb", region_name=REGION, endpoint_url="http://127.0.0.1:9"
+        ).Table(store.table_name)
+
+    scenario.on_transfer = cut
+    agent = make_agent(scenario, DynavecCheckpointSaver(broken))
+    with pytest.raises(StorageError) as error:
+        agent.resume(thread_id="t", human_decision="approved")
+    message = str(error.value)
+    assert f"the DynamoDB table '{store.table_name}' (namespace 'default') failed" in message
+    assert "transfer" in message and error.value.completed
+    assert scenario.lines().count('transfer done "approved"') == 1
