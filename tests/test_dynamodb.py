@@ -90,7 +90,7 @@ def test_records_round_trip_in_dynavec_layout(dynamodb_server: DynamoDBServer) -
     )
     keys = sorted(str(i["pk"]).rsplit("#", 1)[0] for i in items)
     assert keys == ["default#checkpoint#t1"] * 3 + ["default#thread"]
-    manifest = next(i for i in items if i["type"] == "thread_manifest")
+    manifest: Any = next(i for i in items if i["type"] == "thread_manifest")
     assert manifest["latest_checkpoint_id"] == third.checkpoint_id
     assert [e["checkpoint_id"] for e in manifest["history"]] == [
         first.checkpoint_id,
