@@ -25,6 +25,7 @@ from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
     NothingToResumeError,
+    ThreadPausedError,
 )
 from dynavec_langgraph._graph import (
     AGENT_NODE,
@@ -301,7 +302,9 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                snapshot = self.graph.get_state(plan.config)
+                self._check_run(plan, snapshot, resume_from)
+                self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan.thread_id, *self._split(output), state)
 
@@ -318,7 +321,11 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             async with self._alocked(thread_id):
-                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                snapshot = await self.graph.aget_state(plan.config)
+                self._check_run(plan, snapshot, resume_from)
+                await asyncio.to_thread(
+                    self._continue_dynavec, plan, snapshot, thread_id, resume_from
+                )
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
                 )
@@ -400,7 +407,9 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, self.graph.get_state(plan.config), resume_from)
+                snapshot = self.graph.get_state(plan.config)
+                self._check_run(plan, snapshot, resume_from)
+                self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 for event in self._stream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -420,7 +429,11 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             async with self._alocked(thread_id):
-                self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
+                snapshot = await self.graph.aget_state(plan.config)
+                self._check_run(plan, snapshot, resume_from)
+                await asyncio.to_thread(
+                    self._continue_dynavec, plan, snapshot, thread_id, resume_from
+                )
                 async for event in self._astream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -636,6 +649,44 @@ class ReActAgent:
             return resume
 
         return seed
+
+    def _continue_dynavec(
+        self,
+        plan: _Plan,
+        snapshot: StateSnapshot,
+        thread_id: str | None,
+        resume_from: str | None,
+    ) -> None:
+        """``run()`` on a thread whose latest record dynavec itself wrote (docs/compatibility.md
+        D8): refuse it while paused there; else continue its conversation (a finished one
+        gets the goal as a follow-up, one stopped in a batch finishes the batch first)."""
+        saver = self.checkpointer
+        if (
+            thread_id is None
+            or resume_from
+            or plan.graph_input is None
+            or snapshot.values
+            or not isinstance(saver, DynavecCheckpointSaver)
+        ):
+            return
+        record = saver.dynavec_record(thread_id)
+        if record is None:
+            return
+        interrupted = record.state.get("interrupted")
+        if interrupted:
+            node = interrupted.get("node_id") if isinstance(interrupted, dict) else None
+            raise ThreadPausedError(thread_id, [str(node or "interrupted")])
+        stored = record.state.get("messages")
+        earlier = [from_dynavec(m) for m in stored] if isinstance(stored, list) else []
+        while earlier and isinstance(earlier[0], SystemMessage):
+            earlier.pop(0)
+        if not earlier:
+            return
+        if pending_calls(earlier):
+            self.graph.update_state(plan.config, {"messages": earlier}, as_node=AGENT_NODE)
+            plan.graph_input = None
+        else:
+            plan.graph_input["messages"] = [*earlier, *plan.graph_input["messages"]]
 
     def _dynavec_paused(self, thread_id: str, snapshot: StateSnapshot | None) -> Any:
         """The messages of a pause that dynavec itself recorded on ``thread_id`` (a dynavec

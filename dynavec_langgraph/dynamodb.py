@@ -326,6 +326,15 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             translated = self._config_error(error, self.table_name)
             if translated is not error:
                 raise StorageError(str(translated), None, []) from None
+            code = getattr(error, "response", {}).get("Error", {}).get("Code")
+            if code == "ResourceNotFoundException":
+                raise StorageError(
+                    f"the DynamoDB table {self.table_name!r} does not exist: create it with a "
+                    "partition key 'pk' of type string and no sort key (dynavec's layout), or "
+                    "give DynamoDBCheckpointer the table's name with create_table=True",
+                    None,
+                    [],
+                ) from None
             schema = self._other_schema(error)
             if schema is not None:
                 raise StorageError(self._schema_message(schema), None, []) from None
