@@ -9,7 +9,7 @@ string ``"dynamodb://TABLE?region=eu-west-1&endpoint_url=http://127.0.0.1:8000&n
 It needs the ``dynamodb`` extra (``boto3``); without it, using it raises
 :class:`~dynavec_langgraph.exceptions.MissingDependencyError` naming the extra.
 
-**Layout: dynavec's own** (docs/compatibility.md, rows C10 and D1-D9), so a table written by
+**Layout: dynavec's own** (docs/compatibility.md, rows C10 and D1-D12), so a table written by
 dynavec is read here and a table written here is read by dynavec. The key schema is ``pk``
 (string) only: no sort key, no index.
 
