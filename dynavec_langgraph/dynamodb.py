@@ -13,28 +13,29 @@ It needs the ``dynamodb`` extra (``boto3``); without it, using it raises
 dynavec is read here and a table written here is read by dynavec. The key schema is ``pk``
 (string) only: no sort key, no index.
 
-===================  ===========================================  =================================
-item                 ``pk``                                       attributes
-===================  ===========================================  =================================
-checkpoint           ``{ns}#checkpoint#{thread_id}#{checkpoint}``  ``ns``, ``type="checkpoint"``,
-                                                                  ``thread_id``, ``checkpoint_id``,
-                                                                  ``parent_checkpoint_id``,
-                                                                  ``node_id``, ``step``, ``state``,
-                                                                  ``metadata``, ``timestamp``
-thread manifest      ``{ns}#thread#{thread_id}``                  ``type="thread_manifest"``,
-                                                                  ``latest_checkpoint_id``,
-                                                                  ``updated_at``, ``history`` (one
-                                                                  map per saved checkpoint)
-resume lock          ``{ns}#lglock#{thread_id}``                  this package only (below)
-record piece         ``{ns}#lgpart#{thread_id}#{checkpoint}#...``  this package only (below)
-===================  ===========================================  =================================
+============  ==============================================  ====================================
+item          ``pk``                                          attributes
+============  ==============================================  ====================================
+checkpoint    ``{ns}#checkpoint#{thread_id}#{checkpoint}``    ``ns``, ``type="checkpoint"``,
+                                                              ``thread_id``, ``checkpoint_id``,
+                                                              ``parent_checkpoint_id``,
+                                                              ``node_id``, ``step``, ``state``,
+                                                              ``metadata``, ``timestamp``
+manifest      ``{ns}#thread#{thread_id}``                     ``type="thread_manifest"``,
+                                                              ``latest_checkpoint_id``,
+                                                              ``updated_at``, ``history``
+                                                              (one map per checkpoint)
+resume lock   ``{ns}#lglock#{thread_id}``                     this package only (below)
+history page  ``{ns}#lghistory#{thread_id}#...``              this package only (below)
+record piece  ``{ns}#lgpart#{thread_id}#{checkpoint}#...``    this package only (below)
+============  ==============================================  ====================================
 
 Values: floats are stored as numbers (``Decimal(str(x))``), tuples as lists; a stored number
 reads back as an ``int`` when it is whole (``1.0`` -> ``1``), else as a ``float``, as dynavec
 does. The LangGraph side (serialized checkpoints and pending writes, base64) lives in the
 ``metadata["langgraph"]`` map of the checkpoint items, which dynavec ignores. Only ``pk``
-prefixes dynavec never uses (``#lglock#``, ``#lgpart#``) are added, so the table may keep
-holding dynavec's memory and document items.
+prefixes dynavec never uses (``#lglock#``, ``#lgpart#``, ``#lghistory#``) are added, so the
+table may keep holding dynavec's memory and document items.
 
 Where this differs from dynavec (each is documented in docs/compatibility.md):
 
@@ -49,6 +50,10 @@ Where this differs from dynavec (each is documented in docs/compatibility.md):
   ``steps``, ``output``) move into piece items of at most :data:`PIECE_SIZE` bytes each; its
   ``lg_pieces`` attribute names them. This package reads such a record whole; dynavec (which
   could not have written it) sees the record without those keys.
+* a manifest's ``history`` keeps at most 1,000 entries (about 200 KB): the older ones then move
+  to history page items (``{ns}#lghistory#{thread_id}#...``, named in the manifest's
+  ``lg_history_pages``) and the newest 200 stay. This package lists them all; dynavec's
+  ``list`` sees the entries left in the manifest (its ``get`` is unaffected).
 * a manifest that exists but cannot be read (its history is not a list of checkpoints, or its
   latest checkpoint is missing or damaged) raises :class:`StorageError` ("thread T cannot be
   read ...") instead of reading as an unknown thread.
@@ -108,6 +113,10 @@ _CHECKPOINT: Final = "checkpoint"
 _MANIFEST: Final = "thread_manifest"
 _LOCK: Final = "lg_lock"
 _PIECE: Final = "lg_piece"
+_HISTORY_MAX: Final = 1000
+"""Entries a manifest's ``history`` holds at most (about 200 KB); the older ones then move to
+a history page item, ``_HISTORY_KEEP`` stay."""
+_HISTORY_KEEP: Final = 200
 _CACHED: Final = 256
 """Records kept in memory per checkpointer object (see ``_records``)."""
 _BULKY_STATE: Final = ("messages", "steps", "output")
@@ -286,6 +295,8 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             self.table = table
         self.table_name = str(self.table.name)
         self._cache: OrderedDict[str, tuple[str, Checkpoint]] = OrderedDict()
+        self._history_max = _HISTORY_MAX
+        self._history_keep = _HISTORY_KEEP
         self._cache_lock = threading.Lock()
         self.lock_owner_check = bool(lock_owner_check)
         self._machine = _machine() if lock_owner_check else None
@@ -548,8 +559,18 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         return self._get(self._key("thread", thread_id))
 
     def _history(self, thread_id: str, manifest: Mapping[str, Any]) -> builtins.list[str]:
-        """The checkpoint ids of the manifest's history, in save order (checked)."""
+        """The checkpoint ids of the thread's history (its history pages, then the
+        manifest's own entries), in save order (checked)."""
         history = _from_dynamo(manifest.get("history"))
+        pages = _from_dynamo(manifest.get("lg_history_pages"))
+        if pages:
+            if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+                raise self._damaged(thread_id, f"the manifest (lg_history_pages={pages!r})")
+            found = self._get_many(pages)
+            if any(p not in found for p in pages):
+                raise self._damaged(thread_id, "the manifest (a history page is missing)")
+            older = [e for p in pages for e in _from_dynamo(found[p].get("history") or [])]
+            history = [*older, *history] if isinstance(history, list) else history
         latest = _from_dynamo(manifest.get("latest_checkpoint_id"))
         if latest is not None and not isinstance(latest, str):
             raise self._damaged(thread_id, f"the manifest (latest_checkpoint_id={latest!r})")
@@ -597,22 +618,70 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             "step": checkpoint.step,
             "timestamp": checkpoint.timestamp,
         }
-        self._call(
-            self.table.update_item,
-            Key={"pk": self._key("thread", checkpoint.thread_id)},
-            UpdateExpression=(
-                "SET latest_checkpoint_id = :cid, updated_at = :ts, #tp = :type, "
-                "history = list_append(if_not_exists(history, :empty_list), :new_entry)"
-            ),
-            ExpressionAttributeNames={"#tp": "type"},
-            ExpressionAttributeValues={
-                ":cid": checkpoint.checkpoint_id,
-                ":ts": checkpoint.timestamp,
-                ":type": _MANIFEST,
-                ":empty_list": [],
-                ":new_entry": [_to_dynamo(entry)],
-            },
+        failed = self.table.meta.client.exceptions.ConditionalCheckFailedException
+        for _ in range(10):
+            try:
+                self._call(
+                    self.table.update_item,
+                    Key={"pk": self._key("thread", checkpoint.thread_id)},
+                    UpdateExpression=(
+                        "SET latest_checkpoint_id = :cid, updated_at = :ts, #tp = :type, "
+                        "history = list_append(if_not_exists(history, :empty_list), :new_entry)"
+                    ),
+                    ConditionExpression="attribute_not_exists(history) OR size(history) < :max",
+                    ExpressionAttributeNames={"#tp": "type"},
+                    ExpressionAttributeValues={
+                        ":cid": checkpoint.checkpoint_id,
+                        ":ts": checkpoint.timestamp,
+                        ":type": _MANIFEST,
+                        ":empty_list": [],
+                        ":new_entry": [_to_dynamo(entry)],
+                        ":max": self._history_max,
+                    },
+                )
+                return
+            except failed:
+                self._rotate(checkpoint.thread_id)
+        raise StorageError(
+            f"could not append checkpoint {checkpoint.checkpoint_id!r} to the manifest of "
+            f"thread {checkpoint.thread_id!r} in the DynamoDB table {self.table_name!r}: "
+            "other callers kept changing it. Try again",
+            checkpoint.thread_id,
+            [],
         )
+
+    def _rotate(self, thread_id: str) -> None:
+        """Move the older entries of a full manifest history to a history page item (so the
+        manifest stays far below the item limit); the newest ones stay for dynavec's readers.
+        Conditional on the history not having changed meanwhile (else nothing happens)."""
+        manifest = self._manifest(thread_id) or {}
+        history = list(manifest.get("history") or [])
+        if len(history) < self._history_max:
+            return  # someone rotated it meanwhile
+        keep = self._history_keep
+        page = f"{self._key('lghistory', thread_id)}#{uuid.uuid4().hex[:12]}"
+        self._call(
+            self.table.put_item,
+            Item={"pk": page, "type": "lg_history", "history": history[:-keep]},
+        )
+        try:
+            self._call(
+                self.table.update_item,
+                Key={"pk": self._key("thread", thread_id)},
+                UpdateExpression=(
+                    "SET history = :kept, "
+                    "lg_history_pages = list_append(if_not_exists(lg_history_pages, :none), :p)"
+                ),
+                ConditionExpression="size(history) = :n",
+                ExpressionAttributeValues={
+                    ":kept": history[-keep:],
+                    ":none": [],
+                    ":p": [page],
+                    ":n": len(history),
+                },
+            )
+        except self.table.meta.client.exceptions.ConditionalCheckFailedException:
+            self._call(self.table.delete_item, Key={"pk": page})
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> Checkpoint | None:
         """The thread's latest record (the manifest's ``latest_checkpoint_id``), or the one
@@ -674,6 +743,7 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         pks = [self._key(_CHECKPOINT, thread_id, cid) for cid in ids]
         items = self._get_many(pks) if pks else {}
         doomed = [*items, *(str(n) for i in items.values() for n in i.get("lg_pieces") or [])]
+        doomed += [str(p) for p in manifest.get("lg_history_pages") or []]
         with self.table.batch_writer() as batch:
             for pk in dict.fromkeys(doomed):
                 batch.delete_item(Key={"pk": pk})

@@ -611,3 +611,25 @@ def test_a_storage_failure_during_a_run_says_what_ran(
     assert f"the DynamoDB table '{store.table_name}' (namespace 'default') failed" in message
     assert "transfer" in message and error.value.completed
     assert scenario.lines().count('transfer done "approved"') == 1
+
+
+def test_a_long_history_moves_to_history_pages(dynamodb_server: DynamoDBServer) -> None:
+    """The manifest's history is capped (1,000 entries, about 200 KB; 5 here, to show it in a
+    few saves): older entries move to history pages, list() still returns every record in
+    save order, dynavec's get (the manifest's latest) is unaffected."""
+    store = _store(dynamodb_server)
+    store._history_max, store._history_keep = 5, 2  # the real sizes take 1,000 saves
+    saved = [store.put("t", {"n": n}, node_id=f"step_{n}") for n in range(13)]
+    assert [c.state["n"] for c in store.list("t")] == list(range(13))
+    assert [c.state["n"] for c in store.list("t", limit=3)] == [10, 11, 12]
+    table = _lock_table(store, dynamodb_server)
+    manifest = table.get_item(Key={"pk": "default#thread#t"})["Item"]
+    history: Any = manifest["history"]
+    assert 2 <= len(history) <= 5
+    assert [e["checkpoint_id"] for e in history][-1] == saved[-1].checkpoint_id
+    assert manifest["latest_checkpoint_id"] == saved[-1].checkpoint_id
+    pages: Any = manifest["lg_history_pages"]
+    assert len(pages) >= 2 and all("#lghistory#t#" in p for p in pages)
+    fresh = _store(dynamodb_server, table=store.table_name)  # no memory of the records
+    assert [c.checkpoint_id for c in fresh.list("t")] == [c.checkpoint_id for c in saved]
+    assert fresh.delete("t") is True and _items(store, dynamodb_server) == []
