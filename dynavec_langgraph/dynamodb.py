@@ -47,9 +47,9 @@ Where this differs from dynavec (each is documented in docs/compatibility.md):
 * **no record exceeds DynamoDB's 400 KB item limit**: a checkpoint item that would exceed
   :data:`INLINE_LIMIT` bytes keeps every attribute dynavec reads, but its LangGraph data
   (``metadata["langgraph"]``) and, if still too big, the bulky state keys (``messages``,
-  ``steps``, ``output``) move into piece items of at most :data:`PIECE_SIZE` bytes each; its
-  ``lg_pieces`` attribute names them. This package reads such a record whole; dynavec (which
-  could not have written it) sees the record without those keys.
+  ``steps``, ``output``, then the largest others) move into piece items of at most
+  :data:`PIECE_SIZE` bytes each; its ``lg_pieces`` attribute names them. This package reads
+  such a record whole; dynavec (which could not have written it) sees it without those keys.
 * a manifest's ``history`` keeps at most 1,000 entries (about 200 KB): the older ones then move
   to history page items (``{ns}#lghistory#{thread_id}#...``, named in the manifest's
   ``lg_history_pages``) and the newest 200 stay. This package lists them all; dynavec's
@@ -460,22 +460,26 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         }
         if _size(item) <= INLINE_LIMIT:
             return item, []
-        moved: dict[str, Any] = {}
-        metadata = dict(item["metadata"])
-        if _LG_META in metadata:
-            moved["metadata"] = {_LG_META: data["metadata"][_LG_META]}
-            del metadata[_LG_META]
-            item["metadata"] = metadata
-        if _size(item) > INLINE_LIMIT:
-            state = dict(item["state"])
-            kept = {k: v for k, v in data["state"].items() if k in _BULKY_STATE}
-            moved["state"] = kept
-            item["state"] = {k: v for k, v in state.items() if k not in kept}
+        moved: dict[str, dict[str, Any]] = {}
+
+        def move(field: str, key: str) -> None:
+            moved.setdefault(field, {})[key] = data[field][key]
+            item[field] = {k: v for k, v in item[field].items() if k != key}
+
+        if _LG_META in item["metadata"]:
+            move("metadata", _LG_META)
+        for key in _BULKY_STATE:  # dynavec's bulky keys first, then the largest others
+            if _size(item) > INLINE_LIMIT and key in item["state"]:
+                move("state", key)
+        others = [(_size(v), f, k) for f in ("state", "metadata") for k, v in item[f].items()]
+        for _, field, key in sorted(others, reverse=True):
+            if _size(item) > INLINE_LIMIT:
+                move(field, key)
         if _size(item) > INLINE_LIMIT:
             raise ValueError(
                 f"checkpoint {checkpoint.checkpoint_id!r} of thread {checkpoint.thread_id!r} "
-                "does not fit a DynamoDB item even without its messages (its other state or "
-                "metadata is too large)"
+                "does not fit a DynamoDB item even without its state and metadata (its ids "
+                "are too long)"
             )
         text = json.dumps(moved, ensure_ascii=True, separators=(",", ":"))
         nonce = uuid.uuid4().hex[:12]

@@ -633,3 +633,16 @@ def test_a_long_history_moves_to_history_pages(dynamodb_server: DynamoDBServer) 
     fresh = _store(dynamodb_server, table=store.table_name)  # no memory of the records
     assert [c.checkpoint_id for c in fresh.list("t")] == [c.checkpoint_id for c in saved]
     assert fresh.delete("t") is True and _items(store, dynamodb_server) == []
+
+
+def test_any_large_state_key_goes_in_pieces(dynamodb_server: DynamoDBServer) -> None:
+    """Not only messages: a 500 KB value under any state or metadata key is stored in pieces;
+    the small keys stay readable in the item itself."""
+    store = _store(dynamodb_server)
+    state = {"goal": "g", "shared": {"blob": "b" * 500_000}, "total_tool_calls": 2}
+    cp = store.put("t", state, node_id="init", metadata={"note": "n" * 380_000})
+    assert store.get("t") == cp
+    assert _store(dynamodb_server, table=store.table_name).list("t") == [cp]
+    raw = next(i for i in _items(store, dynamodb_server) if i["type"] == "checkpoint")
+    assert raw["state"] == {"goal": "g", "total_tool_calls": 2} and raw["lg_pieces"]
+    assert max(_raw_sizes(store, dynamodb_server)) < 400_000

@@ -381,3 +381,17 @@ def test_a_thread_written_here_reads_as_dynavec_reads_it(table: Any) -> None:
         "thanks",
     ]  # the conversation dynavec continued, then the follow-up
     assert RUNS == Counter({"lookup": 1})  # the first run's; the transfer ran in dynavec only
+
+
+async def test_a_thread_paused_by_dynavec_resumes_here_async(table: Any) -> None:
+    for record in _paused_by_dynavec("rent"):
+        _dynavec_save(table, "default", record)
+    agent = ReActAgent(_model(), tools=[lookup, transfer], checkpointer=DynamoDBCheckpointer(table))
+    with pytest.raises(RuntimeError, match="approve_transfer"):
+        await agent.arun("something else", thread_id="rent")
+    result = await agent.aresume(thread_id="rent", human_decision="approved")
+    assert result.output == "Finished: rent: balance 500 | Transferred 100."
+    assert RUNS == Counter({"transfer approved": 1})
+    follow_up = await agent.arun("and now?", thread_id="rent")
+    assert follow_up.termination_reason == "interrupted"  # a new batch: lookup, then a pause
+    assert RUNS == Counter({"transfer approved": 1, "lookup": 1})
