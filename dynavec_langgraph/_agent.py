@@ -42,6 +42,7 @@ from dynavec_langgraph._resuming import (
     Answer,
     Resume,
     aresuming,
+    asaved_on_cancel,
     check_storable,
     refuse_if_paused,
     resuming,
@@ -320,7 +321,10 @@ class ReActAgent:
         """Async twin of :meth:`run`."""
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
-            async with self._alocked(thread_id):
+            async with (
+                self._alocked(thread_id),
+                asaved_on_cancel(self.graph, plan.config, record),
+            ):
                 snapshot = await self.graph.aget_state(plan.config)
                 self._check_run(plan, snapshot, resume_from)
                 await asyncio.to_thread(
@@ -428,7 +432,10 @@ class ReActAgent:
         """Async twin of :meth:`stream`."""
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
-            async with self._alocked(thread_id):
+            async with (
+                self._alocked(thread_id),
+                asaved_on_cancel(self.graph, plan.config, record),
+            ):
                 snapshot = await self.graph.aget_state(plan.config)
                 self._check_run(plan, snapshot, resume_from)
                 await asyncio.to_thread(
