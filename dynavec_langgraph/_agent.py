@@ -327,9 +327,10 @@ class ReActAgent:
             ):
                 snapshot = await self.graph.aget_state(plan.config)
                 self._check_run(plan, snapshot, resume_from)
-                await asyncio.to_thread(
-                    self._continue_dynavec, plan, snapshot, thread_id, resume_from
-                )
+                if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
+                    await asyncio.to_thread(
+                        self._continue_dynavec, plan, snapshot, thread_id, resume_from
+                    )
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
                 )
@@ -438,9 +439,10 @@ class ReActAgent:
             ):
                 snapshot = await self.graph.aget_state(plan.config)
                 self._check_run(plan, snapshot, resume_from)
-                await asyncio.to_thread(
-                    self._continue_dynavec, plan, snapshot, thread_id, resume_from
-                )
+                if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
+                    await asyncio.to_thread(
+                        self._continue_dynavec, plan, snapshot, thread_id, resume_from
+                    )
                 async for event in self._astream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -657,6 +659,23 @@ class ReActAgent:
 
         return seed
 
+    def _maybe_dynavec(
+        self,
+        plan: _Plan,
+        snapshot: StateSnapshot,
+        thread_id: str | None,
+        resume_from: str | None,
+    ) -> bool:
+        """Whether a run may be on a thread dynavec wrote (no request made: a dynavec
+        checkpointer, a named thread with no LangGraph state, a new goal)."""
+        return (
+            thread_id is not None
+            and not resume_from
+            and plan.graph_input is not None
+            and not snapshot.values
+            and isinstance(self.checkpointer, DynavecCheckpointSaver)
+        )
+
     def _continue_dynavec(
         self,
         plan: _Plan,
@@ -668,14 +687,9 @@ class ReActAgent:
         D8): refuse it while paused there; else continue its conversation (a finished one
         gets the goal as a follow-up, one stopped in a batch finishes the batch first)."""
         saver = self.checkpointer
-        if (
-            thread_id is None
-            or resume_from
-            or plan.graph_input is None
-            or snapshot.values
-            or not isinstance(saver, DynavecCheckpointSaver)
-        ):
+        if thread_id is None or not self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
             return
+        assert isinstance(saver, DynavecCheckpointSaver)
         record = saver.dynavec_record(thread_id)
         if record is None:
             return

@@ -269,6 +269,12 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             raise CheckpointerConfigError(
                 f"namespace={namespace!r}: use a non-empty name without '#'"
             )
+        numbers = (lock_ttl,) if lock_heartbeat is None else (lock_ttl, lock_heartbeat)
+        if not all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
+            raise CheckpointerConfigError(
+                f"lock_ttl={lock_ttl!r}, lock_heartbeat={lock_heartbeat!r}: give seconds as "
+                "numbers (e.g. lock_ttl=15, lock_heartbeat=5)"
+            )
         heartbeat = lock_ttl / 3 if lock_heartbeat is None else lock_heartbeat
         if not lock_ttl > 0 or not 0 < heartbeat < lock_ttl:
             raise CheckpointerConfigError(

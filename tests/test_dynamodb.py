@@ -646,3 +646,17 @@ def test_any_large_state_key_goes_in_pieces(dynamodb_server: DynamoDBServer) -> 
     raw = next(i for i in _items(store, dynamodb_server) if i["type"] == "checkpoint")
     assert raw["state"] == {"goal": "g", "total_tool_calls": 2} and raw["lg_pieces"]
     assert max(_raw_sizes(store, dynamodb_server)) < 400_000
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"lock_ttl": "15"}, "give seconds as numbers"),
+        ({"lock_ttl": 10, "lock_heartbeat": 10}, "a heartbeat shorter than it"),
+        ({"lock_ttl": -1}, "a heartbeat shorter than it"),
+        ({"namespace": ""}, "non-empty name"),
+    ],
+)
+def test_bad_checkpointer_arguments(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(CheckpointerConfigError, match=message):
+        DynamoDBCheckpointer("table", region_name=REGION, **kwargs)
