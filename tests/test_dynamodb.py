@@ -660,3 +660,31 @@ def test_any_large_state_key_goes_in_pieces(dynamodb_server: DynamoDBServer) -> 
 def test_bad_checkpointer_arguments(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(CheckpointerConfigError, match=message):
         DynamoDBCheckpointer("table", region_name=REGION, **kwargs)
+
+
+def test_the_inbox_lists_paused_threads_of_dynamodb(
+    dynamodb_server: DynamoDBServer, tmp_path: Path
+) -> None:
+    """``list_pending`` (the inbox) on a DynamoDB checkpointer: its threads come from the
+    thread manifests; a damaged thread is reported as damaged, the others still listed."""
+    from dynavec_langgraph._inbox import list_pending
+
+    store = _store(dynamodb_server)
+    scenario = Scenario(tmp_path / "effects")
+    agent = make_agent(scenario, DynavecCheckpointSaver(store))
+    for tid in ("a", "b"):
+        assert agent.run("pay", thread_id=tid).termination_reason == "interrupted"
+    agent.run("pay", thread_id="c")
+    agent.resume(thread_id="c", human_decision="approved")
+    rows = list_pending(agent.graph, agent.checkpointer)
+    assert sorted((r.thread_id, r.node_id) for r in rows) == [
+        ("a", "approve_transfer"),
+        ("b", "approve_transfer"),
+    ]
+    table = _lock_table(store, dynamodb_server)
+    table.update_item(Key={"pk": "default#thread#b"}, UpdateExpression="SET history = :x",
+                      ExpressionAttributeValues={":x": "garbage"})  # fmt: skip
+    unreadable: list[str] = []
+    rows = list_pending(agent.graph, agent.checkpointer, unreadable)
+    assert [r.thread_id for r in rows] == ["a"]
+    assert len(unreadable) == 1 and "thread 'b' cannot be read" in unreadable[0]
