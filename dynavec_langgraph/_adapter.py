@@ -30,6 +30,11 @@ Other differences from a dynavec-era run: the system prompt is not in ``state["m
 again under the same id. ``delete_thread`` uses the checkpointer's
 ``delete(thread_id)`` when it supports it; otherwise it saves a tombstone record
 (``node_id="deleted"``) and the adapter ignores everything before it.
+
+Records written by dynavec itself (no ``metadata["langgraph"]``) end the LangGraph view too:
+a thread whose latest record dynavec wrote shows no LangGraph state, and
+:meth:`DynavecCheckpointSaver.dynavec_record` gives that record (``ReActAgent.resume`` answers
+a pause recorded there from its messages).
 """
 
 from __future__ import annotations
@@ -231,9 +236,9 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         latest: Checkpoint | None = None
         for record in self.checkpointer.list(thread_id) or []:
             lg = (record.metadata or {}).get(_LG_KEY)
-            if not isinstance(lg, dict):
-                continue
-            if lg.get("tombstone"):
+            if not isinstance(lg, dict) or lg.get("tombstone"):
+                # a tombstone, or a record written by dynavec itself (no LangGraph data): the
+                # LangGraph checkpoints before it are no longer the thread's state
                 out.clear()
                 latest = None
                 continue
@@ -254,6 +259,15 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
                 out.pop(key, None)
                 out[key] = item
         return out, latest
+
+    def dynavec_record(self, thread_id: str) -> Checkpoint | None:
+        """The thread's latest record when dynavec itself wrote it (no LangGraph data), else
+        ``None``. The LangGraph view shows no state for such a thread; ``ReActAgent.resume``
+        continues a pause recorded there from the record's messages."""
+        latest: Checkpoint | None = self.checkpointer.get(thread_id)
+        if latest is None or isinstance((latest.metadata or {}).get(_LG_KEY), dict):
+            return None
+        return latest
 
     def _tuple(self, thread_id: str, item: _Stored) -> CheckpointTuple:
         def conf(checkpoint_id: str) -> RunnableConfig:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import (
@@ -20,11 +21,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
+from dynavec_langgraph._adapter import DynavecCheckpointSaver
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
     InvalidInputError,
     NothingToResumeError,
+    ThreadPausedError,
     not_a_message_text,
 )
 from dynavec_langgraph._graph import (
@@ -412,7 +415,9 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, *self._read(plan), resume_from)
+                snapshot, stored = self._read(plan)
+                self._check_run(plan, snapshot, stored, resume_from)
+                self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan.thread_id, *self._split(output), state)
 
@@ -432,7 +437,12 @@ class ReActAgent:
                 self._alocked(thread_id),
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
-                self._check_run(plan, *await self._aread(plan), resume_from)
+                snapshot, stored = await self._aread(plan)
+                self._check_run(plan, snapshot, stored, resume_from)
+                if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
+                    await asyncio.to_thread(
+                        self._continue_dynavec, plan, snapshot, thread_id, resume_from
+                    )
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
                 )
@@ -514,7 +524,9 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                self._check_run(plan, *self._read(plan), resume_from)
+                snapshot, stored = self._read(plan)
+                self._check_run(plan, snapshot, stored, resume_from)
+                self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 for event in self._stream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -537,7 +549,12 @@ class ReActAgent:
                 self._alocked(thread_id),
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
-                self._check_run(plan, *await self._aread(plan), resume_from)
+                snapshot, stored = await self._aread(plan)
+                self._check_run(plan, snapshot, stored, resume_from)
+                if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
+                    await asyncio.to_thread(
+                        self._continue_dynavec, plan, snapshot, thread_id, resume_from
+                    )
                 async for event in self._astream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -611,7 +628,11 @@ class ReActAgent:
         answer = Answer(decision, decisions)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
-            seed = self._seeder(messages, config, state, answer) if messages is not None else None
+            seed = (
+                self._seeder(messages, config, state, answer)
+                if messages is not None
+                else self._dynavec_seeder(thread_id, config, state, answer)
+            )
             with resuming(
                 self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
             ) as plan:
@@ -631,7 +652,11 @@ class ReActAgent:
         answer = Answer(decision, decisions)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
-            seed = self._aseeder(messages, config, state, answer) if messages is not None else None
+            seed = (
+                self._aseeder(messages, config, state, answer)
+                if messages is not None
+                else self._adynavec_seeder(thread_id, config, state, answer)
+            )
             async with aresuming(
                 self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
             ) as plan:
@@ -746,6 +771,106 @@ class ReActAgent:
                 output = await self.graph.ainvoke(None, config, durability=_DURABILITY)
                 resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
             return resume
+
+        return seed
+
+    def _maybe_dynavec(
+        self,
+        plan: _Plan,
+        snapshot: StateSnapshot,
+        thread_id: str | None,
+        resume_from: str | None,
+    ) -> bool:
+        """Whether a run may be on a thread dynavec wrote (no request made: a dynavec
+        checkpointer, a named thread with no LangGraph state, a new goal)."""
+        return (
+            thread_id is not None
+            and not resume_from
+            and plan.graph_input is not None
+            and not snapshot.values
+            and isinstance(self.checkpointer, DynavecCheckpointSaver)
+        )
+
+    def _continue_dynavec(
+        self,
+        plan: _Plan,
+        snapshot: StateSnapshot,
+        thread_id: str | None,
+        resume_from: str | None,
+    ) -> None:
+        """``run()`` on a thread whose latest record dynavec itself wrote (docs/compatibility.md
+        D8): refuse it while paused there; else continue its conversation (a finished one
+        gets the goal as a follow-up, one stopped in a batch finishes the batch first)."""
+        saver = self.checkpointer
+        if thread_id is None or not self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
+            return
+        assert isinstance(saver, DynavecCheckpointSaver)
+        record = saver.dynavec_record(thread_id)
+        if record is None:
+            return
+        interrupted = record.state.get("interrupted")
+        if interrupted:
+            node = interrupted.get("node_id") if isinstance(interrupted, dict) else None
+            raise ThreadPausedError(thread_id, [str(node or "interrupted")])
+        stored = record.state.get("messages")
+        earlier = [from_dynavec(m) for m in stored] if isinstance(stored, list) else []
+        while earlier and isinstance(earlier[0], SystemMessage):
+            earlier.pop(0)
+        if not earlier:
+            return
+        if pending_calls(earlier):
+            self.graph.update_state(plan.config, {"messages": earlier}, as_node=AGENT_NODE)
+            plan.graph_input = None
+        else:
+            plan.graph_input["messages"] = [*earlier, *plan.graph_input["messages"]]
+
+    def _dynavec_paused(self, thread_id: str, snapshot: StateSnapshot | None) -> Any:
+        """The messages of a pause that dynavec itself recorded on ``thread_id`` (a dynavec
+        checkpointer whose latest record has no LangGraph data), else ``None``."""
+        saver = self.checkpointer
+        if not isinstance(saver, DynavecCheckpointSaver) or (snapshot and snapshot.values):
+            return None
+        record = saver.dynavec_record(thread_id)
+        if record is None or not record.state.get("interrupted"):
+            return None
+        messages = record.state.get("messages")
+        return list(messages) if isinstance(messages, list) and messages else None
+
+    def _dynavec_seeder(
+        self,
+        thread_id: str | None,
+        config: RunnableConfig,
+        state: AgentState | None,
+        answer: Answer,
+    ) -> Callable[[StateSnapshot | None], Resume | None] | None:
+        """Resume a pause recorded by dynavec (docs/compatibility.md D8) from its messages."""
+        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
+            return None
+
+        def seed(snapshot: StateSnapshot | None) -> Resume | None:
+            paused = self._dynavec_paused(thread_id, snapshot)
+            if paused is None:
+                return None
+            return self._seeder(paused, config, state, answer)(snapshot)
+
+        return seed
+
+    def _adynavec_seeder(
+        self,
+        thread_id: str | None,
+        config: RunnableConfig,
+        state: AgentState | None,
+        answer: Answer,
+    ) -> Callable[[StateSnapshot | None], Awaitable[Resume | None]] | None:
+        """Async twin of :meth:`_dynavec_seeder`."""
+        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
+            return None
+
+        async def seed(snapshot: StateSnapshot | None) -> Resume | None:
+            paused = await asyncio.to_thread(self._dynavec_paused, thread_id, snapshot)
+            if paused is None:
+                return None
+            return await self._aseeder(paused, config, state, answer)(snapshot)
 
         return seed
 

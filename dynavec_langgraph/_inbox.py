@@ -149,6 +149,9 @@ def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
     from_sql = _sql_thread_ids(saver)
     if from_sql is not None:
         return from_sql
+    listing = getattr(getattr(saver, "checkpointer", None), "threads", None)
+    if callable(listing):  # a dynavec checkpointer that lists its threads (DynamoDB)
+        return [str(t) for t in listing()]
     seen: dict[str, str] = {}
     for item in saver.list(None):
         configurable = item.config.get("configurable") or {}

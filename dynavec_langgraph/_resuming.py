@@ -584,10 +584,11 @@ def _decision_guard(seen: StateSnapshot | None) -> Iterator[None]:
         raise schema_refusal(seen.interrupts, str(error)) from error
 
 
-Seed = Callable[[StateSnapshot | None], Resume]
+Seed = Callable[[StateSnapshot | None], Resume | None]
 """Plan a resume from messages (``ReActAgent.resume(messages, ...)``) when the thread is not
-paused; it runs under the lock and may write the thread (it is given the thread as read)."""
-ASeed = Callable[[StateSnapshot | None], Awaitable[Resume]]
+paused; it runs under the lock and may write the thread (it is given the thread as read).
+``None``: nothing to seed from, plan the resume as for any thread."""
+ASeed = Callable[[StateSnapshot | None], Awaitable[Resume | None]]
 """Async twin of :data:`Seed`."""
 
 
@@ -654,9 +655,8 @@ def resuming(
             snapshot = read_thread(graph, config, thread_id)
             if may_be_paused_elsewhere(snapshot):
                 refuse_foreign_pause(graph, saver.get_tuple(config), snapshot, thread_id)
-        if seed is not None and _seeds(snapshot):
-            resume = seed(snapshot)
-        else:
+        resume = seed(snapshot) if seed is not None and _seeds(snapshot) else None
+        if resume is None:
             resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
         with _decision_guard(resume.seen):
             yield resume
@@ -686,9 +686,8 @@ async def aresuming(
             if may_be_paused_elsewhere(snapshot):
                 stored = await saver.aget_tuple(config)
                 refuse_foreign_pause(graph, stored, snapshot, thread_id)
-        if seed is not None and _seeds(snapshot):
-            resume = await seed(snapshot)
-        else:
+        resume = await seed(snapshot) if seed is not None and _seeds(snapshot) else None
+        if resume is None:
             resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
         with _decision_guard(resume.seen):
             yield resume

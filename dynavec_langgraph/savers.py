@@ -10,9 +10,10 @@ through :func:`resolve_checkpointer`, which accepts:
   connection, creates the tables and wraps the saver in a :class:`ConnectionSaver`, whose async
   methods run the sync saver in a worker thread, so ``invoke`` and ``ainvoke`` both work;
   ``close()`` releases it;
-* ``"dynamodb://TABLE?region=...&endpoint_url=...&namespace=..."``: a
-  :class:`~dynavec_langgraph.dynamodb.DynamoDBCheckpointer` (extra ``dynamodb``), adapted
-  like any dynavec checkpointer;
+* ``"dynamodb://TABLE?region=...&endpoint_url=...&namespace=...&lock_ttl=...
+  &lock_heartbeat=...&create_table=..."`` (options read by :func:`dynamodb_options`): a
+  :class:`~dynavec_langgraph.dynamodb.DynamoDBCheckpointer` (extra ``dynamodb``, dynavec's
+  table layout), adapted like any dynavec checkpointer;
 * a dynavec-style checkpointer (:class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, or
   any object with ``save`` / ``get`` / ``list`` / ``put``), adapted by
   :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`.
@@ -29,7 +30,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Final, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -50,6 +51,7 @@ from dynavec_langgraph.checkpoint import BaseCheckpointer
 __all__ = [
     "ConnectionSaver",
     "describe_storage",
+    "dynamodb_options",
     "is_storage_error",
     "masked_url",
     "parse_database_url",
@@ -84,6 +86,69 @@ def parse_database_url(url: str) -> tuple[DatabaseKind, str] | None:
         if url.startswith(prefix):
             return kind, url[len(prefix) :] if kind == "sqlite" else url
     return None
+
+
+_DYNAMODB_OPTIONS: Final = {
+    "region": "region_name",
+    "region_name": "region_name",
+    "endpoint_url": "endpoint_url",
+    "namespace": "namespace",
+    "lock_ttl": "lock_ttl",
+    "lock_heartbeat": "lock_heartbeat",
+    "create_table": "create_table",
+    "lock_owner_check": "lock_owner_check",
+}
+_BOOLS: Final = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+def dynamodb_options(url: str) -> dict[str, Any]:
+    """The ``DynamoDBCheckpointer`` arguments of a ``dynamodb://`` URL (``table`` included).
+
+    ``dynamodb://TABLE?region=R&endpoint_url=U&namespace=N&lock_ttl=SECONDS
+    &lock_heartbeat=SECONDS&lock_owner_check=true|false&create_table=true|false``; every
+    option may be left out (see :class:`~dynavec_langgraph.dynamodb.DynamoDBCheckpointer`).
+
+    Raises:
+        CheckpointerConfigError: no table, an unknown option, or a bad value.
+
+    Example:
+        >>> dynamodb_options("dynamodb://runs?region=eu-west-1&lock_ttl=10")
+        {'table': 'runs', 'region_name': 'eu-west-1', 'lock_ttl': 10.0}
+    """
+    parsed = parse_database_url(url)
+    if parsed is None or parsed[0] != "dynamodb":
+        raise CheckpointerConfigError(f"{url!r} is not a 'dynamodb://TABLE?...' URL")
+    parts = urlsplit(url)
+    table = parts.netloc or parts.path.lstrip("/")
+    if not table:
+        raise CheckpointerConfigError(
+            f"checkpointer={url!r} names no table: use 'dynamodb://TABLE?region=...'"
+        )
+    out: dict[str, Any] = {"table": table}
+    for key, values in parse_qs(parts.query, keep_blank_values=True).items():
+        name = _DYNAMODB_OPTIONS.get(key)
+        if name is None:
+            raise CheckpointerConfigError(
+                f"checkpointer={url!r}: unknown parameter {key!r}; known: "
+                f"{sorted(_DYNAMODB_OPTIONS)}"
+            )
+        value = values[-1]
+        if name in ("lock_ttl", "lock_heartbeat"):
+            try:
+                out[name] = float(value)
+            except ValueError:
+                raise CheckpointerConfigError(
+                    f"checkpointer={url!r}: {key}={value!r} is not a number of seconds"
+                ) from None
+        elif name in ("create_table", "lock_owner_check"):
+            if value.lower() not in _BOOLS:
+                raise CheckpointerConfigError(
+                    f"checkpointer={url!r}: {key}={value!r}: use true or false"
+                )
+            out[name] = _BOOLS[value.lower()]
+        elif value:
+            out[name] = value
+    return out
 
 
 def sqlite_url(path: str) -> str:
@@ -350,7 +415,10 @@ def is_storage_error(error: BaseException) -> bool:
     if psycopg is not None and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
         return True
     pool = sys.modules.get("psycopg_pool")
-    return pool is not None and isinstance(error, pool.PoolTimeout | pool.PoolClosed)
+    if pool is not None and isinstance(error, pool.PoolTimeout | pool.PoolClosed):
+        return True
+    botocore = sys.modules.get("botocore.exceptions")  # DynamoDB: a request that failed
+    return botocore is not None and isinstance(error, botocore.BotoCoreError | botocore.ClientError)
 
 
 _COLUMNS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
@@ -449,10 +517,14 @@ def is_schema_error(error: BaseException) -> bool:
 
 def describe_storage(saver: Any) -> str:
     """What a saver stores into, for messages: ``"the SQLite file 'x.db'"``, ``"PostgreSQL at
-    postgresql://user:***@host/db"``, or the saver's class."""
+    postgresql://user:***@host/db"``, ``"the DynamoDB table 't' (namespace 'default')"``, or
+    the saver's class."""
     if isinstance(saver, ConnectionSaver):
         parsed = parse_database_url(saver.url)
         if parsed and parsed[0] == "sqlite":
             return f"the SQLite file {parsed[1]!r}"
         return f"PostgreSQL at {saver.url}"
+    inner: Any = getattr(saver, "checkpointer", None)
+    if isinstance(saver, DynavecCheckpointSaver) and hasattr(inner, "table_name"):
+        return f"the DynamoDB table {inner.table_name!r} (namespace {inner.namespace!r})"
     return f"the checkpointer {type(saver).__name__}"

@@ -453,7 +453,13 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "mcp_tools_from_session",
         "mcp_tools_from_session_async",
     ],
-    "dynavec_langgraph.dynamodb": ["SCHEME", "DynamoDBCheckpointer", "from_url"],
+    "dynavec_langgraph.dynamodb": [
+        "INLINE_LIMIT",
+        "PIECE_SIZE",
+        "SCHEME",
+        "DynamoDBCheckpointer",
+        "from_url",
+    ],
     "dynavec_langgraph.events": [
         "STREAM_MODES",
         "AgentEvent",
@@ -545,6 +551,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
     "dynavec_langgraph.savers": [
         "ConnectionSaver",
         "describe_storage",
+        "dynamodb_options",
         "is_storage_error",
         "masked_url",
         "parse_database_url",
