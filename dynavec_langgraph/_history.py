@@ -157,9 +157,13 @@ class HistoryCache(BaseCheckpointSaver[Any]):
             thread.move_to_end(key[1])  # type: ignore[union-attr]
             return values
 
-    def _knows(self, thread_id: str) -> bool:
+    def _oldest_before(self, key: _Key) -> str | None:
+        """The oldest kept checkpoint of the thread created before ``key``'s (checkpoint ids
+        are time-ordered): an ancestor can only be among those. ``None`` when there is none."""
         with self._lock:
-            return thread_id in self._kept
+            thread = self._kept.get(key[0])
+            older = [cid for cid in thread or () if cid < key[1]]
+        return min(older) if older else None
 
     def _keep(self, key: _Key, values: _Values) -> None:
         with self._lock:
@@ -240,21 +244,25 @@ class HistoryCache(BaseCheckpointSaver[Any]):
 
     def _build(self, config: RunnableConfig, key: _Key, mine: list[str]) -> _Values:
         walk = _Walk(mine)
+        oldest = self._oldest_before(key)
         cursor: RunnableConfig | None = None
-        if self._knows(key[0]):
+        if oldest is not None:
             known, cursor = self._parent(key)
             if not known:
                 target = self._remember(self.inner.get_tuple(config))
                 cursor = target.parent_config if target is not None else None
-            depth = 0
-            while cursor is not None and walk.remaining and depth < MAX_WALK:
-                tup = self.inner.get_tuple(cursor)
-                if tup is None:
-                    break
-                walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
-                cursor, depth = tup.parent_config, depth + 1
+        depth = 0
+        while cursor is not None and walk.remaining and depth < MAX_WALK:
+            at = _key(cursor)
+            if at is None or oldest is None or at[1] < oldest:
+                break  # past every kept checkpoint: the saver's own walk
+            tup = self.inner.get_tuple(cursor)
+            if tup is None:
+                break
+            walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
+            cursor, depth = tup.parent_config, depth + 1
         full: Mapping[str, DeltaChannelHistory] = {}
-        if walk.remaining and (cursor is not None or not self._knows(key[0])):
+        if walk.remaining and (cursor is not None or oldest is None):
             full = self.inner.get_delta_channel_history(config=config, channels=mine)
         return self._finish(walk, full)
 
@@ -278,21 +286,25 @@ class HistoryCache(BaseCheckpointSaver[Any]):
 
     async def _abuild(self, config: RunnableConfig, key: _Key, mine: list[str]) -> _Values:
         walk = _Walk(mine)
+        oldest = self._oldest_before(key)
         cursor: RunnableConfig | None = None
-        if self._knows(key[0]):
+        if oldest is not None:
             known, cursor = self._parent(key)
             if not known:
                 target = self._remember(await self.inner.aget_tuple(config))
                 cursor = target.parent_config if target is not None else None
-            depth = 0
-            while cursor is not None and walk.remaining and depth < MAX_WALK:
-                tup = await self.inner.aget_tuple(cursor)
-                if tup is None:
-                    break
-                walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
-                cursor, depth = tup.parent_config, depth + 1
+        depth = 0
+        while cursor is not None and walk.remaining and depth < MAX_WALK:
+            at = _key(cursor)
+            if at is None or oldest is None or at[1] < oldest:
+                break  # past every kept checkpoint: the saver's own walk
+            tup = await self.inner.aget_tuple(cursor)
+            if tup is None:
+                break
+            walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
+            cursor, depth = tup.parent_config, depth + 1
         full: Mapping[str, DeltaChannelHistory] = {}
-        if walk.remaining and (cursor is not None or not self._knows(key[0])):
+        if walk.remaining and (cursor is not None or oldest is None):
             full = await self.inner.aget_delta_channel_history(config=config, channels=mine)
         return self._finish(walk, full)
 

@@ -10,6 +10,7 @@ the benchmark (``python -m benchmarks.run --only long_thread``).
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import statistics
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ import psycopg
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
@@ -135,3 +137,74 @@ def test_a_run_late_in_a_long_thread_rebuilds_no_more_messages_than_an_early_one
     # per window of runs, not on every run.
     history = 4 * LATE[-1]
     assert sum(per_run[i] for i in LATE) <= sum(per_run[i] for i in EARLY) + 4 * history, per_run
+
+
+def _dump(messages: Any) -> list[tuple[str, str, str]]:
+    return [(m.type, str(m.id), str(m.content)) for m in messages or []]
+
+
+def test_kept_history_gives_what_the_stored_checkpoints_hold(tmp_path: Path) -> None:
+    """Every checkpoint read through the kept history (latest, older ones, after a fork from
+    an old checkpoint, async) holds exactly what a graph on the bare saver reads from disk."""
+    RAN.clear()
+    with closing(sqlite3.connect(str(tmp_path / "t.db"), check_same_thread=False)) as conn:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        graph = create_react_agent(ScriptedChatModel(policy=policy), [transfer], checkpointer=saver)
+        bare = graph.copy(update={"checkpointer": saver})  # no kept history: reads the rows
+        assert type(bare.checkpointer) is SqliteSaver
+        assert type(graph.checkpointer) is not SqliteSaver
+        assert graph.checkpointer.conn is conn  # the saver's own attributes still reachable
+        config: Any = {"configurable": {"thread_id": "t"}}
+
+        def same(cfg: Any) -> None:
+            kept, stored = graph.get_state(cfg), bare.get_state(cfg)
+            assert _dump(kept.values.get("messages")) == _dump(stored.values.get("messages"))
+            assert kept.next == stored.next
+
+        for _ in range(6):
+            graph.invoke({"messages": [HumanMessage("pay the rent")]}, config)
+            same(config)
+            graph.invoke(Command(resume="approved"), config)
+            same(config)
+        history = list(graph.get_state_history(config))
+        assert len(history) > 20
+        for snapshot in history:
+            same(snapshot.config)
+        # fork: a new message on a checkpoint in the middle, then run on from it
+        middle = history[len(history) // 2].config
+        forked = graph.update_state(middle, {"messages": [HumanMessage("and the phone bill")]})
+        same(forked)
+        graph.invoke(None, forked)
+        same(forked)
+        same(config)
+        # a run on the bare saver (another process, say) is read correctly by the kept one
+        bare.invoke({"messages": [HumanMessage("pay the rent")]}, config)
+        bare.invoke(Command(resume="approved"), config)
+        same(config)
+        assert len(graph.get_state(config).values["messages"]) == len(
+            bare.get_state(config).values["messages"]
+        )
+        graph.checkpointer.delete_thread("t")
+        assert not graph.get_state(config).values
+
+
+def test_kept_history_on_the_async_path_matches_the_stored_one() -> None:
+    RAN.clear()
+    saver = InMemorySaver()
+    agent = ReActAgent(ScriptedChatModel(policy=policy), [transfer], checkpointer=saver)
+    bare = agent.graph.copy(update={"checkpointer": saver})
+    config: Any = {"configurable": {"thread_id": "a"}}
+
+    async def main() -> None:
+        for i in range(1, 9):
+            paused = await agent.arun("pay the rent", thread_id="a")
+            assert paused.termination_reason == "interrupted"
+            done = await agent.aresume(thread_id="a", human_decision="approved")
+            assert done.finished
+            kept, stored = await agent.graph.aget_state(config), await bare.aget_state(config)
+            assert _dump(kept.values["messages"]) == _dump(stored.values["messages"])
+            assert len(stored.values["messages"]) == 4 * i
+
+    asyncio.run(main())
+    assert len(RAN) == 8
