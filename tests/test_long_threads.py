@@ -153,8 +153,9 @@ def test_kept_history_gives_what_the_stored_checkpoints_hold(tmp_path: Path) -> 
         graph = create_react_agent(ScriptedChatModel(policy=policy), [transfer], checkpointer=saver)
         bare = graph.copy(update={"checkpointer": saver})  # no kept history: reads the rows
         assert type(bare.checkpointer) is SqliteSaver
-        assert type(graph.checkpointer) is not SqliteSaver
-        assert graph.checkpointer.conn is conn  # the saver's own attributes still reachable
+        kept_saver: Any = graph.checkpointer
+        assert isinstance(kept_saver, BaseCheckpointSaver) and type(kept_saver) is not SqliteSaver
+        assert kept_saver.conn is conn  # the saver's own attributes still reachable
         config: Any = {"configurable": {"thread_id": "t"}}
 
         def same(cfg: Any) -> None:
@@ -185,7 +186,7 @@ def test_kept_history_gives_what_the_stored_checkpoints_hold(tmp_path: Path) -> 
         assert len(graph.get_state(config).values["messages"]) == len(
             bare.get_state(config).values["messages"]
         )
-        graph.checkpointer.delete_thread("t")
+        kept_saver.delete_thread("t")
         assert not graph.get_state(config).values
 
 
