@@ -154,8 +154,8 @@ def test_kept_history_gives_what_the_stored_checkpoints_hold(tmp_path: Path) -> 
         bare = graph.copy(update={"checkpointer": saver})  # no kept history: reads the rows
         assert type(bare.checkpointer) is SqliteSaver
         kept_saver: Any = graph.checkpointer
-        assert isinstance(kept_saver, BaseCheckpointSaver) and type(kept_saver) is not SqliteSaver
         assert kept_saver.conn is conn  # the saver's own attributes still reachable
+        assert isinstance(kept_saver, BaseCheckpointSaver) and type(kept_saver) is not SqliteSaver
         config: Any = {"configurable": {"thread_id": "t"}}
 
         def same(cfg: Any) -> None:
