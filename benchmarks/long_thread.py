@@ -1,9 +1,11 @@
 """Cost that grows with the thread: the ``long_thread`` part of the benchmark.
 
 **One long thread.** Each run is a goal, a tool call that pauses for approval, the resume
-and the answer (``Script(steps=0, approval=True)``). The systems of :data:`LONG_SYSTEMS` each
-get their own thread on one saver (SQLite, PostgreSQL) and run it round after round, in
-turns, so every system sees the same load on the machine. A row is the median ms of one
+and the answer (``Script(steps=0, approval=True)``). The package's systems each get their own thread
+on one saver (SQLite, PostgreSQL) and run it round after round, in turns, so both see the
+same load on the machine; ``create_agent`` runs its thread afterwards on the same saver (it
+writes the whole conversation at every step, hundreds of MB by run 500, which would load the
+machine under the others' runs). A row is the median ms of one
 run + resume over the ``window`` runs ending at run ``N`` (wall clock and this process's CPU).
 The target: run + resume at the last mark costs at most :data:`FLAT_LIMIT` x the first
 (graph and ``ReActAgent``); ``create_agent`` is measured beside them for comparison.
@@ -52,7 +54,9 @@ def _check(name: str, run: int, paused: Outcome, done: Outcome) -> None:
 
 
 def _round(system: System, tid: str, run: int) -> tuple[float, float]:
-    """Wall and CPU ms of one run + resume."""
+    """Wall and CPU ms of one run + resume (after a collection, as the time part does: no
+    system pays for the garbage another one left)."""
+    gc.collect()
     cpu, start = time.process_time(), time.perf_counter()
     paused = system.run(tid)
     done = system.resume(tid)
@@ -74,41 +78,55 @@ def long_thread(
     for kind in (k for k in LONG_SAVERS if k in savers):
         uri = new_database() if kind == "postgres" else None
         with open_saver(kind, workdir, uri) as saver:
-            systems = {
-                n: build(n, saver, script=Script(steps=0, approval=True)) for n in LONG_SYSTEMS
-            }
-            threads = {n: uuid.uuid4().hex for n in LONG_SYSTEMS}
-            wall: dict[str, list[float]] = {n: [] for n in LONG_SYSTEMS}
-            cpu: dict[str, list[float]] = {n: [] for n in LONG_SYSTEMS}
-            gc.collect()
-            for run in range(1, max(marks) + 1):
-                k = run % len(LONG_SYSTEMS)
-                for name in (*LONG_SYSTEMS[k:], *LONG_SYSTEMS[:k]):
-                    w, c = _round(systems[name], threads[name], run)
-                    wall[name].append(w)
-                    cpu[name].append(c)
-                if run in marks:
-                    first = max(0, run - window)
-                    for name in LONG_SYSTEMS:
-                        rows.append(
-                            {
-                                "saver": kind,
-                                "system": name,
-                                "run": run,
-                                "window": run - first,
-                                "messages": 4 * run,
-                                "ms": statistics.median(wall[name][first:run]),
-                                "cpu_ms": statistics.median(cpu[name][first:run]),
-                                "mean_ms": statistics.fmean(wall[name][first:run]),
-                            }
-                        )
-                    log(
-                        f"long_thread {kind:8} run={run:<4} "
-                        + "  ".join(
-                            f"{r['system']}={r['ms']:.1f}ms(cpu {r['cpu_ms']:.1f})"
-                            for r in rows[-len(LONG_SYSTEMS) :]
-                        )
-                    )
+            # create_agent's thread writes the whole conversation at every step (hundreds of
+            # MB by run 500): it runs after the others, so its I/O does not load their runs
+            for group in (FLAT_SYSTEMS, tuple(n for n in LONG_SYSTEMS if n not in FLAT_SYSTEMS)):
+                rows += _one_group(group, kind, saver, marks, window, log)
+    return rows
+
+
+def _one_group(
+    group: tuple[VariantName, ...],
+    kind: SaverName,
+    saver: Any,
+    marks: list[int],
+    window: int,
+    log: Callable[[str], None],
+) -> list[Row]:
+    """The systems of ``group`` on one thread each, run + resume in turns, round by round."""
+    rows: list[Row] = []
+    systems = {n: build(n, saver, script=Script(steps=0, approval=True)) for n in group}
+    threads = {n: uuid.uuid4().hex for n in group}
+    wall: dict[str, list[float]] = {n: [] for n in group}
+    cpu: dict[str, list[float]] = {n: [] for n in group}
+    for run in range(1, max(marks) + 1):
+        k = run % len(group)
+        for name in (*group[k:], *group[:k]):
+            w, c = _round(systems[name], threads[name], run)
+            wall[name].append(w)
+            cpu[name].append(c)
+        if run in marks:
+            first = max(0, run - window)
+            for name in group:
+                rows.append(
+                    {
+                        "saver": kind,
+                        "system": name,
+                        "run": run,
+                        "window": run - first,
+                        "messages": 4 * run,
+                        "ms": statistics.median(wall[name][first:run]),
+                        "cpu_ms": statistics.median(cpu[name][first:run]),
+                        "mean_ms": statistics.fmean(wall[name][first:run]),
+                    }
+                )
+            log(
+                f"long_thread {kind:8} run={run:<4} "
+                + "  ".join(
+                    f"{r['system']}={r['ms']:.1f}ms(cpu {r['cpu_ms']:.1f})"
+                    for r in rows[-len(group) :]
+                )
+            )
     return rows
 
 
@@ -119,11 +137,12 @@ def paused_threads(
     new_database: Callable[[], str],
     log: Callable[[str], None],
 ) -> list[Row]:
-    """``count`` paused threads: time to pause them, list them, answer them all."""
+    """``count`` paused threads: time to pause them, list them, answer them all (no rows
+    for ``count=0``)."""
     from dynavec_langgraph._inbox import graph_on, list_pending, resume_graph
 
     rows: list[Row] = []
-    for kind in (k for k in LONG_SAVERS if k in savers):
+    for kind in (k for k in LONG_SAVERS if k in savers and count > 0):
         uri = new_database() if kind == "postgres" else None
         with open_saver(kind, workdir, uri) as saver:
             system = build("dynavec_graph", saver, script=Script(steps=0, approval=True))
