@@ -14,7 +14,7 @@ import tracemalloc
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,9 @@ class Settings:
     workers: list[int]
     io_latencies_ms: list[float]  # the first is the headline (the throughput target)
     jobs: int = 1  # subprocesses run at once (>1 only in quick mode: their timings overlap)
+    long_marks: list[int] = field(default_factory=lambda: [10, 100, 500])  # runs of one thread
+    long_window: int = 9  # runs per median of the long_thread part, ending at each mark
+    paused_threads: int = 1000  # threads paused, listed and answered by the inbox
 
     def reps(self, steps: int) -> int:
         return max(self.min_reps, min(self.max_reps, round(self.reps_budget / steps)))
@@ -107,6 +110,9 @@ class Settings:
             workers=[1, 8],
             io_latencies_ms=[50.0, 5.0],
             jobs=4,
+            long_marks=[3, 6],
+            long_window=2,
+            paused_threads=5,
         )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.long_thread import FLAT_LIMIT, LONG_SYSTEMS, flat_targets
 from benchmarks.systems import BASELINE, LABELS, MIDDLEWARE_LABEL, SYNC_GRAPH, SYSTEMS, TIMED
 
 Row = dict[str, Any]
@@ -182,6 +183,18 @@ def targets(results: dict[str, Any]) -> list[Row]:
                 f"{imports['langgraph, langchain_core']:.0f} ms",
             )
         )
+    for saver, system, ratio, detail in flat_targets(results.get("long_thread") or []):
+        label = "graph" if system == OURS else "ReActAgent"
+        out.append(
+            _target(
+                f"flat cost on a long thread, {saver} ({label})",
+                f"run + resume at the last mark <= {FLAT_LIMIT}x the first",
+                ratio,
+                FLAT_LIMIT,
+                detail=detail,
+                unit="x",
+            )
+        )
     tput = results["throughput"]
     if tput:
         latency = _headline_latency(results)
@@ -225,8 +238,9 @@ def _kb(n: float) -> str:
     return f"{n / 1024:,.0f} KB" if n < 10 * 1024 * 1024 else f"{n / 1024 / 1024:,.1f} MB"
 
 
-def markdown(results: dict[str, Any]) -> str:
-    """The whole report as markdown."""
+def markdown(results: dict[str, Any], only: list[str] | None = None) -> str:
+    """The whole report as markdown (``only``: the targets and the sections of those parts,
+    for ``--only``; the long_thread part is the one with sections of its own there)."""
     parts: list[str] = []
     meta = results["meta"]
     parts.append(
@@ -252,6 +266,8 @@ def markdown(results: dict[str, Any]) -> str:
             ),
         )
     )
+    if only is not None:
+        return "\n\n".join(parts + _long_sections(results)) + "\n"
     header = ["checkpointer", "steps x calls", *TIMED]
     rows = []
     for r in results["time"]:
@@ -405,7 +421,62 @@ def markdown(results: dict[str, Any]) -> str:
                 "the resume lock's advisory-lock session, plus two spare).\n\n"
                 + _table(["system", *(f"{w} workers" for w in workers), "speed-up"], trows)
             )
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(parts + _long_sections(results)) + "\n"
+
+
+def _long_sections(results: dict[str, Any]) -> list[str]:
+    """The long_thread part: ms per run + resume along one thread, and many paused threads."""
+    parts: list[str] = []
+    rows: list[Row] = results.get("long_thread") or []
+    if rows:
+        marks = sorted({r["run"] for r in rows})
+        by = {(r["saver"], r["system"], r["run"]): r for r in rows}
+        table = []
+        for saver in dict.fromkeys(r["saver"] for r in rows):
+            for system in LONG_SYSTEMS:
+                cells = [f"{by[(saver, system, m)]['ms']:.1f}" for m in marks]
+                ratio = by[(saver, system, marks[-1])]["ms"] / by[(saver, system, marks[0])]["ms"]
+                cpu = [f"{by[(saver, system, m)]['cpu_ms']:.1f}" for m in marks]
+                table.append([saver, system, *cells, f"{ratio:.2f}x", " / ".join(cpu)])
+        window = rows[0]["window"] if rows else 0
+        parts.append(
+            "### One long thread: ms per run + resume (median of the last "
+            f"{window} runs at each mark)\n\n"
+            "Each run is a goal, a tool call that pauses for approval, the resume and the "
+            f"answer (4 messages a run). Target: the last mark <= {FLAT_LIMIT}x the first for "
+            "the graph and ReActAgent.\n\n"
+            + _table(
+                [
+                    "checkpointer",
+                    "system",
+                    *(f"run {m}" for m in marks),
+                    f"run {marks[-1]} / run {marks[0]}",
+                    "CPU ms at each mark",
+                ],
+                table,
+            )
+        )
+    paused: list[Row] = results.get("paused_threads") or []
+    if paused:
+        parts.append(
+            f"### {paused[0]['threads']:,} paused threads (dynavec_graph; the inbox lists and "
+            "answers them)\n\n"
+            + _table(
+                ["checkpointer", "threads", "pause all", "inbox list", "resume all", "tools ran"],
+                (
+                    [
+                        r["saver"],
+                        f"{r['threads']:,}",
+                        f"{r['pause_s']:.1f} s",
+                        f"{r['list_s']:.2f} s",
+                        f"{r['resume_all_s']:.1f} s",
+                        f"{r['tools_ran']:,} (each once)",
+                    ]
+                    for r in paused
+                ),
+            )
+        )
+    return parts
 
 
 # --- plot --------------------------------------------------------------------------------

@@ -20,11 +20,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from benchmarks import measure, report
+from benchmarks import long_thread, measure, report
 from benchmarks.savers import SAVERS
 
 RESULTS = Path(__file__).resolve().parent / "results"
-PARTS = ("time", "middleware", "storage", "resume", "imports", "throughput")
+PARTS = ("time", "middleware", "storage", "resume", "imports", "throughput", "long_thread")
 PACKAGES = (
     "langgraph",
     "langgraph-prebuilt",
@@ -63,12 +63,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--steps", help="comma list of step counts (default 1,10,50,200)")
     parser.add_argument("--skip", default="", help=f"comma list of parts to skip: {PARTS}")
+    parser.add_argument("--only", default="", help="comma list of the only parts to run")
+    parser.add_argument("--long-runs", help="comma list of run marks of the long_thread part")
+    parser.add_argument("--paused", type=int, help="threads of the paused-threads row")
     args = parser.parse_args(argv)
     settings = measure.Settings.quick() if args.quick else measure.Settings.full()
     settings.savers = [s for s in SAVERS if s in args.savers.split(",")]
     if args.steps:
         settings.steps = [int(n) for n in args.steps.split(",")]
+    if args.long_runs:
+        settings.long_marks = [int(n) for n in args.long_runs.split(",")]
+    if args.paused is not None:
+        settings.paused_threads = args.paused
     skip = set(filter(None, args.skip.split(",")))
+    only = set(filter(None, args.only.split(",")))
+    if only - set(PARTS) or skip - set(PARTS):
+        parser.error(f"unknown part in --only/--skip; the parts are {', '.join(PARTS)}")
+    if only:
+        skip |= set(PARTS) - only
     _byte_compile_package()
     started = time.perf_counter()
     results: dict[str, Any] = {
@@ -79,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         "resume": [],
         "imports": [],
         "throughput": [],
+        "long_thread": [],
+        "paused_threads": [],
     }
     phases: dict[str, float] = {}
 
@@ -124,6 +138,20 @@ def main(argv: list[str] | None = None) -> int:
                     measure.async_throughput(settings, new_db(), _log)
                 )
                 timed("throughput", t)
+            if "long_thread" not in skip:
+                t = time.perf_counter()
+                results["long_thread"] = long_thread.long_thread(
+                    settings.long_marks,
+                    settings.long_window,
+                    settings.savers,
+                    workdir,
+                    new_db,
+                    _log,
+                )
+                results["paused_threads"] = long_thread.paused_threads(
+                    settings.paused_threads, settings.savers, workdir, new_db, _log
+                )
+                timed("long_thread", t)
         finally:
             if server is not None:
                 server.stop()
@@ -139,12 +167,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     results["targets"] = report.targets(results)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    text = report.markdown(results)
-    (args.out / "results.md").write_text(text)
-    report.plot(results, args.out / "plot.png")
+    # --only writes its own files (results-PART.json / .md), leaving the full run's alone
+    stem = "results-" + "-".join(p for p in PARTS if p in only) if only else "results"
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
+    text = report.markdown(results, only=[p for p in PARTS if p in only] or None)
+    (args.out / f"{stem}.md").write_text(text)
+    if not only:
+        report.plot(results, args.out / "plot.png")
     print(text)
-    print(f"wrote {args.out}/results.json, results.md, plot.png")
+    print(f"wrote {args.out}/{stem}.json, {stem}.md" + ("" if only else ", plot.png"))
     return 0
 
 

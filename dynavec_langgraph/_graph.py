@@ -47,6 +47,7 @@ from langgraph.types import Checkpointer, Command, Send
 
 from dynavec_langgraph._claims import aclaimed, claimed
 from dynavec_langgraph._errors import DamagedThreadError, InterruptCallError, damaged_text
+from dynavec_langgraph._history import keep_conversations
 from dynavec_langgraph._messages import (
     ConversationChannel,
     add_conversation,
@@ -1120,6 +1121,8 @@ def _compile(
                 f"{sorted(builder.nodes)} (the model node is {AGENT_NODE!r}; create_agent "
                 "calls it 'model')"
             )
+    if isinstance(checkpointer, BaseCheckpointSaver):
+        checkpointer = keep_conversations(checkpointer, builder.channels)
     graph = builder.compile(
         checkpointer=checkpointer,
         store=store,

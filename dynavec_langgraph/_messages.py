@@ -42,7 +42,7 @@ import operator
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, Self
+from typing import Any, Final, Self, TypeVar
 
 from langchain_core.messages import (
     AIMessage,
@@ -64,6 +64,7 @@ __all__ = [
     "ConversationChannel",
     "add_conversation",
     "calls_of",
+    "converted",
     "merge_conversation",
     "new_turn",
     "pending_calls",
@@ -71,6 +72,7 @@ __all__ = [
     "unique_call_ids",
 ]
 
+T = TypeVar("T")
 _ID_NAMESPACE = uuid.UUID("6f1c6a52-55a8-4d6b-9d0e-3c1f0c1e9a77")
 _CALL_NAMESPACE = uuid.UUID("0b7e5a3c-2f4d-4c1e-9a8b-5d6e7f8a9b0c")
 ORIGINAL_CALL_IDS_KEY: Final = "dynavec_original_tool_call_ids"
@@ -187,8 +189,18 @@ def _canonical(messages: list[AnyMessage]) -> list[AnyMessage]:
 
 
 def _with_id(message: BaseMessage, position: int) -> BaseMessage:
+    """``message`` with the deterministic id of its position. A message whose id is ``None``
+    gets it in place, as LangGraph's loop stamps the messages written to a ``DeltaChannel``
+    (``langgraph.pregel._messages.ensure_message_ids``, langgraph 1.2): the id this step
+    reads is then the one that is stored, also when a router's fresh read meets the write
+    before the loop stamps it (else the stored message would get another id than the run
+    used, and the history kept between calls would part from the live one every run)."""
     seed = f"{position}:{message.type}:{message.content!r}"
-    return message.model_copy(update={"id": str(uuid.uuid5(_ID_NAMESPACE, seed))})
+    fresh = str(uuid.uuid5(_ID_NAMESPACE, seed))
+    if message.id is None:
+        message.id = fresh
+        return message
+    return message.model_copy(update={"id": fresh})
 
 
 _CALL_KEY: Final = "\x00call:"
@@ -217,12 +229,13 @@ class _Log:
     length ``n`` that this log describes knows an id when its position is below ``n``, so
     every such conversation shares one log and a step costs O(new messages)."""
 
-    __slots__ = ("first", "lock", "messages")
+    __slots__ = ("first", "lock", "memo", "messages")
 
     def __init__(self, messages: Iterable[BaseMessage] = ()) -> None:
         self.lock = threading.Lock()  # guards the check-then-append of a step
         self.messages: list[BaseMessage] = []
         self.first: dict[Any, int] = {}
+        self.memo: dict[Callable[[Any], Any], list[Any]] = {}  # see converted()
         for m in messages:
             self.append(m)
 
@@ -237,6 +250,7 @@ class _Log:
         new = _Log()
         new.messages = self.messages[:length]
         new.first = dict(self.first)
+        new.memo = {convert: done[:length] for convert, done in self.memo.items()}
         for m in self.messages[length:]:
             for key in _keys(m):
                 if new.first.get(key, length) >= length:
@@ -580,6 +594,21 @@ def new_turn(messages: Sequence[BaseMessage], response: AIMessage) -> AIMessage:
     if not _all_calls(response):
         return response
     return unique_call_ids(response, lambda cid: view.has(_CALL_KEY + cid))[0]
+
+
+def converted(messages: Sequence[BaseMessage], convert: Callable[[BaseMessage], T]) -> list[T]:
+    """``[convert(m) for m in messages]``, each message of an analysed conversation converted
+    once: the results are kept with its log (shared by the conversations grown from it), so a
+    long thread pays only for its new messages. ``convert`` must be a pure function of the
+    message, and callers must not change what it returns (copy it before handing it out)."""
+    view = _carried(messages)
+    if view is None:
+        return [convert(m) for m in messages]
+    log, n = view.log, view.length
+    with log.lock:
+        done = log.memo.setdefault(convert, [])
+        done.extend(convert(m) for m in log.messages[len(done) : n])
+        return done[:n]
 
 
 def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:

@@ -16,9 +16,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._conversion import to_dynavec
-from dynavec_langgraph._messages import calls_of, pending_calls
+from dynavec_langgraph._messages import calls_of, converted, pending_calls
 from dynavec_langgraph.interrupt import interrupt_fields
-from dynavec_langgraph.records import AgentResult, AgentStep, Message
+from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [
     "build_result",
@@ -51,10 +51,20 @@ def step_records(messages: Sequence[BaseMessage]) -> list[AgentStep]:
     return steps
 
 
+def _fresh(record: Message) -> Message:
+    """A copy of a kept record (the caller may change what it gets)."""
+    calls = [ToolCall(c.id, c.name, c.arguments) for c in record.tool_calls]
+    return Message(record.role, record.content, calls, record.tool_call_id)
+
+
 def dynavec_messages(prompt: str | None, messages: Sequence[BaseMessage]) -> list[Message]:
-    """dynavec's messages of a conversation, the system prompt first when there is one."""
+    """dynavec's messages of a conversation, the system prompt first when there is one.
+
+    Each message of a thread's conversation is converted once (:func:`converted`); every
+    result gets its own copies, so a pause late in a long thread costs a copy per message,
+    not a conversion."""
     head = [Message("system", prompt)] if prompt else []
-    return head + [to_dynavec(m) for m in messages]
+    return head + [_fresh(r) for r in converted(messages, to_dynavec)]
 
 
 def build_result(
@@ -66,7 +76,8 @@ def build_result(
     system_prompt: str | None,
 ) -> AgentResult:
     """The dynavec ``AgentResult`` of a graph state (after ``invoke`` or ``get_state``)."""
-    messages: list[BaseMessage] = list(values.get("messages") or [])
+    conversation: Sequence[BaseMessage] = values.get("messages") or []
+    messages: list[BaseMessage] = list(conversation)
     steps = step_records(messages)
     count = sum(len(s.tool_calls) for s in steps)
     last_thought = steps[-1].thought if steps else None
@@ -77,7 +88,7 @@ def build_result(
             "thread_id": thread_id,
             "node_id": fields.node_id,
             "payload": fields.payload,
-            "messages": dynavec_messages(system_prompt, messages),
+            "messages": dynavec_messages(system_prompt, conversation),
             "start_step": len(steps),
             "tool_call_id": fields.tool_call_id,
             "interrupt_id": first.id,

@@ -64,8 +64,13 @@ class ScriptedChatModel(BaseChatModel):
         turns: the scripted answers, used in order.
         policy: ``f(messages) -> Turn``; when set, it decides every answer instead of
             ``turns`` (handy when one script must serve several processes).
-        calls: the messages of every call, for assertions.
-        call_kwargs: the keyword arguments of every call (bound tools excluded).
+        calls: the messages of the most recent calls (at most ``max_recorded_calls``, oldest
+            dropped first), for assertions.
+        call_kwargs: the keyword arguments of the same calls (bound tools excluded).
+        max_recorded_calls: how many calls ``calls`` / ``call_kwargs`` keep (default 100;
+            ``0`` records none, ``None`` keeps every call). Each record holds the call's whole
+            message list, so an unbounded record grows with the square of a long thread's
+            length; :attr:`call_count` counts every call whatever the bound.
 
     Example:
         >>> model = ScriptedChatModel(turns=["hello"])
@@ -80,12 +85,20 @@ class ScriptedChatModel(BaseChatModel):
     policy: Policy | None = None
     calls: list[list[BaseMessage]] = Field(default_factory=list)
     call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
+    max_recorded_calls: int | None = Field(default=100, ge=0)
+    """How many of the latest calls ``calls`` and ``call_kwargs`` keep (``None``: all)."""
     _cursor: int = PrivateAttr(default=0)
+    _count: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
     def _llm_type(self) -> str:
         return "scripted"
+
+    @property
+    def call_count(self) -> int:
+        """How many times the model was called (all calls, also those no longer recorded)."""
+        return self._count
 
     @property
     def remaining(self) -> int:
@@ -104,8 +117,8 @@ class ScriptedChatModel(BaseChatModel):
 
     def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
         with self._lock:
-            self.calls.append(list(messages))
-            self.call_kwargs.append({k: v for k, v in kwargs.items() if k != "tools"})
+            self._count += 1
+            self._record(messages, kwargs)
             if self.policy is not None:
                 return _to_message(self.policy(list(messages)))
             if self._cursor >= len(self.turns):
@@ -116,6 +129,16 @@ class ScriptedChatModel(BaseChatModel):
             turn = self.turns[self._cursor]
             self._cursor += 1
         return _to_message(turn)
+
+    def _record(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> None:
+        """Keep this call in ``calls`` / ``call_kwargs``, dropping the oldest beyond the bound."""
+        limit = self.max_recorded_calls
+        self.calls.append(list(messages))
+        self.call_kwargs.append({k: v for k, v in kwargs.items() if k != "tools"})
+        if limit is not None:
+            for record in (self.calls, self.call_kwargs):
+                if len(record) > limit:
+                    del record[: len(record) - limit]
 
     def _generate(
         self,

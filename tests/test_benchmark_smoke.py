@@ -13,6 +13,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+from benchmarks.long_thread import LONG_SAVERS, LONG_SYSTEMS
 from benchmarks.measure import IMPORTS, MIDDLEWARE_SAVERS, MIDDLEWARE_SYSTEMS, Settings
 from benchmarks.savers import SAVERS
 from benchmarks.systems import SYNC_GRAPH, SYSTEMS, TIMED
@@ -74,6 +75,13 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     assert all(r["threads"] == quick.threads for r in results["throughput"])
     assert all(r["pool_size"] >= 2 * max(quick.workers) + 2 for r in results["throughput"])
 
+    long_rows = {(r["saver"], r["system"], r["run"]) for r in results["long_thread"]}
+    assert long_rows == set(product(LONG_SAVERS, LONG_SYSTEMS, quick.long_marks))
+    assert all(r["ms"] > 0 and r["cpu_ms"] > 0 for r in results["long_thread"])
+    assert [(r["saver"], r["threads"], r["tools_ran"]) for r in results["paused_threads"]] == [
+        (saver, quick.paused_threads, quick.paused_threads) for saver in LONG_SAVERS
+    ]
+
     judged = {t["target"]: t["status"] for t in results["targets"]}
     assert set(judged.values()) <= {"MET", "MISSED"}
     assert {
@@ -85,6 +93,10 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
         "import cost",
         "async resumes on PostgreSQL (graph)",
         "async resumes on PostgreSQL (ReActAgent)",
+        "flat cost on a long thread, sqlite (graph)",
+        "flat cost on a long thread, sqlite (ReActAgent)",
+        "flat cost on a long thread, postgres (graph)",
+        "flat cost on a long thread, postgres (ReActAgent)",
     } <= set(judged)
     assert any(name.startswith("storage growth") for name in judged)
     assert any(name.startswith("bytes at") for name in judged)
@@ -95,4 +107,5 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     markdown = (tmp_path / "results.md").read_text()
     assert "### Targets" in markdown and all(s in markdown for s in TIMED)
     assert all(f"awaits {ms:g} ms" in markdown for ms in quick.io_latencies_ms)
+    assert "One long thread" in markdown and "paused threads" in markdown
     assert markdown in proc.stdout

@@ -247,3 +247,30 @@ async def test_astream_keeps_text_and_tool_calls() -> None:
     assert _join(text).content == "All done now."
     assert joined.id != text[0].id
     assert model.remaining == 0 and len(model.calls) == 2
+
+
+def test_the_call_record_is_bounded_and_counts_every_call() -> None:
+    model = ScriptedChatModel(policy=lambda messages: f"seen {len(messages)}")
+    assert model.max_recorded_calls == 100  # the default bound
+    history: list[BaseMessage] = []
+    for i in range(250):
+        history.append(HumanMessage(f"message {i}"))
+        model.invoke(history, temperature=i)
+    assert model.call_count == 250
+    # only the latest 100 calls are kept, oldest dropped first, calls and kwargs in step
+    assert len(model.calls) == len(model.call_kwargs) == 100
+    assert [len(call) for call in model.calls] == list(range(151, 251))
+    assert [kw["temperature"] for kw in model.call_kwargs] == list(range(150, 250))
+
+    silent = ScriptedChatModel(turns=["a", "b"], max_recorded_calls=0)
+    silent.invoke("one")
+    silent.invoke("two")
+    assert (silent.calls, silent.call_kwargs, silent.call_count) == ([], [], 2)
+
+    everything = ScriptedChatModel(policy=lambda messages: "ok", max_recorded_calls=None)
+    for _ in range(150):
+        everything.invoke("again")
+    assert len(everything.calls) == everything.call_count == 150
+
+    with pytest.raises(ValueError, match="max_recorded_calls"):
+        ScriptedChatModel(max_recorded_calls=-1)

@@ -1,0 +1,456 @@
+"""The conversation of a thread kept between calls: :class:`HistoryCache`.
+
+LangGraph rebuilds a ``DeltaChannel`` every time it loads a checkpoint: the saver's
+``get_delta_channel_history`` reads the nearest stored snapshot of the channel and the writes
+since, the serializer revives every message of the snapshot and the reducer folds the writes
+in. For the ``messages`` channel that is the whole conversation, so on a long thread each
+``invoke``, ``Command(resume=...)`` and ``get_state`` costs O(length of the thread), and a
+run + resume does it several times.
+
+:class:`HistoryCache` is the saver the package's graphs are compiled with: it passes every call
+to the given saver (``inner``) and answers ``get_delta_channel_history`` for the graph's
+:class:`~dynavec_langgraph._messages.ConversationChannel` channels from the values it built
+before. The value of a channel at a checkpoint never changes (a checkpoint's ancestors and
+their writes are fixed once it has children), so it keeps, per thread, the value at the last
+few checkpoints it loaded (an LRU of threads). Loading a descendant of one of them reads only
+the checkpoints in between (``get_tuple``, a few small rows: the writes of the steps since)
+and folds their writes into the kept value with the channel's own ``from_checkpoint`` /
+``replay_writes``, exactly as the default ``BaseCheckpointSaver.get_delta_channel_history``
+contract describes (writes of the parent chain, oldest first, each checkpoint's in
+``get_tuple`` order). A thread it has not seen in this process, or one whose kept checkpoint
+is too far up, goes to the saver's own ``get_delta_channel_history`` as before; so does any
+other channel and any subgraph namespace. The answer is the value as the seed of the history
+(a plain value, which ``DeltaChannel.from_checkpoint`` uses as is) with no writes: the
+conversation arrives analysed (``Conversation``) and nothing is revived again.
+
+What is shared: the message objects of a kept value are the ones the next call of the thread
+gets (the list is copied, the messages are not), as LangGraph shares them between the steps
+of one run. Treat messages a graph returns as read-only (``model_copy`` to change one), or a
+change made in place shows in this process's next call of the thread and not in the stored
+checkpoint. Rows changed in the database behind the saver's back are not seen for the
+checkpoints kept here; new checkpoints written by another process are read normally.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels import DeltaChannel
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
+)
+from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
+
+__all__ = ["MAX_THREADS", "MAX_WALK", "PER_THREAD", "HistoryCache", "keep_conversations"]
+
+MAX_THREADS: Final = 64
+"""Threads whose conversation is kept (least recently loaded dropped first)."""
+PER_THREAD: Final = 4
+"""Checkpoints kept per thread (the latest loaded)."""
+MAX_WALK: Final = 32
+"""Ancestors read at most to reach a kept checkpoint; further up, the saver's own walk."""
+
+_Key = tuple[str, str]  # (thread_id, checkpoint_id), root namespace only
+_Values = dict[str, Any]  # channel -> value at the checkpoint
+
+
+def _key(config: RunnableConfig | None) -> _Key | None:
+    conf = (config or {}).get("configurable") or {}
+    thread_id, checkpoint_id = conf.get("thread_id"), conf.get("checkpoint_id")
+    if thread_id is None or not checkpoint_id or conf.get("checkpoint_ns", ""):
+        return None
+    return str(thread_id), str(checkpoint_id)
+
+
+class _Walk:
+    """The state of one walk up the parent chain (shared by the sync and async walks)."""
+
+    def __init__(self, channels: Sequence[str]) -> None:
+        self.writes: dict[str, list[PendingWrite]] = {c: [] for c in channels}
+        self.seeds: dict[str, Any] = {}
+        self.remaining = set(channels)
+
+    def visit(self, tup: CheckpointTuple, kept: _Values | None) -> None:
+        """Take an ancestor's writes, then its value (kept here, or its stored snapshot)."""
+        for write in reversed(tup.pending_writes or []):
+            if write[1] in self.remaining:
+                self.writes[write[1]].append(write)
+        stored = tup.checkpoint["channel_values"]
+        for ch in list(self.remaining):
+            if kept is not None and ch in kept:
+                self.seeds[ch] = kept[ch]
+            elif ch in stored:
+                self.seeds[ch] = stored[ch]
+            else:
+                continue
+            self.remaining.discard(ch)
+
+
+class HistoryCache(BaseCheckpointSaver[Any]):
+    """``inner`` for everything; the values of ``channels`` kept between loads of a thread.
+
+    Args:
+        inner: the saver that stores everything.
+        channels: ``{name: channel}`` of the graph's conversation channels (a
+            ``DeltaChannel`` whose reducer is batching-invariant, as LangGraph requires).
+
+    Example:
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> from dynavec_langgraph._messages import ConversationChannel
+        >>> saver = HistoryCache(InMemorySaver(), {"messages": ConversationChannel()})
+        >>> saver.kept_threads()
+        []
+    """
+
+    def __init__(self, inner: BaseCheckpointSaver[Any], channels: Mapping[str, DeltaChannel[Any]]):
+        super().__init__(serde=inner.serde)
+        self.inner = inner
+        self.channels = dict(channels)
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, OrderedDict[str, _Values]] = OrderedDict()
+        self._parents: OrderedDict[_Key, RunnableConfig | None] = OrderedDict()
+
+    def __getattr__(self, name: str) -> Any:
+        # what only the wrapped saver has (``conn``, ``setup``, ...)
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    # --- what is kept -------------------------------------------------------------------
+
+    def kept_threads(self) -> list[str]:
+        """The threads whose conversation is kept, least recently loaded first."""
+        with self._lock:
+            return list(self._kept)
+
+    def forget(self, thread_id: str | None = None) -> None:
+        """Drop what is kept for ``thread_id`` (every thread when ``None``)."""
+        with self._lock:
+            if thread_id is None:
+                self._kept.clear()
+                self._parents.clear()
+            else:
+                self._kept.pop(str(thread_id), None)
+                for key in [k for k in self._parents if k[0] == str(thread_id)]:
+                    del self._parents[key]
+
+    def _lookup(self, key: _Key | None, channels: Collection[str]) -> _Values | None:
+        if key is None:
+            return None
+        with self._lock:
+            thread = self._kept.get(key[0])
+            values = thread.get(key[1]) if thread is not None else None
+            if values is None or any(c not in values for c in channels):
+                return None
+            self._kept.move_to_end(key[0])
+            thread.move_to_end(key[1])  # type: ignore[union-attr]
+            return values
+
+    def _oldest_before(self, key: _Key) -> str | None:
+        """The oldest kept checkpoint of the thread created before ``key``'s (checkpoint ids
+        are time-ordered): an ancestor can only be among those. ``None`` when there is none."""
+        with self._lock:
+            thread = self._kept.get(key[0])
+            older = [cid for cid in thread or () if cid < key[1]]
+        return min(older) if older else None
+
+    def _keep(self, key: _Key, values: _Values) -> None:
+        with self._lock:
+            thread = self._kept.setdefault(key[0], OrderedDict())
+            thread[key[1]] = values
+            thread.move_to_end(key[1])
+            self._kept.move_to_end(key[0])
+            while len(thread) > PER_THREAD:
+                thread.popitem(last=False)
+            while len(self._kept) > MAX_THREADS:
+                self._kept.popitem(last=False)
+
+    def _remember(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
+        key = _key(tup.config) if tup is not None else None
+        if key is not None and tup is not None:
+            with self._lock:
+                self._parents[key] = tup.parent_config
+                while len(self._parents) > MAX_THREADS * PER_THREAD:
+                    self._parents.popitem(last=False)
+        return tup
+
+    def _parent(self, key: _Key) -> tuple[bool, RunnableConfig | None]:
+        with self._lock:
+            if key in self._parents:
+                return True, self._parents[key]
+        return False, None
+
+    # --- building a value ---------------------------------------------------------------
+
+    def _fold(self, channel: str, seed: Any, writes: Sequence[PendingWrite]) -> Any:
+        """The channel's value from ``seed`` and ``writes`` (oldest first), as LangGraph
+        builds it: ``from_checkpoint(seed)`` then ``replay_writes(writes)``."""
+        built = self.channels[channel].from_checkpoint(seed)
+        built.replay_writes(writes)
+        return built.get()
+
+    def _finish(self, walk: _Walk, full: Mapping[str, DeltaChannelHistory]) -> _Values:
+        values: _Values = {}
+        for ch in walk.writes:
+            if ch in full:  # the saver's own history (no kept checkpoint close enough)
+                history = full[ch]
+                values[ch] = self._fold(ch, history.get("seed"), history["writes"])
+            else:
+                values[ch] = self._fold(ch, walk.seeds.get(ch), walk.writes[ch][::-1])
+        return values
+
+    def _answer(
+        self, values: _Values, others: Mapping[str, DeltaChannelHistory]
+    ) -> dict[str, DeltaChannelHistory]:
+        out = dict(others)
+        for ch, value in values.items():
+            out[ch] = {"seed": copy.copy(value), "writes": []}
+        return out
+
+    def _split(
+        self, config: RunnableConfig, channels: Sequence[str]
+    ) -> tuple[_Key | None, list[str], list[str]]:
+        key = _key(config)
+        mine = [c for c in channels if c in self.channels] if key is not None else []
+        return key, mine, [c for c in channels if c not in mine]
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """See ``BaseCheckpointSaver.get_delta_channel_history`` (conversation channels from
+        the values kept, when the thread's kept checkpoint is an ancestor)."""
+        key, mine, others = self._split(config, channels)
+        if key is None or not mine:
+            return self.inner.get_delta_channel_history(config=config, channels=channels)
+        rest = (
+            self.inner.get_delta_channel_history(config=config, channels=others) if others else {}
+        )
+        values = self._lookup(key, mine)
+        if values is None:
+            values = self._build(config, key, mine)
+            self._keep(key, values)
+        return self._answer(values, rest)
+
+    def _build(self, config: RunnableConfig, key: _Key, mine: list[str]) -> _Values:
+        walk = _Walk(mine)
+        oldest = self._oldest_before(key)
+        cursor: RunnableConfig | None = None
+        if oldest is not None:
+            known, cursor = self._parent(key)
+            if not known:
+                target = self._remember(self.inner.get_tuple(config))
+                cursor = target.parent_config if target is not None else None
+        depth = 0
+        while cursor is not None and walk.remaining and depth < MAX_WALK:
+            at = _key(cursor)
+            if at is None or oldest is None or at[1] < oldest:
+                break  # past every kept checkpoint: the saver's own walk
+            tup = self.inner.get_tuple(cursor)
+            if tup is None:
+                break
+            walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
+            cursor, depth = tup.parent_config, depth + 1
+        full: Mapping[str, DeltaChannelHistory] = {}
+        if walk.remaining and (cursor is not None or oldest is None):
+            full = self.inner.get_delta_channel_history(config=config, channels=mine)
+        return self._finish(walk, full)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async twin of :meth:`get_delta_channel_history`."""
+        key, mine, others = self._split(config, channels)
+        if key is None or not mine:
+            return await self.inner.aget_delta_channel_history(config=config, channels=channels)
+        rest = (
+            await self.inner.aget_delta_channel_history(config=config, channels=others)
+            if others
+            else {}
+        )
+        values = self._lookup(key, mine)
+        if values is None:
+            values = await self._abuild(config, key, mine)
+            self._keep(key, values)
+        return self._answer(values, rest)
+
+    async def _abuild(self, config: RunnableConfig, key: _Key, mine: list[str]) -> _Values:
+        walk = _Walk(mine)
+        oldest = self._oldest_before(key)
+        cursor: RunnableConfig | None = None
+        if oldest is not None:
+            known, cursor = self._parent(key)
+            if not known:
+                target = self._remember(await self.inner.aget_tuple(config))
+                cursor = target.parent_config if target is not None else None
+        depth = 0
+        while cursor is not None and walk.remaining and depth < MAX_WALK:
+            at = _key(cursor)
+            if at is None or oldest is None or at[1] < oldest:
+                break  # past every kept checkpoint: the saver's own walk
+            tup = await self.inner.aget_tuple(cursor)
+            if tup is None:
+                break
+            walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
+            cursor, depth = tup.parent_config, depth + 1
+        full: Mapping[str, DeltaChannelHistory] = {}
+        if walk.remaining and (cursor is not None or oldest is None):
+            full = await self.inner.aget_delta_channel_history(config=config, channels=mine)
+        return self._finish(walk, full)
+
+    # --- everything else: the wrapped saver ---------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """See ``BaseCheckpointSaver.get_tuple``."""
+        return self._remember(self.inner.get_tuple(config))
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """See ``BaseCheckpointSaver.aget_tuple``."""
+        return self._remember(await self.inner.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """See ``BaseCheckpointSaver.list``."""
+        return self.inner.list(config, filter=filter, before=before, limit=limit)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """See ``BaseCheckpointSaver.alist``."""
+        async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """See ``BaseCheckpointSaver.put``."""
+        return self.inner.put(config, checkpoint, metadata, new_versions)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """See ``BaseCheckpointSaver.aput``."""
+        return await self.inner.aput(config, checkpoint, metadata, new_versions)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """See ``BaseCheckpointSaver.put_writes``."""
+        self.inner.put_writes(config, writes, task_id, task_path)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """See ``BaseCheckpointSaver.aput_writes``."""
+        await self.inner.aput_writes(config, writes, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """See ``BaseCheckpointSaver.delete_thread``."""
+        self.forget(thread_id)
+        self.inner.delete_thread(thread_id)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """See ``BaseCheckpointSaver.adelete_thread``."""
+        self.forget(thread_id)
+        await self.inner.adelete_thread(thread_id)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """See ``BaseCheckpointSaver.delete_for_runs``."""
+        self.forget()
+        self.inner.delete_for_runs(run_ids)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """See ``BaseCheckpointSaver.adelete_for_runs``."""
+        self.forget()
+        await self.inner.adelete_for_runs(run_ids)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """See ``BaseCheckpointSaver.copy_thread``."""
+        self.forget(target_thread_id)
+        self.inner.copy_thread(source_thread_id, target_thread_id)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """See ``BaseCheckpointSaver.acopy_thread``."""
+        self.forget(target_thread_id)
+        await self.inner.acopy_thread(source_thread_id, target_thread_id)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """See ``BaseCheckpointSaver.prune``."""
+        for tid in thread_ids:
+            self.forget(tid)
+        self.inner.prune(thread_ids, strategy=strategy)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """See ``BaseCheckpointSaver.aprune``."""
+        for tid in thread_ids:
+            self.forget(tid)
+        await self.inner.aprune(thread_ids, strategy=strategy)
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """The wrapped saver's versions."""
+        return self.inner.get_next_version(current, channel)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> HistoryCache:
+        """The same cache over the wrapped saver with the derived allowlist."""
+        inner = self.inner.with_allowlist(extra_allowlist)
+        if inner is self.inner:
+            return self
+        clone = copy.copy(self)
+        clone.inner, clone.serde = inner, inner.serde
+        return clone
+
+    @property
+    def config_specs(self) -> builtins.list[Any]:
+        """The wrapped saver's."""
+        return list(self.inner.config_specs)
+
+
+def keep_conversations(
+    saver: BaseCheckpointSaver[Any], channels: Mapping[str, Any]
+) -> BaseCheckpointSaver[Any]:
+    """``saver`` wrapped in a :class:`HistoryCache` for the conversation channels among
+    ``channels`` (a graph's ``{name: channel}``); ``saver`` itself when there are none or it
+    is one already."""
+    from dynavec_langgraph._messages import ConversationChannel
+
+    kept = {k: c for k, c in channels.items() if isinstance(c, ConversationChannel)}
+    if not kept or isinstance(saver, HistoryCache):
+        return saver
+    return HistoryCache(saver, kept)
