@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+import warnings
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -237,7 +238,7 @@ def steps_in_run(state: Mapping[str, Any]) -> int:
     return count
 
 
-def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
+def model_update(state: ReActState, response: Any, name: str | None) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
         raise TypeError(
             f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
@@ -245,8 +246,8 @@ def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
             "message); nothing of this turn was saved"
         )
     response = new_turn(state["messages"], response)
-    if response.name is None:  # as LangGraph's agents do: multi-agent tools find it by name
-        response.name = name
+    if response.name is None and name is not None:
+        response.name = name  # as LangGraph's agents do: multi-agent tools find it by name
     has_calls = bool(response.tool_calls or response.invalid_tool_calls)
     return {
         "messages": [response],
@@ -620,7 +621,7 @@ class ReActNodes:
         executor: ToolNode,
         system_prompt: str | SystemMessage | None,
         max_steps: int,
-        name: str,
+        name: str | None,
         parallel: bool,
         own_executor: bool = True,
     ) -> None:
@@ -778,7 +779,7 @@ def create_react_agent(
     max_steps: int = 10,
     checkpointer: Checkpointer | str | Any = None,
     store: BaseStore | None = None,
-    name: str = "dynavec_agent",
+    name: str | None = None,
     message_storage: MessageStorage = "delta",
     parallel_tool_calls: bool = False,
     prompt: Any = None,
@@ -792,6 +793,7 @@ def create_react_agent(
     interrupt_after: list[str] | None = None,
     debug: bool = False,
     cache: Any = None,
+    version: Literal["v1", "v2"] = "v2",
     **unknown: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.
@@ -814,7 +816,10 @@ def create_react_agent(
             from a string stays open for the process); ``None`` when the graph is a
             subgraph (it uses the parent's). Interrupts need one to be resumed.
         store: a LangGraph store, passed to ``compile``.
-        name: the graph's name (the node name Studio and parent graphs show).
+        name: the graph's name (the node name Studio and parent graphs show), also set as
+            the ``name`` of the agent's ``AIMessage``s (as the prebuilt agent does; multi-agent
+            tools find an agent's messages by it). ``None`` (the default): no name on the
+            messages and LangGraph's default graph name.
         message_storage: ``"delta"`` (default; linear storage) or ``"full"``.
         parallel_tool_calls: run the calls of a turn concurrently, each as its own task
             (several approvals can be pending at once). The default runs them one at a
@@ -835,6 +840,9 @@ def create_react_agent(
             each model call (it may return ``llm_input_messages``, the model's input for
             that call, not stored) and one run after it.
         interrupt_before / interrupt_after / debug / cache: passed to ``compile``.
+        version: the prebuilt agent's ``"v1"`` / ``"v2"`` (default); both keep this
+            package's tool node (one call per superstep, or ``parallel_tool_calls=True``),
+            see docs/prebuilt.md.
 
     Returns:
         The compiled graph. Its state is :class:`ReActState`.
@@ -849,10 +857,28 @@ def create_react_agent(
         >>> graph.invoke({"messages": [("user", "hello")]})["messages"][-1].content
         'Hi!'
     """
+    if "config_schema" in unknown:  # as the prebuilt agent: the deprecated context_schema
+        from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "`config_schema` is deprecated and will be removed. Please use `context_schema` "
+            "instead.",
+            category=LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        config_schema = unknown.pop("config_schema")
+        if context_schema is None:
+            context_schema = config_schema
     if unknown:
         raise TypeError(
-            f"create_react_agent() got unknown option(s) {sorted(unknown)}; it takes "
+            f"create_react_agent() got unexpected keyword arguments: {unknown}; it takes "
             f"{', '.join(_OPTIONS)}"
+        )
+    if version not in ("v1", "v2"):
+        raise ValueError(
+            f"version={version!r}: use 'v1' or 'v2' (both run the calls of a turn as this "
+            "package's contract says: one at a time, or concurrently with "
+            "parallel_tool_calls=True; see docs/prebuilt.md)"
         )
     if message_storage not in get_args(MessageStorage):
         raise ValueError(
@@ -984,7 +1010,7 @@ _OPTIONS = (
     "model", "tools", "system_prompt", "max_steps", "checkpointer", "store", "name",
     "message_storage", "parallel_tool_calls", "prompt", "response_format", "middleware",
     "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
-    "interrupt_after", "debug", "cache",
+    "interrupt_after", "debug", "cache", "version",
 )  # fmt: skip
 
 
@@ -1008,7 +1034,7 @@ def _compile(
     builder: StateGraph[Any, Any, Any, Any],
     checkpointer: Any,
     store: BaseStore | None,
-    name: str,
+    name: str | None,
     steps: int,
     agent_tools: list[AgentTool],
     interrupt_before: list[str] | None,
