@@ -1058,7 +1058,7 @@ def _compile(
                 f"{sorted(builder.nodes)} (the model node is {AGENT_NODE!r}; create_agent "
                 "calls it 'model')"
             )
-    graph = builder.compile(
+    compiled = builder.compile(
         checkpointer=checkpointer,
         store=store,
         name=name,
@@ -1067,7 +1067,42 @@ def _compile(
         debug=debug,
         cache=cache,
     )
+    # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes (langgraph
+    # 1.2); AgentGraph is built the same way (tests/test_graph.py pins its outputs)
+    attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+    attrs["output_channels"] = [k for k in compiled.stream_channels_list if k not in BOOKKEEPING]
+    graph = AgentGraph(**attrs)
     return graph.with_config(
         recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
         metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},
     )
+
+
+BOOKKEEPING: Final = frozenset(
+    {"step", "termination_reason", "shared", "held", "continued_at", "dynavec_reviewed"}
+)
+"""The state keys this package keeps for itself: in the thread state (``get_state``), not in
+``invoke()`` / ``stream()`` output unless asked for (:func:`with_bookkeeping`)."""
+
+
+class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """The compiled agent: a ``CompiledStateGraph`` whose ``stream`` / ``astream`` give the
+    state schema's keys only by default (as ``invoke`` does, and as the prebuilt agent's
+    output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
+    ``output_keys=`` picks other keys, as in LangGraph."""
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        if kwargs.get("output_keys") is None:
+            kwargs["output_keys"] = self.output_channels
+        return super().stream(input, config, **kwargs)
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        if kwargs.get("output_keys") is None:
+            kwargs["output_keys"] = self.output_channels
+        return super().astream(input, config, **kwargs)
+
+
+def with_bookkeeping(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:
+    """``graph`` whose ``invoke`` / ``stream`` output also has :data:`BOOKKEEPING` (what
+    ``ReActAgent`` and the package's own served graphs read from a run)."""
+    return graph.copy({"output_channels": list(graph.stream_channels_list)})
