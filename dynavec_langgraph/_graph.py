@@ -914,6 +914,7 @@ def create_react_agent(
             "state_schema, a callable prompt or pre/post model hooks yet: drop one of them"
         )
     extra_tools = [t for m in options.middleware for t in getattr(m, "tools", None) or ()]
+    builtin: list[dict[str, Any]] = []
     wrap, awrap = mw.tool_wrappers(options.middleware) if options.middleware else (None, None)
     if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
         if extra_tools or wrap is not None:
@@ -924,6 +925,9 @@ def create_react_agent(
         executor = tools
         agent_tools = as_tools(list(tools.tools_by_name.values()))
     else:
+        if _is_list(tools):  # provider built-in tools (dicts): bound to the model, never run
+            builtin = [t for t in tools if isinstance(t, dict)]
+            tools = [t for t in tools if not isinstance(t, dict)]
         agent_tools = as_tools(tools)
         if extra_tools:  # create_agent: the middleware's tools come first
             agent_tools = as_tools([*extra_tools, *agent_tools])
@@ -935,7 +939,7 @@ def create_react_agent(
         )
     steps = check_max_steps(max_steps)
     node_args = (
-        bind_model(model, agent_tools),
+        bind_model(model, agent_tools, builtin),
         agent_tools,
         executor,
         system_message,
@@ -976,6 +980,10 @@ def create_react_agent(
         debug,
         cache,
     )
+
+
+def _is_list(tools: Any) -> bool:
+    return isinstance(tools, list | tuple)
 
 
 def _plain_graph(
