@@ -13,6 +13,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import (
     TYPE_CHECKING,
@@ -24,6 +25,7 @@ from typing import (
     Required,
     TypedDict,
     get_args,
+    get_type_hints,
 )
 
 from langchain_core.language_models import LanguageModelInput
@@ -382,8 +384,14 @@ def _error_observation(error: Exception) -> str:
 class _Call:
     """One tool call being run, resolved against the tools."""
 
-    def __init__(self, task: ToolTask, tools: dict[str, AgentTool]) -> None:
+    def __init__(
+        self,
+        task: ToolTask,
+        tools: dict[str, AgentTool],
+        view: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.task = task
+        self.view = view
         self.call = task["call"]
         self.tool = tools.get(self.call["name"])
         needs_state = self.tool is not None and self.tool.state_param is not None
@@ -408,7 +416,7 @@ class _Call:
         return {
             "__type": "tool_call_with_context",
             "tool_call": {**self.call, "type": "tool_call"},
-            "state": self._turn_state(),
+            "state": self._turn_state() if self.view is None else self.view(self._turn_state()),
         }
 
     def _turn_state(self) -> dict[str, Any]:
@@ -647,6 +655,8 @@ class ReActNodes:
         else:
             self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
         self.max_steps = max_steps
+        self.state_view: Callable[[Any], Any] | None = None
+        """Turns the state into the user's ``state_schema`` type for ``InjectedState``."""
 
     def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
         if self.parallel and pending_calls(state["messages"]):
@@ -674,7 +684,7 @@ class ReActNodes:
             if "call" in state_or_task
             else _next_task(state_or_task, self.max_steps, self.direct)
         )
-        return _Call(task, self.tools)
+        return _Call(task, self.tools, self.state_view)
 
     # Every call goes through LangChain's tool-call path with the whole tool call and the run's
     # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which
@@ -752,10 +762,35 @@ class NodeRunnable(Runnable[Any, Any]):
         self.func, self.afunc = func, afunc
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return self.func(input, ensure_config(config))
+        token = _NODE_INPUT.set(input)
+        try:
+            return self.func(input, ensure_config(config))
+        finally:
+            _NODE_INPUT.reset(token)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return await self.afunc(input, ensure_config(config))
+        token = _NODE_INPUT.set(input)
+        try:
+            return await self.afunc(input, ensure_config(config))
+        finally:
+            _NODE_INPUT.reset(token)
+
+
+_NODE_INPUT: ContextVar[Any] = ContextVar("dynavec_node_input", default=None)
+
+
+def node_input() -> Any:
+    """The state the running node of the agent got (a callable model reads it)."""
+    return _NODE_INPUT.get()
+
+
+class _Default(str):
+    """The default of ``version=`` ("v2"), told apart from an explicit ``version="v2"``."""
+
+    __slots__ = ()
+
+
+_DEFAULT_VERSION: Final[Any] = _Default("v2")
 
 
 def check_max_steps(max_steps: Any) -> int:
@@ -793,7 +828,7 @@ def create_react_agent(
     interrupt_after: list[str] | None = None,
     debug: bool = False,
     cache: Any = None,
-    version: Literal["v1", "v2"] = "v2",
+    version: Literal["v1", "v2"] = _DEFAULT_VERSION,
     **unknown: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.
@@ -893,20 +928,39 @@ def create_react_agent(
     # ToolNode reads the handler's annotation to know what it answers inside the wrappers
     _wrapped_error_observation.__annotations__["error"] = ToolInvocationError
 
+    from dynavec_langgraph import _prebuilt as pb
+
+    view = pb.StateView(state_schema)
+    dynamic = pb.is_dynamic_model(model)
+    if prompt is not None and not isinstance(prompt, str | SystemMessage):
+        prompt = pb.PromptRunnable(prompt, view)  # the state as the user's type, the store
+    prebuilt_format = _prebuilt_response_format(
+        response_format,
+        middleware,
+        explicit_version=not isinstance(version, _Default),
+        prebuilt_only=dynamic
+        or prompt is not None
+        or pre_model_hook is not None
+        or post_model_hook is not None,
+    )
     system_message, prompt_runnable = mw.resolve_prompt(system_prompt, prompt)
     options = mw.AgentOptions(
         system_message=system_message,
         prompt=prompt_runnable,
-        response_format=response_format,
+        response_format=None if prebuilt_format else response_format,
         state_schema=state_schema,
         context_schema=context_schema,
-        pre_model_hook=pre_model_hook,
-        post_model_hook=post_model_hook,
+        pre_model_hook=None
+        if pre_model_hook is None
+        else pb.hook_node(mw.PRE_MODEL_HOOK, pre_model_hook, view),
+        post_model_hook=None
+        if post_model_hook is None
+        else pb.hook_node(mw.POST_MODEL_HOOK, post_model_hook, view),
         middleware=list(middleware or ()),
     )
     if options.middleware:
         mw.need_langchain("middleware")
-    if response_format is not None:
+    if options.response_format is not None:
         mw.need_langchain("response_format")
     if options.extended and parallel_tool_calls:
         raise ValueError(
@@ -938,8 +992,16 @@ def create_react_agent(
             awrap_tool_call=awrap,
         )
     steps = check_max_steps(max_steps)
+    model_runnable = (
+        pb.DynamicModel(model, view) if dynamic else bind_model(model, agent_tools, builtin)
+    )
+    finish = (
+        pb.StructuredResponseNode(response_format, model_runnable).node()
+        if prebuilt_format
+        else None
+    )
     node_args = (
-        bind_model(model, agent_tools, builtin),
+        model_runnable,
         agent_tools,
         executor,
         system_message,
@@ -948,9 +1010,19 @@ def create_react_agent(
         parallel_tool_calls,
     )
     own = not isinstance(tools, ToolNode) and wrap is None
-    base = ReActState if message_storage == "delta" else _FullReActState
+    base: Any = ReActState if message_storage == "delta" else _FullReActState
+    if finish is not None:  # the prebuilt agent's structured_response
+        base = TypedDict(  # type: ignore[operator]
+            "DynavecStructuredState",
+            {
+                **get_type_hints(base, include_extras=True),
+                "structured_response": NotRequired[Any],
+            },
+            total=False,
+        )
     if options.extended:
         ext = mw.ExtendedNodes(*node_args, own_executor=own)
+        ext.state_view = view if view.typed else None
         ext.setup(options, _chat_model(model), [executable(t) for t in agent_tools], middleware)
         builder = mw.build_graph(
             mw.merged_state(base, options, options.middleware),
@@ -959,15 +1031,11 @@ def create_react_agent(
             options.middleware,
             steps,
             has_tools=bool(agent_tools),
+            finish=finish,
         )
     else:
-        builder = _plain_graph(
-            ReActNodes(*node_args, own_executor=own),
-            base,
-            context_schema,
-            steps,
-            parallel_tool_calls,
-        )
+        nodes = ReActNodes(*node_args, own_executor=own)
+        builder = _plain_graph(nodes, base, context_schema, steps, parallel_tool_calls, finish)
     return _compile(
         builder,
         checkpointer,
@@ -992,26 +1060,59 @@ def _plain_graph(
     context_schema: Any,
     steps: int,
     parallel_tool_calls: bool,
+    finish: NodeRunnable | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
-    """The two-node graph (no middleware, no create_agent option that needs more nodes)."""
+    """The two-node graph (no middleware, no create_agent option that needs more nodes);
+    ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
     builder = StateGraph(schema, context_schema=context_schema)
     builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
     builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
+    end: Any = END
+    if finish is not None:
+        builder.add_node(finish.name, finish)
+        builder.add_edge(finish.name, END)
+        end = finish.name
+
+    def paths(*names: str) -> dict[str, str]:
+        return {n: end if n == END else n for n in names}
+
     if parallel_tool_calls:
         builder.add_conditional_edges(
             START, _route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
         )
         builder.add_conditional_edges(
-            AGENT_NODE, _route_after_agent_parallel(steps, nodes), [TOOLS_NODE, END]
+            AGENT_NODE, _route_after_agent_parallel(steps, nodes), paths(TOOLS_NODE, END)
         )
-        builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), [AGENT_NODE, END])
+        builder.add_conditional_edges(
+            TOOLS_NODE, _route_after_task(steps), paths(AGENT_NODE, END)
+        )
     else:
         builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
-        builder.add_conditional_edges(AGENT_NODE, route_after_agent, [TOOLS_NODE, END])
+        builder.add_conditional_edges(AGENT_NODE, route_after_agent, paths(TOOLS_NODE, END))
         builder.add_conditional_edges(
-            TOOLS_NODE, tools_router(steps), [AGENT_NODE, TOOLS_NODE, END]
+            TOOLS_NODE, tools_router(steps), paths(AGENT_NODE, TOOLS_NODE, END)
         )
     return builder
+
+
+_STRATEGIES = frozenset({"ToolStrategy", "ProviderStrategy", "AutoStrategy"})
+
+
+def _prebuilt_response_format(
+    response_format: Any, middleware: Any, *, explicit_version: bool, prebuilt_only: bool
+) -> bool:
+    """Whether ``response_format`` has the prebuilt agent's meaning (a structured-output call
+    after the run, ``generate_structured_response``) rather than ``create_agent``'s (a
+    strategy inside the loop): a ``(prompt, schema)`` tuple, or a schema with an option only
+    the prebuilt agent has (``version=``, ``prompt=``, model hooks, a callable model) and no
+    middleware. A ``ToolStrategy`` / ``ProviderStrategy`` is always ``create_agent``'s."""
+    if response_format is None:
+        return False
+    if isinstance(response_format, tuple):
+        return True
+    if type(response_format).__name__ in _STRATEGIES or middleware:
+        return False
+    return explicit_version or prebuilt_only
 
 
 _OPTIONS = (
@@ -1078,7 +1179,9 @@ def _compile(
     # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes (langgraph
     # 1.2); AgentGraph is built the same way (tests/test_graph.py pins its outputs)
     attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
-    attrs["output_channels"] = [k for k in compiled.stream_channels_list if k not in BOOKKEEPING]
+    attrs["output_channels"] = [
+        k for k in compiled.stream_channels_list if k not in BOOKKEEPING | _MODEL_INPUT
+    ]
     graph = AgentGraph(**attrs)
     return graph.with_config(
         recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
@@ -1086,6 +1189,7 @@ def _compile(
     )
 
 
+_MODEL_INPUT: Final = frozenset({"llm_input_messages"})  # pre_model_hook's, not stored
 BOOKKEEPING: Final = frozenset(
     {"step", "termination_reason", "shared", "held", "continued_at", "dynavec_reviewed"}
 )
