@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import uuid
 import warnings
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -752,6 +752,8 @@ class NodeRunnable(Runnable[Any, Any]):
     """A node with sync and async twins. LangGraph traces every node run itself; a
     ``RunnableLambda`` would add a second, nested run to each step, and its cost."""
 
+    name: str
+
     def __init__(
         self,
         name: str,
@@ -906,8 +908,8 @@ def create_react_agent(
             context_schema = config_schema
     if unknown:
         raise TypeError(
-            f"create_react_agent() got unexpected keyword arguments: {unknown}; it takes "
-            f"{', '.join(_OPTIONS)}"
+            f"create_react_agent() got unexpected keyword arguments: {unknown} (unknown "
+            f"option(s) {sorted(unknown)}); it takes {', '.join(_OPTIONS)}"
         )
     if version not in ("v1", "v2"):
         raise ValueError(
@@ -979,8 +981,8 @@ def create_react_agent(
         executor = tools
         agent_tools = as_tools(list(tools.tools_by_name.values()))
     else:
-        if _is_list(tools):  # provider built-in tools (dicts): bound to the model, never run
-            builtin = [t for t in tools if isinstance(t, dict)]
+        if isinstance(tools, list | tuple):  # provider built-in tools (dicts): bound to the
+            builtin = [t for t in tools if isinstance(t, dict)]  # model, never run
             tools = [t for t in tools if not isinstance(t, dict)]
         agent_tools = as_tools(tools)
         if extra_tools:  # create_agent: the middleware's tools come first
@@ -1012,14 +1014,11 @@ def create_react_agent(
     own = not isinstance(tools, ToolNode) and wrap is None
     base: Any = ReActState if message_storage == "delta" else _FullReActState
     if finish is not None:  # the prebuilt agent's structured_response
-        base = TypedDict(  # type: ignore[operator]
-            "DynavecStructuredState",
-            {
-                **get_type_hints(base, include_extras=True),
-                "structured_response": NotRequired[Any],
-            },
-            total=False,
-        )
+        fields = {
+            **get_type_hints(base, include_extras=True),
+            "structured_response": NotRequired[Any],
+        }
+        base = TypedDict("DynavecStructuredState", fields, total=False)  # type: ignore[misc,no-redef]
     if options.extended:
         ext = mw.ExtendedNodes(*node_args, own_executor=own)
         ext.state_view = view if view.typed else None
@@ -1050,10 +1049,6 @@ def create_react_agent(
     )
 
 
-def _is_list(tools: Any) -> bool:
-    return isinstance(tools, list | tuple)
-
-
 def _plain_graph(
     nodes: ReActNodes,
     schema: Any,
@@ -1073,7 +1068,7 @@ def _plain_graph(
         builder.add_edge(finish.name, END)
         end = finish.name
 
-    def paths(*names: str) -> dict[str, str]:
+    def paths(*names: str) -> dict[Hashable, str]:
         return {n: end if n == END else n for n in names}
 
     if parallel_tool_calls:
@@ -1083,9 +1078,7 @@ def _plain_graph(
         builder.add_conditional_edges(
             AGENT_NODE, _route_after_agent_parallel(steps, nodes), paths(TOOLS_NODE, END)
         )
-        builder.add_conditional_edges(
-            TOOLS_NODE, _route_after_task(steps), paths(AGENT_NODE, END)
-        )
+        builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), paths(AGENT_NODE, END))
     else:
         builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
         builder.add_conditional_edges(AGENT_NODE, route_after_agent, paths(TOOLS_NODE, END))
@@ -1203,12 +1196,12 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
     ``output_keys=`` picks other keys, as in LangGraph."""
 
-    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
         return super().stream(input, config, **kwargs)
 
-    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
         return super().astream(input, config, **kwargs)

@@ -145,10 +145,16 @@ class PromptRunnable(Runnable[Any, Any]):
         self.name = "Prompt"
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return _call(self.prompt, self.view, input, ensure_config(config))
+        config = ensure_config(config)
+        out = _call(self.prompt, self.view, input, config)
+        # a Runnable returned (e.g. `SystemMessage(...) + messages`, a ChatPromptTemplate) is
+        # run on the state, as LangGraph's RunnableCallable does (langgraph 1.2)
+        return out.invoke(self.view(input), config) if isinstance(out, Runnable) else out
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return await _acall(self.prompt, self.view, input, ensure_config(config))
+        config = ensure_config(config)
+        out = await _acall(self.prompt, self.view, input, config)
+        return await out.ainvoke(self.view(input), config) if isinstance(out, Runnable) else out
 
 
 def hook_node(name: str, hook: Any, view: StateView) -> NodeRunnable:
@@ -184,17 +190,17 @@ class DynamicModel(Runnable[Any, Any]):
     as in the prebuilt agent (it returns a chat model with its tools bound, or a Runnable;
     an async callable needs ``ainvoke`` / ``astream``)."""
 
-    def __init__(self, pick: Callable[..., Any], view: StateView) -> None:
-        self.pick, self.view = pick, view
+    def __init__(self, choose: Callable[..., Any], view: StateView) -> None:
+        self.choose, self.view = choose, view
         self.name = "dynamic_model"
 
     def resolve(self, state: Any) -> Any:
-        if inspect.iscoroutinefunction(self.pick):
+        if inspect.iscoroutinefunction(self.choose):
             raise RuntimeError(_ASYNC_ONLY)
-        return _resolved(self.pick(self.view(state), get_runtime()))
+        return _resolved(self.choose(self.view(state), get_runtime()))
 
     async def aresolve(self, state: Any) -> Any:
-        picked = self.pick(self.view(state), get_runtime())
+        picked = self.choose(self.view(state), get_runtime())
         return _resolved(await picked if inspect.isawaitable(picked) else picked)
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
