@@ -95,7 +95,13 @@ class StateView:
                 **{k: v for k, v in state.items() if k in self.fields}
             )
         if self.dataclass:
-            return self.schema(**{k: v for k, v in state.items() if k in self.fields})
+            try:
+                return self.schema(**{k: v for k, v in state.items() if k in self.fields})
+            except TypeError as error:
+                raise ValueError(
+                    f"state_schema={self.schema.__name__}: the state cannot be made into one "
+                    f"({error}); give the field a default, or pass it in the input"
+                ) from None
         return {k: v for k, v in state.items() if k not in _HIDDEN}
 
 

@@ -217,3 +217,21 @@ def test_prebuilt_response_format(openai: OpenAIServer) -> None:
     assert isinstance(out["messages"][-1], AIMessage)
     assert openai.requests[1]["messages"][0] == {"role": "system", "content": "Answer as JSON."}
     assert openai.rejections == []
+
+
+@dataclasses.dataclass
+class Strict:
+    messages: Annotated[list[AnyMessage], add_messages]
+    owner: str
+
+
+def test_a_dataclass_state_missing_a_field_says_what_to_do() -> None:
+    def prompt(state: Strict) -> list[AnyMessage]:
+        return list(state.messages)
+
+    graph = create_react_agent(
+        ScriptedChatModel(turns=["hi", "hi"]), [], prompt=prompt, state_schema=Strict
+    )
+    with pytest.raises(ValueError, match=r"state_schema=Strict: .*give the field a default"):
+        graph.invoke({"messages": [("user", "x")]})
+    assert graph.invoke({"messages": [("user", "x")], "owner": "bo"})["owner"] == "bo"
