@@ -136,6 +136,8 @@ def _hold(old: list[str] | None, new: list[str] | None) -> list[str]:
 
 class ReActState(TypedDict, total=False):
     """The agent's state: messages first, so it fits any parent graph with ``messages``.
+    Every key but ``messages`` is bookkeeping: in the thread state (``get_state``), not in
+    ``invoke()`` / ``stream()`` output unless asked for (``output_keys=``).
 
     Attributes:
         messages: the conversation (no system prompt; it is added at each model call).
@@ -882,7 +884,10 @@ def create_react_agent(
             see docs/prebuilt.md.
 
     Returns:
-        The compiled graph. Its state is :class:`ReActState`.
+        The compiled graph (an :class:`AgentGraph`). Its state is :class:`ReActState` (plus
+        the ``state_schema``'s keys); ``invoke`` and ``stream`` give the state schema's keys
+        only, as the prebuilt agent's; the bookkeeping (:data:`BOOKKEEPING`) is in
+        ``get_state`` and in the output when asked for (``output_keys=``).
 
     Raises:
         TypeError: a model that cannot call tools, or a tool that cannot be used.
