@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool as lc_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import add_messages
-from langgraph.prebuilt import InjectedState
+from langgraph.prebuilt import InjectedState, ToolRuntime
 from langgraph.prebuilt import create_react_agent as prebuilt_agent
 from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
@@ -85,8 +85,9 @@ async def test_callable_model_and_typed_state_keep_the_pause(
         return str(interrupt("approve", {"amount": amount}))
 
     @lc_tool
-    def log(note: str) -> str:
+    def log(note: str, runtime: ToolRuntime) -> str:
         """Write a note."""
+        seen[f"runtime:{type(runtime.state).__name__}"] += 1
         runs["log"] += 1
         return f"logged {note}"
 
@@ -131,7 +132,13 @@ async def test_callable_model_and_typed_state_keep_the_pause(
     assert set(out) == {"messages", "owner"} and out["owner"] == "bo"
     name = schema.__name__
     assert seen == Counter(
-        {f"model:{name}": 2, f"prompt:{name}": 2, f"hook:{name}": 2, f"tool:{name}:bo": 2}
+        {
+            f"model:{name}": 2,
+            f"prompt:{name}": 2,
+            f"hook:{name}": 2,
+            f"tool:{name}:bo": 2,
+            f"runtime:{name}": 1,
+        }
     )
 
 
