@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PG_BIN ?= /usr/lib/postgresql/15/bin
 
-.PHONY: demo test lint typecheck pytest bench postgres-binaries browser-tools agent-chat-ui redis-server cluster
+.PHONY: demo test lint typecheck pytest reference-prebuilt lower-bounds bench postgres-binaries browser-tools agent-chat-ui redis-server cluster
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,18 @@ typecheck: $(BIN)/.installed
 pytest: $(BIN)/.installed postgres-binaries redis-server agent-chat-ui
 	$(BIN)/python -m pytest
 
-test: lint typecheck pytest
+# LangGraph's prebuilt test suite against this package's create_react_agent: the source release
+# of the installed langgraph-prebuilt, fetched by name (cached in ~/.cache/dynavec-langgraph/),
+# its tests that build an agent, less tests/reference/prebuilt_deselected.txt.
+reference-prebuilt: $(BIN)/.installed
+	$(BIN)/python -m tests.reference.prebuilt
+
+# The lower bounds of pyproject.toml's dependencies, installed in a throwaway venv (cached in
+# ~/.cache/dynavec-langgraph/), and a smoke run of the package on them.
+lower-bounds: $(BIN)/.installed
+	$(BIN)/python -m tests.lower_bounds
+
+test: lint typecheck pytest reference-prebuilt lower-bounds
 
 bench: $(BIN)/.installed postgres-binaries
 	$(BIN)/python -m benchmarks.run

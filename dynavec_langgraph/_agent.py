@@ -37,6 +37,7 @@ from dynavec_langgraph._graph import (
     CompletedCall,
     check_max_steps,
     create_react_agent,
+    with_bookkeeping,
 )
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
@@ -227,6 +228,8 @@ class ReActAgent:
             parallel_tool_calls=parallel_tool_calls,
             **options,  # create_react_agent's other options (response_format, middleware, ...)
         )
+        # the runs' output carries the bookkeeping (termination_reason, shared, ...)
+        self.graph = with_bookkeeping(self.graph)
 
     # --- planning (no I/O) --------------------------------------------------------------
 

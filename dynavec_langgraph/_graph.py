@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import uuid
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Coroutine, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import (
     TYPE_CHECKING,
@@ -24,6 +26,7 @@ from typing import (
     Required,
     TypedDict,
     get_args,
+    get_type_hints,
 )
 
 from langchain_core.language_models import LanguageModelInput
@@ -141,6 +144,8 @@ def _hold(old: list[str] | None, new: list[str] | None) -> list[str]:
 
 class ReActState(TypedDict, total=False):
     """The agent's state: messages first, so it fits any parent graph with ``messages``.
+    Every key but ``messages`` is bookkeeping: in the thread state (``get_state``), not in
+    ``invoke()`` / ``stream()`` output unless asked for (``output_keys=``).
 
     Attributes:
         messages: the conversation (no system prompt; it is added at each model call).
@@ -245,7 +250,7 @@ def steps_in_run(state: Mapping[str, Any]) -> int:
     return count
 
 
-def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
+def model_update(state: ReActState, response: Any, name: str | None) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
         raise TypeError(
             f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
@@ -253,8 +258,8 @@ def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
             "message); nothing of this turn was saved"
         )
     response = new_turn(state["messages"], response)
-    if response.name is None:  # as LangGraph's agents do: multi-agent tools find it by name
-        response.name = name
+    if response.name is None and name is not None:
+        response.name = name  # as LangGraph's agents do: multi-agent tools find it by name
     has_calls = bool(response.tool_calls or response.invalid_tool_calls)
     return {
         "messages": [response],
@@ -424,8 +429,14 @@ def _error_observation(error: Exception) -> str:
 class _Call:
     """One tool call being run, resolved against the tools."""
 
-    def __init__(self, task: ToolTask, tools: dict[str, AgentTool]) -> None:
+    def __init__(
+        self,
+        task: ToolTask,
+        tools: dict[str, AgentTool],
+        view: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.task = task
+        self.view = view
         self.call = task["call"]
         self.tool = tools.get(self.call["name"])
         needs_state = self.tool is not None and self.tool.state_param is not None
@@ -450,7 +461,7 @@ class _Call:
         return {
             "__type": "tool_call_with_context",
             "tool_call": {**self.call, "type": "tool_call"},
-            "state": self._turn_state(),
+            "state": self._turn_state() if self.view is None else self.view(self._turn_state()),
         }
 
     def _turn_state(self) -> dict[str, Any]:
@@ -663,7 +674,7 @@ class ReActNodes:
         executor: ToolNode,
         system_prompt: str | SystemMessage | None,
         max_steps: int,
-        name: str,
+        name: str | None,
         parallel: bool,
         own_executor: bool = True,
     ) -> None:
@@ -689,6 +700,8 @@ class ReActNodes:
         else:
             self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
         self.max_steps = max_steps
+        self.state_view: Callable[[Any], Any] | None = None
+        """Turns the state into the user's ``state_schema`` type for ``InjectedState``."""
 
     def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
         if self.parallel and pending_calls(state["messages"]):
@@ -718,7 +731,7 @@ class ReActNodes:
                 if "call" in state_or_task
                 else _next_task(state_or_task, self.max_steps, self.direct)
             )
-        return _Call(task, self.tools)
+        return _Call(task, self.tools, self.state_view)
 
     # Every call goes through LangChain's tool-call path with the whole tool call and the run's
     # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which
@@ -830,6 +843,8 @@ class NodeRunnable(Runnable[Any, Any]):
     """A node with sync and async twins. LangGraph traces every node run itself; a
     ``RunnableLambda`` would add a second, nested run to each step, and its cost."""
 
+    name: str
+
     def __init__(
         self,
         name: str,
@@ -840,10 +855,35 @@ class NodeRunnable(Runnable[Any, Any]):
         self.func, self.afunc = func, afunc
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return self.func(input, ensure_config(config))
+        token = _NODE_INPUT.set(input)
+        try:
+            return self.func(input, ensure_config(config))
+        finally:
+            _NODE_INPUT.reset(token)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return await self.afunc(input, ensure_config(config))
+        token = _NODE_INPUT.set(input)
+        try:
+            return await self.afunc(input, ensure_config(config))
+        finally:
+            _NODE_INPUT.reset(token)
+
+
+_NODE_INPUT: ContextVar[Any] = ContextVar("dynavec_node_input", default=None)
+
+
+def node_input() -> Any:
+    """The state the running node of the agent got (a callable model reads it)."""
+    return _NODE_INPUT.get()
+
+
+class _Default(str):
+    """The default of ``version=`` ("v2"), told apart from an explicit ``version="v2"``."""
+
+    __slots__ = ()
+
+
+_DEFAULT_VERSION: Final[Any] = _Default("v2")
 
 
 def check_max_steps(max_steps: Any) -> int:
@@ -867,7 +907,7 @@ def create_react_agent(
     max_steps: int = 10,
     checkpointer: Checkpointer | str | Any = None,
     store: BaseStore | None = None,
-    name: str = "dynavec_agent",
+    name: str | None = None,
     message_storage: MessageStorage = "delta",
     parallel_tool_calls: bool = False,
     prompt: Any = None,
@@ -881,6 +921,7 @@ def create_react_agent(
     interrupt_after: list[str] | None = None,
     debug: bool = False,
     cache: Any = None,
+    version: Literal["v1", "v2"] = _DEFAULT_VERSION,
     **unknown: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.
@@ -903,7 +944,10 @@ def create_react_agent(
             from a string stays open for the process); ``None`` when the graph is a
             subgraph (it uses the parent's). Interrupts need one to be resumed.
         store: a LangGraph store, passed to ``compile``.
-        name: the graph's name (the node name Studio and parent graphs show).
+        name: the graph's name (the node name Studio and parent graphs show), also set as
+            the ``name`` of the agent's ``AIMessage``s (as the prebuilt agent does; multi-agent
+            tools find an agent's messages by it). ``None`` (the default): no name on the
+            messages and LangGraph's default graph name.
         message_storage: ``"delta"`` (default; linear storage) or ``"full"``.
         parallel_tool_calls: run the calls of a turn concurrently, each as its own task
             (several approvals can be pending at once). The default runs them one at a
@@ -924,9 +968,15 @@ def create_react_agent(
             each model call (it may return ``llm_input_messages``, the model's input for
             that call, not stored) and one run after it.
         interrupt_before / interrupt_after / debug / cache: passed to ``compile``.
+        version: the prebuilt agent's ``"v1"`` / ``"v2"`` (default); both keep this
+            package's tool node (one call per superstep, or ``parallel_tool_calls=True``),
+            see docs/prebuilt.md.
 
     Returns:
-        The compiled graph. Its state is :class:`ReActState`.
+        The compiled graph (an :class:`AgentGraph`). Its state is :class:`ReActState` (plus
+        the ``state_schema``'s keys); ``invoke`` and ``stream`` give the state schema's keys
+        only, as the prebuilt agent's; the bookkeeping (:data:`BOOKKEEPING`) is in
+        ``get_state`` and in the output when asked for (``output_keys=``).
 
     Raises:
         TypeError: a model that cannot call tools, or a tool that cannot be used.
@@ -938,10 +988,28 @@ def create_react_agent(
         >>> graph.invoke({"messages": [("user", "hello")]})["messages"][-1].content
         'Hi!'
     """
+    if "config_schema" in unknown:  # as the prebuilt agent: the deprecated context_schema
+        from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "`config_schema` is deprecated and will be removed. Please use `context_schema` "
+            "instead.",
+            category=LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        config_schema = unknown.pop("config_schema")
+        if context_schema is None:
+            context_schema = config_schema
     if unknown:
         raise TypeError(
-            f"create_react_agent() got unknown option(s) {sorted(unknown)}; it takes "
-            f"{', '.join(_OPTIONS)}"
+            f"create_react_agent() got unexpected keyword arguments: {unknown} (unknown "
+            f"option(s) {sorted(unknown)}); it takes {', '.join(_OPTIONS)}"
+        )
+    if version not in ("v1", "v2"):
+        raise ValueError(
+            f"version={version!r}: use 'v1' or 'v2' (both run the calls of a turn as this "
+            "package's contract says: one at a time, or concurrently with "
+            "parallel_tool_calls=True; see docs/prebuilt.md)"
         )
     if message_storage not in get_args(MessageStorage):
         raise ValueError(
@@ -956,20 +1024,39 @@ def create_react_agent(
     # ToolNode reads the handler's annotation to know what it answers inside the wrappers
     _wrapped_error_observation.__annotations__["error"] = ToolInvocationError
 
+    from dynavec_langgraph import _prebuilt as pb
+
+    view = pb.StateView(state_schema)
+    dynamic = pb.is_dynamic_model(model)
+    if prompt is not None and not isinstance(prompt, str | SystemMessage):
+        prompt = pb.PromptRunnable(prompt, view)  # the state as the user's type, the store
+    prebuilt_format = _prebuilt_response_format(
+        response_format,
+        middleware,
+        explicit_version=not isinstance(version, _Default),
+        prebuilt_only=dynamic
+        or prompt is not None
+        or pre_model_hook is not None
+        or post_model_hook is not None,
+    )
     system_message, prompt_runnable = mw.resolve_prompt(system_prompt, prompt)
     options = mw.AgentOptions(
         system_message=system_message,
         prompt=prompt_runnable,
-        response_format=response_format,
+        response_format=None if prebuilt_format else response_format,
         state_schema=state_schema,
         context_schema=context_schema,
-        pre_model_hook=pre_model_hook,
-        post_model_hook=post_model_hook,
+        pre_model_hook=None
+        if pre_model_hook is None
+        else pb.hook_node(mw.PRE_MODEL_HOOK, pre_model_hook, view),
+        post_model_hook=None
+        if post_model_hook is None
+        else pb.hook_node(mw.POST_MODEL_HOOK, post_model_hook, view),
         middleware=list(middleware or ()),
     )
     if options.middleware:
         mw.need_langchain("middleware")
-    if response_format is not None:
+    if options.response_format is not None:
         mw.need_langchain("response_format")
     if options.extended and parallel_tool_calls:
         raise ValueError(
@@ -977,6 +1064,7 @@ def create_react_agent(
             "state_schema, a callable prompt or pre/post model hooks yet: drop one of them"
         )
     extra_tools = [t for m in options.middleware for t in getattr(m, "tools", None) or ()]
+    builtin: list[dict[str, Any]] = []
     wrap, awrap = mw.tool_wrappers(options.middleware) if options.middleware else (None, None)
     if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
         if extra_tools or wrap is not None:
@@ -987,6 +1075,9 @@ def create_react_agent(
         executor = tools
         agent_tools = as_tools(list(tools.tools_by_name.values()))
     else:
+        if isinstance(tools, list | tuple):  # provider built-in tools (dicts): bound to the
+            builtin = [t for t in tools if isinstance(t, dict)]  # model, never run
+            tools = [t for t in tools if not isinstance(t, dict)]
         agent_tools = as_tools(tools)
         if extra_tools:  # create_agent: the middleware's tools come first
             agent_tools = as_tools([*extra_tools, *agent_tools])
@@ -997,8 +1088,16 @@ def create_react_agent(
             awrap_tool_call=awrap,
         )
     steps = check_max_steps(max_steps)
+    model_runnable = (
+        pb.DynamicModel(model, view) if dynamic else bind_model(model, agent_tools, builtin)
+    )
+    finish = (
+        pb.StructuredResponseNode(response_format, model_runnable).node()
+        if prebuilt_format
+        else None
+    )
     node_args = (
-        bind_model(model, agent_tools),
+        model_runnable,
         agent_tools,
         executor,
         system_message,
@@ -1007,9 +1106,16 @@ def create_react_agent(
         parallel_tool_calls,
     )
     own = not isinstance(tools, ToolNode) and wrap is None
-    base = ReActState if message_storage == "delta" else _FullReActState
+    base: Any = ReActState if message_storage == "delta" else _FullReActState
+    if finish is not None:  # the prebuilt agent's structured_response
+        fields = {
+            **get_type_hints(base, include_extras=True),
+            "structured_response": NotRequired[Any],
+        }
+        base = TypedDict("DynavecStructuredState", fields, total=False)  # type: ignore[misc,no-redef]
     if options.extended:
         ext = mw.ExtendedNodes(*node_args, own_executor=own)
+        ext.state_view = view if view.typed else None
         ext.setup(options, _chat_model(model), [executable(t) for t in agent_tools], middleware)
         builder = mw.build_graph(
             mw.merged_state(base, options, options.middleware),
@@ -1018,15 +1124,11 @@ def create_react_agent(
             options.middleware,
             steps,
             has_tools=bool(agent_tools),
+            finish=finish,
         )
     else:
-        builder = _plain_graph(
-            ReActNodes(*node_args, own_executor=own),
-            base,
-            context_schema,
-            steps,
-            parallel_tool_calls,
-        )
+        nodes = ReActNodes(*node_args, own_executor=own)
+        builder = _plain_graph(nodes, base, context_schema, steps, parallel_tool_calls, finish)
     return _compile(
         builder,
         checkpointer,
@@ -1047,33 +1149,64 @@ def _plain_graph(
     context_schema: Any,
     steps: int,
     parallel_tool_calls: bool,
+    finish: NodeRunnable | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
-    """The two-node graph (no middleware, no create_agent option that needs more nodes)."""
+    """The two-node graph (no middleware, no create_agent option that needs more nodes);
+    ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
     builder = StateGraph(schema, context_schema=context_schema)
     builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
     builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
+    end: Any = END
+    if finish is not None:
+        builder.add_node(finish.name, finish)
+        builder.add_edge(finish.name, END)
+        end = finish.name
+
+    def paths(*names: str) -> dict[Hashable, str]:
+        return {n: end if n == END else n for n in names}
+
     if parallel_tool_calls:
         builder.add_conditional_edges(
             START, _route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
         )
         builder.add_conditional_edges(
-            AGENT_NODE, _route_after_agent_parallel(steps, nodes), [TOOLS_NODE, END]
+            AGENT_NODE, _route_after_agent_parallel(steps, nodes), paths(TOOLS_NODE, END)
         )
-        builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), [AGENT_NODE, END])
+        builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), paths(AGENT_NODE, END))
     else:
         builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
-        builder.add_conditional_edges(AGENT_NODE, route_after_agent, [TOOLS_NODE, END])
+        builder.add_conditional_edges(AGENT_NODE, route_after_agent, paths(TOOLS_NODE, END))
         builder.add_conditional_edges(
-            TOOLS_NODE, tools_router(steps), [AGENT_NODE, TOOLS_NODE, END]
+            TOOLS_NODE, tools_router(steps), paths(AGENT_NODE, TOOLS_NODE, END)
         )
     return builder
+
+
+_STRATEGIES = frozenset({"ToolStrategy", "ProviderStrategy", "AutoStrategy"})
+
+
+def _prebuilt_response_format(
+    response_format: Any, middleware: Any, *, explicit_version: bool, prebuilt_only: bool
+) -> bool:
+    """Whether ``response_format`` has the prebuilt agent's meaning (a structured-output call
+    after the run, ``generate_structured_response``) rather than ``create_agent``'s (a
+    strategy inside the loop): a ``(prompt, schema)`` tuple, or a schema with an option only
+    the prebuilt agent has (``version=``, ``prompt=``, model hooks, a callable model) and no
+    middleware. A ``ToolStrategy`` / ``ProviderStrategy`` is always ``create_agent``'s."""
+    if response_format is None:
+        return False
+    if isinstance(response_format, tuple):
+        return True
+    if type(response_format).__name__ in _STRATEGIES or middleware:
+        return False
+    return explicit_version or prebuilt_only
 
 
 _OPTIONS = (
     "model", "tools", "system_prompt", "max_steps", "checkpointer", "store", "name",
     "message_storage", "parallel_tool_calls", "prompt", "response_format", "middleware",
     "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
-    "interrupt_after", "debug", "cache",
+    "interrupt_after", "debug", "cache", "version",
 )  # fmt: skip
 
 
@@ -1097,7 +1230,7 @@ def _compile(
     builder: StateGraph[Any, Any, Any, Any],
     checkpointer: Any,
     store: BaseStore | None,
-    name: str,
+    name: str | None,
     steps: int,
     agent_tools: list[AgentTool],
     interrupt_before: list[str] | None,
@@ -1123,7 +1256,7 @@ def _compile(
             )
     if isinstance(checkpointer, BaseCheckpointSaver):
         checkpointer = keep_conversations(checkpointer, builder.channels)
-    graph = builder.compile(
+    compiled = builder.compile(
         checkpointer=checkpointer,
         store=store,
         name=name,
@@ -1132,7 +1265,45 @@ def _compile(
         debug=debug,
         cache=cache,
     )
+    # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes (langgraph
+    # 1.2); AgentGraph is built the same way (tests/test_graph.py pins its outputs)
+    attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+    attrs["output_channels"] = [
+        k for k in compiled.stream_channels_list if k not in BOOKKEEPING | _MODEL_INPUT
+    ]
+    graph = AgentGraph(**attrs)
     return graph.with_config(
         recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
         metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},
     )
+
+
+_MODEL_INPUT: Final = frozenset({"llm_input_messages"})  # pre_model_hook's, not stored
+BOOKKEEPING: Final = frozenset(
+    {"step", "termination_reason", "shared", "held", "continued_at", "dynavec_reviewed"}
+)
+"""The state keys this package keeps for itself: in the thread state (``get_state``), not in
+``invoke()`` / ``stream()`` output unless asked for (:func:`with_bookkeeping`)."""
+
+
+class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """The compiled agent: a ``CompiledStateGraph`` whose ``stream`` / ``astream`` give the
+    state schema's keys only by default (as ``invoke`` does, and as the prebuilt agent's
+    output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
+    ``output_keys=`` picks other keys, as in LangGraph."""
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        if kwargs.get("output_keys") is None:
+            kwargs["output_keys"] = self.output_channels
+        return super().stream(input, config, **kwargs)
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        if kwargs.get("output_keys") is None:
+            kwargs["output_keys"] = self.output_channels
+        return super().astream(input, config, **kwargs)
+
+
+def with_bookkeeping(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:
+    """``graph`` whose ``invoke`` / ``stream`` output also has :data:`BOOKKEEPING` (what
+    ``ReActAgent`` and the package's own served graphs read from a run)."""
+    return graph.copy({"output_channels": list(graph.stream_channels_list)})

@@ -679,8 +679,10 @@ def build_graph(
     middleware: Sequence[Any],
     max_steps: int,
     has_tools: bool,
+    finish: NodeRunnable | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
-    """The agent's graph with the middleware's nodes and edges, as create_agent wires them."""
+    """The agent's graph with the middleware's nodes and edges, as create_agent wires them.
+    ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
     names = [m.name for m in middleware]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -728,6 +730,10 @@ def build_graph(
 
     loop_entry = before_model[0] if before_model else AGENT_NODE
     exit_node = after_agent[0] if after_agent else END
+    if finish is not None:
+        builder.add_node(finish.name, finish)
+        builder.add_edge(finish.name, exit_node)
+        exit_node = finish.name
     review = after_model[0] if after_model else None
 
     def resolve(jump: Any, state: Any) -> str | None:

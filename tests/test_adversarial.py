@@ -494,7 +494,7 @@ def test_a_huge_max_steps_ends_at_max_steps_not_at_a_recursion_limit() -> None:
     )
     steps = 12
     graph = create_react_agent(model, [noop], max_steps=steps)
-    out = graph.invoke({"messages": [HumanMessage("go")]})
+    out = graph.invoke({"messages": [HumanMessage("go")]}, output_keys=["termination_reason"])
     assert out["termination_reason"] == "max_steps_reached"
     assert len(model.calls) == steps
     assert RUNS == {"noop": steps * calls_per_turn}

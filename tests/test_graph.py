@@ -61,10 +61,12 @@ def assert_provider_valid(messages: Sequence[BaseMessage]) -> None:
 
 
 async def drive(graph: Any, graph_input: Any, config: RunnableConfig, use_async: bool) -> Any:
-    """Run ``graph`` with ``invoke`` or ``ainvoke``; tests parametrize over both."""
+    """Run ``graph`` with ``invoke`` or ``ainvoke``; tests parametrize over both. The output
+    has every state key, the bookkeeping too (``output_keys=``: these tests check it)."""
+    keys = list(graph.stream_channels_list)
     if use_async:
-        return await graph.ainvoke(graph_input, config)
-    return graph.invoke(graph_input, config)
+        return await graph.ainvoke(graph_input, config, output_keys=keys)
+    return graph.invoke(graph_input, config, output_keys=keys)
 
 
 def thread(thread_id: str = "t1") -> RunnableConfig:
@@ -615,3 +617,47 @@ def test_provider_model_string_pauses_and_resumes_over_http(
     call_ids = [c["id"] for c in sent[2]["tool_calls"]]
     assert [m["tool_call_id"] for m in sent[3:]] == call_ids
     assert openai.rejections == []
+
+
+@SYNC_AND_ASYNC
+async def test_outputs_have_the_state_schema_keys_only(use_async: bool) -> None:
+    """As the prebuilt agent's: ``invoke`` and the ``values`` / ``updates`` streams give the
+    state's keys (``messages``), no bookkeeping and no default ``AIMessage.name``; the
+    bookkeeping is in the thread state, and in the output when asked for (``output_keys=``)."""
+
+    @tool
+    def look(topic: str) -> str:
+        """Look it up."""
+        return f"found {topic}"
+
+    turns: list[Any] = []
+    for topic in ("rent", "tax", "fee"):
+        turns += [[{"name": "look", "args": {"topic": topic}}], f"Done {topic}."]
+    model = ScriptedChatModel(turns=[*turns, "Last."])
+    graph = create_react_agent(model, [look], checkpointer=InMemorySaver(), version="v1")
+    config = thread()
+    out = await drive_public(graph, {"messages": [("user", "go")]}, config, use_async)
+    assert set(out) == {"messages"}
+    assert [m.name for m in out["messages"] if isinstance(m, AIMessage)] == [None, None]
+    values = graph.get_state(config).values
+    assert values["termination_reason"] == "completed" and values["step"] == 2
+    chunks = list(graph.stream({"messages": [("user", "more")]}, config, stream_mode="values"))
+    assert chunks and all(set(c) == {"messages"} for c in chunks)
+    updates = list(graph.stream({"messages": [("user", "and")]}, config, stream_mode="updates"))
+    assert [list(u) for u in updates] == [["agent"], ["tools"], ["agent"]]
+    assert all(set(body) == {"messages"} for u in updates for body in u.values())
+    keys = list(graph.stream_channels_list)
+    assert "termination_reason" in graph.invoke(
+        {"messages": [("user", "x")]}, config, output_keys=keys
+    )
+    named = create_react_agent(ScriptedChatModel(turns=["Hi."]), [], name="helper")
+    assert named.invoke({"messages": [("user", "hi")]})["messages"][-1].name == "helper"
+    assert named.name == "helper" and graph.name == "LangGraph"
+
+
+async def drive_public(
+    graph: Any, graph_input: Any, config: RunnableConfig, use_async: bool
+) -> Any:
+    if use_async:
+        return await graph.ainvoke(graph_input, config)
+    return graph.invoke(graph_input, config)

@@ -246,8 +246,10 @@ def test_command_update_reaches_this_packages_shared_state(openai: OpenAIServer)
 
     openai.script([{"name": "set_budget", "args": {"amount": 7}}], "ok")
     graph = build("dynavec", openai, [set_budget])
-    out = graph.invoke({"messages": [("user", "hi")]}, cfg())
-    assert out["shared"] == {"budget": 7}
+    config = cfg()
+    out = graph.invoke({"messages": [("user", "hi")]}, config)
+    assert "shared" not in out  # the bookkeeping is in the thread state
+    assert graph.get_state(config).values["shared"] == {"budget": 7}
     check_wire(openai, 2)
 
 
@@ -357,7 +359,7 @@ def test_return_direct_ends_the_run_without_another_model_call(
     assert RUNS == {"lookup": 1, "final_answer": 1}
     check_wire(openai, 1)
     if kind == "dynavec":
-        assert out["termination_reason"] == "completed"
+        assert graph.get_state(config).values["termination_reason"] == "completed"
     # the next user message starts a new run that reaches the model
     openai.script("hello again")
     out = graph.invoke({"messages": [("user", "again")]}, config)

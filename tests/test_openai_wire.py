@@ -116,9 +116,10 @@ def config() -> RunnableConfig:
 async def invoke(
     graph: CompiledStateGraph[Any, Any, Any, Any], api: Api, graph_input: Any, cfg: RunnableConfig
 ) -> dict[str, Any]:
+    keys = list(graph.stream_channels_list)  # the bookkeeping too (termination_reason)
     if api == "sync":
-        return dict(graph.invoke(graph_input, cfg))
-    return dict(await graph.ainvoke(graph_input, cfg))
+        return dict(graph.invoke(graph_input, cfg, output_keys=keys))
+    return dict(await graph.ainvoke(graph_input, cfg, output_keys=keys))
 
 
 def pause_of(out: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
@@ -134,11 +135,13 @@ def main(argv: list[str]) -> int:
     with SqliteSaver.from_conn_string(db_path) as saver:
         if mode == "graph":
             graph = build_graph(model, ledger, saver)
-            out = graph.invoke(Command(resume=decision), {"configurable": {"thread_id": thread_id}})
+            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+            out = graph.invoke(Command(resume=decision), config)
             summary: dict[str, Any] = {
                 "messages": message_summary(out["messages"]),
                 "interrupts": [i.value for i in out.get("__interrupt__", [])],
-                "termination_reason": out.get("termination_reason"),
+                # the bookkeeping is in the thread state, not in invoke()'s output
+                "termination_reason": graph.get_state(config).values.get("termination_reason"),
             }
         elif mode == "agent":
             agent = build_agent(model, ledger, saver)

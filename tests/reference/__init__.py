@@ -1,0 +1,1 @@
+"""Reference test suites run against this package's factories (fetched at test time)."""
