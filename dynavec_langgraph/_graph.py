@@ -849,9 +849,85 @@ def create_react_agent(
         >>> graph.invoke({"messages": [("user", "hello")]})["messages"][-1].content
         'Hi!'
     """
+    return build_agent(
+        PREBUILT_FACE,
+        model,
+        tools,
+        system_prompt=system_prompt,
+        max_steps=max_steps,
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+        message_storage=message_storage,
+        parallel_tool_calls=parallel_tool_calls,
+        prompt=prompt,
+        response_format=response_format,
+        middleware=middleware,
+        state_schema=state_schema,
+        context_schema=context_schema,
+        pre_model_hook=pre_model_hook,
+        post_model_hook=post_model_hook,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        cache=cache,
+        unknown=unknown,
+    )
+
+
+@dataclass(frozen=True)
+class AgentFace:
+    """What differs between the two faces of the one factory (:func:`build_agent`):
+    ``create_react_agent`` (the prebuilt agent's signature, this package's defaults) and
+    ``create_agent`` (``langchain.agents.create_agent``'s)."""
+
+    function: str
+    """The public function's name, for error messages."""
+    model_node: str = AGENT_NODE
+    """The name of the model node (``create_agent`` calls it ``"model"``)."""
+    create_agent: bool = False
+    """``create_agent``'s behaviour: the middleware graph always, a tool's exception raised
+    unless middleware handles it, the model's message named only when ``name`` is given,
+    ``create_agent``'s stream transformers, schemas and run config."""
+    transformers: tuple[Any, ...] = ()
+    """``create_agent(transformers=...)``."""
+    builtin_tools: tuple[dict[str, Any], ...] = ()
+    """``create_agent``'s provider built-in tools (dicts): bound to the model, never run."""
+
+
+PREBUILT_FACE: Final = AgentFace("create_react_agent")
+"""``create_react_agent``'s face."""
+
+
+def build_agent(
+    face: AgentFace,
+    model: Any,
+    tools: Sequence[Any] | ToolNode | None,
+    *,
+    system_prompt: str | SystemMessage | None,
+    max_steps: int,
+    checkpointer: Checkpointer | str | Any,
+    store: BaseStore | None,
+    name: str | None,
+    message_storage: MessageStorage,
+    parallel_tool_calls: bool,
+    prompt: Any,
+    response_format: Any,
+    middleware: Sequence[Any],
+    state_schema: Any,
+    context_schema: Any,
+    pre_model_hook: Any,
+    post_model_hook: Any,
+    interrupt_before: list[str] | None,
+    interrupt_after: list[str] | None,
+    debug: bool,
+    cache: Any,
+    unknown: Mapping[str, Any],
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The one factory behind ``create_react_agent`` and ``create_agent``."""
     if unknown:
         raise TypeError(
-            f"create_react_agent() got unknown option(s) {sorted(unknown)}; it takes "
+            f"{face.function}() got unknown option(s) {sorted(unknown)}; it takes "
             f"{', '.join(_OPTIONS)}"
         )
     if message_storage not in get_args(MessageStorage):
@@ -907,6 +983,8 @@ def create_react_agent(
             wrap_tool_call=wrap,
             awrap_tool_call=awrap,
         )
+        if face.create_agent:  # ToolNode's default: bad arguments answered, exceptions raised
+            executor = mw.create_agent_tool_node(executor, wrap, awrap)
     steps = check_max_steps(max_steps)
     node_args = (
         bind_model(model, agent_tools),
@@ -917,18 +995,20 @@ def create_react_agent(
         name,
         parallel_tool_calls,
     )
-    own = not isinstance(tools, ToolNode) and wrap is None
+    own = not isinstance(tools, ToolNode) and wrap is None and not face.create_agent
     base = ReActState if message_storage == "delta" else _FullReActState
-    if options.extended:
+    if options.extended or face.create_agent:
         ext = mw.ExtendedNodes(*node_args, own_executor=own)
-        ext.setup(options, _chat_model(model), [executable(t) for t in agent_tools], middleware)
+        request_tools = [*(executable(t) for t in agent_tools), *face.builtin_tools]
+        ext.setup(options, _chat_model(model), request_tools, middleware, face)
         builder = mw.build_graph(
-            mw.merged_state(base, options, options.middleware),
+            mw.merged_state(base, options, options.middleware, face),
             ext,
             options,
             options.middleware,
             steps,
-            has_tools=bool(agent_tools),
+            has_tools=bool(agent_tools) or (face.create_agent and wrap is not None),
+            face=face,
         )
     else:
         builder = _plain_graph(
@@ -938,7 +1018,7 @@ def create_react_agent(
             steps,
             parallel_tool_calls,
         )
-    return _compile(
+    graph = _compile(
         builder,
         checkpointer,
         store,
@@ -949,7 +1029,11 @@ def create_react_agent(
         interrupt_after,
         debug,
         cache,
+        transformers=mw.create_agent_transformers(options.middleware, face.transformers)
+        if face.create_agent
+        else None,
     )
+    return mw.create_agent_config(graph, name) if face.create_agent else graph
 
 
 def _plain_graph(
@@ -1015,6 +1099,7 @@ def _compile(
     interrupt_after: list[str] | None,
     debug: bool,
     cache: Any,
+    transformers: Sequence[Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     if not isinstance(checkpointer, bool | None | BaseCheckpointSaver):
         # a dynavec checkpointer or a connection string, as ReActAgent takes them
@@ -1040,6 +1125,7 @@ def _compile(
         interrupt_after=interrupt_after,
         debug=debug,
         cache=cache,
+        transformers=transformers,
     )
     return graph.with_config(
         recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),

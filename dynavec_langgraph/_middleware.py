@@ -24,7 +24,10 @@ from typing import (
     Annotated,
     Any,
     NotRequired,
+    Required,
     TypedDict,
+    get_args,
+    get_origin,
     get_type_hints,
 )
 
@@ -44,8 +47,9 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from dynavec_langgraph._graph import (
-    AGENT_NODE,
+    PREBUILT_FACE,
     TOOLS_NODE,
+    AgentFace,
     NodeRunnable,
     ReActNodes,
     model_kwargs,
@@ -58,7 +62,15 @@ from dynavec_langgraph._messages import calls_of, new_turn, pending_calls
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
 
-__all__ = ["EXTRA_HINT", "AgentOptions", "build_graph", "need_langchain"]
+__all__ = [
+    "EXTRA_HINT",
+    "AgentOptions",
+    "build_graph",
+    "create_agent_config",
+    "create_agent_tool_node",
+    "create_agent_transformers",
+    "need_langchain",
+]
 
 EXTRA_HINT = "pip install 'dynavec-langgraph[middleware]' (or '[all]')"
 """How to install the extra LangChain middleware needs."""
@@ -147,7 +159,10 @@ def _hints(schema: Any, option: str) -> dict[str, Any]:
 
 
 def merged_state(
-    base: type[Any], options: AgentOptions, middleware: Sequence[AgentMiddleware[Any, Any]]
+    base: type[Any],
+    options: AgentOptions,
+    middleware: Sequence[AgentMiddleware[Any, Any]],
+    face: AgentFace = PREBUILT_FACE,
 ) -> type[Any]:
     """The graph's state: the user's ``state_schema`` and the middleware's schemas, with this
     package's keys (its ``messages`` reducer keeps tool-call ids unique in a thread)."""
@@ -304,7 +319,9 @@ class ExtendedNodes(ReActNodes):
         chat_model: Any,
         request_tools: list[Any],
         middleware: Sequence[Any],
+        face: AgentFace = PREBUILT_FACE,
     ) -> None:
+        self.face = face
         self.options = options
         self.chat_model = chat_model
         self.request_tools = request_tools
@@ -431,7 +448,10 @@ class ExtendedNodes(ReActNodes):
         if not isinstance(output, AIMessage):
             model_update(state, output, self.name)  # type: ignore[arg-type]  # raises TypeError
         output = new_turn(state["messages"], output)
-        if output.name is None:
+        if self.face.create_agent:  # as create_agent: its name, when it has one, on every answer
+            if self.name:
+                output.name = self.name
+        elif output.name is None:
             output.name = self.name
         if isinstance(effective, ProviderStrategy):
             if output.tool_calls:
@@ -514,7 +534,7 @@ class ExtendedNodes(ReActNodes):
             self.prompt_runnable.invoke(self._view(state), config) if self.prompt_runnable else None
         )
         messages, system = self._input(state, config, out)
-        if not self.wrappers and self.structured is None:
+        if not self.wrappers and self.structured is None and not self.face.create_agent:
             prompt: list[AnyMessage] = [system] if system else []
             response = self.model.invoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
@@ -542,7 +562,7 @@ class ExtendedNodes(ReActNodes):
             else None
         )
         messages, system = self._input(state, config, out)
-        if not self.wrappers and self.structured is None:
+        if not self.wrappers and self.structured is None and not self.face.create_agent:
             prompt: list[AnyMessage] = [system] if system else []
             response = await self.model.ainvoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
@@ -679,6 +699,7 @@ def build_graph(
     middleware: Sequence[Any],
     max_steps: int,
     has_tools: bool,
+    face: AgentFace = PREBUILT_FACE,
 ) -> StateGraph[Any, Any, Any, Any]:
     """The agent's graph with the middleware's nodes and edges, as create_agent wires them."""
     names = [m.name for m in middleware]
@@ -700,8 +721,18 @@ def build_graph(
                         + ("give the agent tools or " if jump == "tools" else "")
                         + "remove it from hook_config(can_jump_to=...)"
                     )
-    builder = StateGraph(schema, context_schema=options.context_schema)
-    builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
+    model_node = face.model_node
+    if face.create_agent:
+        input_schema, output_schema = visible_schemas(schema)
+        builder = StateGraph(
+            schema,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            context_schema=options.context_schema,
+        )
+    else:
+        builder = StateGraph(schema, context_schema=options.context_schema)
+    builder.add_node(model_node, NodeRunnable(model_node, nodes.call_model, nodes.acall_model))
     builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
     for m in middleware:
         for hook in HOOKS:
@@ -726,7 +757,7 @@ def build_graph(
         f"{m.name}.{hook}": _can_jump_to(m, hook) for hook in HOOKS for m in with_hook[hook]
     }
 
-    loop_entry = before_model[0] if before_model else AGENT_NODE
+    loop_entry = before_model[0] if before_model else model_node
     exit_node = after_agent[0] if after_agent else END
     review = after_model[0] if after_model else None
 
@@ -797,13 +828,13 @@ def build_graph(
             after_before_agent,
             list(dict.fromkeys(pending_targets + targets(entry_jumps, loop_entry))),
         )
-    for node, nxt in zip(before_model, [*before_model[1:], AGENT_NODE], strict=False):
+    for node, nxt in zip(before_model, [*before_model[1:], model_node], strict=False):
         chain(node, nxt)
     if after_model:
-        builder.add_edge(AGENT_NODE, after_model[0])
+        builder.add_edge(model_node, after_model[0])
         for node, nxt in itertools.pairwise(after_model):
             chain(node, nxt)
-    last = after_model[-1] if after_model else AGENT_NODE
+    last = after_model[-1] if after_model else model_node
     structured = nodes.structured
 
     def route_after_model(state: Any) -> str:
@@ -847,3 +878,102 @@ def build_graph(
     for node, nxt in zip(after_agent, [*after_agent[1:], END], strict=False):
         chain(node, nxt)
     return builder
+
+
+# --- create_agent's face ----------------------------------------------------------------------
+
+PACKAGE_KEYS = frozenset(
+    {"step", "termination_reason", "shared", "held", "continued_at", REVIEWED_KEY}
+)
+"""This package's state keys: ``create_agent``'s face neither takes them as input nor returns
+them (its state is ``create_agent``'s)."""
+
+
+def visible_schemas(schema: type[Any]) -> tuple[type[Any], type[Any]]:
+    """The input and output schemas as ``create_agent`` resolves them (its
+    ``_resolve_schema``, langchain 1.5.2: a field annotated ``OmitFromSchema(input=True)`` /
+    ``(output=True)`` is left out of that side; ``PrivateStateAttr`` is both), without this
+    package's keys."""
+    from langchain.agents.middleware.types import OmitFromSchema
+
+    hints = get_type_hints(schema, include_extras=True)
+
+    def side(flag: str, name: str) -> type[Any]:
+        kept = {
+            key: hint
+            for key, hint in hints.items()
+            if key not in PACKAGE_KEYS
+            and not any(
+                isinstance(meta, OmitFromSchema) and getattr(meta, flag) is True
+                for meta in _metadata(hint)
+            )
+        }
+        result: type[Any] = TypedDict(name, kept, total=False)  # type: ignore[operator]
+        return result
+
+    return side("input", "InputSchema"), side("output", "OutputSchema")
+
+
+def _metadata(hint: Any) -> list[Any]:
+    """The ``Annotated`` metadata of a field, under ``Required`` / ``NotRequired`` too (as
+    create_agent's ``_extract_metadata``, langchain 1.5.2)."""
+    if get_origin(hint) in (Required, NotRequired):
+        hint = get_args(hint)[0]
+    if get_origin(hint) is Annotated:
+        return list(get_args(hint)[1:])
+    return []
+
+
+def create_agent_tool_node(executor: Any, wrap: Any, awrap: Any) -> Any:
+    """The tool node as ``create_agent`` makes it: LangGraph's ``ToolNode`` with its default
+    error handling (bad arguments answered, a tool's exception raised) around the
+    ``wrap_tool_call`` middleware."""
+    from langgraph.prebuilt import ToolNode
+
+    return ToolNode(
+        list(executor.tools_by_name.values()), wrap_tool_call=wrap, awrap_tool_call=awrap
+    )
+
+
+DEFAULT_TRANSFORMERS = ("ToolCallTransformer", "SubagentTransformer")
+"""The stream transformers ``langchain.agents.create_agent`` registers first on every agent,
+in its order (mirrors the ``transformers=`` list of ``create_agent``'s ``compile`` call in
+``langchain.agents.factory``, langchain 1.5.2; tests/test_create_agent.py pins it against an
+agent the installed ``create_agent`` builds)."""
+
+
+def default_transformers() -> tuple[Any, ...]:
+    """``create_agent``'s default stream transformers, as its module names them."""
+    from langchain.agents import factory
+
+    return tuple(getattr(factory, name) for name in DEFAULT_TRANSFORMERS)
+
+
+def create_agent_transformers(middleware: Sequence[Any], extra: Sequence[Any]) -> list[Any]:
+    """``create_agent``'s transformers in its order (its defaults, each middleware's
+    ``transformers``, then ``transformers=``), each once (its ``_dedupe_transformers``)."""
+    seen: set[int] = set()
+    out: list[Any] = []
+    for factory in (
+        *default_transformers(),
+        *(t for m in middleware for t in getattr(m, "transformers", ())),
+        *extra,
+    ):
+        if id(factory) not in seen:
+            seen.add(id(factory))
+            out.append(factory)
+    return out
+
+
+CREATE_AGENT_RECURSION_LIMIT = 9_999
+"""``create_agent``'s default recursion limit (langchain 1.5.2)."""
+
+
+def create_agent_config(graph: Any, name: str | None) -> Any:
+    """The run config ``create_agent`` gives its graph: its recursion limit and metadata
+    (``ls_integration``; ``lc_agent_name`` when named, which tags the model's streamed
+    messages)."""
+    metadata: dict[str, Any] = {"ls_integration": "langchain_create_agent"}
+    if name:
+        metadata["lc_agent_name"] = name
+    return graph.with_config(recursion_limit=CREATE_AGENT_RECURSION_LIMIT, metadata=metadata)
