@@ -36,6 +36,7 @@ from langchain_core.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
+    RemoveMessage,
     SystemMessage,
     ToolMessage,
     convert_to_messages,
@@ -43,6 +44,7 @@ from langchain_core.messages import (
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.channels import EphemeralValue
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
@@ -297,16 +299,18 @@ def _overrides(m: Any, hook: str) -> bool:
     )
 
 
-def _normalize(result: Any, commands: list[Command[Any]]) -> Any:
+def _composed(result: Any, inner: list[Command[Any]]) -> tuple[Any, list[Command[Any]]]:
+    """A ``wrap_model_call`` layer's result as ``(ModelResponse, commands)``: the inner layers'
+    commands, then its own (an ``ExtendedModelResponse``'s), as create_agent composes them
+    (``_chain_model_call_handlers``, langchain 1.5.2)."""
     from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 
     if isinstance(result, AIMessage):
-        return ModelResponse(result=[result], structured_response=None)
+        return ModelResponse(result=[result], structured_response=None), list(inner)
     if isinstance(result, ExtendedModelResponse):
-        if result.command is not None:
-            commands.append(result.command)
-        return result.model_response
-    return result
+        own = [result.command] if result.command is not None else []
+        return result.model_response, [*inner, *own]
+    return result, list(inner)
 
 
 class ExtendedNodes(ReActNodes):
@@ -493,7 +497,13 @@ class ExtendedNodes(ReActNodes):
         content = effective.tool_message_content or f"Returning structured response: {parsed}"
         return ModelResponse(result=[output, answer(call, content)], structured_response=parsed)
 
-    def _update(self, state: dict[str, Any], response: Any, commands: list[Command[Any]]) -> Any:
+    def _update(
+        self,
+        state: dict[str, Any],
+        response: Any,
+        commands: list[Command[Any]],
+        repaired: list[AnyMessage] | None = None,
+    ) -> Any:
         result = list(response.result)
         index = next(
             (i for i in range(len(result) - 1, -1, -1) if isinstance(result[i], AIMessage)), -1
@@ -520,14 +530,31 @@ class ExtendedNodes(ReActNodes):
             update["structured_response"] = response.structured_response
         elif self.structured is not None:
             update["structured_response"] = None
-        for cmd in commands:
-            if cmd.goto or cmd.resume is not None or cmd.graph:
+        if repaired is not None:  # create_agent's face: the malformed calls answered
+            update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired, *result]
+        for cmd in commands:  # create_agent's messages (its _build_commands, langchain 1.5.2)
+            if cmd.goto:
                 raise NotImplementedError(
-                    "a wrap_model_call middleware returned a Command with goto/resume/graph; "
-                    "as in create_agent, only its update is supported (use jump_to in "
-                    "before_model/after_model hooks to route)"
+                    "Command goto is not yet supported in wrap_model_call middleware. "
+                    "Use the jump_to state field with before_model/after_model hooks instead."
+                )
+            if cmd.resume:
+                raise NotImplementedError(
+                    "Command resume is not yet supported in wrap_model_call middleware."
+                )
+            if cmd.graph:
+                raise NotImplementedError(
+                    "Command graph is not yet supported in wrap_model_call middleware."
                 )
         return [Command(update=update), *commands] if commands else update
+
+    def _repaired(self, state: Any, messages: list[AnyMessage]) -> list[AnyMessage] | None:
+        """create_agent's face: the conversation with its malformed calls answered (as
+        create_agent, at the next model call), or None when nothing needed answering."""
+        if not self.face.create_agent or self.prompt_runnable is not None:
+            return None
+        patched = patch_invalid_calls(messages)
+        return patched if len(patched) != len(messages) else None
 
     def call_model(self, state: Any, config: RunnableConfig) -> Any:
         out = (
@@ -538,22 +565,29 @@ class ExtendedNodes(ReActNodes):
             prompt: list[AnyMessage] = [system] if system else []
             response = self.model.invoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
-        request = self._request(state, messages, config)
-        commands: list[Command[Any]] = []
+        repaired = self._repaired(state, messages)
+        request = self._request(state, repaired or messages, config)
 
         def base(req: Any) -> Any:
             model, effective = self._bound(req)
             prompt = [req.system_message] if req.system_message else []
             return self._handle(state, model.invoke([*prompt, *req.messages], config), effective)
 
-        def layer(i: int, req: Any) -> Any:
+        def layer(i: int, req: Any) -> tuple[Any, list[Command[Any]]]:
             if i == len(self.wrappers):
-                return base(req)
-            return _normalize(
-                self.wrappers[i].wrap_model_call(req, lambda r: layer(i + 1, r)), commands
-            )
+                return base(req), []
+            inner: list[Command[Any]] = []
 
-        return self._update(state, layer(0, request), commands)
+            def handler(r: Any) -> Any:
+                inner.clear()  # a retrying middleware keeps the last try's commands only
+                response, commands = layer(i + 1, r)
+                inner.extend(commands)
+                return response
+
+            return _composed(self.wrappers[i].wrap_model_call(req, handler), inner)
+
+        response, commands = layer(0, request)
+        return self._update(state, response, commands, repaired)
 
     async def acall_model(self, state: Any, config: RunnableConfig) -> Any:
         out = (
@@ -566,8 +600,8 @@ class ExtendedNodes(ReActNodes):
             prompt: list[AnyMessage] = [system] if system else []
             response = await self.model.ainvoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
-        request = self._request(state, messages, config)
-        commands: list[Command[Any]] = []
+        repaired = self._repaired(state, messages)
+        request = self._request(state, repaired or messages, config)
 
         async def base(req: Any) -> Any:
             model, effective = self._bound(req)
@@ -575,13 +609,65 @@ class ExtendedNodes(ReActNodes):
             output = await model.ainvoke([*prompt, *req.messages], config)
             return self._handle(state, output, effective)
 
-        async def layer(i: int, req: Any) -> Any:
+        async def layer(i: int, req: Any) -> tuple[Any, list[Command[Any]]]:
             if i == len(self.wrappers):
-                return await base(req)
-            result = await self.wrappers[i].awrap_model_call(req, lambda r: layer(i + 1, r))
-            return _normalize(result, commands)
+                return await base(req), []
+            inner: list[Command[Any]] = []
 
-        return self._update(state, await layer(0, request), commands)
+            async def handler(r: Any) -> Any:
+                inner.clear()
+                response, commands = await layer(i + 1, r)
+                inner.extend(commands)
+                return response
+
+            return _composed(await self.wrappers[i].awrap_model_call(req, handler), inner)
+
+        response, commands = await layer(0, request)
+        return self._update(state, response, commands, repaired)
+
+
+def runnable_calls(messages: Sequence[AnyMessage]) -> list[Any]:
+    """create_agent's face: the pending calls the tool node runs. A malformed call (invalid
+    JSON arguments) is not run: as in create_agent it ends the turn, and the next model call
+    answers it (:func:`patch_invalid_calls`)."""
+    pending = pending_calls(messages)
+    if not pending:
+        return pending
+    first = pending[0]["id"]
+    for m in reversed(messages):
+        if isinstance(m, AIMessage) and any(c["id"] == first for c in calls_of(m)):
+            bad = {b.get("id") for b in m.invalid_tool_calls}
+            return [c for c in pending if c["id"] not in bad] if bad else pending
+    return pending
+
+
+def patch_invalid_calls(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The conversation with an error answer after each malformed call (invalid JSON
+    arguments) that has an id and no answer yet. Mirrors ``_patch_invalid_tool_calls`` and
+    ``_invalid_tool_call_message`` of ``langchain.agents.factory`` (langchain 1.5.2; pinned by
+    tests/test_create_agent.py)."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    out: list[AnyMessage] = []
+    for message in messages:
+        out.append(message)
+        if not isinstance(message, AIMessage):
+            continue
+        for bad in message.invalid_tool_calls:
+            call_id = bad.get("id")
+            if call_id is None or call_id in answered:
+                continue
+            name = bad.get("name") or "unknown"
+            out.append(
+                ToolMessage(
+                    content=f"Tool call {name} with id {call_id} could not be executed - "
+                    "arguments were malformed or truncated.",
+                    name=name,
+                    tool_call_id=call_id,
+                    status="error",
+                )
+            )
+            answered.add(call_id)
+    return out
 
 
 def _is_openai(model: Any) -> bool:
@@ -758,6 +844,7 @@ def build_graph(
     }
 
     loop_entry = before_model[0] if before_model else model_node
+    to_run = runnable_calls if face.create_agent else pending_calls
     exit_node = after_agent[0] if after_agent else END
     review = after_model[0] if after_model else None
 
@@ -767,7 +854,7 @@ def build_graph(
         if jump == "end":
             return exit_node
         if jump == "tools":
-            return TOOLS_NODE if pending_calls(state["messages"]) else loop_entry
+            return TOOLS_NODE if to_run(state["messages"]) else loop_entry
         return None
 
     def targets(jumps: Sequence[str], default: str) -> list[str]:
@@ -795,7 +882,7 @@ def build_graph(
         """Unanswered calls finish first (a paused thread given new input); calls the
         after-model hooks have not passed yet (no answer in their turn) go through them."""
         messages = state["messages"]
-        pending = pending_calls(messages)
+        pending = to_run(messages)
         if not pending:
             return loop_entry
         if review is not None and state.get(REVIEWED_KEY) != _last_ai_id(state):
@@ -842,12 +929,12 @@ def build_graph(
         if jump and last in jumps_of and jump in jumps_of[last]:
             return resolve(jump, state) or exit_node
         messages = state["messages"]
-        if pending_calls(messages):
+        if to_run(messages):
             return TOOLS_NODE
         if structured is not None and state.get("structured_response") is not None:
             return exit_node
         ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        if ai is None or not calls_of(ai):
+        if ai is None or not (ai.tool_calls if face.create_agent else calls_of(ai)):
             return exit_node
         # calls answered without running (a structured-output retry, a rejection)
         return exit_node if steps_in_run(state) >= max_steps else loop_entry
@@ -861,6 +948,8 @@ def build_graph(
     def route_after_tools(state: Any) -> str:
         where = after_tools(state)
         if where == TOOLS_NODE:
+            if not to_run(state["messages"]):  # create_agent's face: malformed calls left
+                return loop_entry
             return TOOLS_NODE
         if structured_names:
             ai = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
