@@ -381,10 +381,13 @@ def _error_observation(error: Exception) -> str:
 class _Call:
     """One tool call being run, resolved against the tools."""
 
-    def __init__(self, task: ToolTask, tools: dict[str, AgentTool]) -> None:
+    def __init__(
+        self, task: ToolTask, tools: dict[str, AgentTool], run_unknown: bool = False
+    ) -> None:
         self.task = task
         self.call = task["call"]
         self.tool = tools.get(self.call["name"])
+        self.run_unknown = run_unknown
         needs_state = self.tool is not None and self.tool.state_param is not None
         self.shared = AgentState(copy.deepcopy(task["shared"]) if needs_state else {})
         self.ref: ToolCallRef = {
@@ -398,7 +401,9 @@ class _Call:
         """The observation when the call cannot run (bad arguments, unknown tool)."""
         if self.task["invalid"]:
             return self.task["invalid"]
-        return unknown_tool_observation(self.call["name"]) if self.tool is None else None
+        if self.tool is None and not self.run_unknown:
+            return unknown_tool_observation(self.call["name"])
+        return None
 
     @property
     def request(self) -> dict[str, Any]:
@@ -613,6 +618,11 @@ def _remember(done: dict[str, CompletedCall], call: _Call, update: Any) -> Any:
 class ReActNodes:
     """The two nodes, sync and async; they differ only in the line that does I/O."""
 
+    run_unknown = False
+    """A call of a tool the agent does not have goes to the executor (``create_agent``'s face:
+    ``wrap_tool_call`` middleware may run tools a ``wrap_model_call`` added) instead of being
+    answered "not registered"."""
+
     def __init__(
         self,
         model: Runnable[LanguageModelInput, Any],
@@ -673,7 +683,7 @@ class ReActNodes:
             if "call" in state_or_task
             else _next_task(state_or_task, self.max_steps, self.direct)
         )
-        return _Call(task, self.tools)
+        return _Call(task, self.tools, self.run_unknown)
 
     # Every call goes through LangChain's tool-call path with the whole tool call and the run's
     # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which

@@ -326,6 +326,8 @@ class ExtendedNodes(ReActNodes):
         face: AgentFace = PREBUILT_FACE,
     ) -> None:
         self.face = face
+        self.run_unknown = face.create_agent
+        self.tool_wrapped = any(_overrides(m, "wrap_tool_call") for m in middleware)
         self.options = options
         self.chat_model = chat_model
         self.request_tools = request_tools
@@ -395,6 +397,8 @@ class ExtendedNodes(ReActNodes):
             ToolStrategy,
         )
 
+        if self.face.create_agent and not self.tool_wrapped:
+            self._check_dynamic_tools(request.tools)
         fmt = request.response_format
         if fmt is not None and not isinstance(fmt, AutoStrategy | ToolStrategy | ProviderStrategy):
             fmt = AutoStrategy(schema=fmt)
@@ -436,6 +440,22 @@ class ExtendedNodes(ReActNodes):
                 None,
             )
         return request.model.bind(**request.model_settings), None
+
+    def _check_dynamic_tools(self, tools: Sequence[Any]) -> None:
+        """create_agent's check (its ``_get_bound_model``, langchain 1.5.2): a tool a
+        ``wrap_model_call`` added that no ``wrap_tool_call`` middleware can run is refused,
+        naming it."""
+        from langchain.agents.factory import DYNAMIC_TOOL_ERROR_TEMPLATE
+        from langchain_core.tools import BaseTool
+
+        known = self.executor.tools_by_name
+        unknown = [t.name for t in tools if isinstance(t, BaseTool) and t.name not in known]
+        if unknown:
+            raise ValueError(
+                DYNAMIC_TOOL_ERROR_TEMPLATE.format(
+                    unknown_tool_names=unknown, available_tool_names=sorted(known)
+                )
+            )
 
     def _handle(self, state: dict[str, Any], output: Any, effective: Any) -> Any:
         """The model's answer as a ``ModelResponse``: new ids in this thread, the structured
