@@ -523,7 +523,11 @@ class ExtendedNodes(ReActNodes):
         response: Any,
         commands: list[Command[Any]],
         repaired: list[AnyMessage] | None = None,
+        appended: Sequence[AnyMessage] = (),
     ) -> Any:
+        """The model node's update. create_agent's face keeps what a ``wrap_model_call``
+        appended to ``request.messages`` in place (create_agent's request holds the state's own
+        list, so such messages stay in the conversation, before the answer)."""
         result = list(response.result)
         index = next(
             (i for i in range(len(result) - 1, -1, -1) if isinstance(result[i], AIMessage)), -1
@@ -552,6 +556,8 @@ class ExtendedNodes(ReActNodes):
             update["structured_response"] = None
         if repaired is not None:  # create_agent's face: the malformed calls answered
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired, *result]
+        elif appended and self.face.create_agent:
+            update["messages"] = [*appended, *result]
         for cmd in commands:  # create_agent's messages (its _build_commands, langchain 1.5.2)
             if cmd.goto:
                 raise NotImplementedError(
@@ -586,7 +592,9 @@ class ExtendedNodes(ReActNodes):
             response = self.model.invoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
         repaired = self._repaired(state, messages)
-        request = self._request(state, repaired or messages, config)
+        given = repaired or messages
+        request = self._request(state, given, config)
+        before = len(given)
 
         def base(req: Any) -> Any:
             model, effective = self._bound(req)
@@ -607,7 +615,7 @@ class ExtendedNodes(ReActNodes):
             return _composed(self.wrappers[i].wrap_model_call(req, handler), inner)
 
         response, commands = layer(0, request)
-        return self._update(state, response, commands, repaired)
+        return self._update(state, response, commands, repaired, given[before:])
 
     async def acall_model(self, state: Any, config: RunnableConfig) -> Any:
         out = (
@@ -621,7 +629,9 @@ class ExtendedNodes(ReActNodes):
             response = await self.model.ainvoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
         repaired = self._repaired(state, messages)
-        request = self._request(state, repaired or messages, config)
+        given = repaired or messages
+        request = self._request(state, given, config)
+        before = len(given)
 
         async def base(req: Any) -> Any:
             model, effective = self._bound(req)
@@ -643,7 +653,7 @@ class ExtendedNodes(ReActNodes):
             return _composed(await self.wrappers[i].awrap_model_call(req, handler), inner)
 
         response, commands = await layer(0, request)
-        return self._update(state, response, commands, repaired)
+        return self._update(state, response, commands, repaired, given[before:])
 
 
 def runnable_calls(messages: Sequence[AnyMessage]) -> list[Any]:
