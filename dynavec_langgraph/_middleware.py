@@ -15,6 +15,7 @@ LangChain (``langchain``) is an optional dependency: it is imported when an opti
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import itertools
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -754,6 +755,37 @@ def _can_jump_to(m: Any, hook: str) -> list[str]:
     return []
 
 
+def _effective_trace_policy(own: Any) -> Any:
+    """The middleware's own ``trace_policy``, else the process-wide default of
+    ``langchain.agents.middleware.configure_trace_policy``. Mirrors ``_resolve`` of
+    ``langchain.agents.middleware._trace_policy`` (langchain 1.5.2), which keeps that default
+    in its ``_DEFAULT_TRACE_POLICY`` (no public getter; pinned by
+    tests/test_create_agent.py)."""
+    if own is not None:
+        return own
+    module = importlib.import_module("langchain.agents.middleware._trace_policy")
+    return getattr(module, "_DEFAULT_TRACE_POLICY", None)
+
+
+def hook_trace_policy(own: Any) -> Any:
+    """The ``TracePolicy`` of a middleware hook's node, resolved when the span is recorded
+    (so ``configure_trace_policy`` after the agent is built applies), as create_agent's
+    ``_node_trace_policy`` (langchain 1.5.2)."""
+    from langgraph.types import TracePolicy
+
+    def transform(field: str) -> Callable[[Any], Any]:
+        def process(value: Any) -> Any:
+            effective = _effective_trace_policy(own)
+            fn = getattr(effective, field, None) if effective is not None else None
+            return fn(value) if fn is not None else value
+
+        return process
+
+    return TracePolicy(
+        process_inputs=transform("process_inputs"), process_outputs=transform("process_outputs")
+    )
+
+
 REVIEWED_KEY = "dynavec_reviewed"
 """State key: the id of the latest assistant message whose calls passed the after-model hooks
 (so new input on a thread paused later, in a tool, does not send them through again)."""
@@ -855,7 +887,11 @@ def build_graph(
             if m in with_hook[hook]:
                 # the last after_model hook to run marks the turn as reviewed
                 mark = hook == "after_model" and m is with_hook["after_model"][0]
-                builder.add_node(f"{m.name}.{hook}", _hook_node(m, hook, mark))
+                builder.add_node(
+                    f"{m.name}.{hook}",
+                    _hook_node(m, hook, mark),
+                    trace_policy=hook_trace_policy(m.trace_policy),
+                )
     if options.pre_model_hook is not None:
         builder.add_node(PRE_MODEL_HOOK, options.pre_model_hook)
     if options.post_model_hook is not None:
