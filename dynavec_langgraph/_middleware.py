@@ -1012,6 +1012,8 @@ def build_graph(
     structured_names = frozenset(structured.tools) if structured else frozenset()
 
     def route_after_tools(state: Any) -> str:
+        if face.create_agent:
+            return create_agent_after_tools(state)
         where = after_tools(state)
         if where == TOOLS_NODE:
             if not to_run(state["messages"]):  # create_agent's face: malformed calls left
@@ -1026,6 +1028,34 @@ def build_graph(
             ):
                 return exit_node
         return exit_node if where == END else loop_entry
+
+    known_tools = nodes.executor.tools_by_name
+
+    def create_agent_after_tools(state: Any) -> str:
+        """As create_agent's ``_make_tools_to_model_edge`` (langchain 1.5.2), one call at a
+        time: the run ends when every tool that ran (the answer's name: a reviewer may have
+        edited the call to another tool) is ``return_direct``, or a structured-output tool
+        answered without error."""
+        messages = state["messages"]
+        if to_run(messages):
+            return TOOLS_NODE
+        index = next(
+            (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)),
+            -1,
+        )
+        if index < 0:
+            return loop_entry
+        ai = messages[index]
+        answers = [m for m in messages[index + 1 :] if isinstance(m, ToolMessage)]
+        ran = {m.tool_call_id: m.name for m in answers if m.name in known_tools}
+        names = [
+            n for c in ai.tool_calls if (n := ran.get(c["id"] or "", c["name"])) in known_tools
+        ]
+        if names and all(known_tools[n].return_direct for n in names):
+            return exit_node
+        if any(m.name in structured_names and m.status != "error" for m in answers):
+            return exit_node
+        return loop_entry
 
     builder.add_conditional_edges(
         TOOLS_NODE, route_after_tools, list(dict.fromkeys([TOOLS_NODE, exit_node, loop_entry]))
