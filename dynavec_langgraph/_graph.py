@@ -237,7 +237,7 @@ def steps_in_run(state: Mapping[str, Any]) -> int:
     return count
 
 
-def model_update(state: ReActState, response: Any, name: str) -> dict[str, Any]:
+def model_update(state: ReActState, response: Any, name: str | None) -> dict[str, Any]:
     if not isinstance(response, AIMessage):
         raise TypeError(
             f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
@@ -630,7 +630,7 @@ class ReActNodes:
         executor: ToolNode,
         system_prompt: str | SystemMessage | None,
         max_steps: int,
-        name: str,
+        name: str | None,
         parallel: bool,
         own_executor: bool = True,
     ) -> None:
@@ -1102,7 +1102,7 @@ def _compile(
     builder: StateGraph[Any, Any, Any, Any],
     checkpointer: Any,
     store: BaseStore | None,
-    name: str,
+    name: str | None,
     steps: int,
     agent_tools: list[AgentTool],
     interrupt_before: list[str] | None,

@@ -48,6 +48,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
+from typing_extensions import TypedDict as ExtTypedDict
 
 from dynavec_langgraph._graph import (
     PREBUILT_FACE,
@@ -1093,7 +1094,8 @@ def visible_schemas(schema: type[Any]) -> tuple[type[Any], type[Any]]:
                 for meta in _metadata(hint)
             )
         }
-        result: type[Any] = TypedDict(name, kept, total=False)  # type: ignore[operator]
+        # typing_extensions' TypedDict: pydantic (input/output JSON schemas) needs it on 3.11
+        result: type[Any] = ExtTypedDict(name, kept, total=False)  # type: ignore[misc]
         return result
 
     return side("input", "InputSchema"), side("output", "OutputSchema")

@@ -8,12 +8,13 @@
 :mod:`tests.reference.langchain_plugin` swaps ``langchain.agents.create_agent`` (and the name
 ``langchain.agents.factory.create_agent`` the tests import) for this package's.
 
-Which tests run: every test the suite collects, except those named in
+Which tests run: every test that builds an agent, found mechanically: the suite runs once on
+LangChain's own ``create_agent`` and the plugin records each test during which
+``create_agent`` was called (kept in the cache per installed langchain, langchain-core and
+langgraph version); those tests, except the ones named in
 ``tests/reference/langchain_deselected.txt`` (one line each: the test id, the reason, the
-docs row it rests on). What counts: the tests that build an agent, found mechanically: the
-plugin records each test during which ``create_agent`` was called, and the summary line
-counts those (``agent tests: N passed, M failed``). A test that fails fails the run whether it
-builds an agent or not.
+docs/compatibility.md row it rests on), then run on this package's ``create_agent``. Every one
+must pass (pytest's exit code is the target's).
 
 ``--reference`` runs the same selection on LangChain's own ``create_agent`` (no swap), for
 comparison. Other arguments go to pytest (``-k``, ``-x``, a file of the suite).
@@ -90,23 +91,65 @@ def unpack(archive: Path, release: str) -> Path:
     return root
 
 
+def _env(root: Path, *, swap: bool, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # the suite's `tests` package first; this clone for dynavec_langgraph and the plugin
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(REPO / "tests" / "reference"), str(REPO)])
+    env["DYNAVEC_REFERENCE_DESELECTED"] = str(DESELECTED)
+    env["DYNAVEC_REFERENCE_SWAP"] = "1" if swap else "0"
+    env.update(extra)
+    return env
+
+
+def _versions() -> str:
+    return "-".join(
+        f"{name}{version(name)}" for name in ("langchain", "langchain-core", "langgraph")
+    )
+
+
+def agent_tests(root: Path) -> Path:
+    """The ids of the tests that build an agent, found by running the suite on LangChain's
+    own ``create_agent`` (kept per installed langchain / langchain-core / langgraph). Every
+    one of them must pass there: a failure means this machine cannot run the suite (or the
+    deselection file misses a test that fails on the reference too)."""
+    listing = root.parent / f"agent-tests-{_versions()}.tsv"
+    if listing.exists() and listing.stat().st_mtime >= DESELECTED.stat().st_mtime:
+        return listing
+    print("finding the tests that build an agent (the suite on langchain's create_agent)")
+    report = root.parent / "reference-report.tsv"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", SUITE, "-q", "--no-header"],
+        cwd=root,
+        env=_env(root, swap=False, DYNAVEC_REFERENCE_REPORT=str(report)),
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
+    rows = [line.split("\t") for line in report.read_text().splitlines()]
+    failing = [nodeid for nodeid, outcome in rows if outcome != "passed"]
+    if failing or not rows:
+        raise SystemExit(
+            f"langchain's own create_agent fails {len(failing)} of its agent tests here "
+            f"({failing[:5]}...): fix the environment (the suite's test dependencies are in "
+            f"the dev extra), or name the tests in {DESELECTED.name} with the row they rest on"
+        )
+    listing.write_text("".join(f"{nodeid}\n" for nodeid, _ in rows))
+    return listing
+
+
 def main(argv: list[str]) -> int:
     reference = "--reference" in argv
     args = [a for a in argv if a != "--reference"]
     release = version("langchain")
     root = unpack(sdist(release), release)
-    env = dict(os.environ)
-    # the suite's `tests` package first; this clone for dynavec_langgraph and the plugin
-    env["PYTHONPATH"] = os.pathsep.join([str(root), str(REPO / "tests" / "reference"), str(REPO)])
-    env["DYNAVEC_REFERENCE_DESELECTED"] = str(DESELECTED)
-    env["DYNAVEC_REFERENCE_SWAP"] = "0" if reference else "1"
-    print(
-        f"langchain {release}'s {SUITE} against "
-        + ("langchain.agents.create_agent" if reference else "dynavec_langgraph.create_agent"),
-        flush=True,
-    )
+    selected = agent_tests(root)
+    count = len(selected.read_text().split())
+    face = "langchain.agents.create_agent" if reference else "dynavec_langgraph.create_agent"
+    print(f"langchain {release}'s {SUITE}: the {count} tests that build an agent, on {face}")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", *(args or [SUITE])], cwd=root, env=env, check=False
+        [sys.executable, "-m", "pytest", *(args or [SUITE])],
+        cwd=root,
+        env=_env(root, swap=not reference, DYNAVEC_REFERENCE_SELECT=str(selected)),
+        check=False,
     )
     return done.returncode
 

@@ -49,9 +49,12 @@ def _recording(factory: Callable[..., Any]) -> Callable[..., Any]:
     return create_agent
 
 
-AGENT = _recording(dynavec_langgraph.create_agent if SWAP else REFERENCE)
-langchain.agents.create_agent = AGENT  # type: ignore[assignment]
-langchain.agents.factory.create_agent = AGENT  # type: ignore[assignment]
+def pytest_configure(config: pytest.Config) -> None:
+    """The swap, before the suite's modules import ``create_agent`` (only when this module is
+    loaded as the plugin: importing it, as ``--doctest-modules`` does, changes nothing)."""
+    agent = _recording(dynavec_langgraph.create_agent if SWAP else REFERENCE)
+    langchain.agents.create_agent = agent
+    langchain.agents.factory.create_agent = agent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -59,7 +62,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     listed = deselected(path) if path.is_file() else {}
     ids = {item.nodeid for item in items}
     stale = sorted(set(listed) - ids)
-    if stale and not config.getoption("keyword") and len(config.args) <= 1:
+    whole = [a.rstrip("/") for a in config.args] == ["tests/unit_tests/agents"]
+    if stale and whole and not config.getoption("keyword"):
         raise pytest.UsageError(f"{path} names tests the suite does not have: {stale}")
     select = os.environ.get("DYNAVEC_REFERENCE_SELECT")
     chosen = set(Path(select).read_text().split()) if select else None
@@ -87,9 +91,9 @@ RESULTS: dict[str, str] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.failed or report.when == "call" or report.skipped:
-        if report.nodeid not in RESULTS or report.failed:
-            RESULTS[report.nodeid] = report.outcome
+    counts = report.failed or report.when == "call" or report.skipped
+    if counts and (report.nodeid not in RESULTS or report.failed):
+        RESULTS[report.nodeid] = report.outcome
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
