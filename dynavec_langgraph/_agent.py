@@ -39,6 +39,7 @@ from dynavec_langgraph._resuming import (
     Answer,
     Resume,
     aresuming,
+    asaved_on_cancel,
     check_storable,
     refuse_if_paused,
     resuming,
@@ -315,7 +316,10 @@ class ReActAgent:
         """Async twin of :meth:`run`."""
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
-            async with self._alocked(thread_id):
+            async with (
+                self._alocked(thread_id),
+                asaved_on_cancel(self.graph, plan.config, record),
+            ):
                 self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
@@ -417,7 +421,10 @@ class ReActAgent:
         """Async twin of :meth:`stream`."""
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
-            async with self._alocked(thread_id):
+            async with (
+                self._alocked(thread_id),
+                asaved_on_cancel(self.graph, plan.config, record),
+            ):
                 self._check_run(plan, await self.graph.aget_state(plan.config), resume_from)
                 async for event in self._astream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):

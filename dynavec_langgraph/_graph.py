@@ -8,6 +8,7 @@ that finished never do, and calls after it run only once the decision is in.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
@@ -79,6 +80,7 @@ __all__ = [
     "completed_calls",
     "create_react_agent",
     "steps_in_run",
+    "until_done",
 ]
 
 AGENT_NODE: Final = "agent"
@@ -729,6 +731,16 @@ class ReActNodes:
         if call.skip is not None:
             return call.answer(call.skip)
         own = self.own.get(call.call["name"])
+        # a call that started runs to its end even if the caller is cancelled (until_done)
+        return await until_done(self._arun_call(call, own, config, done))
+
+    async def _arun_call(
+        self,
+        call: _Call,
+        own: AgentTool | None,
+        config: RunnableConfig,
+        done: dict[str, CompletedCall],
+    ) -> Any:
         with call.running():
             try:
                 if own is not None:
@@ -745,6 +757,36 @@ class ReActNodes:
                     raise
                 return {"held": [call.ref["id"]]}
         return _remember(done, call, result)
+
+
+async def until_done(run: Coroutine[Any, Any, Any]) -> Any:
+    """Await ``run`` to its end even when the caller is cancelled, then re-raise the
+    cancellation: a tool call that started always runs to its end, and cancelling the caller
+    (an ``asyncio`` timeout, a dropped web request) takes effect when it has.
+
+    A sync tool goes on in its worker thread when the task awaiting it is cancelled (Python
+    cannot stop the thread), and an async tool stopped half-way may have done its side effect
+    (the payment request sent, the answer not read). Letting the cancellation through at once
+    would end the run, and release the thread's resume lock, while the call still runs or
+    with its effect unrecorded, and a retry would run it a second time. Waiting keeps the lock
+    held until the call really ended, and its result is recorded (the caller's
+    :data:`COMPLETED_CALLS_KEY` record, which ``ReActAgent`` saves to the thread before it
+    lets the cancellation go on) so the retry uses it instead of running the tool again.
+    """
+    task = asyncio.ensure_future(run)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = cancelled or not task.done()  # this wait was cancelled, not the call
+        except BaseException:
+            pass  # the call's own error: task.result() raises it below
+    if cancelled:
+        if not task.cancelled():
+            task.exception()  # retrieved: the call's error, if any, is in its result
+        raise asyncio.CancelledError
+    return task.result()
 
 
 class NodeRunnable(Runnable[Any, Any]):

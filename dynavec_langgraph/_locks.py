@@ -43,6 +43,7 @@ import hashlib
 import os
 import sys
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
@@ -245,6 +246,35 @@ def _pool_with_room(source: Any, async_pool: bool) -> bool:
     return _is(source, module, name) and int(source.max_size) > 1
 
 
+_LOCKS_IN_POOL: Final[weakref.WeakKeyDictionary[Any, int]] = weakref.WeakKeyDictionary()
+"""How many of a pool's connections hold a resume lock right now (per pool object)."""
+_LOCKS_IN_POOL_GUARD: Final = threading.Lock()
+
+
+@contextmanager
+def _from_pool(source: Any, async_pool: bool) -> Iterator[bool]:
+    """Whether this lock takes its connection from the saver's own pool (cheap: no connect)
+    or opens a dedicated one. At most half of a pool's connections hold locks at a time: a
+    lock holder's run needs a connection of the same pool for every checkpoint it writes, so
+    locks holding all of them would wait for each other forever (a ``PoolTimeout`` after the
+    pool's timeout). Beyond that share, locks get their own connections; the run's never
+    wait for a lock's."""
+    if not _pool_with_room(source, async_pool):
+        yield False
+        return
+    with _LOCKS_IN_POOL_GUARD:
+        held = _LOCKS_IN_POOL.get(source, 0)
+        shared = held < int(source.max_size) // 2
+        if shared:
+            _LOCKS_IN_POOL[source] = held + 1
+    try:
+        yield shared
+    finally:
+        if shared:
+            with _LOCKS_IN_POOL_GUARD:
+                _LOCKS_IN_POOL[source] -= 1
+
+
 _TRY_LOCK: Final = "SELECT pg_try_advisory_lock(%s)"
 _UNLOCK: Final = "SELECT pg_advisory_unlock(%s)"
 
@@ -275,11 +305,22 @@ def _pg_lock(source: Any, thread_id: str) -> Iterator[None]:
     import psycopg
 
     key = _lock_key(thread_id)
-    pool = source if _pool_with_room(source, async_pool=False) else None
-    if pool is not None:
-        conn: psycopg.Connection[Any] = pool.getconn()
-    else:
-        conn = psycopg.connect(_conninfo(source), autocommit=True)
+    with _from_pool(source, async_pool=False) as shared:
+        pool = source if shared else None
+        if pool is not None:
+            conn: psycopg.Connection[Any] = pool.getconn()
+        else:
+            conn = psycopg.connect(_conninfo(source), autocommit=True)
+        with _locked_on(conn, pool, key, thread_id):
+            yield
+
+
+@contextmanager
+def _locked_on(
+    conn: psycopg.Connection[Any], pool: Any, key: int, thread_id: str
+) -> Iterator[None]:
+    import psycopg
+
     try:
         if not _pg_run(conn, _TRY_LOCK, key):
             raise _busy(thread_id)
@@ -302,11 +343,22 @@ async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
     import psycopg
 
     key = _lock_key(thread_id)
-    pool = source if _pool_with_room(source, async_pool=True) else None
-    if pool is not None:
-        conn: psycopg.AsyncConnection[Any] = await pool.getconn()
-    else:
-        conn = await psycopg.AsyncConnection.connect(_conninfo(source), autocommit=True)
+    with _from_pool(source, async_pool=True) as shared:
+        pool = source if shared else None
+        if pool is not None:
+            conn: psycopg.AsyncConnection[Any] = await pool.getconn()
+        else:
+            conn = await psycopg.AsyncConnection.connect(_conninfo(source), autocommit=True)
+        async with _alocked_on(conn, pool, key, thread_id):
+            yield
+
+
+@asynccontextmanager
+async def _alocked_on(
+    conn: psycopg.AsyncConnection[Any], pool: Any, key: int, thread_id: str
+) -> AsyncIterator[None]:
+    import psycopg
+
     try:
         if not await _apg_run(conn, _TRY_LOCK, key):
             raise _busy(thread_id)

@@ -29,6 +29,7 @@ caller: the inbox and the command line print it, they do not re-wrap it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -46,8 +47,9 @@ from dynavec_langgraph._errors import (
     StorageError,
     ThreadPausedError,
 )
-from dynavec_langgraph._graph import TOOLS_METADATA_KEY, CompletedCall
+from dynavec_langgraph._graph import TOOLS_METADATA_KEY, TOOLS_NODE, CompletedCall, until_done
 from dynavec_langgraph._locks import aresume_lock, resume_lock
+from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph.interrupt import (
     describe_pending,
     interrupt_fields,
@@ -62,6 +64,7 @@ __all__ = [
     "Resume",
     "aread_thread",
     "aresuming",
+    "asaved_on_cancel",
     "brief",
     "check_storable",
     "plan_resume",
@@ -472,6 +475,7 @@ async def aresuming(
         snapshot: StateSnapshot | None = None
         if thread_id is not None:
             await stack.enter_async_context(aresume_lock(saver, thread_id))
+            await stack.enter_async_context(asaved_on_cancel(graph, config, record))
             snapshot = await aread_thread(graph, config, thread_id)
         if seed is not None and _seeds(snapshot):
             resume = await seed(snapshot)
@@ -479,3 +483,43 @@ async def aresuming(
             resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
         with _decision_guard(resume.seen):
             yield resume
+
+
+@asynccontextmanager
+async def asaved_on_cancel(
+    graph: Pregel[Any, Any], config: RunnableConfig, record: Mapping[str, CompletedCall] | None
+) -> AsyncIterator[None]:
+    """Entered under the thread's lock: when the caller is cancelled (an ``asyncio`` timeout,
+    a dropped web request), the tool calls that still ran to their end (a sync tool, which
+    the cancellation cannot stop: the tool node waits for it, ``_graph.until_done``) are
+    saved to the thread before the lock is released, as if their step had finished. A retry,
+    from this process or another, then continues after them instead of running them again.
+
+    Only the thread's next pending calls are saved, in order, and only updates LangGraph can
+    apply as the tool node's (``graph.aupdate_state(..., as_node="tools")``); anything else
+    (a tool's ``Command``, parallel mode's held calls) stays in ``record``, which this agent
+    object consults on its next call of the thread.
+    """
+    try:
+        yield
+    except asyncio.CancelledError:
+        if record:
+            await until_done(_asave_finished(graph, config, record))
+        raise
+
+
+async def _asave_finished(
+    graph: Pregel[Any, Any], config: RunnableConfig, record: Mapping[str, CompletedCall]
+) -> None:
+    if TOOLS_NODE not in graph.nodes:
+        return
+    while True:
+        snapshot = await graph.aget_state(config)
+        if TOOLS_NODE not in snapshot.next:
+            return
+        pending = pending_calls((snapshot.values or {}).get("messages") or [])
+        call_id = pending[0]["id"] if pending else None
+        done = record.get(call_id) if call_id else None
+        if done is None or not isinstance(done.update, dict) or "held" in done.update:
+            return
+        await graph.aupdate_state(config, done.update, as_node=TOOLS_NODE)
