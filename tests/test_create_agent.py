@@ -183,6 +183,51 @@ def test_state_visibility_is_create_agents() -> None:
     assert "secret" not in ours[0] | ours[1] and "step" not in ours[1]
 
 
+async def test_the_v3_event_stream_carries_create_agents_projections_and_redaction() -> None:
+    """``astream_events(version="v3")``: PIIMiddleware's transformer redacts the streamed text
+    (no raw address anywhere in the event log), as on create_agent."""
+    from langchain.agents.middleware import PIIMiddleware
+
+    async def texts(build: Any) -> str:
+        model = GenericFakeChatModel(
+            messages=iter([AIMessage(content="Reach me at alice@example.com today.")])
+        )
+        agent = build(model, [], middleware=[PIIMiddleware("email", apply_to_output=True)])
+        run = await agent.astream_events({"messages": [HumanMessage("hi")]}, version="v3")
+        collected = ""
+        async for message in run.messages:
+            async for chunk in message.text:
+                collected += chunk
+        return collected
+
+    ours, theirs = await texts(create_agent), await texts(reference_create_agent)
+    assert ours == theirs
+    assert "alice@example.com" not in ours and "[REDACTED_EMAIL]" in ours
+
+
+def test_the_tool_calls_projection_and_extra_transformers() -> None:
+    seen: list[tuple[str, ...]] = []
+
+    from langgraph.stream import StreamTransformer
+
+    class Count(StreamTransformer):
+        def init(self) -> dict[str, Any]:
+            return {}
+
+        def process(self, event: Any) -> bool:
+            seen.append(tuple(self.scope))
+            return True
+
+    factory_ = Count
+
+    model = ScriptedChatModel(turns=[[{"name": "send", "args": {"to": "ada"}}], "sent"])
+    agent = create_agent(model, [send], transformers=[factory_])
+    assert agent.stream_transformers[-1] is factory_
+    run = agent.stream_events({"messages": [HumanMessage("go")]}, version="v3")
+    calls = [call.tool_name for call in run.tool_calls]
+    assert calls == ["send"] and RAN == ["send ada"] and seen
+
+
 # --- pins: the create_agent internals this package mirrors ----------------------------------
 
 
