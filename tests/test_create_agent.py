@@ -116,6 +116,19 @@ def test_hitl_middleware_asks_once_and_the_approved_call_runs_once() -> None:
     assert final["messages"][-1].content == "sent"
 
 
+def test_new_input_while_hitl_middleware_waits_asks_again_and_runs_nothing() -> None:
+    model = ScriptedChatModel(turns=[[{"name": "send", "args": {"to": "ada"}}], "sent", "x"])
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"send": True})
+    agent = create_agent(model, [send], middleware=[hitl], checkpointer=InMemorySaver())
+    agent.invoke({"messages": [HumanMessage("send")]}, _config("w"))
+    again = agent.invoke({"messages": [HumanMessage("hurry")]}, _config("w"))
+    assert len(again["__interrupt__"]) == 1 and RAN == []
+    assert len(model.calls) == 1  # the model is not asked again with an unanswered call
+    final = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), _config("w"))
+    assert RAN == ["send ada"]
+    assert [m.content for m in final["messages"] if isinstance(m, ToolMessage)] == ["sent to ada"]
+
+
 # --- where the face follows create_agent, not create_react_agent ---------------------------
 
 
