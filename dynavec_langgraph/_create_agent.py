@@ -85,9 +85,14 @@ def create_agent(
         >>> agent.invoke({"messages": [("user", "hello")]})["messages"][-1].content
         'Hi!'
     """
-    from dynavec_langgraph import _middleware as mw
-
-    mw.need_langchain("create_agent")
+    try:
+        import langchain.agents  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "create_agent() is LangChain's create_agent and needs the `langchain` package: "
+            "pip install 'dynavec-langgraph[middleware]' (or '[all]'); without it, use "
+            "create_react_agent()"
+        ) from None
     listed = list(tools or ())
     face = AgentFace(
         "create_agent",

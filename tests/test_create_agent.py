@@ -241,6 +241,14 @@ def test_the_tool_calls_projection_and_extra_transformers() -> None:
     assert calls == ["send"] and RAN == ["send ada"] and seen
 
 
+def test_without_langchain_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "langchain.agents", None)
+    with pytest.raises(ImportError, match=r"dynavec-langgraph\[middleware\]"):
+        create_agent(ScriptedChatModel(turns=["x"]))
+
+
 # --- pins: the create_agent internals this package mirrors ----------------------------------
 
 
