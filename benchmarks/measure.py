@@ -21,6 +21,7 @@ from typing import Any
 from benchmarks.savers import SaverName, async_postgres_saver, forget, open_saver, stored_bytes
 from benchmarks.systems import (
     ANSWER,
+    CREATE_AGENT_FACE,
     DECISION,
     SYSTEMS,
     TIMED,
@@ -31,7 +32,11 @@ from benchmarks.systems import (
     build,
 )
 
-MIDDLEWARE_SYSTEMS: tuple[VariantName, ...] = ("dynavec_graph", "create_agent")
+MIDDLEWARE_SYSTEMS: tuple[VariantName, ...] = (
+    "dynavec_graph",
+    CREATE_AGENT_FACE,
+    "create_agent",
+)
 MIDDLEWARE_SAVERS: tuple[SaverName, ...] = ("none", "sqlite")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.long_thread import FLAT_LIMIT, LONG_SYSTEMS, flat_targets
-from benchmarks.systems import BASELINE, LABELS, MIDDLEWARE_LABEL, SYNC_GRAPH, SYSTEMS, TIMED
+from benchmarks.systems import (
+    BASELINE,
+    CREATE_AGENT_FACE,
+    LABELS,
+    MIDDLEWARE_LABEL,
+    SYNC_GRAPH,
+    SYSTEMS,
+    TIMED,
+)
 
 Row = dict[str, Any]
 OURS = "dynavec_graph"
@@ -294,6 +302,7 @@ def markdown(results: dict[str, Any], only: list[str] | None = None) -> str:
         "nothing).\n\n" + _table(header, rows)
     )
     mw = results.get("middleware") or []
+    mw_systems = [s for s in ("dynavec_graph", CREATE_AGENT_FACE, "create_agent") if s in LABELS]
     if mw:
         mrows = []
         for r in mw:
@@ -308,13 +317,17 @@ def markdown(results: dict[str, Any], only: list[str] | None = None) -> str:
                 [r["saver"], f"{r['steps']} x {r['calls']}"]
                 + [
                     f"{by[s]['ms_per_step']:.2f} ({by[s]['ratio_to_create_agent']:.2f}x)"
-                    for s in ("dynavec_graph", "create_agent")
+                    if s in by
+                    else "-"
+                    for s in mw_systems
                 ]
             )
         parts.append(
             f"### With two middleware ({MIDDLEWARE_LABEL}): median ms per step\n\n"
-            "Both systems get the same two middleware; ratio to create_agent with them.\n\n"
-            + _table(["checkpointer", "steps x calls", "dynavec_graph", "create_agent"], mrows)
+            "Each system gets the same two middleware; ratio to create_agent with them "
+            f"(`{CREATE_AGENT_FACE}` = `dynavec_langgraph.create_agent`, the drop-in, side by "
+            "side with `langchain.agents.create_agent` in one run).\n\n"
+            + _table(["checkpointer", "steps x calls", *mw_systems], mrows)
         )
     crows = []
     for r in results["time"]:

@@ -27,11 +27,14 @@ SYSTEMS: Final[tuple[SystemName, ...]] = (
     "create_agent",
     "prebuilt_react_v2",
 )
-VariantName = Literal[SystemName, "dynavec_graph_sync"]
+VariantName = Literal[SystemName, "dynavec_graph_sync", "dynavec_create_agent"]
 SYNC_GRAPH: Final = "dynavec_graph_sync"
 """The package's graph invoked with ``durability="sync"``, as ``ReActAgent`` invokes it: the
 like-for-like baseline of the ReActAgent overhead (timed only where there is a checkpointer)."""
 TIMED: Final[tuple[VariantName, ...]] = (*SYSTEMS, SYNC_GRAPH)
+CREATE_AGENT_FACE: Final = "dynavec_create_agent"
+"""``dynavec_langgraph.create_agent`` (create_agent's face of the package's factory), built with
+the same tools and middleware as ``langchain.agents.create_agent``: the middleware part."""
 BASELINE: Final[SystemName] = "create_agent"
 LABELS: Final[dict[str, str]] = {
     "dynavec_graph": "dynavec_langgraph.create_react_agent",
@@ -40,6 +43,7 @@ LABELS: Final[dict[str, str]] = {
     "prebuilt_react_v2": "langgraph.prebuilt.create_react_agent (v2)",
     SYNC_GRAPH: 'dynavec_langgraph.create_react_agent invoked with durability="sync" '
     "(as ReActAgent does; time per step only)",
+    CREATE_AGENT_FACE: "dynavec_langgraph.create_agent (with middleware only)",
 }
 SYSTEM_PROMPT: Final = "You are a benchmark agent. Use the tools, then answer."
 GOAL: Final = "Look things up, then answer."
@@ -264,6 +268,17 @@ def build(
     script = script or Script()
     model = ScriptedChatModel(policy=script)
     system = System(name, script, model, checkpointer)
+    if name == CREATE_AGENT_FACE:  # the drop-in: create_agent's arguments, LangChain tools
+        from dynavec_langgraph import create_agent as dynavec_create_agent
+
+        system.graph = dynavec_create_agent(
+            model,
+            [lookup, _transfer_tool("langgraph", io_latency)],
+            system_prompt=SYSTEM_PROMPT,
+            checkpointer=checkpointer,
+            **extra,
+        )
+        return system
     if name.startswith("dynavec"):
         from dynavec_langgraph import ReActAgent, create_react_agent
 

@@ -6,6 +6,7 @@ Code written against ``dynavec.agents`` runs after::
 """
 
 from dynavec_langgraph._agent import ReActAgent
+from dynavec_langgraph._create_agent import create_agent
 from dynavec_langgraph._errors import (
     CheckpointerConfigError,
     CheckpointNotFoundError,
@@ -73,6 +74,7 @@ __all__ = [
     "ThreadPausedError",
     "ToolCall",
     "ToolRegistry",
+    "create_agent",
     "create_react_agent",
     "default_registry",
     "interrupt",

@@ -434,11 +434,13 @@ class _Call:
         task: ToolTask,
         tools: dict[str, AgentTool],
         view: Callable[[Any], Any] | None = None,
+        run_unknown: bool = False,
     ) -> None:
         self.task = task
         self.view = view
         self.call = task["call"]
         self.tool = tools.get(self.call["name"])
+        self.run_unknown = run_unknown
         needs_state = self.tool is not None and self.tool.state_param is not None
         self.shared = AgentState(copy.deepcopy(task["shared"]) if needs_state else {})
         self.ref: ToolCallRef = {
@@ -452,7 +454,9 @@ class _Call:
         """The observation when the call cannot run (bad arguments, unknown tool)."""
         if self.task["invalid"]:
             return self.task["invalid"]
-        return unknown_tool_observation(self.call["name"]) if self.tool is None else None
+        if self.tool is None and not self.run_unknown:
+            return unknown_tool_observation(self.call["name"])
+        return None
 
     @property
     def request(self) -> dict[str, Any]:
@@ -667,6 +671,11 @@ def _remember(done: dict[str, CompletedCall], call: _Call, update: Any) -> Any:
 class ReActNodes:
     """The two nodes, sync and async; they differ only in the line that does I/O."""
 
+    run_unknown = False
+    """A call of a tool the agent does not have goes to the executor (``create_agent``'s face:
+    ``wrap_tool_call`` middleware may run tools a ``wrap_model_call`` added) instead of being
+    answered "not registered"."""
+
     def __init__(
         self,
         model: Runnable[LanguageModelInput, Any],
@@ -731,7 +740,7 @@ class ReActNodes:
                 if "call" in state_or_task
                 else _next_task(state_or_task, self.max_steps, self.direct)
             )
-        return _Call(task, self.tools, self.state_view)
+        return _Call(task, self.tools, self.state_view, self.run_unknown)
 
     # Every call goes through LangChain's tool-call path with the whole tool call and the run's
     # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which
@@ -1011,6 +1020,89 @@ def create_react_agent(
             "package's contract says: one at a time, or concurrently with "
             "parallel_tool_calls=True; see docs/prebuilt.md)"
         )
+    return build_agent(
+        PREBUILT_FACE,
+        model,
+        tools,
+        system_prompt=system_prompt,
+        max_steps=max_steps,
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+        message_storage=message_storage,
+        parallel_tool_calls=parallel_tool_calls,
+        prompt=prompt,
+        response_format=response_format,
+        middleware=middleware,
+        state_schema=state_schema,
+        context_schema=context_schema,
+        pre_model_hook=pre_model_hook,
+        post_model_hook=post_model_hook,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        cache=cache,
+        version=version,
+        unknown={},
+    )
+
+
+@dataclass(frozen=True)
+class AgentFace:
+    """What differs between the two faces of the one factory (:func:`build_agent`):
+    ``create_react_agent`` (the prebuilt agent's signature, this package's defaults) and
+    ``create_agent`` (``langchain.agents.create_agent``'s)."""
+
+    function: str
+    """The public function's name, for error messages."""
+    model_node: str = AGENT_NODE
+    """The name of the model node (``create_agent`` calls it ``"model"``)."""
+    create_agent: bool = False
+    """``create_agent``'s behaviour: the middleware graph always, a tool's exception raised
+    unless middleware handles it, the model's message named only when ``name`` is given,
+    ``create_agent``'s stream transformers, schemas and run config."""
+    transformers: tuple[Any, ...] = ()
+    """``create_agent(transformers=...)``."""
+    builtin_tools: tuple[dict[str, Any], ...] = ()
+    """``create_agent``'s provider built-in tools (dicts): bound to the model, never run."""
+
+
+PREBUILT_FACE: Final = AgentFace("create_react_agent")
+"""``create_react_agent``'s face."""
+
+
+def build_agent(
+    face: AgentFace,
+    model: Any,
+    tools: Sequence[Any] | ToolNode | ToolRegistry | None,
+    *,
+    system_prompt: str | SystemMessage | None,
+    max_steps: int,
+    checkpointer: Checkpointer | str | Any,
+    store: BaseStore | None,
+    name: str | None,
+    message_storage: MessageStorage,
+    parallel_tool_calls: bool,
+    prompt: Any,
+    response_format: Any,
+    middleware: Sequence[Any],
+    state_schema: Any,
+    context_schema: Any,
+    pre_model_hook: Any,
+    post_model_hook: Any,
+    interrupt_before: list[str] | None,
+    interrupt_after: list[str] | None,
+    debug: bool,
+    cache: Any,
+    unknown: Mapping[str, Any],
+    version: str = _DEFAULT_VERSION,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The one factory behind ``create_react_agent`` and ``create_agent``."""
+    if unknown:
+        raise TypeError(
+            f"{face.function}() got unknown option(s) {sorted(unknown)}; it takes "
+            f"{', '.join(_OPTIONS)}"
+        )
     if message_storage not in get_args(MessageStorage):
         raise ValueError(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
@@ -1030,7 +1122,7 @@ def create_react_agent(
     dynamic = pb.is_dynamic_model(model)
     if prompt is not None and not isinstance(prompt, str | SystemMessage):
         prompt = pb.PromptRunnable(prompt, view)  # the state as the user's type, the store
-    prebuilt_format = _prebuilt_response_format(
+    prebuilt_format = not face.create_agent and _prebuilt_response_format(
         response_format,
         middleware,
         explicit_version=not isinstance(version, _Default),
@@ -1087,6 +1179,8 @@ def create_react_agent(
             wrap_tool_call=wrap,
             awrap_tool_call=awrap,
         )
+        if face.create_agent:  # ToolNode's default: bad arguments answered, exceptions raised
+            executor = mw.create_agent_tool_node(executor, wrap, awrap)
     steps = check_max_steps(max_steps)
     model_runnable = (
         pb.DynamicModel(model, view) if dynamic else bind_model(model, agent_tools, builtin)
@@ -1105,7 +1199,7 @@ def create_react_agent(
         name,
         parallel_tool_calls,
     )
-    own = not isinstance(tools, ToolNode) and wrap is None
+    own = not isinstance(tools, ToolNode) and wrap is None and not face.create_agent
     base: Any = ReActState if message_storage == "delta" else _FullReActState
     if finish is not None:  # the prebuilt agent's structured_response
         fields = {
@@ -1113,23 +1207,25 @@ def create_react_agent(
             "structured_response": NotRequired[Any],
         }
         base = TypedDict("DynavecStructuredState", fields, total=False)  # type: ignore[misc,no-redef]
-    if options.extended:
+    if options.extended or face.create_agent:
         ext = mw.ExtendedNodes(*node_args, own_executor=own)
         ext.state_view = view if view.typed else None
-        ext.setup(options, _chat_model(model), [executable(t) for t in agent_tools], middleware)
+        request_tools = [*(executable(t) for t in agent_tools), *face.builtin_tools]
+        ext.setup(options, _chat_model(model), request_tools, middleware, face)
         builder = mw.build_graph(
-            mw.merged_state(base, options, options.middleware),
+            mw.merged_state(base, options, options.middleware, face),
             ext,
             options,
             options.middleware,
             steps,
-            has_tools=bool(agent_tools),
+            has_tools=bool(agent_tools) or (face.create_agent and wrap is not None),
             finish=finish,
+            face=face,
         )
     else:
         nodes = ReActNodes(*node_args, own_executor=own)
         builder = _plain_graph(nodes, base, context_schema, steps, parallel_tool_calls, finish)
-    return _compile(
+    graph = _compile(
         builder,
         checkpointer,
         store,
@@ -1140,7 +1236,13 @@ def create_react_agent(
         interrupt_after,
         debug,
         cache,
+        transformers=mw.create_agent_transformers(options.middleware, face.transformers)
+        if face.create_agent
+        else None,
+        # create_agent's own input/output schemas already say what invoke() gives
+        hide_bookkeeping=not face.create_agent,
     )
+    return mw.create_agent_config(graph, name) if face.create_agent else graph
 
 
 def _plain_graph(
@@ -1237,6 +1339,8 @@ def _compile(
     interrupt_after: list[str] | None,
     debug: bool,
     cache: Any,
+    transformers: Sequence[Any] | None = None,
+    hide_bookkeeping: bool = True,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     if not isinstance(checkpointer, bool | None | BaseCheckpointSaver):
         # a dynavec checkpointer or a connection string, as ReActAgent takes them
@@ -1264,14 +1368,18 @@ def _compile(
         interrupt_after=interrupt_after,
         debug=debug,
         cache=cache,
+        transformers=transformers,
     )
-    # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes (langgraph
-    # 1.2); AgentGraph is built the same way (tests/test_graph.py pins its outputs)
-    attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
-    attrs["output_channels"] = [
-        k for k in compiled.stream_channels_list if k not in BOOKKEEPING | _MODEL_INPUT
-    ]
-    graph = AgentGraph(**attrs)
+    graph: CompiledStateGraph[Any, Any, Any, Any] = compiled
+    if hide_bookkeeping:
+        # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes
+        # (langgraph 1.2); AgentGraph is built the same way (tests/test_graph.py pins its
+        # outputs)
+        attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+        attrs["output_channels"] = [
+            k for k in compiled.stream_channels_list if k not in BOOKKEEPING | _MODEL_INPUT
+        ]
+        graph = AgentGraph(**attrs)
     return graph.with_config(
         recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
         metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},

@@ -15,6 +15,7 @@ LangChain (``langchain``) is an optional dependency: it is imported when an opti
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import itertools
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,7 +25,10 @@ from typing import (
     Annotated,
     Any,
     NotRequired,
+    Required,
     TypedDict,
+    get_args,
+    get_origin,
     get_type_hints,
 )
 
@@ -33,6 +37,7 @@ from langchain_core.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
+    RemoveMessage,
     SystemMessage,
     ToolMessage,
     convert_to_messages,
@@ -40,12 +45,15 @@ from langchain_core.messages import (
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.channels import EphemeralValue
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
+from typing_extensions import TypedDict as ExtTypedDict
 
 from dynavec_langgraph._graph import (
-    AGENT_NODE,
+    PREBUILT_FACE,
     TOOLS_NODE,
+    AgentFace,
     NodeRunnable,
     ReActNodes,
     model_kwargs,
@@ -58,7 +66,15 @@ from dynavec_langgraph._messages import calls_of, new_turn, pending_calls
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
 
-__all__ = ["EXTRA_HINT", "AgentOptions", "build_graph", "need_langchain"]
+__all__ = [
+    "EXTRA_HINT",
+    "AgentOptions",
+    "build_graph",
+    "create_agent_config",
+    "create_agent_tool_node",
+    "create_agent_transformers",
+    "need_langchain",
+]
 
 EXTRA_HINT = "pip install 'dynavec-langgraph[middleware]' (or '[all]')"
 """How to install the extra LangChain middleware needs."""
@@ -147,7 +163,10 @@ def _hints(schema: Any, option: str) -> dict[str, Any]:
 
 
 def merged_state(
-    base: type[Any], options: AgentOptions, middleware: Sequence[AgentMiddleware[Any, Any]]
+    base: type[Any],
+    options: AgentOptions,
+    middleware: Sequence[AgentMiddleware[Any, Any]],
+    face: AgentFace = PREBUILT_FACE,
 ) -> type[Any]:
     """The graph's state: the user's ``state_schema`` and the middleware's schemas, with this
     package's keys (its ``messages`` reducer keeps tool-call ids unique in a thread)."""
@@ -282,16 +301,18 @@ def _overrides(m: Any, hook: str) -> bool:
     )
 
 
-def _normalize(result: Any, commands: list[Command[Any]]) -> Any:
+def _composed(result: Any, inner: list[Command[Any]]) -> tuple[Any, list[Command[Any]]]:
+    """A ``wrap_model_call`` layer's result as ``(ModelResponse, commands)``: the inner layers'
+    commands, then its own (an ``ExtendedModelResponse``'s), as create_agent composes them
+    (``_chain_model_call_handlers``, langchain 1.5.2)."""
     from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 
     if isinstance(result, AIMessage):
-        return ModelResponse(result=[result], structured_response=None)
+        return ModelResponse(result=[result], structured_response=None), list(inner)
     if isinstance(result, ExtendedModelResponse):
-        if result.command is not None:
-            commands.append(result.command)
-        return result.model_response
-    return result
+        own = [result.command] if result.command is not None else []
+        return result.model_response, [*inner, *own]
+    return result, list(inner)
 
 
 class ExtendedNodes(ReActNodes):
@@ -304,7 +325,11 @@ class ExtendedNodes(ReActNodes):
         chat_model: Any,
         request_tools: list[Any],
         middleware: Sequence[Any],
+        face: AgentFace = PREBUILT_FACE,
     ) -> None:
+        self.face = face
+        self.run_unknown = face.create_agent
+        self.tool_wrapped = any(_overrides(m, "wrap_tool_call") for m in middleware)
         self.options = options
         self.chat_model = chat_model
         self.request_tools = request_tools
@@ -374,6 +399,8 @@ class ExtendedNodes(ReActNodes):
             ToolStrategy,
         )
 
+        if self.face.create_agent and not self.tool_wrapped:
+            self._check_dynamic_tools(request.tools)
         fmt = request.response_format
         if fmt is not None and not isinstance(fmt, AutoStrategy | ToolStrategy | ProviderStrategy):
             fmt = AutoStrategy(schema=fmt)
@@ -416,6 +443,22 @@ class ExtendedNodes(ReActNodes):
             )
         return request.model.bind(**request.model_settings), None
 
+    def _check_dynamic_tools(self, tools: Sequence[Any]) -> None:
+        """create_agent's check (its ``_get_bound_model``, langchain 1.5.2): a tool a
+        ``wrap_model_call`` added that no ``wrap_tool_call`` middleware can run is refused,
+        naming it."""
+        from langchain.agents.factory import DYNAMIC_TOOL_ERROR_TEMPLATE
+        from langchain_core.tools import BaseTool
+
+        known = self.executor.tools_by_name
+        unknown = [t.name for t in tools if isinstance(t, BaseTool) and t.name not in known]
+        if unknown:
+            raise ValueError(
+                DYNAMIC_TOOL_ERROR_TEMPLATE.format(
+                    unknown_tool_names=unknown, available_tool_names=sorted(known)
+                )
+            )
+
     def _handle(self, state: dict[str, Any], output: Any, effective: Any) -> Any:
         """The model's answer as a ``ModelResponse``: new ids in this thread, the structured
         response parsed, its tool call answered (create_agent's ``_handle_model_output``)."""
@@ -431,7 +474,10 @@ class ExtendedNodes(ReActNodes):
         if not isinstance(output, AIMessage):
             model_update(state, output, self.name)  # type: ignore[arg-type]  # raises TypeError
         output = new_turn(state["messages"], output)
-        if output.name is None:
+        if self.face.create_agent:  # as create_agent: its name, when it has one, on every answer
+            if self.name:
+                output.name = self.name
+        elif output.name is None:
             output.name = self.name
         if isinstance(effective, ProviderStrategy):
             if output.tool_calls:
@@ -473,7 +519,17 @@ class ExtendedNodes(ReActNodes):
         content = effective.tool_message_content or f"Returning structured response: {parsed}"
         return ModelResponse(result=[output, answer(call, content)], structured_response=parsed)
 
-    def _update(self, state: dict[str, Any], response: Any, commands: list[Command[Any]]) -> Any:
+    def _update(
+        self,
+        state: dict[str, Any],
+        response: Any,
+        commands: list[Command[Any]],
+        repaired: list[AnyMessage] | None = None,
+        appended: Sequence[AnyMessage] = (),
+    ) -> Any:
+        """The model node's update. create_agent's face keeps what a ``wrap_model_call``
+        appended to ``request.messages`` in place (create_agent's request holds the state's own
+        list, so such messages stay in the conversation, before the answer)."""
         result = list(response.result)
         index = next(
             (i for i in range(len(result) - 1, -1, -1) if isinstance(result[i], AIMessage)), -1
@@ -500,40 +556,68 @@ class ExtendedNodes(ReActNodes):
             update["structured_response"] = response.structured_response
         elif self.structured is not None:
             update["structured_response"] = None
-        for cmd in commands:
-            if cmd.goto or cmd.resume is not None or cmd.graph:
+        if repaired is not None:  # create_agent's face: the malformed calls answered
+            update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired, *result]
+        elif appended and self.face.create_agent:
+            update["messages"] = [*appended, *result]
+        for cmd in commands:  # create_agent's messages (its _build_commands, langchain 1.5.2)
+            if cmd.goto:
                 raise NotImplementedError(
-                    "a wrap_model_call middleware returned a Command with goto/resume/graph; "
-                    "as in create_agent, only its update is supported (use jump_to in "
-                    "before_model/after_model hooks to route)"
+                    "Command goto is not yet supported in wrap_model_call middleware. "
+                    "Use the jump_to state field with before_model/after_model hooks instead."
+                )
+            if cmd.resume:
+                raise NotImplementedError(
+                    "Command resume is not yet supported in wrap_model_call middleware."
+                )
+            if cmd.graph:
+                raise NotImplementedError(
+                    "Command graph is not yet supported in wrap_model_call middleware."
                 )
         return [Command(update=update), *commands] if commands else update
+
+    def _repaired(self, state: Any, messages: list[AnyMessage]) -> list[AnyMessage] | None:
+        """create_agent's face: the conversation with its malformed calls answered (as
+        create_agent, at the next model call), or None when nothing needed answering."""
+        if not self.face.create_agent or self.prompt_runnable is not None:
+            return None
+        patched = patch_invalid_calls(messages)
+        return patched if len(patched) != len(messages) else None
 
     def call_model(self, state: Any, config: RunnableConfig) -> Any:
         out = (
             self.prompt_runnable.invoke(self._view(state), config) if self.prompt_runnable else None
         )
         messages, system = self._input(state, config, out)
-        if not self.wrappers and self.structured is None:
+        if not self.wrappers and self.structured is None and not self.face.create_agent:
             prompt: list[AnyMessage] = [system] if system else []
             response = self.model.invoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
-        request = self._request(state, messages, config)
-        commands: list[Command[Any]] = []
+        repaired = self._repaired(state, messages)
+        given = repaired or messages
+        request = self._request(state, given, config)
+        before = len(given)
 
         def base(req: Any) -> Any:
             model, effective = self._bound(req)
             prompt = [req.system_message] if req.system_message else []
             return self._handle(state, model.invoke([*prompt, *req.messages], config), effective)
 
-        def layer(i: int, req: Any) -> Any:
+        def layer(i: int, req: Any) -> tuple[Any, list[Command[Any]]]:
             if i == len(self.wrappers):
-                return base(req)
-            return _normalize(
-                self.wrappers[i].wrap_model_call(req, lambda r: layer(i + 1, r)), commands
-            )
+                return base(req), []
+            inner: list[Command[Any]] = []
 
-        return self._update(state, layer(0, request), commands)
+            def handler(r: Any) -> Any:
+                inner.clear()  # a retrying middleware keeps the last try's commands only
+                response, commands = layer(i + 1, r)
+                inner.extend(commands)
+                return response
+
+            return _composed(self.wrappers[i].wrap_model_call(req, handler), inner)
+
+        response, commands = layer(0, request)
+        return self._update(state, response, commands, repaired, given[before:])
 
     async def acall_model(self, state: Any, config: RunnableConfig) -> Any:
         out = (
@@ -542,12 +626,14 @@ class ExtendedNodes(ReActNodes):
             else None
         )
         messages, system = self._input(state, config, out)
-        if not self.wrappers and self.structured is None:
+        if not self.wrappers and self.structured is None and not self.face.create_agent:
             prompt: list[AnyMessage] = [system] if system else []
             response = await self.model.ainvoke(prompt + messages, config, **model_kwargs(config))
             return model_update(state, response, self.name)
-        request = self._request(state, messages, config)
-        commands: list[Command[Any]] = []
+        repaired = self._repaired(state, messages)
+        given = repaired or messages
+        request = self._request(state, given, config)
+        before = len(given)
 
         async def base(req: Any) -> Any:
             model, effective = self._bound(req)
@@ -555,13 +641,65 @@ class ExtendedNodes(ReActNodes):
             output = await model.ainvoke([*prompt, *req.messages], config)
             return self._handle(state, output, effective)
 
-        async def layer(i: int, req: Any) -> Any:
+        async def layer(i: int, req: Any) -> tuple[Any, list[Command[Any]]]:
             if i == len(self.wrappers):
-                return await base(req)
-            result = await self.wrappers[i].awrap_model_call(req, lambda r: layer(i + 1, r))
-            return _normalize(result, commands)
+                return await base(req), []
+            inner: list[Command[Any]] = []
 
-        return self._update(state, await layer(0, request), commands)
+            async def handler(r: Any) -> Any:
+                inner.clear()
+                response, commands = await layer(i + 1, r)
+                inner.extend(commands)
+                return response
+
+            return _composed(await self.wrappers[i].awrap_model_call(req, handler), inner)
+
+        response, commands = await layer(0, request)
+        return self._update(state, response, commands, repaired, given[before:])
+
+
+def runnable_calls(messages: Sequence[AnyMessage]) -> list[Any]:
+    """create_agent's face: the pending calls the tool node runs. A malformed call (invalid
+    JSON arguments) is not run: as in create_agent it ends the turn, and the next model call
+    answers it (:func:`patch_invalid_calls`)."""
+    pending = pending_calls(messages)
+    if not pending:
+        return pending
+    first = pending[0]["id"]
+    for m in reversed(messages):
+        if isinstance(m, AIMessage) and any(c["id"] == first for c in calls_of(m)):
+            bad = {b.get("id") for b in m.invalid_tool_calls}
+            return [c for c in pending if c["id"] not in bad] if bad else pending
+    return pending
+
+
+def patch_invalid_calls(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The conversation with an error answer after each malformed call (invalid JSON
+    arguments) that has an id and no answer yet. Mirrors ``_patch_invalid_tool_calls`` and
+    ``_invalid_tool_call_message`` of ``langchain.agents.factory`` (langchain 1.5.2; pinned by
+    tests/test_create_agent.py)."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    out: list[AnyMessage] = []
+    for message in messages:
+        out.append(message)
+        if not isinstance(message, AIMessage):
+            continue
+        for bad in message.invalid_tool_calls:
+            call_id = bad.get("id")
+            if call_id is None or call_id in answered:
+                continue
+            name = bad.get("name") or "unknown"
+            out.append(
+                ToolMessage(
+                    content=f"Tool call {name} with id {call_id} could not be executed - "
+                    "arguments were malformed or truncated.",
+                    name=name,
+                    tool_call_id=call_id,
+                    status="error",
+                )
+            )
+            answered.add(call_id)
+    return out
 
 
 def _is_openai(model: Any) -> bool:
@@ -616,6 +754,37 @@ def _can_jump_to(m: Any, hook: str) -> list[str]:
             if jumps:
                 return list(jumps)
     return []
+
+
+def _effective_trace_policy(own: Any) -> Any:
+    """The middleware's own ``trace_policy``, else the process-wide default of
+    ``langchain.agents.middleware.configure_trace_policy``. Mirrors ``_resolve`` of
+    ``langchain.agents.middleware._trace_policy`` (langchain 1.5.2), which keeps that default
+    in its ``_DEFAULT_TRACE_POLICY`` (no public getter; pinned by
+    tests/test_create_agent.py)."""
+    if own is not None:
+        return own
+    module = importlib.import_module("langchain.agents.middleware._trace_policy")
+    return getattr(module, "_DEFAULT_TRACE_POLICY", None)
+
+
+def hook_trace_policy(own: Any) -> Any:
+    """The ``TracePolicy`` of a middleware hook's node, resolved when the span is recorded
+    (so ``configure_trace_policy`` after the agent is built applies), as create_agent's
+    ``_node_trace_policy`` (langchain 1.5.2)."""
+    from langgraph.types import TracePolicy
+
+    def transform(field: str) -> Callable[[Any], Any]:
+        def process(value: Any) -> Any:
+            effective = _effective_trace_policy(own)
+            fn = getattr(effective, field, None) if effective is not None else None
+            return fn(value) if fn is not None else value
+
+        return process
+
+    return TracePolicy(
+        process_inputs=transform("process_inputs"), process_outputs=transform("process_outputs")
+    )
 
 
 REVIEWED_KEY = "dynavec_reviewed"
@@ -680,6 +849,7 @@ def build_graph(
     max_steps: int,
     has_tools: bool,
     finish: NodeRunnable | None = None,
+    face: AgentFace = PREBUILT_FACE,
 ) -> StateGraph[Any, Any, Any, Any]:
     """The agent's graph with the middleware's nodes and edges, as create_agent wires them.
     ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
@@ -702,15 +872,29 @@ def build_graph(
                         + ("give the agent tools or " if jump == "tools" else "")
                         + "remove it from hook_config(can_jump_to=...)"
                     )
-    builder = StateGraph(schema, context_schema=options.context_schema)
-    builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
+    model_node = face.model_node
+    if face.create_agent:
+        input_schema, output_schema = visible_schemas(schema)
+        builder = StateGraph(
+            schema,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            context_schema=options.context_schema,
+        )
+    else:
+        builder = StateGraph(schema, context_schema=options.context_schema)
+    builder.add_node(model_node, NodeRunnable(model_node, nodes.call_model, nodes.acall_model))
     builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
     for m in middleware:
         for hook in HOOKS:
             if m in with_hook[hook]:
                 # the last after_model hook to run marks the turn as reviewed
                 mark = hook == "after_model" and m is with_hook["after_model"][0]
-                builder.add_node(f"{m.name}.{hook}", _hook_node(m, hook, mark))
+                builder.add_node(
+                    f"{m.name}.{hook}",
+                    _hook_node(m, hook, mark),
+                    trace_policy=hook_trace_policy(m.trace_policy),
+                )
     if options.pre_model_hook is not None:
         builder.add_node(PRE_MODEL_HOOK, options.pre_model_hook)
     if options.post_model_hook is not None:
@@ -728,7 +912,8 @@ def build_graph(
         f"{m.name}.{hook}": _can_jump_to(m, hook) for hook in HOOKS for m in with_hook[hook]
     }
 
-    loop_entry = before_model[0] if before_model else AGENT_NODE
+    loop_entry = before_model[0] if before_model else model_node
+    to_run = runnable_calls if face.create_agent else pending_calls
     exit_node = after_agent[0] if after_agent else END
     if finish is not None:
         builder.add_node(finish.name, finish)
@@ -742,7 +927,7 @@ def build_graph(
         if jump == "end":
             return exit_node
         if jump == "tools":
-            return TOOLS_NODE if pending_calls(state["messages"]) else loop_entry
+            return TOOLS_NODE if to_run(state["messages"]) else loop_entry
         return None
 
     def targets(jumps: Sequence[str], default: str) -> list[str]:
@@ -770,7 +955,7 @@ def build_graph(
         """Unanswered calls finish first (a paused thread given new input); calls the
         after-model hooks have not passed yet (no answer in their turn) go through them."""
         messages = state["messages"]
-        pending = pending_calls(messages)
+        pending = to_run(messages)
         if not pending:
             return loop_entry
         if review is not None and state.get(REVIEWED_KEY) != _last_ai_id(state):
@@ -803,13 +988,13 @@ def build_graph(
             after_before_agent,
             list(dict.fromkeys(pending_targets + targets(entry_jumps, loop_entry))),
         )
-    for node, nxt in zip(before_model, [*before_model[1:], AGENT_NODE], strict=False):
+    for node, nxt in zip(before_model, [*before_model[1:], model_node], strict=False):
         chain(node, nxt)
     if after_model:
-        builder.add_edge(AGENT_NODE, after_model[0])
+        builder.add_edge(model_node, after_model[0])
         for node, nxt in itertools.pairwise(after_model):
             chain(node, nxt)
-    last = after_model[-1] if after_model else AGENT_NODE
+    last = after_model[-1] if after_model else model_node
     structured = nodes.structured
 
     def route_after_model(state: Any) -> str:
@@ -817,12 +1002,12 @@ def build_graph(
         if jump and last in jumps_of and jump in jumps_of[last]:
             return resolve(jump, state) or exit_node
         messages = state["messages"]
-        if pending_calls(messages):
+        if to_run(messages):
             return TOOLS_NODE
         if structured is not None and state.get("structured_response") is not None:
             return exit_node
         ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        if ai is None or not calls_of(ai):
+        if ai is None or not (ai.tool_calls if face.create_agent else calls_of(ai)):
             return exit_node
         # calls answered without running (a structured-output retry, a rejection)
         return exit_node if steps_in_run(state) >= max_steps else loop_entry
@@ -834,8 +1019,12 @@ def build_graph(
     structured_names = frozenset(structured.tools) if structured else frozenset()
 
     def route_after_tools(state: Any) -> str:
+        if face.create_agent:
+            return create_agent_after_tools(state)
         where = after_tools(state)
         if where == TOOLS_NODE:
+            if not to_run(state["messages"]):  # create_agent's face: malformed calls left
+                return loop_entry
             return TOOLS_NODE
         if structured_names:
             ai = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
@@ -847,9 +1036,137 @@ def build_graph(
                 return exit_node
         return exit_node if where == END else loop_entry
 
+    known_tools = nodes.executor.tools_by_name
+
+    def create_agent_after_tools(state: Any) -> str:
+        """As create_agent's ``_make_tools_to_model_edge`` (langchain 1.5.2), one call at a
+        time: the run ends when every tool that ran (the answer's name: a reviewer may have
+        edited the call to another tool) is ``return_direct``, or a structured-output tool
+        answered without error."""
+        messages = state["messages"]
+        if to_run(messages):
+            return TOOLS_NODE
+        index = next(
+            (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)),
+            -1,
+        )
+        if index < 0:
+            return loop_entry
+        ai = messages[index]
+        answers = [m for m in messages[index + 1 :] if isinstance(m, ToolMessage)]
+        ran = {m.tool_call_id: m.name for m in answers if m.name in known_tools}
+        names = [
+            n for c in ai.tool_calls if (n := ran.get(c["id"] or "", c["name"])) in known_tools
+        ]
+        if names and all(known_tools[n].return_direct for n in names):
+            return exit_node
+        if any(m.name in structured_names and m.status != "error" for m in answers):
+            return exit_node
+        return loop_entry
+
     builder.add_conditional_edges(
         TOOLS_NODE, route_after_tools, list(dict.fromkeys([TOOLS_NODE, exit_node, loop_entry]))
     )
     for node, nxt in zip(after_agent, [*after_agent[1:], END], strict=False):
         chain(node, nxt)
     return builder
+
+
+# --- create_agent's face ----------------------------------------------------------------------
+
+PACKAGE_KEYS = frozenset(
+    {"step", "termination_reason", "shared", "held", "continued_at", REVIEWED_KEY}
+)
+"""This package's state keys: ``create_agent``'s face neither takes them as input nor returns
+them (its state is ``create_agent``'s)."""
+
+
+def visible_schemas(schema: type[Any]) -> tuple[type[Any], type[Any]]:
+    """The input and output schemas as ``create_agent`` resolves them (its
+    ``_resolve_schema``, langchain 1.5.2: a field annotated ``OmitFromSchema(input=True)`` /
+    ``(output=True)`` is left out of that side; ``PrivateStateAttr`` is both), without this
+    package's keys."""
+    from langchain.agents.middleware.types import OmitFromSchema
+
+    hints = get_type_hints(schema, include_extras=True)
+
+    def side(flag: str, name: str) -> type[Any]:
+        kept = {
+            key: hint
+            for key, hint in hints.items()
+            if key not in PACKAGE_KEYS
+            and not any(
+                isinstance(meta, OmitFromSchema) and getattr(meta, flag) is True
+                for meta in _metadata(hint)
+            )
+        }
+        # typing_extensions' TypedDict: pydantic (input/output JSON schemas) needs it on 3.11
+        result: type[Any] = ExtTypedDict(name, kept, total=False)  # type: ignore[misc]
+        return result
+
+    return side("input", "InputSchema"), side("output", "OutputSchema")
+
+
+def _metadata(hint: Any) -> list[Any]:
+    """The ``Annotated`` metadata of a field, under ``Required`` / ``NotRequired`` too (as
+    create_agent's ``_extract_metadata``, langchain 1.5.2)."""
+    if get_origin(hint) in (Required, NotRequired):
+        hint = get_args(hint)[0]
+    if get_origin(hint) is Annotated:
+        return list(get_args(hint)[1:])
+    return []
+
+
+def create_agent_tool_node(executor: Any, wrap: Any, awrap: Any) -> Any:
+    """The tool node as ``create_agent`` makes it: LangGraph's ``ToolNode`` with its default
+    error handling (bad arguments answered, a tool's exception raised) around the
+    ``wrap_tool_call`` middleware."""
+    from langgraph.prebuilt import ToolNode
+
+    return ToolNode(
+        list(executor.tools_by_name.values()), wrap_tool_call=wrap, awrap_tool_call=awrap
+    )
+
+
+DEFAULT_TRANSFORMERS = ("ToolCallTransformer", "SubagentTransformer")
+"""The stream transformers ``langchain.agents.create_agent`` registers first on every agent,
+in its order (mirrors the ``transformers=`` list of ``create_agent``'s ``compile`` call in
+``langchain.agents.factory``, langchain 1.5.2; tests/test_create_agent.py pins it against an
+agent the installed ``create_agent`` builds)."""
+
+
+def default_transformers() -> tuple[Any, ...]:
+    """``create_agent``'s default stream transformers, as its module names them."""
+    from langchain.agents import factory
+
+    return tuple(getattr(factory, name) for name in DEFAULT_TRANSFORMERS)
+
+
+def create_agent_transformers(middleware: Sequence[Any], extra: Sequence[Any]) -> list[Any]:
+    """``create_agent``'s transformers in its order (its defaults, each middleware's
+    ``transformers``, then ``transformers=``), each once (its ``_dedupe_transformers``)."""
+    seen: set[int] = set()
+    out: list[Any] = []
+    for factory in (
+        *default_transformers(),
+        *(t for m in middleware for t in getattr(m, "transformers", ())),
+        *extra,
+    ):
+        if id(factory) not in seen:
+            seen.add(id(factory))
+            out.append(factory)
+    return out
+
+
+CREATE_AGENT_RECURSION_LIMIT = 9_999
+"""``create_agent``'s default recursion limit (langchain 1.5.2)."""
+
+
+def create_agent_config(graph: Any, name: str | None) -> Any:
+    """The run config ``create_agent`` gives its graph: its recursion limit and metadata
+    (``ls_integration``; ``lc_agent_name`` when named, which tags the model's streamed
+    messages)."""
+    metadata: dict[str, Any] = {"ls_integration": "langchain_create_agent"}
+    if name:
+        metadata["lc_agent_name"] = name
+    return graph.with_config(recursion_limit=CREATE_AGENT_RECURSION_LIMIT, metadata=metadata)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, assert_type
 
 import pytest
+from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
 import dynavec_langgraph
@@ -240,6 +241,22 @@ async def test_async_agent_types() -> None:
     assert final.steps[0].observations == ["because"]
 
 
+def test_create_agent_has_langchains_signature() -> None:
+    """``dynavec_langgraph.create_agent`` takes exactly what the installed
+    ``langchain.agents.create_agent`` takes, with its defaults, kinds and order."""
+    from langchain.agents import create_agent as reference
+
+    ours = inspect.signature(dynavec_langgraph.create_agent).parameters
+    theirs = inspect.signature(reference).parameters
+    assert [(p.name, p.kind, p.default) for p in ours.values()] == [
+        (p.name, p.kind, p.default) for p in theirs.values()
+    ]
+    assert_type(
+        dynavec_langgraph.create_agent(ScriptedChatModel(turns=["hi"])),
+        CompiledStateGraph[Any, Any, Any, Any],
+    )
+
+
 def test_checkpoint_types() -> None:
     store = MemoryCheckpointer()
     assert_type(store, MemoryCheckpointer)
@@ -294,6 +311,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "ThreadPausedError",
         "ToolCall",
         "ToolRegistry",
+        "create_agent",
         "create_react_agent",
         "default_registry",
         "interrupt",
