@@ -337,7 +337,10 @@ IMPORTS: dict[str, str] = {
         "import langgraph.graph, langgraph.types, langgraph.channels, langchain_core.messages, "
         "langchain_core.language_models, langchain_core.runnables, langchain_core.tools"
     ),
-    "dynavec_langgraph": "import dynavec_langgraph",
+    # the package's names are imported on first use: import the ones an agent needs
+    "dynavec_langgraph": (
+        "from dynavec_langgraph import ReActAgent, create_react_agent, interrupt, tool"
+    ),
     "langchain.agents": "import langchain.agents",
     "langgraph.prebuilt": "import langgraph.prebuilt",
 }
