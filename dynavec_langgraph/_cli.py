@@ -48,7 +48,6 @@ import shlex
 import shutil
 import sqlite3
 import sys
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
@@ -278,16 +277,32 @@ def _show_answer(result: AgentResult, out: TextIO) -> None:
     print(f"Answer: {result.output}", file=out)
 
 
+_PROMPT: Final = "Decision (approve / reject / JSON): "
+_DECISION_HINT: Final = (
+    'Answer approve or reject, or JSON such as {"decision": "rejected", "comment": "too much"}; '
+    "Ctrl-D leaves the thread paused."
+)
+
+
+class _Stopped(Exception):
+    """The person left the prompt (Ctrl-C or Ctrl-D) without a decision."""
+
+
 def _prompt(out: TextIO) -> Any:
+    """Ask for a decision until one parses; :class:`_Stopped` on Ctrl-C / Ctrl-D."""
     while True:
-        print("Decision (approve / reject / JSON): ", end="", file=out, flush=True)
-        line = sys.stdin.readline()
+        print(_PROMPT, end="", file=out, flush=True)
+        try:
+            line = sys.stdin.readline()
+        except KeyboardInterrupt:
+            raise _Stopped("Ctrl-C") from None
         if not line:
-            raise CliError("no decision given (end of input); the thread stays paused")
+            raise _Stopped("Ctrl-D")
         try:
             return parse_decision(line.strip())
         except CliError as error:
             print(error, file=out)
+            print(_DECISION_HINT, file=out)
 
 
 # --- the commands --------------------------------------------------------------------------
@@ -308,25 +323,55 @@ def _drive(
     interactive: bool,
     out: TextIO,
 ) -> int:
-    """Show each pause, answer it (flag, then prompt), and print the final answer."""
+    """Show each pause, answer it (flag, then prompt), and print the final answer.
+
+    On a terminal a decision the pause refuses is asked again; Ctrl-C or Ctrl-D at the prompt
+    leaves the thread paused and prints the command that finishes it.
+    """
     while result.termination_reason == "interrupted":
         _show_pause(result, out)
-        if decision is None and interactive and sys.stdin.isatty():
-            decision = _prompt(out)
+        asking = decision is None and interactive and sys.stdin.isatty()
+        if asking:
+            try:
+                decision = _prompt(out)
+            except _Stopped as stopped:
+                print(f"\n({stopped}) Thread {thread_id!r} stays paused. Finish it with:", file=out)
+                print(f"  {_resume_command(db, thread_id, None)}", file=out)
+                print("(it asks for the decision; or add --decision approve)", file=out)
+                return 130 if str(stopped) == "Ctrl-C" else 0
         if decision is None:
             print(f"Thread {thread_id!r} is paused. Resume it with:", file=out)
             print(f"  {_resume_command(db, thread_id)}", file=out)
             return 0
         print(f"Resuming with {_dump(decision)}.", file=out)
-        result = _resume_once(agent, thread_id, decision)
+        try:
+            result = _resume_once(agent, thread_id, decision)
+        except InvalidDecisionError as error:
+            if not asking:
+                raise
+            print(_for_the_cli(str(error)), file=out)
+            print(_DECISION_HINT, file=out)
+            result = _paused_now(agent, thread_id)  # the same approval, asked again
         decision = None
     _show_answer(result, out)
     return 0
 
 
+def _paused_now(agent: ReActAgent, thread_id: str) -> AgentResult:
+    from dynavec_langgraph._inbox import read_thread
+
+    return _paused_result(agent, read_thread(agent.graph, thread_id), thread_id)
+
+
+DEMO_THREAD: Final = "demo"
+"""The thread ``demo`` uses when no ``--thread`` is given (one per database, reused)."""
+
+
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
-    thread_id: str = args.thread or f"demo-{uuid.uuid4().hex[:8]}"
+    reuse = args.thread is None
+    thread_id: str = args.thread or DEMO_THREAD
+    args.thread = thread_id  # for the hints of main()
     with open_saver(args.db, must_exist=False) as saver:
         agent = demo_agent(saver)
         print(f"Thread {thread_id!r} in {args.db}", file=out)
@@ -334,10 +379,17 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         try:
             result = agent.run(args.message, thread_id=thread_id)
         except ThreadPausedError:
-            raise CliError(
-                f"thread {thread_id!r} is paused and waits for a decision; answer it first: "
-                f"{_resume_command(args.db, thread_id)}"
-            ) from None
+            if not reuse:
+                raise CliError(
+                    f"thread {thread_id!r} is paused and waits for a decision; answer it first: "
+                    f"{_resume_command(args.db, thread_id)}"
+                ) from None
+            print(
+                "This request waits: an earlier demo left the thread paused. Answer that "
+                "first, then run the demo again.",
+                file=out,
+            )
+            result = _paused_now(agent, thread_id)
         return _drive(agent, result, args.db, thread_id, decision, interactive=True, out=out)
 
 
@@ -504,7 +556,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run the approval demo; pauses before the transfer")
     demo.add_argument("--db", default=DEFAULT_DB, help=f"{db_help} (default {DEFAULT_DB})")
-    demo.add_argument("--thread", help="thread id (default: a new one)")
+    demo.add_argument(
+        "--thread",
+        help=f"thread id (default {DEMO_THREAD!r}: a paused one is answered first, a finished "
+        "one gets the message as a follow-up)",
+    )
     demo.add_argument("--message", default=DEFAULT_MESSAGE, help="the user message")
     demo.add_argument("--decision", help=f"{decision_help}; default: prompt on a terminal")
     demo.set_defaults(handler=cmd_demo)
