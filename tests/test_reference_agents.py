@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from langchain.agents import create_agent
@@ -51,12 +51,12 @@ def _model() -> ScriptedChatModel:
     return ScriptedChatModel(turns=[batch, "done"])
 
 
-def _prebuilt(version: str) -> Callable[[], Any]:
+def _prebuilt(version: Literal["v1", "v2"]) -> Callable[[], Any]:
     def build() -> Any:
         from langgraph.prebuilt import create_react_agent as prebuilt
 
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the prebuilt agent is deprecated in favour of create_agent
+            warnings.simplefilter("ignore")  # the prebuilt agent is deprecated
             return prebuilt(
                 _model(), [lookup, pay, notify], checkpointer=InMemorySaver(), version=version
             )
