@@ -133,7 +133,18 @@ def test_every_not_run_marker_gives_a_reason_and_every_served_block_exists() -> 
         assert any(b.page == page and text in b.code for b in every), (page, text)
 
 
-@pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def _page_params() -> list[Any]:
+    """Each page; a page with a block served by ``langgraph dev`` is marked ``service``."""
+    params = []
+    for path in PAGES:
+        name = path.relative_to(REPO).as_posix()
+        studio_page = any(page == name and server == "studio" for page, _, server in SERVED)
+        marks = [pytest.mark.service] if studio_page else []
+        params.append(pytest.param(path, id=name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("path", _page_params())
 def test_the_blocks_of_a_page_run_as_written(
     path: Path,
     tmp_path: Path,
