@@ -1,4 +1,4 @@
-"""Every pause answered from the approval UIs people use (issue 15), in-process.
+"""Every pause answered from the approval UIs people use, in-process.
 
 The interrupt value of every pause carries each UI's fields; each UI's decision format reaches a
 dynavec tool as the README's table says (counters prove what ran how often); a decision the tool
@@ -322,7 +322,7 @@ async def _sync(method: Any, *args: Any, **kwargs: Any) -> Any:
     return method(*args, **kwargs)
 
 
-# --- issue 14, case 6: a tool that pauses twice, on a saver the package opens -------------------
+# --- a tool that pauses twice, on a saver the package opens --------------------------------
 
 
 class Choice(BaseModel):

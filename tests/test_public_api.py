@@ -48,7 +48,7 @@ from dynavec_langgraph.testing import ScriptedChatModel
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
 
-CONTRACT_NAMES = {
+DYNAVEC_NAMES = {
     "ReActAgent",
     "interrupt",
     "tool",
@@ -62,7 +62,7 @@ CONTRACT_NAMES = {
     "Message",
     "ToolCall",
 }
-"""docs/compatibility.md §1, without the names not required for the first release."""
+"""dynavec.agents' names (docs/compatibility.md N1), without the ones dynavec marks optional."""
 
 ERRORS: dict[type[DynavecError], type[Exception]] = {
     ThreadPausedError: RuntimeError,
@@ -86,7 +86,7 @@ def test_all_is_sorted() -> None:
 
 def test_all_is_complete() -> None:
     exported = set(dynavec_langgraph.__all__)
-    assert exported >= CONTRACT_NAMES
+    assert exported >= DYNAVEC_NAMES
     assert exported >= {e.__name__ for e in ERRORS} | {"DynavecError"}
     public = {
         name
