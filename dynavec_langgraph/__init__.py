@@ -8,9 +8,9 @@ Code written against ``dynavec.agents`` runs after::
 import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+import typing
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from dynavec_langgraph._agent import ReActAgent
     from dynavec_langgraph._errors import (
         CheckpointerConfigError,
@@ -88,7 +88,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -106,7 +106,7 @@ class _Package(types.ModuleType):
     ``dynavec_langgraph.interrupt`` sets the package's attribute of that name to the module
     (the import system does), which an eager ``from .interrupt import interrupt`` undid."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: typing.Any) -> None:
         if name == "interrupt" and isinstance(value, types.ModuleType):
             value = value.interrupt
         super().__setattr__(name, value)

@@ -88,10 +88,10 @@ def test_all_is_complete() -> None:
     exported = set(dynavec_langgraph.__all__)
     assert exported >= DYNAVEC_NAMES
     assert exported >= {e.__name__ for e in ERRORS} | {"DynavecError"}
-    public = {
+    public = {  # dir(): the names are imported on first use (dynavec_langgraph/__init__.py)
         name
-        for name, value in vars(dynavec_langgraph).items()
-        if not name.startswith("_") and not inspect.ismodule(value)
+        for name in dir(dynavec_langgraph)
+        if not name.startswith("_") and not inspect.ismodule(getattr(dynavec_langgraph, name))
     }
     assert public == exported
     for name in exported:
