@@ -134,12 +134,14 @@ def test_every_not_run_marker_gives_a_reason_and_every_served_block_exists() -> 
 
 
 def _page_params() -> list[Any]:
-    """Each page; a page with a block served by ``langgraph dev`` is marked ``service``."""
+    """Each page; one that runs shell commands or needs ``langgraph dev`` is marked
+    ``service`` (they start processes)."""
     params = []
     for path in PAGES:
         name = path.relative_to(REPO).as_posix()
         studio_page = any(page == name and server == "studio" for page, _, server in SERVED)
-        marks = [pytest.mark.service] if studio_page else []
+        shell = any(b.language == "bash" and b.not_run is None for b in blocks(path))
+        marks = [pytest.mark.service] if studio_page or shell else []
         params.append(pytest.param(path, id=name, marks=marks))
     return params
 

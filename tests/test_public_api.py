@@ -5,6 +5,7 @@ checked by ``mypy --strict``; the tests also run them)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -435,7 +436,8 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
 """Every module"s ``__all__``, pinned: a change to the public API is a change to this test."""
 
 
-def _attribute_docs() -> set[str]:
+@functools.cache
+def _attribute_docs() -> frozenset[str]:
     """Module-level names followed by a docstring (``NAME = ...`` then ``\"\"\"...\"\"\"``)."""
     out: set[str] = set()
     for path in PACKAGE.glob("*.py"):
@@ -447,7 +449,7 @@ def _attribute_docs() -> set[str]:
                 out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 out.add(node.target.id)
-    return out
+    return frozenset(out)
 
 
 def test_the_public_modules_and_their_names_are_pinned() -> None:
