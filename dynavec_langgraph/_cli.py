@@ -2,6 +2,7 @@
 
 Commands::
 
+    dynavec-langgraph --version
     dynavec-langgraph demo   [--db PATH] [--thread ID] [--message TEXT] [--decision D]
     dynavec-langgraph resume  --db PATH   --thread ID  [--decision D]
     dynavec-langgraph inbox list   --db PATH_OR_URI [--graph SPEC] [--json]
