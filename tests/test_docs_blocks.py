@@ -195,3 +195,18 @@ def test_the_blocks_of_a_page_run_as_written(
 def block_summary(path: Path, ran: dict[str, int], not_run: int) -> str:
     name = path.relative_to(REPO).as_posix()
     return f"{name}: ran {ran['python']} python and {ran['bash']} bash blocks, {not_run} marked"
+
+
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_the_readme_links_every_page_and_no_link_is_broken() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    linked = set(_LINK.findall(readme))
+    pages = {p.relative_to(REPO).as_posix() for p in PAGES if p.name != "README.md"}
+    assert pages - linked == set(), "link every docs/ page from the README"
+    for path in PAGES:
+        for target in _LINK.findall(path.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            assert (path.parent / target).exists(), f"{path.relative_to(REPO)}: {target}"
