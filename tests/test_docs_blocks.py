@@ -20,6 +20,7 @@ new page is checked without touching this file):
   ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` as ``ChatOpenAI`` reads them; ``studio`` is the
   ``langgraph dev`` server of tests/test_studio.py, reached through ``LANGGRAPH_URL``. The block
   itself shows the plain user code.
+- Every page under docs/ is linked from the README, and every relative link of a page resolves.
 """
 
 from __future__ import annotations
