@@ -677,7 +677,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _stop_on_closed_pipe()
     except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted (Ctrl-C); nothing else was changed", file=sys.stderr)
+        print(f"\n{PROG}: interrupted (Ctrl-C): the thread keeps what was saved", file=sys.stderr)
         db, thread = getattr(args, "db", None), getattr(args, "thread", None)
         if db is not None and thread is not None:
             print(
