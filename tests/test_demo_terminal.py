@@ -14,6 +14,7 @@ import json
 import os
 import select
 import shlex
+import socket
 import subprocess
 import sys
 import termios
@@ -223,3 +224,28 @@ def test_a_refused_decision_flag_says_how_to_answer_again(clone: Clone) -> None:
     assert f"dynavec-langgraph: hint: the thread stays paused; answer it with {hint}" in done.stderr
     assert clone.paused_threads() == ["demo"]
     assert clone.transfers() == []
+
+
+def test_ctrl_c_while_the_model_thinks_says_how_to_finish_the_run(clone: Clone) -> None:
+    """An OpenAI endpoint that accepts the request and never answers: Ctrl-C stops the demo
+    without a traceback, and the printed command finishes the run (with the scripted model)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+        slow = Clone(clone.root, clone.env | {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": url})
+        term = Terminal(slow, "demo", "--thread", "slow")
+        server.settimeout(TIMEOUT)
+        connection, _ = server.accept()  # the model call waits for an answer
+        with connection:
+            term.type(b"\x03")
+            assert term.finish() == 130, term.screen
+
+    assert "Traceback" not in term.screen and "KeyboardInterrupt" not in term.screen
+    assert "dynavec-langgraph: interrupted (Ctrl-C): the thread keeps what was saved" in term.screen
+    hint = f"`{SCRIPT} resume --db ./dynavec-demo.db --thread slow` shows where thread 'slow'"
+    assert hint in term.screen
+    finished = clone.run(f"{SCRIPT} resume --db ./dynavec-demo.db --thread slow")
+    assert finished.returncode == 0, finished.stderr
+    assert "Thread 'slow' is paused. Resume it with:" in finished.stdout  # at the approval now
+    assert clone.paused_threads() == ["slow"]
