@@ -44,7 +44,7 @@ class BenchmarkError(RuntimeError):
 
 @dataclass
 class Settings:
-    """Sizes of one benchmark run (``quick()`` for the smoke run, ``full()`` for the README)."""
+    """Sizes of one benchmark run (``quick()`` for the smoke run, ``full()`` for the docs)."""
 
     steps: list[int]
     calls: list[int]

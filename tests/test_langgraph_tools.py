@@ -700,7 +700,7 @@ async def test_parallel_new_input_while_one_of_three_is_paused_never_reruns_fini
 
 
 def test_parallel_parent_routing_elsewhere_while_paused_never_reruns_finished_calls() -> None:
-    """Embedded as a stateful subgraph (``checkpointer=True``), as the README asks; plain
+    """Embedded as a stateful subgraph (``checkpointer=True``), as the docs ask; plain
     embedding starts the agent over in either mode (tests/test_parent_graph.py)."""
     model = ScriptedChatModel(
         policy=parent_policy(
@@ -747,7 +747,7 @@ def test_parallel_parent_routing_elsewhere_while_paused_never_reruns_finished_ca
         assert_valid(request)
 
 
-# --- config injection, and the README's example -------------------------------------------
+# --- config injection, and the documented example -----------------------------------------
 
 
 @lc_tool
