@@ -4,15 +4,23 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PG_BIN ?= /usr/lib/postgresql/15/bin
 
-.PHONY: demo test lint typecheck pytest reference-prebuilt reference-langchain lower-bounds bench postgres-binaries browser-tools agent-chat-ui redis-server cluster
+.PHONY: demo test test-fast lint typecheck pytest reference-prebuilt reference-langchain \
+	lower-bounds bench notebooks postgres-binaries browser-tools agent-chat-ui redis-server cluster
 
+# What the demo needs: the package and its `sqlite` extra (no test tools).
+$(BIN)/.demo-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'
+	touch $@
+
+# Everything else: the test tools and every extra (`.[dev]`).
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	touch $@
+	touch $@ $(BIN)/.demo-installed
 
-demo: $(BIN)/.installed
+demo: $(BIN)/.demo-installed
 	$(BIN)/dynavec-langgraph demo
 
 # PostgreSQL server binaries for the tests (the tests start a throwaway server themselves).
@@ -43,7 +51,7 @@ redis-server:
 	  echo "installing redis-server"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 
-# A local cluster for the README's "Scale out": PostgreSQL + Redis + two `langhost serve` servers
+# A local cluster for docs/scale-out.md: PostgreSQL + Redis + two `langhost serve` servers
 # on 127.0.0.1 serving langgraph.json; Ctrl-C stops it. The server stack gets its own virtualenv
 # under ~/.cache/dynavec-langgraph/ (made on first use, ~2 min).
 cluster: $(BIN)/.installed postgres-binaries redis-server
@@ -77,6 +85,14 @@ reference-langchain: $(BIN)/.installed
 	$(BIN)/python -m tests.reference.langchain_agents
 
 test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
+
+# The tests that start no server and no notebook kernel (not marked `service`, see tests/conftest.py).
+test-fast: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -m "not service" $(FAST)
+
+# Run every notebook and store it with its outputs (tests/test_notebooks.py compares them).
+notebooks: $(BIN)/.installed
+	$(BIN)/python -m tests.test_notebooks
 
 bench: $(BIN)/.installed postgres-binaries
 	$(BIN)/python -m benchmarks.run

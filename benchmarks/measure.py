@@ -49,7 +49,7 @@ class BenchmarkError(RuntimeError):
 
 @dataclass
 class Settings:
-    """Sizes of one benchmark run (``quick()`` for the smoke run, ``full()`` for the README)."""
+    """Sizes of one benchmark run (``quick()`` for the smoke run, ``full()`` for the docs)."""
 
     steps: list[int]
     calls: list[int]
@@ -348,7 +348,10 @@ IMPORTS: dict[str, str] = {
         "import langgraph.graph, langgraph.types, langgraph.channels, langchain_core.messages, "
         "langchain_core.language_models, langchain_core.runnables, langchain_core.tools"
     ),
-    "dynavec_langgraph": "import dynavec_langgraph",
+    # the package's names are imported on first use: import the ones an agent needs
+    "dynavec_langgraph": (
+        "from dynavec_langgraph import ReActAgent, create_react_agent, interrupt, tool"
+    ),
     "langchain.agents": "import langchain.agents",
     "langgraph.prebuilt": "import langgraph.prebuilt",
 }

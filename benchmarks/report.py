@@ -122,7 +122,7 @@ def _overhead_target(time_rows: list[Row]) -> Row | None:
 
 
 def targets(results: dict[str, Any]) -> list[Row]:
-    """Evaluate every target of issue 5 on the measured results."""
+    """Evaluate every target of the benchmark on the measured results."""
     out: list[Row] = []
     time_rows: list[Row] = results["time"]
     for saver, limit in (("sqlite", 0.8), ("postgres", 0.8), ("none", 1.0)):

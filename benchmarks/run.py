@@ -43,7 +43,7 @@ def _log(message: str) -> None:
 def _byte_compile_package() -> None:
     """Compile the package's modules to bytecode first, as ``pip install`` does for a wheel:
     the libraries it is compared with are compiled in site-packages, and without this an
-    editable install under ``PYTHONDONTWRITEBYTECODE=1`` (set on this machine) would compile
+    editable install under ``PYTHONDONTWRITEBYTECODE=1`` (where it is set) would compile
     the package's sources again in every fresh process the import and resume parts start."""
     import compileall
 

@@ -228,7 +228,7 @@ def _agent_outcome(result: Any) -> Outcome:
 def import_system(name: SystemName) -> None:
     """Import the modules ``name`` needs (the resume benchmark times this separately)."""
     if name.startswith("dynavec"):
-        import dynavec_langgraph  # noqa: F401
+        from dynavec_langgraph import ReActAgent, create_react_agent  # noqa: F401
     elif name == "create_agent":
         import langchain.agents  # noqa: F401
     else:

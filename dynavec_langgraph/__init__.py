@@ -5,35 +5,124 @@ Code written against ``dynavec.agents`` runs after::
     from dynavec_langgraph import ReActAgent, interrupt, tool
 """
 
-from dynavec_langgraph._agent import ReActAgent
-from dynavec_langgraph._create_agent import create_agent
-from dynavec_langgraph._errors import (
-    CheckpointerConfigError,
-    CheckpointNotFoundError,
-    ConcurrentResumeError,
-    DamagedThreadError,
-    DynavecError,
-    InboxError,
-    IncompatibleThreadError,
-    InterruptCallError,
-    InvalidDecisionError,
-    InvalidInputError,
-    NothingToResumeError,
-    RemoteRunError,
-    ServerUnavailableError,
-    StorageError,
-    ThreadPausedError,
-)
-from dynavec_langgraph._graph import ReActState, create_react_agent
-from dynavec_langgraph._tools import AgentTool, tool
-from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
-from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
-from dynavec_langgraph.exceptions import ApprovalTimeoutError, MissingDependencyError, NodeInterrupt
-from dynavec_langgraph.interrupt import InterruptValue, interrupt
-from dynavec_langgraph.planner import Plan, Planner, PlanStep
-from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
-from dynavec_langgraph.registry import ToolRegistry, default_registry
-from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
+import importlib
+import sys
+import types
+import typing
+
+if typing.TYPE_CHECKING:
+    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._create_agent import create_agent
+    from dynavec_langgraph._errors import (
+        CheckpointerConfigError,
+        CheckpointNotFoundError,
+        ConcurrentResumeError,
+        DamagedThreadError,
+        DynavecError,
+        InboxError,
+        IncompatibleThreadError,
+        InterruptCallError,
+        InvalidDecisionError,
+        InvalidInputError,
+        NothingToResumeError,
+        RemoteRunError,
+        ServerUnavailableError,
+        StorageError,
+        ThreadPausedError,
+    )
+    from dynavec_langgraph._graph import ReActState, create_react_agent
+    from dynavec_langgraph._tools import AgentTool, tool
+    from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
+    from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
+    from dynavec_langgraph.exceptions import (
+        ApprovalTimeoutError,
+        MissingDependencyError,
+        NodeInterrupt,
+    )
+    from dynavec_langgraph.interrupt import InterruptValue, interrupt
+    from dynavec_langgraph.planner import Plan, Planner, PlanStep
+    from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
+    from dynavec_langgraph.registry import ToolRegistry, default_registry
+    from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
+
+__version__ = "0.1.0"
+"""The package's version (``dynavec-langgraph --version``; pyproject.toml reads it from here)."""
+
+# The names below are imported when first used (PEP 562), so that a command such as
+# ``dynavec-langgraph --help`` starts without importing LangGraph; ``from dynavec_langgraph
+# import X`` and ``dynavec_langgraph.X`` give the same objects as an eager import would.
+_EXPORTS: dict[str, str] = {
+    "AgentLike": "dynavec_langgraph.supervisor",
+    "AgentResult": "dynavec_langgraph.records",
+    "AgentState": "dynavec_langgraph.records",
+    "AgentStep": "dynavec_langgraph.records",
+    "AgentTool": "dynavec_langgraph._tools",
+    "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
+    "BaseCheckpointer": "dynavec_langgraph.checkpoint",
+    "Checkpoint": "dynavec_langgraph.checkpoint",
+    "CheckpointNotFoundError": "dynavec_langgraph._errors",
+    "CheckpointerConfigError": "dynavec_langgraph._errors",
+    "ConcurrentResumeError": "dynavec_langgraph._errors",
+    "DamagedThreadError": "dynavec_langgraph._errors",
+    "DynamoDBCheckpointer": "dynavec_langgraph.dynamodb",
+    "DynavecError": "dynavec_langgraph._errors",
+    "Handoff": "dynavec_langgraph.supervisor",
+    "InboxError": "dynavec_langgraph._errors",
+    "IncompatibleThreadError": "dynavec_langgraph._errors",
+    "InterruptCallError": "dynavec_langgraph._errors",
+    "InterruptValue": "dynavec_langgraph.interrupt",
+    "InvalidDecisionError": "dynavec_langgraph._errors",
+    "InvalidInputError": "dynavec_langgraph._errors",
+    "MemoryCheckpointer": "dynavec_langgraph.checkpoint",
+    "Message": "dynavec_langgraph.records",
+    "MissingDependencyError": "dynavec_langgraph.exceptions",
+    "NodeInterrupt": "dynavec_langgraph.exceptions",
+    "NothingToResumeError": "dynavec_langgraph._errors",
+    "Plan": "dynavec_langgraph.planner",
+    "PlanStep": "dynavec_langgraph.planner",
+    "Planner": "dynavec_langgraph.planner",
+    "ReActAgent": "dynavec_langgraph._agent",
+    "ReActState": "dynavec_langgraph._graph",
+    "RemoteRunError": "dynavec_langgraph._errors",
+    "ServerUnavailableError": "dynavec_langgraph._errors",
+    "StorageError": "dynavec_langgraph._errors",
+    "Supervisor": "dynavec_langgraph.supervisor",
+    "ThreadPausedError": "dynavec_langgraph._errors",
+    "ToolCall": "dynavec_langgraph.records",
+    "ToolRegistry": "dynavec_langgraph.registry",
+    "create_agent": "dynavec_langgraph._create_agent",
+    "create_react_agent": "dynavec_langgraph._graph",
+    "default_registry": "dynavec_langgraph.registry",
+    "interrupt": "dynavec_langgraph.interrupt",
+    "tool": "dynavec_langgraph._tools",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(types.ModuleType):
+    """Keeps ``dynavec_langgraph.interrupt`` the function: importing the submodule
+    ``dynavec_langgraph.interrupt`` sets the package's attribute of that name to the module
+    (the import system does), which an eager ``from .interrupt import interrupt`` undid."""
+
+    def __setattr__(self, name: str, value: typing.Any) -> None:
+        if name == "interrupt" and isinstance(value, types.ModuleType):
+            value = value.interrupt
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "AgentLike",

@@ -2,6 +2,7 @@
 
 Commands::
 
+    dynavec-langgraph --version
     dynavec-langgraph demo   [--db PATH] [--thread ID] [--message TEXT] [--decision D]
     dynavec-langgraph resume  --db PATH   --thread ID  [--decision D]
     dynavec-langgraph inbox list   --db PATH_OR_URI [--graph SPEC] [--json]
@@ -42,52 +43,35 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shlex
+import shutil
 import sqlite3
 import sys
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
-from typing import Any, Final, Literal, TextIO, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, overload
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import StateSnapshot
-
-from dynavec_langgraph._agent import ReActAgent
+from dynavec_langgraph import __version__
 from dynavec_langgraph._errors import (
     CheckpointerConfigError,
     DynavecError,
+    InvalidDecisionError,
     NothingToResumeError,
     ThreadPausedError,
 )
-from dynavec_langgraph._inbox import (
-    Graph,
-    graph_on,
-    list_pending,
-    load_graph,
-    read_thread,
-    resume_graph,
-)
-from dynavec_langgraph._remote_inbox import ServerInbox
-from dynavec_langgraph._resuming import MISSING
-from dynavec_langgraph._serde import safe_serializer
-from dynavec_langgraph._view import build_result
-from dynavec_langgraph.demo import (
-    DEMO_SYSTEM_PROMPT,
-    DEMO_TOOLS,
-    create_demo_agent,
-    demo_model,
-)
-from dynavec_langgraph.interrupt import interrupt_fields
-from dynavec_langgraph.records import AgentResult
-from dynavec_langgraph.savers import (
-    ConnectionSaver,
-    masked_url,
-    parse_database_url,
-    resolve_checkpointer,
-    sqlite_url,
-)
+
+# Everything that imports LangGraph is imported inside the command that needs it, so that
+# `dynavec-langgraph --help` (and a mistyped command) answers at once.
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.types import StateSnapshot
+
+    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._inbox import Graph
+    from dynavec_langgraph.records import AgentResult
 
 __all__ = ["DEFAULT_DB", "DEFAULT_MESSAGE", "CliError", "main"]
 
@@ -106,6 +90,25 @@ _DECISION_WORDS: Final = {
 
 class CliError(Exception):
     """A usage error: printed on stderr, exit code 2."""
+
+
+def invocation() -> str:
+    """This program as the user can type it again in the current directory.
+
+    ``dynavec-langgraph`` when the shell finds this very script on ``PATH`` (or when it runs
+    another way, e.g. ``python -m``); else the script's path, e.g. ``.venv/bin/dynavec-langgraph``
+    in a clone whose virtualenv is not activated (what ``make demo`` runs).
+    """
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is None or script.name != PROG or not script.is_file():
+        return PROG
+    found = shutil.which(PROG)
+    if found is not None and Path(found).resolve() == script.resolve():
+        return PROG
+    relative = os.path.relpath(script)
+    if relative.startswith(".."):
+        return shlex.quote(str(script.resolve()))
+    return shlex.quote(relative if os.sep in relative else f".{os.sep}{relative}")
 
 
 # --- plain functions ---------------------------------------------------------------------
@@ -134,6 +137,8 @@ def parse_decision(text: str) -> Any:
 
 def _sqlite_path(db: str) -> str | None:
     """The SQLite file of ``--db`` (a path or ``sqlite:///PATH``); ``None`` for PostgreSQL."""
+    from dynavec_langgraph.savers import parse_database_url
+
     parsed = parse_database_url(db)
     if parsed is not None and parsed[0] == "postgres":
         return None
@@ -172,7 +177,7 @@ def open_saver(
     if path is not None and must_exist and not Path(path).is_file():
         raise CliError(
             f"no SQLite database at {path!r}: check --db, or start a thread with "
-            f"`{PROG} demo --db {shlex.quote(db)}`"
+            f"`{invocation()} demo --db {shlex.quote(db)}`"
         )
     if read_only:
         return _open_read_only(db, path)
@@ -181,6 +186,9 @@ def open_saver(
 
 @contextmanager
 def _open_read_only(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[Any] | None]:
+    from dynavec_langgraph._serde import safe_serializer
+    from dynavec_langgraph.savers import masked_url
+
     if path is not None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -208,6 +216,8 @@ def _open_read_only(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[A
 
 @contextmanager
 def _open_writable(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[Any]]:
+    from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer, sqlite_url
+
     try:
         saver = resolve_checkpointer(db if path is None else sqlite_url(path))
     except CheckpointerConfigError as error:
@@ -220,6 +230,9 @@ def _open_writable(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[An
 
 def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
     """The demo agent (``demo_model()``, the demo tools) on ``saver``."""
+    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
+
     return ReActAgent(
         demo_model(), DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, checkpointer=saver
     )
@@ -227,13 +240,15 @@ def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
 
 def _graph(spec: str | None) -> Graph:
     """``--graph MODULE:ATTR``, or the demo agent by default."""
+    from dynavec_langgraph._inbox import load_graph
+    from dynavec_langgraph.demo import create_demo_agent
+
     return load_graph(spec) if spec is not None else create_demo_agent()
 
 
-def _resume_command(db: str, thread_id: str) -> str:
-    return (
-        f"{PROG} resume --db {shlex.quote(db)} --thread {shlex.quote(thread_id)} --decision approve"
-    )
+def _resume_command(db: str, thread_id: str, decision: str | None = "approve") -> str:
+    command = f"{invocation()} resume --db {shlex.quote(db)} --thread {shlex.quote(thread_id)}"
+    return command if decision is None else f"{command} --decision {decision}"
 
 
 # --- output ------------------------------------------------------------------------------
@@ -244,6 +259,8 @@ def _dump(value: Any) -> str:
 
 
 def _show_pause(result: AgentResult, out: TextIO) -> None:
+    from dynavec_langgraph.interrupt import interrupt_fields
+
     info = result.interrupt_payload or {}
     pending = info.get("pending") or [info]
     for item in pending:
@@ -261,16 +278,32 @@ def _show_answer(result: AgentResult, out: TextIO) -> None:
     print(f"Answer: {result.output}", file=out)
 
 
+_PROMPT: Final = "Decision (approve / reject / JSON): "
+_DECISION_HINT: Final = (
+    'Answer approve or reject, or JSON such as {"decision": "rejected", "comment": "too much"}; '
+    "Ctrl-D leaves the thread paused."
+)
+
+
+class _Stopped(Exception):
+    """The person left the prompt (Ctrl-C or Ctrl-D) without a decision."""
+
+
 def _prompt(out: TextIO) -> Any:
+    """Ask for a decision until one parses; :class:`_Stopped` on Ctrl-C / Ctrl-D."""
     while True:
-        print("Decision (approve / reject / JSON): ", end="", file=out, flush=True)
-        line = sys.stdin.readline()
+        print(_PROMPT, end="", file=out, flush=True)
+        try:
+            line = sys.stdin.readline()
+        except KeyboardInterrupt:
+            raise _Stopped("Ctrl-C") from None
         if not line:
-            raise CliError("no decision given (end of input); the thread stays paused")
+            raise _Stopped("Ctrl-D")
         try:
             return parse_decision(line.strip())
         except CliError as error:
             print(error, file=out)
+            print(_DECISION_HINT, file=out)
 
 
 # --- the commands --------------------------------------------------------------------------
@@ -291,25 +324,55 @@ def _drive(
     interactive: bool,
     out: TextIO,
 ) -> int:
-    """Show each pause, answer it (flag, then prompt), and print the final answer."""
+    """Show each pause, answer it (flag, then prompt), and print the final answer.
+
+    On a terminal a decision the pause refuses is asked again; Ctrl-C or Ctrl-D at the prompt
+    leaves the thread paused and prints the command that finishes it.
+    """
     while result.termination_reason == "interrupted":
         _show_pause(result, out)
-        if decision is None and interactive and sys.stdin.isatty():
-            decision = _prompt(out)
+        asking = decision is None and interactive and sys.stdin.isatty()
+        if asking:
+            try:
+                decision = _prompt(out)
+            except _Stopped as stopped:
+                print(f"\n({stopped}) Thread {thread_id!r} stays paused. Finish it with:", file=out)
+                print(f"  {_resume_command(db, thread_id, None)}", file=out)
+                print("(it asks for the decision; or add --decision approve)", file=out)
+                return 130 if str(stopped) == "Ctrl-C" else 0
         if decision is None:
             print(f"Thread {thread_id!r} is paused. Resume it with:", file=out)
             print(f"  {_resume_command(db, thread_id)}", file=out)
             return 0
         print(f"Resuming with {_dump(decision)}.", file=out)
-        result = _resume_once(agent, thread_id, decision)
+        try:
+            result = _resume_once(agent, thread_id, decision)
+        except InvalidDecisionError as error:
+            if not asking:
+                raise
+            print(_for_the_cli(str(error)), file=out)
+            print(_DECISION_HINT, file=out)
+            result = _paused_now(agent, thread_id)  # the same approval, asked again
         decision = None
     _show_answer(result, out)
     return 0
 
 
+def _paused_now(agent: ReActAgent, thread_id: str) -> AgentResult:
+    from dynavec_langgraph._inbox import read_thread
+
+    return _paused_result(agent, read_thread(agent.graph, thread_id), thread_id)
+
+
+DEMO_THREAD: Final = "demo"
+"""The thread ``demo`` uses when no ``--thread`` is given (one per database, reused)."""
+
+
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
-    thread_id: str = args.thread or f"demo-{uuid.uuid4().hex[:8]}"
+    reuse = args.thread is None
+    thread_id: str = args.thread or DEMO_THREAD
+    args.thread = thread_id  # for the hints of main()
     with open_saver(args.db, must_exist=False) as saver:
         agent = demo_agent(saver)
         print(f"Thread {thread_id!r} in {args.db}", file=out)
@@ -317,10 +380,17 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         try:
             result = agent.run(args.message, thread_id=thread_id)
         except ThreadPausedError:
-            raise CliError(
-                f"thread {thread_id!r} is paused and waits for a decision; answer it first: "
-                f"{_resume_command(args.db, thread_id)}"
-            ) from None
+            if not reuse:
+                raise CliError(
+                    f"thread {thread_id!r} is paused and waits for a decision; answer it first: "
+                    f"{_resume_command(args.db, thread_id)}"
+                ) from None
+            print(
+                "This request waits: an earlier demo left the thread paused. Answer that "
+                "first, then run the demo again.",
+                file=out,
+            )
+            result = _paused_now(agent, thread_id)
         return _drive(agent, result, args.db, thread_id, decision, interactive=True, out=out)
 
 
@@ -328,6 +398,9 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
+        from dynavec_langgraph._inbox import read_thread
+        from dynavec_langgraph._resuming import MISSING
+
         # read to show the pause and ask for the decision; every check is the guarded
         # resume's, under the thread's lock (ReActAgent.resume)
         paused = read_thread(agent.graph, args.thread)
@@ -344,6 +417,8 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -> AgentResult:
+    from dynavec_langgraph._view import build_result
+
     return build_result(
         dict(snapshot.values),
         snapshot.interrupts,
@@ -369,6 +444,9 @@ def _inbox_source(args: argparse.Namespace) -> str:
 
 
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
+    from dynavec_langgraph._inbox import graph_on, list_pending
+    from dynavec_langgraph._remote_inbox import ServerInbox
+
     where = _inbox_source(args)
     unreadable: list[str] = []
     if args.server is not None:
@@ -398,17 +476,21 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
 
 def _answer_hint(args: argparse.Namespace, pending: int) -> str:
     source = ["--db", args.db] if args.db is not None else ["--server", args.server]
-    parts = [PROG, "inbox", "answer", *source, "--thread", args.thread]
+    parts = ["inbox", "answer", *source, "--thread", args.thread]
     if args.graph is not None:
         parts += ["--graph", args.graph]
     if args.assistant is not None:
         parts += ["--assistant", args.assistant]
     if pending > 1:
         parts += ["--node", "NODE_ID_OR_INTERRUPT_ID"]
-    return " ".join(shlex.quote(p) for p in parts) + " --approve"
+    return " ".join([invocation(), *(shlex.quote(p) for p in parts)]) + " --approve"
 
 
 def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
+    from dynavec_langgraph._inbox import graph_on, resume_graph
+    from dynavec_langgraph._remote_inbox import ServerInbox
+    from dynavec_langgraph._view import build_result
+
     if args.approve:
         decision: Any = "approved"
     elif args.reject:
@@ -463,6 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="dynavec's human-in-the-loop agent on LangGraph."
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     db_help = "SQLite file (PATH or sqlite:///PATH) or postgresql:// URI"
     decision_help = "approve, reject, or a JSON decision"
@@ -474,7 +557,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run the approval demo; pauses before the transfer")
     demo.add_argument("--db", default=DEFAULT_DB, help=f"{db_help} (default {DEFAULT_DB})")
-    demo.add_argument("--thread", help="thread id (default: a new one)")
+    demo.add_argument(
+        "--thread",
+        help=f"thread id (default {DEMO_THREAD!r}: a paused one is answered first, a finished "
+        "one gets the message as a follow-up)",
+    )
     demo.add_argument("--message", default=DEFAULT_MESSAGE, help="the user message")
     demo.add_argument("--decision", help=f"{decision_help}; default: prompt on a terminal")
     demo.set_defaults(handler=cmd_demo)
@@ -528,16 +615,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What the package's errors say about its Python API, said for the command line instead.
+_PYTHON_ADVICE: Final = [
+    (re.compile(r"; send it a new message \(run\(\)\) to continue it"), "; send it a new message"),
+    (
+        re.compile(
+            r"Continue it with ReActAgent\.resume\(thread_id=\.\.\.\) or "
+            r"graph\.invoke\(None, config\)"
+        ),
+        "Continue it with the command in the hint below",
+    ),
+    (re.compile(r" ?Call resume\(thread_id=.*?\) to answer it; run\(\) changed nothing\."), ""),
+]
+
+
+def _for_the_cli(message: str) -> str:
+    """``message`` without advice on Python calls (the hint line gives the command)."""
+    for pattern, replacement in _PYTHON_ADVICE:
+        message = pattern.sub(replacement, message)
+    return message
+
+
 def _hint(args: argparse.Namespace, error: Exception) -> str | None:
     """What to run next, for an error about a thread of ``--db``."""
     db = getattr(args, "db", None)
-    if not isinstance(error, NothingToResumeError) or db is None:
+    thread = getattr(args, "thread", None)
+    if db is None:
         return None
     quoted = shlex.quote(db)
+    if isinstance(error, InvalidDecisionError) and thread is not None:
+        return (
+            f"the thread stays paused; answer it with `{_resume_command(db, thread, None)}` "
+            "(on a terminal it asks), or --decision approve / --decision reject"
+        )
+    if isinstance(error, ThreadPausedError) and thread is not None:
+        return f"answer it with `{_resume_command(db, thread)}`"
+    if not isinstance(error, NothingToResumeError):
+        return None
+    if thread is not None and "stopped before" in str(error):
+        return f"`{_resume_command(db, thread, None)}` finishes the interrupted run"
     return (
-        f"`{PROG} inbox list --db {quoted}` shows the paused threads; `{PROG} demo --db "
-        f"{quoted} --thread ID --message TEXT` sends a thread a new message"
+        f"`{invocation()} inbox list --db {quoted}` shows the paused threads; `{invocation()} "
+        f"demo --db {quoted} --thread ID --message TEXT` sends a thread a new message"
     )
+
+
+def _stop_on_closed_pipe() -> int:
+    """The reader of stdout went away (``... | head``): stop quietly, as ``cat`` does."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # nothing more can be written; no error at exit
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE, what a shell reports for a program a closed pipe stopped
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -545,8 +673,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _stop_on_closed_pipe()
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted (Ctrl-C): the thread keeps what was saved", file=sys.stderr)
+        db, thread = getattr(args, "db", None), getattr(args, "thread", None)
+        if db is not None and thread is not None:
+            print(
+                f"{PROG}: hint: `{_resume_command(db, thread, None)}` shows where thread "
+                f"{thread!r} stopped and finishes it",
+                file=sys.stderr,
+            )
+        return 130
     except (CliError, DynavecError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {_for_the_cli(str(error))}", file=sys.stderr)
         hint = _hint(args, error)
         if hint:
             print(f"{PROG}: hint: {hint}", file=sys.stderr)

@@ -17,7 +17,7 @@ The model is chosen when it is called, never at import: ``ChatOpenAI`` (model
 ``get_balance`` call, then a ``transfer_funds`` call (amount and recipient read from the
 message), one call per turn, then a final answer that reports their results.
 
-The pause is one every approval UI answers (see the README's approval UI table): Studio's form,
+The pause is one every approval UI answers (see docs/approval-uis.md): Studio's form,
 the Agent Chat UI (LangChain 1.0 decisions, or the Accept / Ignore / Respond buttons of the
 ``create-agent-chat-app`` template), Agent Inbox, and the CLI. Approve / accept reach the tool as
 ``"approved"``, reject / ignore as ``"rejected"``, a typed response as its text.

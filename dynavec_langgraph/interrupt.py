@@ -459,7 +459,7 @@ def running_tool_call(call: ToolCallRef) -> Iterator[None]:
 
 
 def _plain(decision: Decision, wrapped: bool) -> Any:
-    """A UI's decision as a dynavec tool reads it (the README's table)."""
+    """A UI's decision as a dynavec tool reads it (the table of docs/approval-uis.md)."""
     if decision.kind == "approve":
         return "approved"
     if decision.kind == "reject":

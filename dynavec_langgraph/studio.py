@@ -10,7 +10,7 @@ Answer the pause in Studio with the form it draws (``{"decision": "approved"}``)
 ``Command(resume="approved")`` / ``"rejected"``
 (see :class:`~dynavec_langgraph.demo.TransferDecision`), or answer it from the Agent Chat UI or
 Agent Inbox pointed at this server: every pause carries their fields and their decisions are
-read (see the README's "Approval UIs").
+read (see docs/approval-uis.md).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Start order (:class:`Cluster`): PostgreSQL, Redis, the first server ALONE (it ru
 migrations; two first starts on a fresh database race on them), then the others. Every process
 binds 127.0.0.1 and is stopped by its PID.
 
-``python -m tests.cluster`` (``make cluster``) starts one for trying the README's "Scale out"
+``python -m tests.cluster`` (``make cluster``) starts one for trying docs/scale-out.md
 section and stops it on Ctrl-C.
 """
 

@@ -1,6 +1,6 @@
-"""Nothing runs twice, nothing is dropped: the cases an adversarial pass found (issue 14).
+"""Nothing runs twice, nothing is dropped: the cases an adversarial review found.
 
-Each case ran something twice or dropped something silently before it was fixed; counters
+Each case is one where an agent could run something twice or drop something silently; counters
 prove what ran how often, on SQLite files and PostgreSQL where storage is involved. The
 tool-call id cases (none, empty, duplicate ids) are in ``tests/test_tool_call_ids.py``.
 """

@@ -1,7 +1,7 @@
-"""Every pause answered from the approval UIs people use (issue 15), in-process.
+"""Every pause answered from the approval UIs people use, in-process.
 
 The interrupt value of every pause carries each UI's fields; each UI's decision format reaches a
-dynavec tool as the README's table says (counters prove what ran how often); a decision the tool
+dynavec tool as docs/approval-uis.md says (counters prove what ran how often); a decision the tool
 cannot take asks the same approval again, through the raw graph and ``ReActAgent``. The same
 through ``langgraph dev`` is in tests/test_studio.py, and with a real browser in
 tests/test_browser.py.
@@ -322,7 +322,7 @@ async def _sync(method: Any, *args: Any, **kwargs: Any) -> Any:
     return method(*args, **kwargs)
 
 
-# --- issue 14, case 6: a tool that pauses twice, on a saver the package opens -------------------
+# --- a tool that pauses twice, on a saver the package opens --------------------------------
 
 
 class Choice(BaseModel):
@@ -371,7 +371,7 @@ def test_a_schema_decision_is_validated_again_on_every_re_run(tmp_path: Path) ->
 def test_without_a_schema_a_model_decision_comes_back_as_the_saver_returns_it(
     tmp_path: Path,
 ) -> None:
-    """What the README says: without ``response_schema`` a re-run reads the decision back from
+    """What the docs say: without ``response_schema`` a re-run reads the decision back from
     the saver, so a pydantic object given in-process comes back as the saver revives it."""
     seen: list[Any] = []
 

@@ -1,5 +1,5 @@
 """The conversation keeps no process-global state: its analysis travels with the ``messages``
-value (a :class:`Conversation`) in a :class:`ConversationChannel` (issue 11).
+value (a :class:`Conversation`) in a :class:`ConversationChannel`.
 
 The first tests pin what that design relies on from LangGraph, so an upgrade that breaks it
 fails here instead of silently making every step O(n) again. The others run conversations

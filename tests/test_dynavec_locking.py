@@ -1,4 +1,4 @@
-"""A dynavec checkpointer shared between processes: the lock it gets (README "Persistence").
+"""A dynavec checkpointer shared between processes: the lock it gets (docs/guarantees.md).
 
 A user's own dynavec ``BaseCheckpointer`` that has ``resume_lock`` / ``aresume_lock`` context
 managers (``tests/children/file_checkpointer.py``: ``flock`` on a file per thread) is locked

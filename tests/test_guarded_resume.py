@@ -201,8 +201,9 @@ def test_every_entry_point_refuses_the_same_case_with_the_same_error(
 def test_the_messages_are_identical_across_entry_points(
     threads: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Word for word, except the hint on how to answer several pauses, which names the
-    caller's own API (``decisions=`` in Python, ``--node`` in the inbox)."""
+    """Word for word, except the how-to that names the caller's own API: how to answer
+    several pauses (``decisions=`` in Python, ``--node`` in the inbox) and how to continue a
+    finished thread (``run()`` in Python; the CLI's hint line names its command)."""
     for case in CASES:
         thread_id = _case(case)[0]
         seen: dict[str, str] = {}
@@ -225,6 +226,10 @@ def test_the_messages_are_identical_across_entry_points(
             assert "decisions={node_id: decision" in seen["ReActAgent.resume"]
             assert "answer one with --node" in seen["inbox.resume_graph"]
             seen = {k: v.split("); ")[0] for k, v in seen.items()}
+        if case == "not paused":
+            assert seen["ReActAgent.resume"].endswith("new message (run()) to continue it")
+            assert "()" not in seen["cli inbox answer"]
+            seen = {k: v.split("; send it a new message")[0] for k, v in seen.items()}
         assert len(set(seen.values())) == 1, (case, seen)
 
 

@@ -1,4 +1,4 @@
-"""Tools written for LangGraph run in this agent as in LangGraph's own (issue 9).
+"""Tools written for LangGraph run in this agent as in LangGraph's own.
 
 Every row runs the same tools, the same scripted conversation and the same assertions against
 this package's ``create_react_agent`` and, as the reference, ``langgraph.prebuilt``'s, with the
@@ -702,7 +702,7 @@ async def test_parallel_new_input_while_one_of_three_is_paused_never_reruns_fini
 
 
 def test_parallel_parent_routing_elsewhere_while_paused_never_reruns_finished_calls() -> None:
-    """Embedded as a stateful subgraph (``checkpointer=True``), as the README asks; plain
+    """Embedded as a stateful subgraph (``checkpointer=True``), as the docs ask; plain
     embedding starts the agent over in either mode (tests/test_parent_graph.py)."""
     model = ScriptedChatModel(
         policy=parent_policy(
@@ -749,7 +749,7 @@ def test_parallel_parent_routing_elsewhere_while_paused_never_reruns_finished_ca
         assert_valid(request)
 
 
-# --- config injection, and the README's example -------------------------------------------
+# --- config injection, and the documented example -----------------------------------------
 
 
 @lc_tool
@@ -780,12 +780,11 @@ def test_injected_config(kind: Kind, openai: OpenAIServer) -> None:
     check_wire(openai, 2)
 
 
-def test_the_readme_example_runs() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## Using LangGraph tools", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+def test_the_documented_swarm_example_runs() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "langgraph-tools.md").read_text()
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/langgraph-tools.md", "exec"), namespace)
     assert namespace["out"]["messages"][-1].content == "Bob here, Ada."
     assert [m.content for m in namespace["out"]["messages"]][2] == "2 messages"
 

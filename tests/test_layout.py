@@ -1,5 +1,5 @@
 """Each rule has one home: no import cycles, no module using another's private names, and one
-reader of the interrupt value (issue 11)."""
+reader of the interrupt value."""
 
 from __future__ import annotations
 

@@ -951,6 +951,7 @@ for option, value in (("middleware", [object()]), ("response_format", dict)):
 """
 
 
+@pytest.mark.service  # a fresh interpreter without langchain
 def test_without_langchain_the_factory_works_and_names_the_extra() -> None:
     done = subprocess.run(
         [sys.executable, "-c", NO_LANGCHAIN], capture_output=True, text=True, timeout=120

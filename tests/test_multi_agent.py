@@ -1,4 +1,4 @@
-"""Handoffs with ``langgraph-swarm`` and ``langgraph-supervisor`` (issue 9).
+"""Handoffs with ``langgraph-swarm`` and ``langgraph-supervisor``.
 
 This package's agent sits on either side of a handoff next to LangGraph's prebuilt agent, with
 the real ``ChatOpenAI`` over HTTP against the strict local server and a checkpointer on the top

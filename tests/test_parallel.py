@@ -1,4 +1,4 @@
-"""Parallel tool calls and several pending approvals (issue 6), sync and async.
+"""Parallel tool calls and several pending approvals, sync and async.
 
 ``parallel_tool_calls=True`` sends each call of a turn as its own task: finished calls are
 never re-run, several interrupts can be pending at once, and ``resume_command`` /
@@ -138,7 +138,7 @@ def frozen(agent: ReActAgent, thread_id: str) -> tuple[Any, ...]:
 
 PAUSED_COUNTS = Counter({"pay": 2, "look": 1, "ship": 2})
 """In a turn of several calls a pausing call is entered twice before its pause: its first run
-is held until the finished results are saved, then it pauses for good (issue 9)."""
+is held until the finished results are saved, then it pauses for good."""
 FINAL_ANSWERS = [("pay", "pay 1: A"), ("look", "look 2"), ("ship", "ship 3: B")]
 
 

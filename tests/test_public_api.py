@@ -5,6 +5,7 @@ checked by ``mypy --strict``; the tests also run them)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -53,7 +54,7 @@ from dynavec_langgraph.testing import ScriptedChatModel
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
 
-CONTRACT_NAMES = {
+DYNAVEC_NAMES = {
     "ReActAgent",
     "interrupt",
     "tool",
@@ -67,7 +68,7 @@ CONTRACT_NAMES = {
     "Message",
     "ToolCall",
 }
-"""docs/compatibility.md §1, without the names not required for the first release."""
+"""dynavec.agents' names (docs/compatibility.md N1), without the ones dynavec marks optional."""
 
 ERRORS: dict[type[DynavecError], type[Exception]] = {
     ThreadPausedError: RuntimeError,
@@ -95,12 +96,12 @@ def test_all_is_sorted() -> None:
 
 def test_all_is_complete() -> None:
     exported = set(dynavec_langgraph.__all__)
-    assert exported >= CONTRACT_NAMES
+    assert exported >= DYNAVEC_NAMES
     assert exported >= {e.__name__ for e in ERRORS} | {"DynavecError"}
-    public = {
+    public = {  # dir(): the names are imported on first use (dynavec_langgraph/__init__.py)
         name
-        for name, value in vars(dynavec_langgraph).items()
-        if not name.startswith("_") and not inspect.ismodule(value)
+        for name in dir(dynavec_langgraph)
+        if not name.startswith("_") and not inspect.ismodule(getattr(dynavec_langgraph, name))
     }
     assert public == exported
     for name in exported:
@@ -603,7 +604,8 @@ def _is_public(path: Path) -> bool:
     return not any(p.startswith("_") and p != "__init__" for p in parts)
 
 
-def _attribute_docs() -> set[str]:
+@functools.cache
+def _attribute_docs() -> frozenset[str]:
     """Module-level names followed by a docstring (``NAME = ...`` then ``\"\"\"...\"\"\"``)."""
     out: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
@@ -615,7 +617,7 @@ def _attribute_docs() -> set[str]:
                 out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 out.add(node.target.id)
-    return out
+    return frozenset(out)
 
 
 def test_the_public_modules_and_their_names_are_pinned() -> None:

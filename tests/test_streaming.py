@@ -1,4 +1,4 @@
-"""Streaming (issue 6): ``ReActAgent.stream`` / ``astream`` / ``stream_resume`` /
+"""Streaming: ``ReActAgent.stream`` / ``astream`` / ``stream_resume`` /
 ``astream_resume`` and the raw graph with ``STREAM_MODES`` + ``events_from_chunk``.
 
 Exact event sequences with the scripted model (it streams its text word by word), and real
@@ -297,7 +297,7 @@ async def test_stream_parallel_pauses_and_decisions(use_async: bool) -> None:
     assert events[2:-1] == tokens("Both done.")
     assert (final.termination_reason, final.output) == ("completed", "Both done.")
     assert final.steps[0].observations == ["pay 1: A", "look 2", "ship 3: B"]
-    # each pausing call entered once more: held one step so look's result was saved (issue 9)
+    # each pausing call entered once more: held one step so look's result was saved
     assert runs == Counter({"look": 1, "pay": 3, "pay_decided": 1, "ship": 3, "ship_decided": 1})
     check_model_calls(model)
 

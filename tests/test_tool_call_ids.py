@@ -2,9 +2,9 @@
 
 Some OpenAI-compatible servers number tool calls ``call_0``, ``call_1``, ... afresh in every turn,
 some repeat one id, some leave ids empty or ``None``. Answers are matched to calls by id, so
-before this was fixed a repeated id looked answered: calls never ran, or ran away (an id of
-``None`` ran 9,999 times), or got a copy of another call's result. Every call now gets an id
-that is unique in the thread when it enters the state (docs/compatibility.md, row I1).
+left as sent a repeated id looks answered: calls never run, or run away (an id of ``None``
+ran 9,999 times), or get a copy of another call's result. Every call gets an id that is
+unique in the thread when it enters the state (docs/compatibility.md, row I1).
 Counters prove what ran how often; the reference (``langchain.agents.create_agent``) runs the
 same script where the comparison makes sense.
 """

@@ -3,7 +3,7 @@
 ``FileCheckpointer(folder)`` keeps each thread's records as JSON lines in ``folder/THREAD.jsonl``
 and defines ``resume_lock(thread_id)`` / ``aresume_lock(thread_id)``: ``flock`` on
 ``folder/THREAD.lock``, never waiting. The package uses a dynavec checkpointer's own lock when
-it has one (README "Persistence", guarantees); without it a dynavec checkpointer shared between
+it has one (docs/guarantees.md); without it a dynavec checkpointer shared between
 processes is locked in-process only.
 """
 

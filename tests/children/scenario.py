@@ -341,8 +341,10 @@ def wait_for_any(paths: Sequence[Path], *procs: subprocess.Popen[str]) -> Path:
                 return path
         for proc in procs:
             if proc.poll() is not None and not any(p.exists() for p in paths):
-                _, err = proc.communicate()
-                raise AssertionError(f"child exited ({proc.returncode}) before {paths}:\n{err}")
+                out, err = proc.communicate()
+                raise AssertionError(
+                    f"child exited ({proc.returncode}) before {paths}:\n{out}\n{err}"
+                )
         if time.monotonic() > deadline:
             raise AssertionError(f"none of {paths} appeared within {TIMEOUT} s")
         time.sleep(0.005)

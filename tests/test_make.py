@@ -1,0 +1,55 @@
+"""The README's commands as ``make`` plans them (``make -n``: printed, not run), the licence
+file pyproject.toml names, and CI's entry point."""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _plan(target: str, venv: Path) -> list[str]:
+    done = subprocess.run(
+        ["make", "-n", target, f"VENV={venv}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.splitlines()
+
+
+def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
+    plan = _plan("demo", tmp_path / "venv")
+
+    installs = [line for line in plan if "pip install" in line]
+    assert installs == [
+        f"{tmp_path}/venv/bin/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'"
+    ]
+    assert plan[-1] == f"{tmp_path}/venv/bin/dynavec-langgraph demo"
+
+
+def test_make_test_installs_the_rest_and_runs_the_whole_suite(tmp_path: Path) -> None:
+    plan = _plan("test", tmp_path / "venv")
+
+    assert any(line.endswith("pip install -q -e '.[dev]'") for line in plan)
+    assert plan[-1] == f"{tmp_path}/venv/bin/python -m pytest"  # no marker: every test
+    assert "make test" in (REPO / ".ci" / "run").read_text().splitlines()[-1]
+
+
+def test_make_test_fast_leaves_out_the_service_tests(tmp_path: Path) -> None:
+    plan = _plan("test-fast", tmp_path / "venv")
+
+    assert plan[-1].startswith(f'{tmp_path}/venv/bin/python -m pytest -q -m "not service"')
+
+
+def test_the_licence_is_the_one_pyproject_names() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    text = (REPO / "LICENSE").read_text()
+    assert text.startswith("MIT License\n")
+    assert 'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND' in text
