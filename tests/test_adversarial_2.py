@@ -1,4 +1,4 @@
-"""The second adversarial pass (issue 26): text stored exactly or refused, foreign threads and
+"""The second adversarial pass: text stored exactly or refused, foreign threads and
 tables, damaged threads, bad ``interrupt()`` calls and other raw errors.
 
 Each case is refused with an error of the package's tree that names the field (and position),

@@ -1,4 +1,4 @@
-"""``dynavec_langgraph.create_agent``: ``create_agent``'s face of the one factory (issue 20).
+"""``dynavec_langgraph.create_agent``: ``create_agent``'s face of the one factory.
 
 LangChain's own agent tests run against it in ``make reference-langchain``
 (tests/reference/langchain_agents.py). Here: the guarantee on that face (an approval pauses

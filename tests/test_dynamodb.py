@@ -271,7 +271,7 @@ def _resume_until_free(agent: ReActAgent) -> tuple[Any, list[str]]:
 def test_sigkill_of_the_lock_holder_frees_the_thread_at_once(
     dynamodb_url: str, tmp_path: Path
 ) -> None:
-    """Issue 26: the owner check sees that the holder (a process of this machine) is gone, so
+    """The owner check sees that the holder (a process of this machine) is gone, so
     the next caller proceeds at once instead of waiting for the lease (the error before the
     kill names the live holder truthfully)."""
     scenario = Scenario(tmp_path / "effects")
@@ -372,7 +372,7 @@ def test_bad_dynamodb_urls(url: str, message: str) -> None:
         resolve_checkpointer(url)
 
 
-# --- the 400 KB item limit (issue 26) -------------------------------------------------------
+# --- the 400 KB item limit ----------------------------------------------------------------
 
 
 def _items(store: DynamoDBCheckpointer, server: DynamoDBServer) -> list[dict[str, Any]]:
@@ -474,7 +474,7 @@ def test_replacing_a_record_in_pieces_leaves_no_stale_pieces(
     assert store.delete("t") is True and _items(store, dynamodb_server) == []
 
 
-# --- clear errors (issue 26) ----------------------------------------------------------------
+# --- clear errors -------------------------------------------------------------------------
 
 
 def _no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_n1_names() -> None:
         "Handoff", "AgentLike", "Planner", "Plan", "PlanStep", "ToolRegistry",
         "default_registry", "DEFAULT_REACT_SYSTEM_PROMPT",
     }  # fmt: skip
-    assert set(agents.__all__) >= expected  # CONTRACT-2 names: tests/dynavec_contract
+    assert set(agents.__all__) >= expected  # dynavec's names (part 2): tests/dynavec_contract
     for name in expected - {"DEFAULT_REACT_SYSTEM_PROMPT"}:  # the constant: agents only
         assert getattr(dynavec_langgraph, name) is getattr(agents, name)
     assert agents.Message is Message and agents.ToolCall is ToolCall

@@ -263,7 +263,7 @@ def test_a_run_stopped_without_a_pause_is_finished_by_the_agent_and_refused_by_t
 ) -> None:
     """A thread stopped before its tool node (here a breakpoint; a crashed run, or a thread
     whose pause record was deleted, looks the same) has no approval to answer: the inbox
-    refuses; ReActAgent.resume refuses a decision (it would be dropped: issue 26) and,
+    refuses; ReActAgent.resume refuses a decision (it would be dropped) and,
     without one, finishes the run (documented crash continuation)."""
     with SqliteSaver.from_conn_string(str(db)) as saver:
         app = inbox_graph.graph.copy(update={"checkpointer": saver})

@@ -134,7 +134,7 @@ def test_non_json_payload_raises_before_anything_is_saved(payload: Any) -> None:
 async def test_non_json_payload_in_a_tool_reaches_the_developer(use_async: bool) -> None:
     """A payload that cannot be stored is the tool's bug: ``InterruptCallError`` (a
     ``TypeError``) is raised to the caller, not shown to the model as an error observation
-    with the run ending "completed" (issue 26). The steps before it stay saved."""
+    with the run ending "completed". The steps before it stay saved."""
     calls = Counter[str]()
 
     @tool

@@ -67,7 +67,7 @@ SUBMODULES = {
     "dynavec_langgraph.chat.anthropic": ["AnthropicChatModel"],
     "dynavec_langgraph.chat.bedrock": ["BedrockChatModel"],
 }  # fmt: skip
-"""CONTRACT-2 §1.3/§1.4's table, as docs/compatibility.md N6 lists it."""
+"""dynavec's module table (part 2 §1.3/§1.4), as docs/compatibility.md N6 lists it."""
 
 PROVIDER_SDKS = ("openai", "anthropic", "boto3", "botocore")
 PROVIDER_PACKAGES = ("langchain_openai", "langchain_anthropic", "langchain_aws")
