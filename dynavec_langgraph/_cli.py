@@ -292,8 +292,8 @@ class _Stopped(Exception):
 def _prompt(out: TextIO) -> Any:
     """Ask for a decision until one parses; :class:`_Stopped` on Ctrl-C / Ctrl-D."""
     while True:
-        print(_PROMPT, end="", file=out, flush=True)
-        try:
+        try:  # a Ctrl-C right after the prompt is shown, before the read starts, is the same
+            print(_PROMPT, end="", file=out, flush=True)
             line = sys.stdin.readline()
         except KeyboardInterrupt:
             raise _Stopped("Ctrl-C") from None
