@@ -38,6 +38,7 @@ namespace runs from), ``"__pregel_resuming"`` (the run resumes), the namespace s
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
@@ -104,8 +105,11 @@ def _target(config: RunnableConfig) -> _Target | None:
 
 
 def _lock_key(thread_id: str, call_id: str) -> str:
-    """The name the call's lock is taken under (a lock of its own, beside the thread's)."""
-    return f"{thread_id}\x00claim:{call_id}"
+    """The name the call's lock is taken under (a lock of its own, beside the thread's): the
+    thread id plus a digest of the call id, so a lock that names files or keys after the
+    thread id (a user's ``resume_lock``) gets only characters it already takes."""
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:16]
+    return f"{thread_id}.claim-{digest}"
 
 
 @dataclass
