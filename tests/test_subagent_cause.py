@@ -103,3 +103,33 @@ def test_the_mirrored_reading_of_a_tool_task_has_not_changed() -> None:
     source = inspect.getsource(base._record_pending_tool_calls)
     assert 'payload.get("tool_call")' in source
     assert hashlib.sha256(source.encode()).hexdigest()[:16] == "cf4be33770ed4985"
+
+
+def test_a_pause_under_the_v3_stream_resumes_once() -> None:
+    """The cause transformer only reads: a tool that pauses under ``stream_events(version="v3")``
+    pauses once and its call runs once after the decision."""
+    from langgraph.types import Command
+
+    from dynavec_langgraph import interrupt
+
+    ran: list[str] = []
+
+    @tool("pay")
+    def pay(amount: int) -> str:
+        """Pay after approval."""
+        decision = interrupt("approve", {"amount": amount})
+        ran.append(str(decision))
+        return f"paid {amount}: {decision}"
+
+    model = ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}, "id": "p1"}], "ok"])
+    agent = create_agent(model, [pay], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    for _ in agent.stream_events({"messages": [HumanMessage("pay")]}, config, version="v3"):
+        pass
+    assert agent.get_state(config).interrupts and ran == []
+    for _ in agent.stream_events(Command(resume="yes"), config, version="v3"):
+        pass
+    assert ran == ["yes"]
+    messages = agent.get_state(config).values["messages"]
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5: yes"]
+    assert messages[-1].text == "ok"
