@@ -99,9 +99,9 @@ async def _wait(client: LangGraphClient, thread_id: str, graph_id: str, **kwargs
 
 async def _pending(client: LangGraphClient, thread_id: str) -> dict[str, Any]:
     assert (await client.threads.get(thread_id))["status"] == "interrupted"
-    interrupts: list[dict[str, Any]] = (await client.threads.get_state(thread_id))["interrupts"]
+    interrupts: list[Any] = list((await client.threads.get_state(thread_id))["interrupts"])
     assert len(interrupts) == 1, interrupts
-    return interrupts[0]
+    return dict(interrupts[0])
 
 
 async def test_agent_inbox_finds_the_arguments_and_every_button(ui_server: Studio) -> None:
