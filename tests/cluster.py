@@ -5,14 +5,15 @@ runtime ``langgraph-runtime-pg``. ``langhost==0.11.1.post1`` pins ``langgraph-ap
 older than the ``langgraph-api`` of this package's ``studio`` extra, so the server stack lives in
 its own virtualenv (:func:`langhost_venv`), created on first use and cached under
 ``~/.cache/dynavec-langgraph/`` keyed by the pinned versions; the servers import this package
-from the repository (their working directory).
+from the repository (their working directory). ``engine="aegra"``: Aegra (``aegra-api``,
+Apache-2.0) from a virtualenv of its own (:func:`aegra_venv`), over PostgreSQL alone.
 
 Start order (:class:`Cluster`): PostgreSQL, Redis, the first server ALONE (it runs the
 migrations; two first starts on a fresh database race on them), then the others. Every process
 binds 127.0.0.1 and is stopped by its PID.
 
 ``python -m tests.cluster`` (``make cluster``) starts one for trying docs/scale-out.md
-section and stops it on Ctrl-C.
+section and stops it on Ctrl-C (``--engine aegra``: two Aegra servers instead, no Redis).
 """
 
 from __future__ import annotations
@@ -352,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.cluster", description=__doc__)
     parser.add_argument("--servers", type=int, default=2, help="API servers (default 2)")
     parser.add_argument("--config", type=Path, default=REPO / "langgraph.json")
+    parser.add_argument("--engine", choices=ENGINES, default="langhost", help="default langhost")
     parser.add_argument(
         "--heartbeat", default="10", help="LG_BG_JOB_HEARTBEAT in seconds (default 10)"
     )
@@ -359,9 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     cluster = Cluster(
         config=args.config.resolve(),
         servers=args.servers,
+        engine=args.engine,
         env={"LG_BG_JOB_HEARTBEAT": args.heartbeat, "N_JOBS_PER_WORKER": "4"},
     )
-    print(f"starting PostgreSQL, Redis and {args.servers} servers ({LANGHOST})...", flush=True)
+    stack = "Redis and " if args.engine == "langhost" else ""
+    package = LANGHOST if args.engine == "langhost" else AEGRA
+    print(f"starting PostgreSQL, {stack}{args.servers} servers ({package})...", flush=True)
     try:
         cluster.start()
     except ClusterUnavailable as error:
