@@ -564,13 +564,16 @@ class DynamoDBCheckpointer(BaseCheckpointer):
     def _read_at(self, record: Checkpoint, revision: str | None) -> None:
         """Note the revision a returned record was read at (for :meth:`save_if_unchanged`)."""
         key = id(record)
+        revisions = self._read_revisions
 
-        def forget(_: object, key: int = key) -> None:
-            with self._cache_lock:
-                self._read_revisions.pop(key, None)
+        def forget(dead: weakref.ref[Checkpoint], key: int = key) -> None:
+            # no lock: the collector may call this while this thread holds one
+            entry = revisions.get(key)
+            if entry is not None and entry[0] is dead:
+                revisions.pop(key, None)
 
         with self._cache_lock:
-            self._read_revisions[key] = (weakref.ref(record, forget), revision)
+            revisions[key] = (weakref.ref(record, forget), revision)
 
     def _remember(self, pk: str, revision: Any, record: Checkpoint) -> None:
         if not isinstance(revision, str):

@@ -13,6 +13,7 @@ the LangGraph behaviours the claim reads are pinned.
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import threading
@@ -376,3 +377,6 @@ def test_save_if_unchanged_refuses_a_record_it_did_not_read(dynamodb_url: str) -
     assert not store.save_if_unchanged(Checkpoint("t", read.checkpoint_id, node_id="x"), read)
     again = store.get("t")
     assert again is not None and again.node_id == "step_1"
+    del read, again
+    gc.collect()
+    assert store._read_revisions == {}  # a record let go is forgotten
