@@ -27,6 +27,7 @@ from dynavec_langgraph._audit import (
     notification_body,
     outbox,
     record,
+    wait_for_deliveries,
 )
 
 __all__ = [
@@ -45,4 +46,5 @@ __all__ = [
     "notification_body",
     "outbox",
     "record",
+    "wait_for_deliveries",
 ]

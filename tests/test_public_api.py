@@ -555,6 +555,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "notification_body",
         "outbox",
         "record",
+        "wait_for_deliveries",
     ],
     "dynavec_langgraph.planner": [
         "DEFAULT_PLANNER_PROMPT",
