@@ -54,21 +54,38 @@ __all__ = [
     "AUDIT_ENV",
     "AUDIT_KEY",
     "AUDIT_NS",
+    "IN_PROCESS_BACKOFF",
+    "IN_PROCESS_TRIES",
+    "MAX_BACKOFF",
     "NOTIFY_ENV",
     "NOTIFY_KEY",
     "OUTBOX_NS",
+    "SURFACES",
     "SURFACE_KEY",
+    "SWEEPER_BACKOFF",
     "AuditEvent",
     "Delivery",
     "Notifier",
+    "aaudit_trail",
+    "arecord",
+    "audit_refusals",
     "audit_trail",
     "deliver",
     "deliver_soon",
+    "enqueue",
+    "event_id",
+    "events_of",
+    "make_event",
+    "mirrored_interrupt_id",
     "notification_body",
     "on_decision",
     "on_pause",
+    "ordered",
     "outbox",
     "record",
+    "recording",
+    "wait_for_deliveries",
+    "with_audit",
 ]
 
 AUDIT_NS: Final = "dynavec_audit"
@@ -231,7 +248,7 @@ def _decode(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def _ordered(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def ordered(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     seen: dict[str, dict[str, Any]] = {}
     for entry in entries:
         seen.setdefault(str(entry.get("event_id")), entry)
@@ -246,10 +263,10 @@ def _read(target: Any, ns: str, thread_id: str) -> list[dict[str, Any]]:
             page = target.search((ns, thread_id), limit=100, offset=offset)
             found += [dict(item.value) for item in page]
             if len(page) < 100:
-                return _ordered(found)
+                return ordered(found)
             offset += 100
     items = target.list(_config(thread_id, ns))
-    return _ordered(e for t in items if (e := _decode(t.metadata)) is not None)
+    return ordered(e for t in items if (e := _decode(t.metadata)) is not None)
 
 
 async def _aread(target: Any, ns: str, thread_id: str) -> list[dict[str, Any]]:
@@ -260,13 +277,13 @@ async def _aread(target: Any, ns: str, thread_id: str) -> list[dict[str, Any]]:
             page = await target.asearch((ns, thread_id), limit=100, offset=offset)
             found += [dict(item.value) for item in page]
             if len(page) < 100:
-                return _ordered(found)
+                return ordered(found)
             offset += 100
     entries = []
     async for t in target.alist(_config(thread_id, ns)):
         if (e := _decode(t.metadata)) is not None:
             entries.append(e)
-    return _ordered(entries)
+    return ordered(entries)
 
 
 def _check_target(target: Any) -> None:
@@ -280,7 +297,7 @@ def _check_target(target: Any) -> None:
 # --- the audit trail ------------------------------------------------------------------------
 
 
-def _event(
+def make_event(
     thread_id: str,
     kind: str,
     *,
@@ -355,7 +372,7 @@ def record(
         ValueError: an unknown ``surface``.
     """
     _check_target(target)
-    event = _event(
+    event = make_event(
         thread_id,
         kind,
         outcome=outcome,
@@ -378,12 +395,12 @@ async def arecord(target: Any, thread_id: str, kind: str, **fields: Any) -> Audi
     """Async twin of :func:`record` (for async savers)."""
     _check_target(target)
     eid = fields.pop("event_id", None)
-    event = _event(thread_id, kind, event_id_=eid, **fields)
+    event = make_event(thread_id, kind, event_id_=eid, **fields)
     await _awrite(target, AUDIT_NS, thread_id, event.as_dict())
     return event
 
 
-def _events(entries: Sequence[dict[str, Any]]) -> list[AuditEvent]:
+def events_of(entries: Sequence[dict[str, Any]]) -> list[AuditEvent]:
     names = set(AuditEvent.__dataclass_fields__)
     return [AuditEvent(**{k: v for k, v in e.items() if k in names}) for e in entries]
 
@@ -401,13 +418,13 @@ def audit_trail(target: Any, thread_id: str) -> list[AuditEvent]:
         [('refused', 'ana')]
     """
     _check_target(target)
-    return _events(_read(target, AUDIT_NS, thread_id))
+    return events_of(_read(target, AUDIT_NS, thread_id))
 
 
 async def aaudit_trail(target: Any, thread_id: str) -> list[AuditEvent]:
     """Async twin of :func:`audit_trail`."""
     _check_target(target)
-    return _events(await _aread(target, AUDIT_NS, thread_id))
+    return events_of(await _aread(target, AUDIT_NS, thread_id))
 
 
 # --- inside the graph: where decisions are read --------------------------------------------
@@ -514,7 +531,7 @@ def on_decision(value: Any, raw: Any, index: int, refused: str | None) -> None:
     interrupt_id = mirrored_interrupt_id(setting.ns, index)
     kind, outcome = ("refused", refused) if refused else ("decision", "accepted")
     eid = event_id("decision", setting.thread_id, setting.ns, index, fields["node_id"], raw)
-    event = _event(
+    event = make_event(
         setting.thread_id,
         kind,
         outcome=outcome,
@@ -543,7 +560,7 @@ def on_pause(value: Any, interrupts: Sequence[Interrupt], reasked: bool) -> None
     eid = event_id("pause", setting.thread_id, iid, fields["node_id"])
     if setting.audit:
         error = value.get("error") if isinstance(value, Mapping) else None
-        event = _event(
+        event = make_event(
             setting.thread_id,
             kind,
             outcome="waiting",

@@ -17,9 +17,9 @@ from dynavec_langgraph._audit import (
     NOTIFY_KEY,
     SURFACE_KEY,
     AuditEvent,
-    _event,
-    _events,
-    _ordered,
+    events_of,
+    make_event,
+    ordered,
 )
 
 __all__ = ["events_of_items", "run_config", "server_audit"]
@@ -51,7 +51,7 @@ def run_config(audit: bool, notify: str | None) -> dict[str, Any] | None:
 def events_of_items(items: Sequence[Mapping[str, Any]]) -> list[AuditEvent]:
     """The audit entries of the store items ``store.search_items`` returned, oldest first."""
     values = [dict(i["value"]) for i in items if isinstance(i.get("value"), Mapping)]
-    return _events(_ordered(values))
+    return events_of(ordered(values))
 
 
 def read_items(sync_client: Any, server_thread: str) -> list[AuditEvent]:
@@ -82,7 +82,7 @@ async def aread_items(client: Any, server_thread: str) -> list[AuditEvent]:
 def record_refusal(sync_client: Any, server_thread: str, decision: Any, error: Exception) -> None:
     """Record a resume refused as concurrent in the server's store (the run never started,
     so the graph could not)."""
-    event = _event(
+    event = make_event(
         server_thread,
         "refused",
         outcome="concurrent resume refused",
