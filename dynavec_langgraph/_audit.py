@@ -202,8 +202,7 @@ _pending_tasks: set[asyncio.Task[Any]] = set()
 def _exists(target: Any, ns: str, thread_id: str, eid: str) -> bool:
     if isinstance(target, BaseStore):
         return target.get((ns, thread_id), eid) is not None
-    found = target.list(_config(thread_id, ns), filter={_ID: eid}, limit=1)
-    return next(iter(found), None) is not None
+    return bool(list(target.list(_config(thread_id, ns), filter={_ID: eid}, limit=1)))
 
 
 def _write(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -> None:
@@ -231,7 +230,8 @@ async def _awrite(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -
         if await target.aget((ns, thread_id), eid) is None:
             await target.aput((ns, thread_id), eid, entry, index=False)
         return
-    async for _ in target.alist(_config(thread_id, ns), filter={_ID: eid}, limit=1):
+    found = [t async for t in target.alist(_config(thread_id, ns), filter={_ID: eid}, limit=1)]
+    if found:
         return
     checkpoint, metadata = _entry_checkpoint(entry)
     await target.aput(_config(thread_id, ns), checkpoint, metadata, {})

@@ -324,3 +324,22 @@ def test_bad_notify_options_say_what_to_pass(tmp_path: Path) -> None:
     assert done.returncode == 2 and "give --webhook URL" in done.stderr
     done = _cli("inbox", "notify", "--db", db, "--webhook", "mailto:x")
     assert done.returncode == 2 and "starts with http:// or https://" in done.stderr
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+async def test_the_async_twins_record_on_an_async_saver(tmp_path: Path) -> None:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from dynavec_langgraph.audit import aaudit_trail, arecord
+
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "a.db")) as saver:
+        agent = make_agent(saver, None, fail_after=False)
+        assert (await agent.arun("pay", thread_id="t1")).termination_reason == "interrupted"
+        with pytest.raises(InvalidDecisionError):
+            await agent.aresume(thread_id="t1", human_decision={"decisions": [{"type": "no"}]})
+        done = await agent.aresume(thread_id="t1", human_decision="approved")
+        assert done.output == "Done: Transferred 100."
+        await arecord(saver, "t1", "expired", outcome="none pending", surface="sweeper")
+        trail = await agent.aaudit("t1")
+        assert _kinds(trail) == ["paused", "refused", "reasked", "decision", "expired"]
+        assert trail == await aaudit_trail(saver, "t1")
