@@ -609,7 +609,7 @@ def notification_body(
         "error": value.get("error"),
         "allowed_decisions": value.get("allowed_decisions"),
         "deadline": value.get("deadline"),
-        "approvals": value.get("approvals"),
+        "approvals": value.get("approvals", value.get("approved_by")),
         "digest": value.get("digest"),
         "resume": {
             "command": " ".join(answer),
