@@ -343,3 +343,25 @@ async def test_the_async_twins_record_on_an_async_saver(tmp_path: Path) -> None:
         trail = await agent.aaudit("t1")
         assert _kinds(trail) == ["paused", "refused", "reasked", "decision", "expired"]
         assert trail == await aaudit_trail(saver, "t1")
+
+
+def test_a_kill_while_the_receiver_is_up_delivers_at_least_once_with_one_event_id(
+    tmp_path: Path,
+) -> None:
+    """Whether the killed process sent it before dying or not, the sweeper completes the
+    delivery; a copy sent twice carries the same event id."""
+    db = str(tmp_path / "a.db")
+    receiver = Receiver(tmp_path / "hook.jsonl").start()
+    try:
+        killed = _child("--db", db, "--webhook", receiver.url, "--kill", "pause", "t1")
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        swept = _cli("inbox", "notify", "--db", db, "--webhook", receiver.url, "--json")
+        assert swept.returncode == 0, swept.stdout + swept.stderr
+        got = receiver.received()
+    finally:
+        receiver.stop()
+    with open_saver(db) as saver:
+        [item] = outbox(saver, "t1")
+    assert item.delivered
+    assert len(got) >= 1 and {g["body"]["event_id"] for g in got} == {item.event_id}
+    assert {g["headers"]["X-Dynavec-Event-Id"] for g in got} == {item.event_id}
