@@ -653,7 +653,7 @@ class ReActAgent:
                 else self._dynavec_seeder(thread_id, config, state, answer)
             )
             with (
-                audit_refusals(self.graph, self._saver, thread_id, decision, "api"),
+                audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"),
                 resuming(
                     self.graph,
                     self.checkpointer,
@@ -685,7 +685,7 @@ class ReActAgent:
                 if messages is not None
                 else self._adynavec_seeder(thread_id, config, state, answer)
             )
-            with audit_refusals(self.graph, self._saver, thread_id, decision, "api"):
+            with audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"):
                 async with aresuming(
                     self.graph,
                     self.checkpointer,
@@ -959,12 +959,17 @@ class ReActAgent:
         (and the settlements other features record), as :class:`AuditEvent` entries.
         Empty unless the agent was made with ``audit=True`` or ``notify=...``."""
         check_text(thread_id, "thread_id")
-        return audit_trail(self._saver, thread_id)
+        return audit_trail(self._audit_target(), thread_id)
+
+    def _audit_target(self) -> Any:
+        """Where the graph records: its store when it has one (``store=``), else the saver."""
+        store = getattr(self.graph, "store", None)
+        return store if store is not None else self._saver
 
     async def aaudit(self, thread_id: str) -> list[AuditEvent]:
         """Async twin of :meth:`audit` (for async savers)."""
         check_text(thread_id, "thread_id")
-        return await aaudit_trail(self._saver, thread_id)
+        return await aaudit_trail(self._audit_target(), thread_id)
 
     def close(self) -> None:
         """Close the connection the agent opened from a ``checkpointer=`` string (if any)."""

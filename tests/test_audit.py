@@ -365,3 +365,15 @@ def test_a_kill_while_the_receiver_is_up_delivers_at_least_once_with_one_event_i
     assert item.delivered
     assert len(got) >= 1 and {g["body"]["event_id"] for g in got} == {item.event_id}
     assert {g["headers"]["X-Dynavec-Event-Id"] for g in got} == {item.event_id}
+
+
+def test_an_agent_with_a_store_records_in_the_store() -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    store, saver = InMemoryStore(), InMemorySaver()
+    agent = ReActAgent(model(), [transfer], checkpointer=saver, store=store, audit=True)
+    agent.run("pay", thread_id="t1")
+    agent.resume(thread_id="t1", human_decision="approved")
+    assert _kinds(agent.audit("t1")) == ["paused", "decision"]
+    assert _kinds(audit_trail(store, "t1")) == ["paused", "decision"]
+    assert audit_trail(saver, "t1") == []  # the store is where the graph records
