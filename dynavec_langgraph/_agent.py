@@ -22,6 +22,14 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph._audit import (
+    AuditEvent,
+    Notifier,
+    aaudit_trail,
+    audit_refusals,
+    audit_trail,
+    with_audit,
+)
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
@@ -185,6 +193,10 @@ class ReActAgent:
             (docs/memory.md).
         parallel_tool_calls: run the calls of a turn concurrently (several approvals can be
             pending at once; answer them with ``resume(thread_id=..., decisions={...})``).
+        audit: record every pause, decision and refusal of the agent's threads beside their
+            checkpoints; read them with :meth:`audit` (docs/audit-and-notifications.md).
+        notify: a webhook URL or a callable, called (at least once, from a durable outbox)
+            for every new pause and re-ask with what an approver needs; implies ``audit``.
 
     Example:
         >>> from dynavec_langgraph.testing import ScriptedChatModel
@@ -203,6 +215,8 @@ class ReActAgent:
         memory: BaseMemory | None = None,
         *,
         parallel_tool_calls: bool = False,
+        audit: bool = False,
+        notify: Notifier | None = None,
         **options: Any,
     ) -> None:
         if memory is not None and not isinstance(memory, BaseMemory):
@@ -233,6 +247,8 @@ class ReActAgent:
         )
         # the runs' output carries the bookkeeping (termination_reason, shared, ...)
         self.graph = with_bookkeeping(self.graph)
+        self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
+        self._notify = notify
 
     # --- planning (no I/O) --------------------------------------------------------------
 
@@ -639,9 +655,18 @@ class ReActAgent:
                 if messages is not None
                 else self._dynavec_seeder(thread_id, config, state, answer)
             )
-            with resuming(
-                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
-            ) as plan:
+            with (
+                audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"),
+                resuming(
+                    self.graph,
+                    self.checkpointer,
+                    thread_id,
+                    answer,
+                    config,
+                    record=record,
+                    seed=seed,
+                ) as plan,
+            ):
                 yield tid, plan
 
     @asynccontextmanager
@@ -663,10 +688,17 @@ class ReActAgent:
                 if messages is not None
                 else self._adynavec_seeder(thread_id, config, state, answer)
             )
-            async with aresuming(
-                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
-            ) as plan:
-                yield tid, plan
+            with audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"):
+                async with aresuming(
+                    self.graph,
+                    self.checkpointer,
+                    thread_id,
+                    answer,
+                    config,
+                    record=record,
+                    seed=seed,
+                ) as plan:
+                    yield tid, plan
 
     @contextmanager
     def _guarded(self, thread_id: str | None) -> Iterator[dict[str, CompletedCall]]:
@@ -924,6 +956,23 @@ class ReActAgent:
         """Async twin of :meth:`list_checkpoints`."""
         history = [s async for s in self.graph.aget_state_history(_config(thread_id, {}))]
         return self._boundaries(thread_id, history, limit)
+
+    def audit(self, thread_id: str) -> list[AuditEvent]:
+        """The audit trail of ``thread_id``, oldest first: its pauses, decisions, refusals
+        (and the settlements other features record), as :class:`AuditEvent` entries.
+        Empty unless the agent was made with ``audit=True`` or ``notify=...``."""
+        check_text(thread_id, "thread_id")
+        return audit_trail(self._audit_target(), thread_id)
+
+    def _audit_target(self) -> Any:
+        """Where the graph records: its store when it has one (``store=``), else the saver."""
+        store = getattr(self.graph, "store", None)
+        return store if store is not None else self._saver
+
+    async def aaudit(self, thread_id: str) -> list[AuditEvent]:
+        """Async twin of :meth:`audit` (for async savers)."""
+        check_text(thread_id, "thread_id")
+        return await aaudit_trail(self._audit_target(), thread_id)
 
     def close(self) -> None:
         """Close the connection the agent opened from a ``checkpointer=`` string (if any)."""

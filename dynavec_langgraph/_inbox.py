@@ -36,6 +36,15 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
+from dynavec_langgraph._audit import (
+    SWEEPER_BACKOFF,
+    AuditEvent,
+    Notifier,
+    audit_refusals,
+    audit_trail,
+    deliver,
+    with_audit,
+)
 from dynavec_langgraph._errors import InboxError, StorageError, stopped_text
 from dynavec_langgraph._resuming import (
     Answer,
@@ -55,10 +64,12 @@ __all__ = [
     "graph_on",
     "list_pending",
     "load_graph",
+    "notify_pending",
     "pending_approvals",
     "read_thread",
     "resume_graph",
     "thread_config",
+    "thread_history",
     "thread_ids",
 ]
 
@@ -328,10 +339,59 @@ def resume_graph(
     """
     config = thread_config(thread_id)
     answer = Answer(decision, node=node, several=SEVERAL_HINT)
-    with resuming(app, saver, thread_id, answer, config, crashed="refuse") as plan:
+    with (
+        audit_refusals(app, saver, thread_id, decision, "cli"),
+        resuming(app, saver, thread_id, answer, config, crashed="refuse") as plan,
+    ):
         if before is not None:
             before()
         app.invoke(plan.graph_input, config, durability="sync")
         after = app.get_state(config)
         plan.settle(after.interrupts)
     return after
+
+
+# --- the audit trail and the notification outbox (dynavec_langgraph._audit) ---------------
+
+
+def thread_history(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[AuditEvent]:
+    """The audit trail of ``thread_id`` (``inbox history``), oldest first.
+
+    Raises:
+        StorageError: the storage failed.
+    """
+    with storage_guard(saver, thread_id):
+        return audit_trail(saver, thread_id)
+
+
+def notify_pending(
+    saver: BaseCheckpointSaver[Any],
+    notify: Notifier,
+    thread_id: str | None = None,
+    *,
+    backoff: float = SWEEPER_BACKOFF,
+    force: bool = False,
+) -> dict[str, tuple[int, int]]:
+    """Send the undelivered, due notifications of ``thread_id`` (or of every thread) from
+    the outbox (``inbox notify``, the sweeper); ``{thread_id: (delivered, failed)}`` for the
+    threads that had something to send. A failing receiver is a failed try (recorded,
+    retried after ``backoff`` seconds, doubled each time), never an error here.
+
+    Raises:
+        StorageError: the storage failed.
+    """
+    done: dict[str, tuple[int, int]] = {}
+    with storage_guard(saver, thread_id):
+        for tid in [thread_id] if thread_id is not None else thread_ids(saver):
+            counts = deliver(saver, tid, notify, backoff=backoff, force=force)
+            if counts != (0, 0):
+                done[tid] = counts
+    return done
+
+
+def recording_on(graph: Graph, saver: BaseCheckpointSaver[Any], thread_id: str) -> Graph:
+    """``graph`` recording the command line's decisions when the thread keeps an audit trail
+    (an agent with ``audit=True`` or ``notify=`` paused it), else ``graph`` unchanged."""
+    if not audit_trail(saver, thread_id):
+        return graph
+    return with_audit(graph, audit=True, notify=None, surface="cli")  # type: ignore[no-any-return]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypeVar, Union, overload
 
 from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Interrupt
 from langgraph.types import interrupt as lg_interrupt
 from pydantic import Discriminator, TypeAdapter, ValidationError
@@ -497,13 +498,26 @@ def ask(
     pause runs. On every re-run the stored answers are read again in order, so the refused
     ones are refused again and the accepted one is accepted again (validated afresh).
     """
+    from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
+
     error: str | None = None
+    index = 0
     while True:
-        raw = lg_interrupt(build(error), response_schema=schema)
+        value = build(error)
         try:
-            return accept(raw)
+            raw = lg_interrupt(value, response_schema=schema)
+        except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
+            _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
+            raise
+        try:
+            accepted = accept(raw)
         except ValueError as refused:  # never GraphInterrupt: it is no ValueError
             error = f"the decision {_short(raw)} was refused: {_explain(refused)}"
+            _audit.on_decision(value, raw, index, error)
+            index += 1
+            continue
+        _audit.on_decision(value, raw, index, None)
+        return accepted
 
 
 _current_call: ContextVar[ToolCallRef | None] = ContextVar("dynavec_current_call", default=None)

@@ -33,7 +33,7 @@ import re
 import time
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
+from dynavec_langgraph._audit import AuditEvent
 from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
@@ -49,6 +50,7 @@ from dynavec_langgraph._errors import (
     RemoteRunError,
     ServerUnavailableError,
 )
+from dynavec_langgraph._remote_audit import aread_items, read_items, record_refusal, run_config
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -384,6 +386,10 @@ class RemoteReActAgent:
         headers: extra HTTP headers for every request.
         timeout: seconds to wait for one answer of the server, a run's wait included.
         max_steps: the graph's step budget, reported as ``total_steps`` when a run runs out.
+        audit: the server's graph records the trail of the runs this client sends (in the
+            server's store); read it with :meth:`audit` (docs/audit-and-notifications.md).
+        notify: a webhook URL the server's graph notifies of every new pause; implies
+            ``audit``.
 
     Raises:
         ImportError: ``langgraph_sdk`` is missing (install the ``studio`` extra).
@@ -403,6 +409,8 @@ class RemoteReActAgent:
         headers: Mapping[str, str] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_steps: int = 10,
+        audit: bool = False,
+        notify: str | None = None,
     ) -> None:
         try:
             from langgraph_sdk import get_client, get_sync_client
@@ -410,6 +418,9 @@ class RemoteReActAgent:
             raise ImportError(
                 f"RemoteReActAgent needs langgraph_sdk, which the 'studio' extra installs: {_EXTRA}"
             ) from error
+        config = run_config(audit, notify)
+        self._run_options = {**_RUN_OPTIONS, **({"config": config} if config else {})}
+        self._audit = config is not None
         self.url = url.rstrip("/")
         self.assistant_id = assistant_id
         self.max_steps = max_steps
@@ -422,6 +433,13 @@ class RemoteReActAgent:
         """The ``langgraph_sdk`` async client (for what this class does not wrap)."""
         self.sync_client: SyncLangGraphClient = get_sync_client(**kwargs, timeout=limits)
         """The ``langgraph_sdk`` sync client."""
+
+    def _resume_options(self, resume: Mapping[str, Any]) -> dict[str, Any]:
+        """The run options of a resume: the agent's, its config tagged with the interrupt ids
+        the resume answers (:func:`_tagged`)."""
+        config = {**self._run_options.get("config", {})}
+        config["tags"] = [*config.get("tags", []), *_tagged(resume)["tags"]]
+        return {**self._run_options, "config": config}
 
     # --- run --------------------------------------------------------------------------
 
@@ -444,7 +462,7 @@ class RemoteReActAgent:
             seen = _seen(self.sync_client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = self.sync_client.runs.create(
-                sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS
+                sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
             )
             joined, done = self._wait(sid, str(run["run_id"]))
             after = _seen(self.sync_client.threads.get_state(sid))
@@ -464,7 +482,7 @@ class RemoteReActAgent:
             seen = _seen(await self.client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = await self.client.runs.create(
-                sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS
+                sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
             )
             joined, done = await self._await(sid, str(run["run_id"]))
             after = _seen(await self.client.threads.get_state(sid))
@@ -498,15 +516,12 @@ class RemoteReActAgent:
         _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
         sid = server_thread_id(tid)
-        with _translated(self.url, tid, f"resuming thread {tid!r}"):
+        given = decisions if decisions is not None else human_decision
+        with _translated(self.url, tid, f"resuming thread {tid!r}"), self._refusals(sid, given):
             seen = self._state(sid)
             resume = _resume_map(tid, seen, human_decision, decisions)
             run = self.sync_client.runs.create(
-                sid,
-                self.assistant_id,
-                command={"resume": resume},
-                config=_tagged(resume),
-                **_RUN_OPTIONS,
+                sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
             )
             joined, done = self._wait(sid, str(run["run_id"]))
             _check_run(tid, done, joined, seen, _seen(self.sync_client.threads.get_state(sid)))
@@ -531,11 +546,7 @@ class RemoteReActAgent:
             seen = await self._astate(sid)
             resume = _resume_map(tid, seen, human_decision, decisions)
             run = await self.client.runs.create(
-                sid,
-                self.assistant_id,
-                command={"resume": resume},
-                config=_tagged(resume),
-                **_RUN_OPTIONS,
+                sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
             )
             joined, done = await self._await(sid, str(run["run_id"]))
             now = _seen(await self.client.threads.get_state(sid))
@@ -589,6 +600,34 @@ class RemoteReActAgent:
             await asyncio.sleep(_POLL)
 
     # --- connections ------------------------------------------------------------------
+
+    def audit(self, thread_id: str) -> list[AuditEvent]:
+        """The audit trail of ``thread_id`` on the server, oldest first (recorded by its
+        graph when this client, or the deployment's ``DYNAVEC_AUDIT=1``, turned it on).
+
+        Raises:
+            ServerUnavailableError: the server cannot be reached or did not answer in time.
+        """
+        sid = server_thread_id(thread_id)
+        with _translated(self.url, thread_id, f"reading the audit trail of {thread_id!r}"):
+            return read_items(self.sync_client, sid)
+
+    async def aaudit(self, thread_id: str) -> list[AuditEvent]:
+        """Async twin of :meth:`audit`."""
+        sid = server_thread_id(thread_id)
+        with _translated(self.url, thread_id, f"reading the audit trail of {thread_id!r}"):
+            return await aread_items(self.client, sid)
+
+    @contextmanager
+    def _refusals(self, sid: str, decision: Any) -> Iterator[None]:
+        """Record a resume refused as concurrent (when recording), then raise it on."""
+        try:
+            yield
+        except ConcurrentResumeError as error:
+            if self._audit:
+                with suppress(httpx.HTTPError):  # the refusal is what the caller must get
+                    record_refusal(self.sync_client, sid, decision, error)
+            raise
 
     def close(self) -> None:
         """Close the sync client's connections (the async ones: :meth:`aclose`)."""
