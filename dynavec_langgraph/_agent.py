@@ -510,9 +510,12 @@ class ReActAgent:
         to a pause with an approval policy (docs/approvals-in-production.md).
         """
         del start_step
-        with self._resuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
-        ) as (tid, plan), raise_timeouts(tid):
+        with (
+            self._resuming(
+                messages, human_decision, decisions, thread_id, state, model_kwargs, approver
+            ) as (tid, plan),
+            raise_timeouts(tid),
+        ):
             output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
             plan.settle(self._split(output)[1])
         return self._finish(tid, *self._split(output), state)

@@ -46,6 +46,7 @@ from dynavec_langgraph._errors import (
     RemoteRunError,
     ServerUnavailableError,
 )
+from dynavec_langgraph._policy import refuse_approver
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -142,7 +143,11 @@ def _run_input(goal: str, state: AgentState | None) -> dict[str, Any]:
 
 
 def _resume_map(
-    thread_id: str, seen: _Seen, decision: Any, decisions: Mapping[str, Any] | None
+    thread_id: str,
+    seen: _Seen,
+    decision: Any,
+    decisions: Mapping[str, Any] | None,
+    approver: Any = None,
 ) -> dict[str, Any]:
     """``{interrupt_id: decision}`` for the pauses ``seen`` shows.
 
@@ -163,7 +168,8 @@ def _resume_map(
             f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
         )
     # the decision checks of the guarded resume (the server holds the thread's lock)
-    return dict(Answer(decision, decisions).command(seen.interrupts, None).resume or {})
+    answer = Answer(decision, decisions, approver=approver)
+    return dict(answer.command(seen.interrupts, None).resume or {})
 
 
 def _lost(thread_id: str) -> ConcurrentResumeError:
@@ -382,6 +388,7 @@ class RemoteReActAgent:
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
+        approver: Any = None,
     ) -> AgentResult:
         """Answer the pause of ``thread_id`` with ``human_decision`` (or ``decisions={node_id
         or interrupt_id: decision}`` when several are pending), then let the run go on.
@@ -395,13 +402,18 @@ class RemoteReActAgent:
                 this decision was not applied.
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
+            ApproverRefusedError: ``approver`` may not answer the pause (its approval
+                policy, checked here and by the paused tool on the server); nothing ran.
+
+        ``approver`` (a name or ``{"name", "roles"}``) travels in the resume value to a
+        pause with an approval policy (docs/approvals-in-production.md).
         """
         _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"resuming thread {tid!r}"):
             seen = self._state(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions)
+            resume = _resume_map(tid, seen, human_decision, decisions, approver)
             run = self.sync_client.runs.create(
                 sid, self.assistant_id, command={"resume": resume}, **_RUN_OPTIONS
             )
@@ -409,6 +421,7 @@ class RemoteReActAgent:
             _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
             self._check_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(self.sync_client.threads.get_state(sid))
+            refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
@@ -419,6 +432,7 @@ class RemoteReActAgent:
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
+        approver: Any = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         _check_input(thread_id, decision=human_decision, decisions=decisions)
@@ -426,7 +440,7 @@ class RemoteReActAgent:
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"resuming thread {tid!r}"):
             seen = await self._astate(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions)
+            resume = _resume_map(tid, seen, human_decision, decisions, approver)
             run = await self.client.runs.create(
                 sid, self.assistant_id, command={"resume": resume}, **_RUN_OPTIONS
             )
@@ -434,6 +448,7 @@ class RemoteReActAgent:
             _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
             await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(await self.client.threads.get_state(sid))
+            refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
