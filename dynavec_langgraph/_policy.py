@@ -467,9 +467,11 @@ def ask_with_policy(
     thread_id = _thread()
 
     def event(kind: Any, who: str | None, detail: str) -> ApprovalEvent:
-        seconds = None
-        if deadline is not None and policy.expires_in is not None:
-            seconds = _seconds(policy.expires_in)
+        seconds: Any = None  # dynavec's message shows the number as given
+        if isinstance(policy.expires_in, timedelta):
+            seconds = policy.expires_in.total_seconds()
+        elif policy.expires_in is not None:
+            seconds = policy.expires_in
         return ApprovalEvent(
             kind,
             thread_id,
