@@ -448,6 +448,7 @@ def test_two_approvers_in_two_processes(db: str, tmp_path: Path) -> None:
     assert _state(db, spec).interrupts == ()
 
 
+@pytest.mark.service
 def test_sweeper_settles_a_real_short_deadline(tmp_path: Path) -> None:
     db = str(tmp_path / "agent.db")
     spec = f"{GRAPHS}:short_deadline"
@@ -488,6 +489,7 @@ def test_sweeper_settles_a_real_short_deadline(tmp_path: Path) -> None:
     assert _ledger(tmp_path) == []
 
 
+@pytest.mark.service
 def test_an_answer_through_the_inbox_after_a_real_deadline_is_settled(tmp_path: Path) -> None:
     db = str(tmp_path / "agent.db")
     spec = f"{GRAPHS}:short_deadline"
