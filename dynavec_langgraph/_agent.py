@@ -616,12 +616,13 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
         with self._resuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
             snapshot = None
             for event in self._stream(plan.graph_input, plan.config):
@@ -642,12 +643,13 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
         async with self._aresuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
             snapshot = None
             async for event in self._astream(plan.graph_input, plan.config):
