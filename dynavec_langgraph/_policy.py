@@ -359,10 +359,14 @@ def _is_expiry(raw: Any) -> bool:
     return isinstance(raw, dict) and set(raw) == {_EXPIRED_KEY}
 
 
-def _unwrap(raw: Any) -> tuple[dict[str, Any] | None, Any]:
-    """``(approver, decision)`` of an answer (the envelope, else the config's approver)."""
+def _unwrap(raw: Any, from_config: bool) -> tuple[dict[str, Any] | None, Any]:
+    """``(approver, decision)`` of an answer (the envelope, else the config's approver when
+    ``from_config``: not with several approvers, whose earlier answers are replayed under the
+    config of the latest run)."""
     if isinstance(raw, dict) and set(raw) == {"approver", "decision"}:
         return _approver(raw["approver"]), raw["decision"]
+    if not from_config:
+        return None, raw
     try:
         configured = get_config().get("configurable", {}).get(APPROVER_KEY)
     except RuntimeError:
@@ -505,14 +509,15 @@ def ask_with_policy(
             error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
             continue
         try:
-            who, inner = _unwrap(raw)
+            who, inner = _unwrap(raw, policy.approvals_required == 1)
         except InvalidDecisionError as bad:
             error = str(bad)
             continue
         if who is None and (policy.approvers is not None or policy.approvals_required > 1):
             error = (
                 f"{node_id!r} needs a named approver: resume with approver= (or "
-                "approver_decision(decision, name), or config['configurable']['approver'])"
+                "approver_decision(decision, name); with one approval needed, "
+                "config['configurable']['approver'] works too)"
             )
             continue
         if who is not None and not _allowed(policy.approvers, who, value):
@@ -603,7 +608,11 @@ def expired_pauses(interrupts: Sequence[Interrupt], now: datetime | None = None)
     for item in interrupts:
         state = _approval(item)
         deadline = state.get("expires_at") if state is not None else None
-        if isinstance(deadline, str) and datetime.fromisoformat(deadline) <= moment:
+        try:
+            due = datetime.fromisoformat(deadline) if isinstance(deadline, str) else None
+        except ValueError:  # not a value this package wrote: the tool decides when answered
+            due = None
+        if due is not None and due <= moment:
             out.append(item)
     return out
 

@@ -523,3 +523,19 @@ async def test_the_async_and_streaming_doors_take_the_approver() -> None:
     with pytest.raises(ApproverRefusedError, match="already approved"):
         list(agent.stream_resume(thread_id="t", human_decision="approved", approver="alice"))
     assert ran == []
+
+
+def test_with_several_approvers_the_config_approver_is_not_used() -> None:
+    """Earlier answers are replayed under the latest run's config: only the resume value may
+    say who gave them."""
+    graph = create_react_agent(
+        _calls(5), [require_approval(pay, approvals_required=2)], checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "g", "approver": "alice"}}
+    graph.invoke({"messages": [("user", "pay")]}, config)
+    (pause,) = graph.get_state(config).interrupts
+    graph.invoke(Command(resume={pause.id: "approved"}), config)
+    (again,) = graph.get_state(config).interrupts
+    assert "needs a named approver" in again.value["error"]
+    assert again.value["approval"]["approved_by"] == []
+    assert ran == []
