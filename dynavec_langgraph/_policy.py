@@ -259,13 +259,13 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
         raise TypeError(
             f"approval_policy={policy!r:.80}: pass an ApprovalPolicy or {{node_id: ApprovalPolicy}}"
         )
-    if tools is None or not isinstance(tools, Sequence):
+    if tools is None or hasattr(tools, "tools_by_name"):
         raise TypeError(
-            "approval_policy= needs the tools as a list (not a ToolNode or a registry): pass "
-            "the list, or give the policy to require_approval(...) / interrupt(...) instead"
+            "approval_policy= needs the tools as a list or a ToolRegistry (not a ToolNode): "
+            "pass them so, or give the policy to require_approval(...) / interrupt(...) instead"
         )
     out: list[Any] = []
-    for tool in as_tools(list(tools)):
+    for tool in as_tools(tools):
         if isinstance(tool, AgentTool):
             tool = tool.model_copy(
                 update={"metadata": {**(tool.metadata or {}), _POLICY_KEY: policy}}

@@ -248,7 +248,7 @@ def test_bad_expiry_options_are_refused_with_what_to_do() -> None:
         ApprovalPolicy(approvals_required=0)
     with pytest.raises(ValueError, match="list of names"):
         ApprovalPolicy(approvers="alice")
-    with pytest.raises(TypeError, match="needs the tools as a list"):
+    with pytest.raises(TypeError, match="needs the tools as a list or a ToolRegistry"):
         create_react_agent(_calls(1), None, approval_policy=ApprovalPolicy(expires_in=1))
 
 
@@ -539,3 +539,13 @@ def test_with_several_approvers_the_config_approver_is_not_used() -> None:
     assert "needs a named approver" in again.value["error"]
     assert again.value["approval"]["approved_by"] == []
     assert ran == []
+
+
+def test_a_policy_for_the_paused_node_applies_from_the_agent() -> None:
+    agent = _agent({"approve_pay": ApprovalPolicy(approvers=["role:ops"])})  # type: ignore[arg-type]
+    agent.run("pay", thread_id="t")
+    assert _pending(agent)[0].value["approval"]["approvers"] == ["role:ops"]
+    with pytest.raises(ApproverRefusedError):
+        agent.resume(thread_id="t", human_decision="approved", approver="bob")
+    agent.resume(thread_id="t", human_decision="approved", approver={"name": "o", "roles": ["ops"]})
+    assert ran == [{"amount": 5, "to": "Ann"}]
