@@ -46,7 +46,7 @@ from dynavec_langgraph._errors import (
     RemoteRunError,
     ServerUnavailableError,
 )
-from dynavec_langgraph._policy import refuse_approver
+from dynavec_langgraph._policy import expiry_command, refuse_approver
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -349,6 +349,13 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(self.sync_client.threads.get_state(sid))
+            settle = expiry_command(seen.interrupts)
+            if settle is not None:  # an expired approval: the paused tool settles it first
+                done = self.sync_client.runs.create(
+                    sid, self.assistant_id, command={"resume": settle.resume}, **_RUN_OPTIONS
+                )
+                self.sync_client.runs.join(sid, done["run_id"])
+                seen = _seen(self.sync_client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = self.sync_client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS
@@ -369,6 +376,13 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(await self.client.threads.get_state(sid))
+            settle = expiry_command(seen.interrupts)
+            if settle is not None:  # an expired approval: the paused tool settles it first
+                done = await self.client.runs.create(
+                    sid, self.assistant_id, command={"resume": settle.resume}, **_RUN_OPTIONS
+                )
+                await self.client.runs.join(sid, done["run_id"])
+                seen = _seen(await self.client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = await self.client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS

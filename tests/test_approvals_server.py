@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +94,18 @@ def test_two_approvers_through_the_server_with_the_policy_enforced_there(
     assert again["value"]["error"] == "approver 'eve' may not approve 'approve_pay'"
     assert _ran(ledger) == []
 
-    partial = first.resume("approved", thread_id="srv", approver="alice")
-    assert partial.termination_reason == "interrupted"
+    # alice answers from the command line, in another process, through the server's API
+    argv = [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "answer", "--server", url]
+    answered = subprocess.run(
+        [*argv, "--thread", "srv", "--as", "alice", "--approve"],
+        env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert answered.returncode == 0, answered.stderr
+    assert "still paused" in answered.stdout
     (now,) = first.sync_client.threads.get_state(sid)["interrupts"]
     assert now["value"]["approval"]["approved_by"] == ["alice"]
     with pytest.raises(ApproverRefusedError, match="already approved"):
@@ -102,3 +114,25 @@ def test_two_approvers_through_the_server_with_the_policy_enforced_there(
     done = second.resume("approved", thread_id="srv", approver="bob")
     assert done.termination_reason == "completed"
     assert _ran(ledger) == [{"tool": "pay", "to": "Ann", "decision": "ran"}]
+
+
+@pytest.mark.service
+def test_run_through_the_server_settles_an_expired_approval_first(
+    server: tuple[str, Path],
+) -> None:
+    url, ledger = server
+    agent = RemoteReActAgent(url, "pay_short", timeout=60)
+    assert agent.run("pay 3 to Di", thread_id="late").termination_reason == "interrupted"
+    sid = server_thread_id("late")
+    (pending,) = agent.sync_client.threads.get_state(sid)["interrupts"]
+    deadline = datetime.fromisoformat(pending["value"]["expires_at"])
+    time.sleep(max(0.0, (deadline - datetime.now(UTC)).total_seconds()) + 0.3)
+
+    again = agent.run("pay 4 to Ed", thread_id="late")
+
+    values: Any = agent.sync_client.threads.get_state(sid)["values"]
+    messages: list[dict[str, Any]] = values["messages"]
+    answers = [m["content"] for m in messages if m["type"] == "tool"]
+    assert len(answers) == 1 and "expired" in answers[0]
+    assert again.termination_reason == "interrupted"  # the new message's call pauses
+    assert [e for e in _ran(ledger) if e["to"] in ("Di", "Ed")] == []
