@@ -1,6 +1,7 @@
 """Approvals in production through a LangGraph API server (``langgraph dev`` serving
-``tests/langgraph_approvals.json``): the approver policy is enforced by the paused tool on the
-server and at ``RemoteReActAgent.resume(approver=)``; two approvers answer through two clients.
+the graphs of ``tests/approvals_graph.py``): the approver policy is enforced by the paused tool
+on the server and at ``RemoteReActAgent.resume(approver=)``; two approvers answer through two
+clients; a run after a real deadline settles the expired approval first.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dynavec_langgraph.approval import approver_decision
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 from tests.test_studio import LANGGRAPH, START_TIMEOUT, _answers, _free_port, _stop
 
-CONFIG = Path(__file__).with_name("langgraph_approvals.json")
+GRAPHS = Path(__file__).with_name("approvals_graph.py")
 GRAPH = "pay_two"
 
 
@@ -30,6 +31,10 @@ GRAPH = "pay_two"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """``langgraph dev`` on the approvals config; one that does not come up fails the test."""
     work = tmp_path_factory.mktemp("approvals_server")
+    config = work / "langgraph.json"  # in a fresh directory: langgraph dev keeps its threads
+    # in ./.langgraph_api and reads graph paths relative to where it runs
+    graphs = {"pay_two": f"{GRAPHS}:two_approvers", "pay_short": f"{GRAPHS}:short_deadline"}
+    config.write_text(json.dumps({"dependencies": [str(GRAPHS.parent)], "graphs": graphs}))
     ledger, log_path = work / "ledger.jsonl", work / "server.log"
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -41,12 +46,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         "DYNAVEC_DEMO_LEDGER": str(ledger),
     }
     argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--config"]
-    argv += [str(CONFIG), "--no-browser", "--no-reload"]
+    argv += [str(config), "--no-browser", "--no-reload"]
     with log_path.open("wb") as log:
         started = time.monotonic()
         proc = subprocess.Popen(
             argv,
-            cwd=CONFIG.parent,
+            cwd=work,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
