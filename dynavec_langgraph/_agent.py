@@ -13,6 +13,7 @@ from contextlib import (
     nullcontext,
 )
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
@@ -49,6 +50,7 @@ from dynavec_langgraph._graph import (
 )
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -249,6 +251,12 @@ class ReActAgent:
         self.graph = with_bookkeeping(self.graph)
         self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
         self._notify = notify
+        self._approval_clock = agent_clock(options.get("approval_policy"))
+
+    def _approval_now(self) -> datetime:
+        """The time the doors compare deadlines with (the approval policy's clock)."""
+        clock = self._approval_clock
+        return clock() if clock is not None else datetime.now(UTC)
 
     # --- planning (no I/O) --------------------------------------------------------------
 
@@ -438,6 +446,11 @@ class ReActAgent:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
                 snapshot, stored = self._read(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        self.graph.invoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = self._read(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
@@ -460,6 +473,11 @@ class ReActAgent:
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
                 snapshot, stored = await self._aread(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        await self.graph.ainvoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = await self._aread(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
                     await asyncio.to_thread(
@@ -481,6 +499,7 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
@@ -501,11 +520,21 @@ class ReActAgent:
                 agent does not have, or a decision that does not match the pause's
                 ``response_schema`` (nothing saved, still paused).
             ConcurrentResumeError: another caller is running or resuming the thread.
+            ApproverRefusedError: ``approver`` may not answer the pause (its approval policy);
+                nothing ran, the thread is still paused.
+            ApprovalTimeoutError: the pause had expired and its policy says
+                ``on_expire="raise"``; the pause is settled (the call did not run).
+
+        ``approver`` (a name or ``{"name", "roles"}``) is who answers, sent with the decision
+        to a pause with an approval policy (docs/approvals-in-production.md).
         """
         del start_step
-        with self._resuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
-        ) as (tid, plan):
+        with (
+            self._resuming(
+                messages, human_decision, decisions, thread_id, state, model_kwargs, approver
+            ) as (tid, plan),
+            raise_timeouts(tid),
+        ):
             output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
             plan.settle(self._split(output)[1])
         return self._finish(tid, *self._split(output), state)
@@ -519,15 +548,19 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
         async with self._aresuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
-            output = await self.graph.ainvoke(plan.graph_input, plan.config, durability=_DURABILITY)
-            plan.settle(self._split(output)[1])
+            with raise_timeouts(tid):
+                output = await self.graph.ainvoke(
+                    plan.graph_input, plan.config, durability=_DURABILITY
+                )
+                plan.settle(self._split(output)[1])
         return self._finish(tid, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
@@ -547,6 +580,11 @@ class ReActAgent:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
                 snapshot, stored = self._read(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        self.graph.invoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = self._read(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 for event in self._stream(plan.graph_input, plan.config):
@@ -572,6 +610,11 @@ class ReActAgent:
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
                 snapshot, stored = await self._aread(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        await self.graph.ainvoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = await self._aread(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
                     await asyncio.to_thread(
@@ -592,12 +635,13 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
         with self._resuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
             snapshot = None
             for event in self._stream(plan.graph_input, plan.config):
@@ -618,12 +662,13 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
         async with self._aresuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
             snapshot = None
             async for event in self._astream(plan.graph_input, plan.config):
@@ -644,10 +689,11 @@ class ReActAgent:
         thread_id: str | None,
         state: AgentState | None,
         model_kwargs: dict[str, Any],
+        approver: Any = None,
     ) -> Iterator[tuple[str, Resume]]:
         """The guarded resume of one call (:func:`~dynavec_langgraph._resuming.resuming`) with
         this agent's record of finished calls; yields the thread id and the plan."""
-        answer = Answer(decision, decisions)
+        answer = Answer(decision, decisions, approver=approver)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
             seed = (
@@ -678,9 +724,10 @@ class ReActAgent:
         thread_id: str | None,
         state: AgentState | None,
         model_kwargs: dict[str, Any],
+        approver: Any = None,
     ) -> AsyncIterator[tuple[str, Resume]]:
         """Async twin of :meth:`_resuming`."""
-        answer = Answer(decision, decisions)
+        answer = Answer(decision, decisions, approver=approver)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
             seed = (

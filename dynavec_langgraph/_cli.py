@@ -7,6 +7,7 @@ Commands::
     dynavec-langgraph resume  --db PATH   --thread ID  [--decision D]
     dynavec-langgraph inbox list   --db PATH_OR_URI [--graph SPEC] [--json]
     dynavec-langgraph inbox answer --db PATH_OR_URI --thread ID [--graph SPEC] [--node ID]
+    dynavec-langgraph inbox expire --db PATH_OR_URI [--graph SPEC] [--json]
                                    (--approve | --reject | --decision D)
     dynavec-langgraph inbox list   --server URL [--assistant ID] [--json]
     dynavec-langgraph inbox answer --server URL --thread ID [--assistant ID] [--node ID]
@@ -508,6 +509,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
             before=lambda: print(
                 f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out
             ),
+            approver=args.approver,
         )
         return _show_answered(args, result, out)
     graph = _graph(args.graph)
@@ -524,6 +526,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
             before=lambda: print(
                 f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out
             ),
+            approver=args.approver,
         )
     result = build_result(
         dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
@@ -595,6 +598,23 @@ def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:
         )
         return 1
     return 0
+
+
+def cmd_inbox_expire(args: argparse.Namespace, out: TextIO) -> int:
+    """``inbox expire``: settle the expired approvals (run it from cron)."""
+    from dynavec_langgraph._inbox import expire_pending, graph_on
+
+    graph = _graph(args.graph)
+    with open_saver(args.db, must_exist=True) as saver:
+        rows = expire_pending(graph_on(graph, saver), saver)
+    if args.json:
+        print(_dump([r.as_dict() for r in rows]), file=out)
+    else:
+        for r in rows:
+            state = f"not settled: {r.error}" if r.error else "settled"
+            print(f"{r.thread_id}  {r.node_id}  expired at {r.expires_at}  {state}", file=out)
+        print(f"{sum(1 for r in rows if not r.error)} expired approval(s) settled.", file=out)
+    return 2 if any(r.error for r in rows) else 0
 
 
 def _show_answered(args: argparse.Namespace, result: AgentResult, out: TextIO) -> int:
@@ -679,6 +699,12 @@ def build_parser() -> argparse.ArgumentParser:
     choice.add_argument("--approve", action="store_true", help='send "approved"')
     choice.add_argument("--reject", action="store_true", help='send "rejected"')
     choice.add_argument("--decision", help="a JSON decision")
+    answer.add_argument(
+        "--as",
+        dest="approver",
+        metavar="NAME",
+        help="who answers (checked against the approval's approvers; needed when it has some)",
+    )
     answer.set_defaults(handler=cmd_inbox_answer)
     history = inbox_commands.add_parser(
         "history", help="the audit trail of one thread (decisions, refusals, pauses)"
@@ -705,6 +731,13 @@ def build_parser() -> argparse.ArgumentParser:
     notify.add_argument("--now", action="store_true", help="also send those still backing off")
     notify.add_argument("--json", action="store_true", help="print JSON")
     notify.set_defaults(handler=cmd_inbox_notify)
+    expire = inbox_commands.add_parser(
+        "expire", help="settle the approvals whose deadline has passed (run it from cron)"
+    )
+    expire.add_argument("--db", required=True, help=db_help)
+    expire.add_argument("--graph", metavar="SPEC", help=graph_help)
+    expire.add_argument("--json", action="store_true", help="print JSON")
+    expire.set_defaults(handler=cmd_inbox_expire)
     return parser
 
 

@@ -27,6 +27,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,8 @@ from dynavec_langgraph._audit import (
     deliver,
     with_audit,
 )
-from dynavec_langgraph._errors import InboxError, StorageError, stopped_text
+from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
+from dynavec_langgraph._policy import expired_pauses, expiry_answer, raise_timeouts
 from dynavec_langgraph._resuming import (
     Answer,
     may_be_paused_elsewhere,
@@ -58,9 +60,11 @@ from dynavec_langgraph.interrupt import interrupt_fields
 
 __all__ = [
     "SEVERAL_HINT",
+    "Expired",
     "Graph",
     "InboxError",
     "PendingApproval",
+    "expire_pending",
     "graph_on",
     "list_pending",
     "load_graph",
@@ -321,6 +325,7 @@ def resume_graph(
     node: str | None = None,
     *,
     before: Callable[[], None] | None = None,
+    approver: Any = None,
 ) -> StateSnapshot:
     """Answer the approval ``node`` names (or the only one) of ``thread_id`` with ``decision``
     through the guarded resume (:func:`dynavec_langgraph._resuming.resuming`); ``before`` is
@@ -338,16 +343,17 @@ def resume_graph(
         StorageError: the thread cannot be read, or the storage failed.
     """
     config = thread_config(thread_id)
-    answer = Answer(decision, node=node, several=SEVERAL_HINT)
+    answer = Answer(decision, node=node, several=SEVERAL_HINT, approver=approver)
     with (
         audit_refusals(app, saver, thread_id, decision, "cli"),
         resuming(app, saver, thread_id, answer, config, crashed="refuse") as plan,
     ):
         if before is not None:
             before()
-        app.invoke(plan.graph_input, config, durability="sync")
-        after = app.get_state(config)
-        plan.settle(after.interrupts)
+        with raise_timeouts(thread_id):
+            app.invoke(plan.graph_input, config, durability="sync")
+            after = app.get_state(config)
+            plan.settle(after.interrupts)
     return after
 
 
@@ -395,3 +401,58 @@ def recording_on(graph: Graph, saver: BaseCheckpointSaver[Any], thread_id: str) 
     if not audit_trail(saver, thread_id):
         return graph
     return with_audit(graph, audit=True, notify=None, surface="cli")  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Expired:
+    """One expired approval the sweeper settled (or could not: ``error``)."""
+
+    thread_id: str
+    node_id: str
+    interrupt_id: str
+    expires_at: str
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "node_id": self.node_id,
+            "interrupt_id": self.interrupt_id,
+            "expires_at": self.expires_at,
+            "error": self.error,
+        }
+
+
+def expire_pending(
+    app: Graph, saver: BaseCheckpointSaver[Any], now: datetime | None = None
+) -> list[Expired]:
+    """Settle every expired approval of ``saver`` (``dynavec-langgraph inbox expire``):
+    each thread with a pending pause whose ``expires_at`` has passed is resumed, through the
+    guarded resume, with :func:`~dynavec_langgraph._policy.expiry_answer`; the paused tool
+    settles it (the call never runs; the tool's answer says it expired). A thread another
+    caller holds is left for the next sweep (its ``error`` says so); others go on."""
+    done: list[Expired] = []
+    with storage_guard(saver, None):
+        tids = thread_ids(saver)
+    for tid in tids:
+        try:
+            snapshot = read_thread(app, tid)
+        except StorageError as error:
+            done.append(Expired(tid, "", "", "", str(error)))
+            continue
+        for item in expired_pauses(snapshot.interrupts, now):
+            value = item.value
+            row = Expired(tid, str(value.get("node_id")), item.id, str(value.get("expires_at")))
+            answer = Answer(decisions={item.id: expiry_answer()})
+            try:
+                with resuming(
+                    app, saver, tid, answer, thread_config(tid), crashed="refuse"
+                ) as plan:
+                    app.invoke(plan.graph_input, plan.config, durability="sync")
+                    plan.settle(app.get_state(plan.config).interrupts)
+            except DynavecError as error:
+                row = Expired(
+                    row.thread_id, row.node_id, row.interrupt_id, row.expires_at, str(error)
+                )
+            done.append(row)
+    return done

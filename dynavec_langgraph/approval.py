@@ -32,17 +32,29 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Literal, Union
 
 from pydantic import TypeAdapter
 
-from dynavec_langgraph._errors import InvalidDecisionError
+from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
+from dynavec_langgraph._policy import (
+    EXPIRE,
+    ApprovalEvent,
+    ApprovalPolicy,
+    add_approval_listener,
+    approver_decision,
+    ask_with_policy,
+    policy_for,
+)
 from dynavec_langgraph._tools import AgentTool, as_tools
 from dynavec_langgraph.interrupt import (
     ALL_DECISIONS,
     Decision,
     DecisionKind,
     InterruptValue,
+    _explain,
     ask,
     current_tool_call,
     decision_schema,
@@ -52,8 +64,14 @@ from dynavec_langgraph.interrupt import (
 
 __all__ = [
     "EDIT_NOTICE",
+    "EXPIRE",
     "ApprovalDecision",
+    "ApprovalEvent",
+    "ApprovalPolicy",
+    "ApproverRefusedError",
     "DecisionType",
+    "add_approval_listener",
+    "approver_decision",
     "edit_notice",
     "normalize_decision",
     "require_approval",
@@ -128,6 +146,11 @@ def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision
     return decision
 
 
+@dataclass(frozen=True)
+class _Expired(Decision):
+    """The decision an expired approval settles to (its ``message`` says when it expired)."""
+
+
 def normalize_decision(decision: Any, tool_name: str) -> tuple[DecisionType, Any]:
     """``(kind, detail)``: the edited args for ``edit``, the message for ``reject``/``respond``.
 
@@ -149,6 +172,12 @@ def require_approval(
     allowed: Sequence[DecisionType] = ALL_DECISIONS,
     description: str | None = None,
     node_id: str | None = None,
+    policy: ApprovalPolicy | None = None,
+    expires_in: timedelta | float | None = None,
+    expires_at: datetime | str | None = None,
+    on_expire: Any = None,
+    approvers: Any = None,
+    approvals_required: int | None = None,
 ) -> AgentTool:
     """Wrap ``tool`` so each call waits for a person to approve, edit, reject or respond.
 
@@ -158,6 +187,16 @@ def require_approval(
             (the thread stays paused, the call does not run).
         description: shown to the reviewer; defaults to the tool name and arguments.
         node_id: the interrupt's node id; defaults to ``"approve_<tool name>"``.
+        policy: an :class:`ApprovalPolicy`; the options below override its fields (and the
+            agent's ``approval_policy=``); see docs/approvals-in-production.md.
+        expires_in: a duration (``timedelta`` or seconds): after it the call is not run.
+        expires_at: a deadline (aware ``datetime`` or ISO 8601).
+        on_expire: the decision an expired approval means (default a rejection), or
+            ``"raise"`` (rejected, and the package's doors raise ``ApprovalTimeoutError``).
+        approvers: who may approve: names / ``"role:NAME"`` entries or
+            ``rule(approver, pause_value) -> bool``.
+        approvals_required: distinct approvers needed before the call runs; any rejection
+            rejects (an edit is refused when more than one is needed).
 
     Example:
         >>> from dynavec_langgraph import tool
@@ -203,9 +242,45 @@ def require_approval(
                 _check_edit(inner, decision.args)
             return decision
 
-        return ask(build, schema, accept)
+        chosen = policy_for(point, given, policy)
+        if chosen is None:
+            return ask(build, schema, accept)
+
+        def accept_one(raw: Any) -> Decision:
+            decision = accept(raw)
+            if decision.kind == "edit" and chosen.approvals_required > 1:
+                raise InvalidDecisionError(
+                    f"an edit cannot be approved by {chosen.approvals_required} approvers: "
+                    "approve or reject the call as it is"
+                )
+            return decision
+
+        def expired(reason: str) -> Decision:
+            if chosen.on_expire in (EXPIRE, "rejected"):
+                return _Expired("reject", message=reason)
+            return _read(chosen.on_expire, inner.name, ALL_DECISIONS)
+
+        return ask_with_policy(
+            build,
+            schema,
+            accept_one,
+            chosen,
+            point,
+            is_approval=lambda decision: decision.kind == "approve",
+            on_expired=expired,
+            tool_call_id=call["id"] or None,
+            explain=lambda _, error: _explain(error),
+        )
+
+    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
+    given.update(approvers=approvers, approvals_required=approvals_required)
 
     def _outcome(decision: Decision) -> str:
+        if isinstance(decision, _Expired):
+            return (
+                f"The approval of the tool call for `{inner.name}` expired: {decision.message} "
+                "(no decision in time). The tool was not executed."
+            )
         if decision.kind == "respond":
             return str(decision.message)
         if decision.message:

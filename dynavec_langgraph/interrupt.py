@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, NotRequired, TypeVar, Union, overload
 
 from langgraph.config import get_config
@@ -33,6 +34,7 @@ from pydantic import Discriminator, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from dynavec_langgraph._errors import InterruptCallError, InvalidDecisionError, interrupt_call_text
+from dynavec_langgraph._policy import EXPIRE, ApprovalPolicy, ask_with_policy, policy_for
 
 __all__ = [
     "ALL_DECISIONS",
@@ -127,6 +129,8 @@ class InterruptValue(TypedDict):
     action_request: InboxAction
     config: InboxConfig
     error: str | None
+    expires_at: NotRequired[str | None]
+    approval: NotRequired[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -605,6 +609,12 @@ def interrupt(
     *,
     response_schema: type[T],
     allowed: Sequence[DecisionKind] = ...,
+    policy: ApprovalPolicy | None = ...,
+    expires_in: timedelta | float | None = ...,
+    expires_at: datetime | str | None = ...,
+    on_expire: Any = ...,
+    approvers: Any = ...,
+    approvals_required: int | None = ...,
 ) -> T: ...
 @overload
 def interrupt(
@@ -613,6 +623,12 @@ def interrupt(
     *,
     response_schema: None = None,
     allowed: Sequence[DecisionKind] = ...,
+    policy: ApprovalPolicy | None = ...,
+    expires_in: timedelta | float | None = ...,
+    expires_at: datetime | str | None = ...,
+    on_expire: Any = ...,
+    approvers: Any = ...,
+    approvals_required: int | None = ...,
 ) -> Any: ...
 @overload
 def interrupt(thread_id: str, node_id: str, payload: Any, /) -> Any: ...
@@ -622,6 +638,12 @@ def interrupt(
     *v1: Any,
     response_schema: type[Any] | None = None,
     allowed: Sequence[DecisionKind] = ALL_DECISIONS,
+    policy: ApprovalPolicy | None = None,
+    expires_in: timedelta | float | None = None,
+    expires_at: datetime | str | None = None,
+    on_expire: Any = None,
+    approvers: Any = None,
+    approvals_required: int | None = None,
 ) -> Any:
     """Pause the running tool call until a person decides; return the decision.
 
@@ -646,6 +668,16 @@ def interrupt(
             a typed form.
         allowed: the approval UIs' decisions offered (their buttons); another one asks again.
             Plain values are always accepted.
+        policy: an :class:`~dynavec_langgraph.approval.ApprovalPolicy` (expiry, who may
+            approve, several approvers; docs/approvals-in-production.md). The options below
+            override its fields (and the agent's ``approval_policy=``).
+        expires_in: a duration (``timedelta`` or seconds) after which the pause is expired.
+        expires_at: a deadline (aware ``datetime`` or ISO 8601).
+        on_expire: what an expired pause returns (default ``"rejected"``), or ``"raise"``
+            (the package's doors raise ``ApprovalTimeoutError``; the tool gets ``"rejected"``).
+        approvers: names / ``"role:NAME"`` entries, or ``rule(approver, pause_value)``.
+        approvals_required: distinct approvers needed; the call returns ``"approved"`` only
+            after that many approved; any other answer is returned at once.
 
     HITL v1's three-argument form ``interrupt(thread_id, node_id, payload)`` is accepted too;
     the thread id is not needed (the running agent knows its thread) and only reaches
@@ -708,7 +740,30 @@ def interrupt(
             raise InvalidDecisionError("None is no decision: answer with a value")
         return value if adapter is None else adapter.validate_python(value)
 
-    return ask(build, schema, accept)
+    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
+    given.update(approvers=approvers, approvals_required=approvals_required)
+    chosen = policy_for(node_id, given, policy)
+    if chosen is None:
+        return ask(build, schema, accept)
+
+    def expired(_: str) -> Any:
+        value = "rejected" if chosen.on_expire == EXPIRE else chosen.on_expire
+        try:
+            return accept(value)
+        except ValueError:
+            return value
+
+    return ask_with_policy(
+        build,
+        schema,
+        accept,
+        chosen,
+        node_id,
+        is_approval=lambda value: bool(value == "approved"),
+        on_expired=expired,
+        tool_call_id=call["id"] if call else None,
+        explain=lambda _, error: _explain(error),
+    )
 
 
 def refused_decisions(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> list[str]:

@@ -50,6 +50,7 @@ from dynavec_langgraph._errors import (
     RemoteRunError,
     ServerUnavailableError,
 )
+from dynavec_langgraph._policy import expiry_command, refuse_approver
 from dynavec_langgraph._remote_audit import aread_items, read_items, record_refusal, run_config
 from dynavec_langgraph._resuming import (
     MISSING,
@@ -151,7 +152,11 @@ def _run_input(goal: str, state: AgentState | None) -> dict[str, Any]:
 
 
 def _resume_map(
-    thread_id: str, seen: _Seen, decision: Any, decisions: Mapping[str, Any] | None
+    thread_id: str,
+    seen: _Seen,
+    decision: Any,
+    decisions: Mapping[str, Any] | None,
+    approver: Any = None,
 ) -> dict[str, Any]:
     """``{interrupt_id: decision}`` for the pauses ``seen`` shows.
 
@@ -172,7 +177,8 @@ def _resume_map(
             f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
         )
     # the decision checks of the guarded resume (the server holds the thread's lock)
-    return dict(Answer(decision, decisions).command(seen.interrupts, None).resume or {})
+    answer = Answer(decision, decisions, approver=approver)
+    return dict(answer.command(seen.interrupts, None).resume or {})
 
 
 def _lost(thread_id: str) -> ConcurrentResumeError:
@@ -460,6 +466,16 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(self.sync_client.threads.get_state(sid))
+            settle = expiry_command(seen.interrupts)
+            if settle is not None:  # an expired approval: the paused tool settles it first
+                settling = self.sync_client.runs.create(
+                    sid,
+                    self.assistant_id,
+                    command={"resume": settle.resume},
+                    **self._resume_options(settle.resume),
+                )
+                self._wait(sid, str(settling["run_id"]))
+                seen = _seen(self.sync_client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = self.sync_client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
@@ -480,6 +496,16 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(await self.client.threads.get_state(sid))
+            settle = expiry_command(seen.interrupts)
+            if settle is not None:  # an expired approval: the paused tool settles it first
+                settling = await self.client.runs.create(
+                    sid,
+                    self.assistant_id,
+                    command={"resume": settle.resume},
+                    **self._resume_options(settle.resume),
+                )
+                await self._await(sid, str(settling["run_id"]))
+                seen = _seen(await self.client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = await self.client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
@@ -499,6 +525,7 @@ class RemoteReActAgent:
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
+        approver: Any = None,
     ) -> AgentResult:
         """Answer the pause of ``thread_id`` with ``human_decision`` (or ``decisions={node_id
         or interrupt_id: decision}`` when several are pending), then let the run go on.
@@ -512,6 +539,11 @@ class RemoteReActAgent:
                 this decision was not applied.
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
+            ApproverRefusedError: ``approver`` may not answer the pause (its approval
+                policy, checked here and by the paused tool on the server); nothing ran.
+
+        ``approver`` (a name or ``{"name", "roles"}``) travels in the resume value to a
+        pause with an approval policy (docs/approvals-in-production.md).
         """
         _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
@@ -519,7 +551,7 @@ class RemoteReActAgent:
         given = decisions if decisions is not None else human_decision
         with _translated(self.url, tid, f"resuming thread {tid!r}"), self._refusals(sid, given):
             seen = self._state(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions)
+            resume = _resume_map(tid, seen, human_decision, decisions, approver)
             run = self.sync_client.runs.create(
                 sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
             )
@@ -527,6 +559,7 @@ class RemoteReActAgent:
             _check_run(tid, done, joined, seen, _seen(self.sync_client.threads.get_state(sid)))
             self._check_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(self.sync_client.threads.get_state(sid))
+            refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
@@ -537,6 +570,7 @@ class RemoteReActAgent:
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
+        approver: Any = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         _check_input(thread_id, decision=human_decision, decisions=decisions)
@@ -544,7 +578,7 @@ class RemoteReActAgent:
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"resuming thread {tid!r}"):
             seen = await self._astate(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions)
+            resume = _resume_map(tid, seen, human_decision, decisions, approver)
             run = await self.client.runs.create(
                 sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
             )
@@ -553,6 +587,7 @@ class RemoteReActAgent:
             _check_run(tid, done, joined, seen, now)
             await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(await self.client.threads.get_state(sid))
+            refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
