@@ -521,22 +521,41 @@ def _comment(raw: Any) -> str | None:
     return None
 
 
-def on_decision(value: Any, raw: Any, index: int, refused: str | None) -> None:
+def on_decision(
+    value: Any,
+    raw: Any,
+    index: int,
+    refused: str | None,
+    *,
+    kind: str | None = None,
+    outcome: str | None = None,
+    who: str | None = None,
+) -> None:
     """Record a decision ``ask`` read for the pause ``value`` (its ``index``-th ask):
-    accepted, or refused with the reason ``refused``. A no-op unless recording is on."""
+    accepted, or refused with the reason ``refused``. A no-op unless recording is on.
+
+    An approval policy's loop (``dynavec_langgraph._policy.ask_with_policy``) names its own
+    ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``."""
     setting = _current()
-    if setting is None or not setting.audit:
+    if setting is None:
         return
     fields = _pause_fields(value)
     interrupt_id = mirrored_interrupt_id(setting.ns, index)
-    kind, outcome = ("refused", refused) if refused else ("decision", "accepted")
+    default_kind, default_outcome = ("refused", refused) if refused else ("decision", "accepted")
+    kind, outcome = kind or default_kind, outcome or default_outcome
     eid = event_id("decision", setting.thread_id, setting.ns, index, fields["node_id"], raw)
+    if kind == "expired" and setting.notify is not None:  # approvers hear of an expiry too
+        body = notification_body(setting.thread_id, kind, value, interrupt_id, event_id=eid)
+        _write(setting.target, OUTBOX_NS, setting.thread_id, _outbox_entry(body))
+        deliver_soon(setting.target, setting.thread_id, setting.notify)
+    if not setting.audit:
+        return
     event = make_event(
         setting.thread_id,
         kind,
         outcome=outcome,
         surface=setting.surface,
-        who=_who(raw, setting),
+        who=who or _who(raw, setting),
         interrupt_id=interrupt_id,
         decision=raw,
         comment=_comment(raw),
@@ -608,8 +627,9 @@ def notification_body(
         "description": value.get("description"),
         "error": value.get("error"),
         "allowed_decisions": value.get("allowed_decisions"),
-        "deadline": value.get("deadline"),
-        "approvals": value.get("approvals", value.get("approved_by")),
+        # an approval policy's fields (dynavec_langgraph._policy): the deadline, who approved
+        "deadline": value.get("expires_at", value.get("deadline")),
+        "approvals": _approvals(value),
         "digest": value.get("digest"),
         "resume": {
             "command": " ".join(answer),
@@ -617,6 +637,18 @@ def notification_body(
             "langgraph": {"resume": {str(target): "approved"}},
         },
     }
+
+
+def _approvals(value: Mapping[str, Any]) -> Any:
+    """Who has approved so far: the policy's ``approval.approved_by`` (with the count needed),
+    or a value's own ``approvals`` / ``approved_by``."""
+    state = value.get("approval")
+    if isinstance(state, Mapping):
+        return {
+            "approved_by": list(state.get("approved_by") or []),
+            "required": state.get("approvals_required"),
+        }
+    return value.get("approvals", value.get("approved_by"))
 
 
 def _outbox_entry(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -818,12 +850,28 @@ def _setting_flags(conf: Mapping[str, Any]) -> bool:
 def audit_refusals(
     graph: Any, target: Any, thread_id: str | None, decision: Any, surface: str
 ) -> Iterator[None]:
-    """Record a resume the lock refused (:class:`ConcurrentResumeError`) in ``thread_id``'s
-    trail when ``graph`` records one, then raise it on."""
-    from dynavec_langgraph._errors import ConcurrentResumeError
+    """Record a resume the lock refused (:class:`ConcurrentResumeError`), or an approver a
+    door refused before sending anything (:class:`ApproverRefusedError`; one the paused tool
+    refused is in the trail already), in ``thread_id``'s trail when ``graph`` records one,
+    then raise it on."""
+    from dynavec_langgraph._errors import ApproverRefusedError, ConcurrentResumeError
 
     try:
         yield
+    except ApproverRefusedError as error:
+        if thread_id is not None and not error.recorded and recording(graph):
+            record(
+                target,
+                thread_id,
+                "refused",
+                outcome=f"approver {error.approver!r} refused",
+                surface=surface,
+                who=error.approver,
+                node_id=str(error.node_id) if error.node_id is not None else None,
+                decision=decision,
+                comment=str(error),
+            )
+        raise
     except ConcurrentResumeError as error:
         if thread_id is not None and recording(graph):
             conf = (getattr(graph, "config", None) or {}).get("configurable") or {}

@@ -104,6 +104,10 @@ class ApproverRefusedError(InvalidDecisionError):
         approver: the refused approver's name.
     """
 
+    recorded: bool = False
+    """Whether the paused tool refused it (and so recorded it in an audited thread's trail);
+    False when a door refused it before sending anything."""
+
     def __init__(self, node_id: Any, approver: str, why: str) -> None:
         self.node_id = node_id
         self.approver = approver

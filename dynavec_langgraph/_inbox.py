@@ -444,12 +444,13 @@ def expire_pending(
             value = item.value
             row = Expired(tid, str(value.get("node_id")), item.id, str(value.get("expires_at")))
             answer = Answer(decisions={item.id: expiry_answer()})
+            graph = recording_on(app, saver, tid)  # an audited thread records the expiry
             try:
                 with resuming(
-                    app, saver, tid, answer, thread_config(tid), crashed="refuse"
+                    graph, saver, tid, answer, thread_config(tid), crashed="refuse"
                 ) as plan:
-                    app.invoke(plan.graph_input, plan.config, durability="sync")
-                    plan.settle(app.get_state(plan.config).interrupts)
+                    graph.invoke(plan.graph_input, plan.config, durability="sync")
+                    plan.settle(graph.get_state(plan.config).interrupts)
             except DynavecError as error:
                 row = Expired(
                     row.thread_id, row.node_id, row.interrupt_id, row.expires_at, str(error)

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, TypeVar
 
 from langgraph.config import get_config
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Interrupt
 from langgraph.types import interrupt as lg_interrupt
 
@@ -443,6 +443,23 @@ def _thread() -> str | None:
     return str(tid) if tid is not None else None
 
 
+def _note(
+    value: Any,
+    raw: Any,
+    index: int,
+    who: Mapping[str, Any] | None,
+    refusal: str | None,
+    kind: str | None = None,
+    outcome: str | None = None,
+) -> None:
+    """Record the answer ``raw`` to the ``index``-th ask in the audit trail (a no-op unless
+    recording is on: ``dynavec_langgraph._audit``)."""
+    from dynavec_langgraph import _audit
+
+    name = str(who["name"]) if who is not None else None
+    _audit.on_decision(value, raw, index - 1, refusal, kind=kind, outcome=outcome, who=name)
+
+
 def ask_with_policy(
     build: Callable[[str | None], Mapping[str, Any]],
     schema: dict[str, Any],
@@ -490,28 +507,37 @@ def ask_with_policy(
             seconds,
         )
 
+    from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
+
     while True:
         value = _decorate(build(error), policy, deadline, approved, refused)
         try:
             raw = lg_interrupt(value, response_schema=schema)
-        except GraphBubbleUp:  # re-raised: the run pauses; the answer before was the newest
+        except GraphBubbleUp as paused:  # re-raised: the run pauses; the answer before was newest
             if held is not None:
                 _emit(held)
+            if isinstance(paused, GraphInterrupt):  # recorded, then raised on: never swallowed
+                _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
         index += 1
         held, error, refused = None, None, None
+        who: dict[str, Any] | None = None
+
         if deadline is not None and policy.now() >= deadline:
             reason = f"the approval of {node_id!r} expired at {_iso(deadline)}"
             _emit(event("expired", None, reason))
+            _note(value, raw, index, who, None, "expired", reason)
             return on_expired(reason)
         if _is_expiry(raw):
             error = f"the approval of {node_id!r} has not expired"
             error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
+            _note(value, raw, index, who, error)
             continue
         try:
             who, inner = _unwrap(raw, policy.approvals_required == 1)
         except InvalidDecisionError as bad:
             error = str(bad)
+            _note(value, raw, index, who, error)
             continue
         if who is None and (policy.approvers is not None or policy.approvals_required > 1):
             error = (
@@ -519,31 +545,36 @@ def ask_with_policy(
                 "approver_decision(decision, name); with one approval needed, "
                 "config['configurable']['approver'] works too)"
             )
+            _note(value, raw, index, who, error)
             continue
         if who is not None and not _allowed(policy.approvers, who, value):
             refused = who["name"]
             error = f"approver {who['name']!r} may not approve {node_id!r}"
             held = event("refused", who["name"], error)
+            _note(value, raw, index, who, error)
             continue
         try:
             result = accept(inner)
         except ValueError as bad:
             error = f"the decision {inner!r:.200} was refused: {explain(inner, bad)}"
+            _note(value, raw, index, who, error)
             continue
         if policy.approvals_required == 1 or not is_approval(result):
+            _note(value, raw, index, who, None)
             return result
         assert who is not None
         if who["name"] in approved:
             refused = who["name"]
             error = f"{who['name']!r} already approved {node_id!r}: another approver is needed"
             held = event("refused", who["name"], error)
+            _note(value, raw, index, who, error)
             continue
         approved.append(who["name"])
+        count = f"approval {len(approved)} of {policy.approvals_required}"
+        _note(value, raw, index, who, None, outcome=count)
         if len(approved) >= policy.approvals_required:
             return result
-        held = event(
-            "approved", who["name"], f"approval {len(approved)} of {policy.approvals_required}"
-        )
+        held = event("approved", who["name"], count)
 
 
 # --- the doors ---------------------------------------------------------------------------
@@ -596,9 +627,11 @@ def refuse_approver(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> 
     for item in after:
         state = _approval(item)
         if item.id not in seen and state is not None and state.get("refused_approver"):
-            raise ApproverRefusedError(
+            error = ApproverRefusedError(
                 item.value.get("node_id"), str(state["refused_approver"]), str(item.value["error"])
             )
+            error.recorded = True  # the paused tool refused it: its audit trail has it
+            raise error
 
 
 def expired_pauses(interrupts: Sequence[Interrupt], now: datetime | None = None) -> list[Interrupt]:

@@ -43,6 +43,7 @@ from dynavec_langgraph.approval import (
     approver_decision,
     require_approval,
 )
+from dynavec_langgraph.audit import wait_for_deliveries
 from dynavec_langgraph.testing import ScriptedChatModel
 
 GRAPHS = Path(__file__).with_name("approvals_graph.py")
@@ -549,3 +550,57 @@ def test_a_policy_for_the_paused_node_applies_from_the_agent() -> None:
         agent.resume(thread_id="t", human_decision="approved", approver="bob")
     agent.resume(thread_id="t", human_decision="approved", approver={"name": "o", "roles": ["ops"]})
     assert ran == [{"amount": 5, "to": "Ann"}]
+
+
+# --- with the audit trail and notification (docs/audit-and-notifications.md) ---------------
+
+
+def test_policy_pauses_are_audited_and_notified() -> None:
+    """A pause with a policy is recorded and notified like any other: the pause, each partial
+    approval with its approver, a refused approver, the last approval; an expiry too."""
+    sent: list[dict[str, Any]] = []
+    agent = ReActAgent(
+        _calls(5),
+        [require_approval(pay)],
+        checkpointer=InMemorySaver(),
+        approval_policy=ApprovalPolicy(approvals_required=2, approvers=["alice", "bob"]),
+        audit=True,
+        notify=sent.append,
+    )
+    agent.run("pay", thread_id="t")
+    agent.resume(thread_id="t", human_decision="approved", approver="alice")
+    with pytest.raises(ApproverRefusedError):
+        agent.resume(thread_id="t", human_decision="approved", approver="mallory")
+    agent.resume(thread_id="t", human_decision="approved", approver="bob")
+    assert ran == [{"amount": 5, "to": "Ann"}]
+    trail = [(e.kind, e.who, e.outcome) for e in agent.audit("t")]
+    assert trail[0][0] == "paused"
+    assert ("decision", "alice", "approval 1 of 2") in trail
+    assert ("decision", "bob", "approval 2 of 2") in trail
+    assert ("refused", "mallory", "approver 'mallory' refused") in trail
+    wait_for_deliveries()
+    first, second = (b for b in sent if b["event"] in ("paused", "reasked"))
+    assert first["node_id"] == second["node_id"] == "approve_pay"
+    assert first["approvals"] == {"approved_by": [], "required": 2}
+    assert second["approvals"] == {"approved_by": ["alice"], "required": 2}
+
+    clock = Clock()
+    ran.clear()
+    expiring = ReActAgent(
+        _calls(7),
+        [require_approval(pay)],
+        checkpointer=InMemorySaver(),
+        approval_policy=ApprovalPolicy(expires_in=60, clock=clock),
+        audit=True,
+        notify=sent.append,
+    )
+    sent.clear()
+    expiring.run("pay", thread_id="e")
+    clock.advance(minutes=2)
+    expiring.resume(thread_id="e", human_decision="approved")
+    assert ran == []
+    kinds = [(e.kind, e.outcome) for e in expiring.audit("e")]
+    assert kinds[0][0] == "paused" and kinds[-1][0] == "expired" and "expired" in kinds[-1][1]
+    wait_for_deliveries()
+    assert [b["event"] for b in sent] == ["paused", "expired"]
+    assert sent[0]["deadline"] and sent[1]["deadline"] == sent[0]["deadline"]
