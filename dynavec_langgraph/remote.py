@@ -39,6 +39,7 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
+from dynavec_langgraph._digest import refuse_stale
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidDecisionError,
@@ -163,7 +164,9 @@ def _resume_map(
             f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
         )
     # the decision checks of the guarded resume (the server holds the thread's lock)
-    return dict(Answer(decision, decisions).command(seen.interrupts, None).resume or {})
+    resume = dict(Answer(decision, decisions).command(seen.interrupts, None).resume or {})
+    refuse_stale(thread_id, seen.interrupts, resume)
+    return resume
 
 
 def _lost(thread_id: str) -> ConcurrentResumeError:
