@@ -25,6 +25,9 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
+from dynavec_langgraph import StaleDecisionError
+from dynavec_langgraph.interrupt import bind_decision
+from dynavec_langgraph.remote import RemoteReActAgent
 from tests.review import same_ask_again
 
 REPO = Path(__file__).resolve().parents[1]
@@ -317,3 +320,31 @@ async def test_studio_serves_a_dynavec_graph_that_pauses_and_resumes(studio: Stu
     result = final["flow_result"]
     assert result["success"] is True and result["graph_name"] == "dynavec_flow"
     assert [t["node_name"] for t in result["trace"]] == ["review", "approve", "book"]
+
+
+async def test_studio_refuses_a_decision_bound_to_another_pause(studio: Studio) -> None:
+    """The review digest through ``langgraph dev``: the graph refuses a decision bound to a
+    pause asked again since (the thread stays interrupted at the same digest, nothing runs);
+    ``RemoteReActAgent`` refuses it before sending; the digest pending now is accepted."""
+    client = get_client(url=studio.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    await studio.wait(client, thread_id, input=_user("Pay 6 to Eve"))
+    seen = _only_interrupt(await client.threads.get_state(thread_id))["value"]["review_digest"]
+    await studio.wait(client, thread_id, command={"resume": {"decision": "maybe"}})
+    asked = _only_interrupt(await client.threads.get_state(thread_id))
+    assert asked["value"]["review_digest"] != seen
+
+    await studio.wait(client, thread_id, command={"resume": bind_decision("approved", seen)})
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    again = _only_interrupt(await client.threads.get_state(thread_id))
+    assert again["value"]["error"].startswith(f"stale decision for thread {thread_id!r}")
+    assert again["value"]["review_digest"] == asked["value"]["review_digest"]
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
+
+    remote = RemoteReActAgent(studio.url, "dynavec_agent", timeout=60)
+    with pytest.raises(StaleDecisionError, match="Read the pause again"):
+        await remote.aresume(bind_decision("approved", seen), thread_id=thread_id)
+    assert _only_interrupt(await client.threads.get_state(thread_id))["id"] == again["id"]
+    done = await remote.aresume(bind_decision("approved", again["value"]), thread_id=thread_id)
+    assert done.finished and done.output.endswith("Transferred 6 to Eve.")
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance", "transfer_funds"]
