@@ -50,21 +50,22 @@ GOAL = "wire 5 to Ann and 7 to Ann"
 
 
 def test_the_digest_covers_what_is_reviewed_and_which_ask() -> None:
+    call: dict[str, Any] = {"id": "c1", "name": "wire", "args": {"amount": 5, "to": "Ann"}}
     base: dict[str, Any] = {
         "thread_id": "t",
         "node_id": "approve_wire",
-        "tool_call": {"id": "c1", "name": "wire", "args": {"amount": 5, "to": "Ann"}},
+        "tool_call": call,
         "name": "approve_wire",
         "args": {"amount": 5, "to": "Ann"},
         "payload": {"amount": 5, "to": "Ann"},
     }
     first = compute_review_digest(**base)
     assert first == compute_review_digest(**{**base, "args": {"to": "Ann", "amount": 5}})
-    changed = [
+    changed: list[dict[str, Any]] = [
         {"thread_id": "t2"},
         {"node_id": "approve_other"},
-        {"tool_call": {**base["tool_call"], "id": "c2"}},
-        {"tool_call": {**base["tool_call"], "args": {"amount": 7, "to": "Ann"}}},
+        {"tool_call": {**call, "id": "c2"}},
+        {"tool_call": {**call, "args": {"amount": 7, "to": "Ann"}}},
         {"name": "other"},
         {"args": {"amount": 7, "to": "Ann"}},
         {"payload": {"amount": 7, "to": "Ann"}},
@@ -122,8 +123,9 @@ def _wires(graph: Any, cfg: Any) -> list[str]:
 
 
 def _pause(graph: Any, cfg: Any) -> Interrupt:
-    (pending,) = graph.get_state(cfg).interrupts
-    return pending
+    pending: tuple[Interrupt, ...] = graph.get_state(cfg).interrupts
+    assert len(pending) == 1, pending
+    return pending[0]
 
 
 @pytest.fixture
@@ -203,6 +205,7 @@ def test_resume_command_bind_refuses_when_the_thread_moved_on(ledger: Path) -> N
     out = graph.invoke(command, cfg)  # keyed by an interrupt id no longer pending: dropped
     assert out["__interrupt__"] == list(pending) and _ran(ledger) == [("Ann", "approved")]
     # the same bound value sent without the id (as a UI sends it): refused by the tool
+    assert isinstance(command.resume, dict)
     out = graph.invoke(Command(resume=command.resume[read[0].id]), cfg)
     assert "stale decision" in out["__interrupt__"][0].value["error"]
     assert _ran(ledger) == [("Ann", "approved")]
@@ -225,7 +228,7 @@ def test_require_approval_reads_the_digest_in_every_ui_format() -> None:
             "done" if isinstance(m[-1], ToolMessage) else [{"name": "send", "args": {"to": "ann"}}]
         )
     )
-    graph = create_react_agent(model, [require_approval(send)], checkpointer=InMemorySaver())
+    graph: Any = create_react_agent(model, [require_approval(send)], checkpointer=InMemorySaver())
     for i, decision in enumerate(
         [
             {"type": "approve"},
@@ -266,7 +269,7 @@ def test_an_edit_naming_another_tool_never_runs_it_unreviewed() -> None:
         )
     )
     tools = [require_approval(send), require_approval(delete_all)]
-    graph = create_react_agent(model, tools, checkpointer=InMemorySaver())
+    graph: Any = create_react_agent(model, tools, checkpointer=InMemorySaver())
     cfg = {"configurable": {"thread_id": "edit"}}
     pause = graph.invoke({"messages": [("user", "go")]}, cfg)["__interrupt__"][0]
     edit = {"type": "edit", "edited_action": {"name": "delete_all", "args": {"to": "ann"}}}
