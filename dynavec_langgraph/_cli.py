@@ -18,7 +18,7 @@ Commands::
 :class:`dynavec_langgraph.demo.TransferDecision`). ``approve`` is sent as ``"approved"`` and
 ``reject`` as ``"rejected"``. ``--digest`` binds the decision to the pause it was read from (its
 review digest, shown by ``inbox list`` and when a thread pauses): a thread paused at anything else
-now refuses it (docs/review-digest.md).
+now refuses it (docs/approval-uis.md).
 
 ``inbox`` reads and resumes threads with the agent that paused them: ``--graph SPEC`` names it
 the way ``langgraph.json`` does, ``MODULE:ATTR`` with a dotted module (``mypkg.agents:graph``,
@@ -399,7 +399,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _bound(decision: Any, digest: str | None) -> Any:
-    """``--digest``: the decision bound to the pause the person read (docs/review-digest.md)."""
+    """``--digest``: the decision bound to the pause the person read (docs/approval-uis.md)."""
     if digest is None:
         return decision
     from dynavec_langgraph.interrupt import bind_decision

@@ -1,4 +1,4 @@
-"""Decisions bound to the reviewed action: the review digest of a pause (docs/review-digest.md).
+"""Decisions bound to the reviewed action: the review digest of a pause (docs/approval-uis.md).
 
 Every pause this package raises carries ``review_digest``: a hash of what the person reviews
 (the thread, the tool call's id, name and canonical arguments, the approval point, the action

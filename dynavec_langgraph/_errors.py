@@ -95,7 +95,7 @@ class InvalidDecisionError(DynavecError, ValueError):
 class StaleDecisionError(InvalidDecisionError):
     """A decision carrying the review digest of another pause than the pending one (the
     approval was asked again since, or it is another call): refused, nothing ran, the pause
-    stays. Read the pause again and decide on what it shows (docs/review-digest.md)."""
+    stays. Read the pause again and decide on what it shows (docs/approval-uis.md)."""
 
 
 def stale_text(thread_id: str | None, call: str, given: str, pending: str | None) -> str:

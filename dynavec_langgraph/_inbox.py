@@ -77,7 +77,7 @@ class PendingApproval:
     tool_call: dict[str, Any] | None
     interrupt_id: str
     review_digest: str | None = None
-    """What the person reviews (docs/review-digest.md); ``None`` for a plain LangGraph pause."""
+    """What the person reviews (docs/approval-uis.md); ``None`` for a plain LangGraph pause."""
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -8,7 +8,7 @@ request (``action_requests``, ``review_configs``), LangChain's per-call ``tool_a
 Agent Inbox's ``action_request`` / ``config`` / ``description``, and ``error`` (why the last
 decision was refused, else ``None``) and ``review_digest`` (what is reviewed and which ask it
 is: a decision bound to it with :func:`bind_decision` is refused by any other pause, see
-docs/review-digest.md). The interrupt's ``response_schema`` (JSON Schema) is what Studio draws a
+docs/approval-uis.md). The interrupt's ``response_schema`` (JSON Schema) is what Studio draws a
 form from.
 
 Decisions are read by :func:`read_decision`: LangChain 1.0's ``{"decisions": [...]}``, a

@@ -1,4 +1,4 @@
-"""Decisions bound to the reviewed action (docs/review-digest.md): every pause carries a review
+"""Decisions bound to the reviewed action (docs/approval-uis.md): every pause carries a review
 digest; a decision bound to another pause (asked again since, or another call of the same tool
 with other arguments) is refused with ``StaleDecisionError``, nothing runs and the pause stays;
 a decision without a digest works as before. Real savers: in memory, a SQLite file, the
