@@ -2,7 +2,8 @@
 digest; a decision bound to another pause (asked again since, or another call of the same tool
 with other arguments) is refused with ``StaleDecisionError``, nothing runs and the pause stays;
 a decision without a digest works as before. Real savers: in memory, a SQLite file, the
-PostgreSQL server the tests start; a second process is the command line."""
+PostgreSQL server the tests start, DynamoDB Local; a second process is the command line (a
+ReActAgent in a child process for DynamoDB, which the command line does not open)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from dynavec_langgraph.interrupt import (
     resume_command,
     review_digest,
 )
+from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests import inbox_graph
 
@@ -282,11 +284,15 @@ def test_an_edit_naming_another_tool_never_runs_it_unreviewed() -> None:
 # --- the doors: ReActAgent, the inbox, the command line, on every saver ---------------------
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "postgres", "dynamodb"])
 def saver_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, str | None]]:
     """A saver, and the ``--db`` a second process opens it with (``None``: in memory)."""
     if request.param == "memory":
         yield InMemorySaver(), None
+        return
+    if request.param == "dynamodb":
+        url: str = request.getfixturevalue("dynamodb_url")
+        yield resolve_checkpointer(url), url
         return
     db = (
         str(tmp_path / "agent.db")
@@ -297,9 +303,38 @@ def saver_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[A
         yield saver, db
 
 
+_SECOND = """
+import sys
+from dynavec_langgraph import ReActAgent, StaleDecisionError
+from dynavec_langgraph.interrupt import bind_decision
+from dynavec_langgraph.testing import ScriptedChatModel
+from tests import inbox_graph
+
+db, thread, digest = sys.argv[1:]
+model = ScriptedChatModel(policy=inbox_graph.policy)
+agent = ReActAgent(model, [inbox_graph.lookup, inbox_graph.wire], checkpointer=db)
+try:
+    result = agent.resume(thread_id=thread, human_decision=bind_decision("approved", digest))
+except StaleDecisionError as error:
+    print(error, file=sys.stderr)
+    sys.exit(2)
+print(result.termination_reason)
+"""
+"""A second process answering through ``ReActAgent`` (for a saver the command line does not
+open: DynamoDB)."""
+
+
+def _second(db: str, thread: str, digest: str) -> subprocess.CompletedProcess[str]:
+    return _run([sys.executable, "-c", _SECOND, db, thread, digest])
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return _run([sys.executable, "-m", "dynavec_langgraph._cli", *args])
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "dynavec_langgraph._cli", *args],
+        argv,
         env=dict(os.environ),
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -333,7 +368,11 @@ def test_a_stale_decision_is_refused_at_every_door_on_every_saver(
         resume_graph(graph, saver, "pay", bind_decision("approved", seen))
     (row,) = list_pending(graph, saver)
     assert row.review_digest == now and row.as_dict()["review_digest"] == now
-    if db is not None:  # a second process: the command line
+    if db is not None and db.startswith("dynamodb"):  # a second process: ReActAgent
+        refused = _second(db, "pay", seen)
+        assert refused.returncode == 2, (refused.stdout, refused.stderr)
+        assert "stale decision for thread 'pay'" in refused.stderr
+    elif db is not None:  # a second process: the command line
         listed = _cli("inbox", "list", "--db", db, "--graph", "tests.inbox_graph:graph", "--json")
         assert listed.returncode == 0, listed.stderr
         assert [r["review_digest"] for r in json.loads(listed.stdout)] == [now]
@@ -345,7 +384,10 @@ def test_a_stale_decision_is_refused_at_every_door_on_every_saver(
     assert review_digest(_pause(graph, {"configurable": {"thread_id": "pay"}})) == now
 
     # the digest of what is pending now is accepted (by the second process when there is one)
-    if db is not None:
+    if db is not None and db.startswith("dynamodb"):
+        done = _second(db, "pay", now)
+        assert (done.returncode, done.stdout) == (0, "completed\n"), done.stderr
+    elif db is not None:
         base = ["inbox", "answer", "--db", db, "--graph", "tests.inbox_graph:graph"]
         done = _cli(*base, "--thread", "pay", "--approve", "--digest", now)
         assert done.returncode == 0, done.stderr
@@ -365,7 +407,10 @@ def test_the_in_graph_check_when_a_second_process_moved_the_thread_on(
     cfg = {"configurable": {"thread_id": "race"}}
     graph.invoke({"messages": [("user", GOAL)]}, cfg)
     read = graph.get_state(cfg).interrupts
-    if db is not None:
+    if db is not None and db.startswith("dynamodb"):
+        done = _second(db, "race", review_digest(read[0]) or "")
+        assert done.returncode == 0, done.stderr
+    elif db is not None:
         done = _cli(
             "inbox",
             "answer",
