@@ -430,3 +430,79 @@ def test_the_in_graph_check_when_a_second_process_moved_the_thread_on(
     assert out["__interrupt__"][0].value["payload"] == {"amount": 7, "to": "Ann"}
     assert "stale decision" in out["__interrupt__"][0].value["error"]
     assert _ran(ledger) == [("Ann", "approved")]
+
+
+def _redirecting_agent(ran: list[str], gated: dict[str, Any]) -> Any:
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    from dynavec_langgraph import create_agent
+
+    @tool
+    def send(to: str) -> str:
+        """Send a message."""
+        ran.append("send")
+        return "sent"
+
+    @tool
+    def delete_all(to: str) -> str:
+        """Delete everything."""
+        ran.append("delete_all")
+        return "deleted"
+
+    @tool
+    def draft(to: str) -> str:
+        """Draft a message."""
+        ran.append("draft")
+        return "drafted"
+
+    model = ScriptedChatModel(
+        policy=lambda m: (
+            "done" if isinstance(m[-1], ToolMessage) else [{"name": "send", "args": {"to": "ann"}}]
+        )
+    )
+    hitl = HumanInTheLoopMiddleware(interrupt_on=gated)
+    return create_agent(
+        model, [send, delete_all, draft], middleware=[hitl], checkpointer=InMemorySaver()
+    )
+
+
+def _redirect(to: str) -> Command[Any]:
+    edit = {"type": "edit", "edited_action": {"name": to, "args": {"to": "ann"}}}
+    return Command(resume={"decisions": [edit]})
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_hitl_edit_redirected_to_a_gated_tool_is_judged_by_its_rule(
+    use_async: bool,
+) -> None:
+    """LangChain's ``HumanInTheLoopMiddleware`` on the package's ``create_agent``: an edit
+    that names another tool the middleware gates asks about that tool (its own allowed
+    decisions) before it runs; rejected there, it does not run."""
+    ran: list[str] = []
+    rules = {"send": True, "delete_all": {"allowed_decisions": ["approve", "reject"]}}
+    agent = _redirecting_agent(ran, rules)
+
+    async def invoke(value: Any, cfg: Any) -> Any:
+        return await agent.ainvoke(value, cfg) if use_async else agent.invoke(value, cfg)
+
+    for thread, answer, expect in [("yes", "approve", ["delete_all"]), ("no", "reject", [])]:
+        ran.clear()
+        cfg = {"configurable": {"thread_id": thread}}
+        await invoke({"messages": [("user", "go")]}, cfg)
+        out = await invoke(_redirect("delete_all"), cfg)
+        (asked,) = out["__interrupt__"]
+        assert (asked.value["type"], asked.value["name"]) == ("tool_approval", "delete_all")
+        assert ran == []  # neither tool ran before its own review
+        out = await invoke(Command(resume={"type": answer}), cfg)
+        assert "__interrupt__" not in out and ran == expect
+        (answered,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+        assert ("deleted" in str(answered.content)) == (answer == "approve")
+
+
+def test_a_hitl_edit_redirected_to_an_ungated_tool_runs_it_as_langchain_does() -> None:
+    ran: list[str] = []
+    agent = _redirecting_agent(ran, {"send": True, "delete_all": True})
+    cfg = {"configurable": {"thread_id": "draft"}}
+    agent.invoke({"messages": [("user", "go")]}, cfg)
+    out = agent.invoke(_redirect("draft"), cfg)
+    assert "__interrupt__" not in out and ran == ["draft"]
