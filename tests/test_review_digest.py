@@ -506,3 +506,36 @@ def test_a_hitl_edit_redirected_to_an_ungated_tool_runs_it_as_langchain_does() -
     agent.invoke({"messages": [("user", "go")]}, cfg)
     out = agent.invoke(_redirect("draft"), cfg)
     assert "__interrupt__" not in out and ran == ["draft"]
+
+
+def test_the_demo_command_line_shows_the_digest_and_resume_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path / "ledger.jsonl"))
+    paused = _cli("demo", "--thread", "t1")
+    assert paused.returncode == 0, paused.stderr
+    (line,) = [s for s in paused.stdout.splitlines() if s.startswith("Paused at")]
+    digest = line.rsplit("review digest ", 1)[1].rstrip(".")
+    assert len(digest) == 32
+    base = ["resume", "--db", "dynavec-demo.db", "--thread", "t1", "--decision", "approve"]
+    refused = _cli(*base, "--digest", "f" * 32)
+    assert refused.returncode == 2 and "stale decision for thread 't1'" in refused.stderr
+    assert "transfer_funds" not in (tmp_path / "ledger.jsonl").read_text()  # nothing ran
+    done = _cli(*base, "--digest", digest)
+    assert done.returncode == 0, done.stderr
+    assert "Transferred 120 to landlord." in done.stdout
+
+
+async def test_aresume_refuses_a_stale_decision_too(ledger: Path) -> None:
+    model = ScriptedChatModel(policy=inbox_graph.policy)
+    agent = ReActAgent(model, [inbox_graph.lookup, inbox_graph.wire], checkpointer=InMemorySaver())
+    paused = await agent.arun(GOAL, thread_id="async")
+    assert paused.interrupt_payload is not None
+    seen = paused.interrupt_payload["review_digest"]
+    await agent.aresume(thread_id="async", human_decision=bind_decision("approved", seen))
+    with pytest.raises(StaleDecisionError):
+        await agent.aresume(thread_id="async", human_decision=bind_decision("approved", seen))
+    assert _ran(ledger) == [("Ann", "approved")]
