@@ -7,6 +7,7 @@ model). The demo's ledger (``DYNAVEC_DEMO_LEDGER``) counts every finished tool r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -325,7 +326,8 @@ async def test_studio_serves_a_dynavec_graph_that_pauses_and_resumes(studio: Stu
 async def test_studio_refuses_a_decision_bound_to_another_pause(studio: Studio) -> None:
     """The review digest through ``langgraph dev``: the graph refuses a decision bound to a
     pause asked again since (the thread stays interrupted at the same digest, nothing runs);
-    ``RemoteReActAgent`` refuses it before sending; the digest pending now is accepted."""
+    ``RemoteReActAgent`` and ``inbox answer --server`` refuse it before sending; the digest
+    pending now is accepted."""
     client = get_client(url=studio.url)
     thread_id = (await client.threads.create())["thread_id"]
     await studio.wait(client, thread_id, input=_user("Pay 6 to Eve"))
@@ -344,6 +346,13 @@ async def test_studio_refuses_a_decision_bound_to_another_pause(studio: Studio) 
     remote = RemoteReActAgent(studio.url, "dynavec_agent", timeout=60)
     with pytest.raises(StaleDecisionError, match="Read the pause again"):
         await remote.aresume(bind_decision("approved", seen), thread_id=thread_id)
+    assert _only_interrupt(await client.threads.get_state(thread_id))["id"] == again["id"]
+    inbox = ["inbox", "answer", "--server", studio.url, "--thread", thread_id, "--approve"]
+    cli = [sys.executable, "-m", "dynavec_langgraph._cli", *inbox, "--digest", seen]
+    refused = await asyncio.to_thread(
+        subprocess.run, cli, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert refused.returncode == 2 and "stale decision" in refused.stderr, refused.stderr
     assert _only_interrupt(await client.threads.get_state(thread_id))["id"] == again["id"]
     done = await remote.aresume(bind_decision("approved", again["value"]), thread_id=thread_id)
     assert done.finished and done.output.endswith("Transferred 6 to Eve.")
