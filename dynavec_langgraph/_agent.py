@@ -76,11 +76,14 @@ from dynavec_langgraph.savers import (
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 
 DEFAULT_SYSTEM_PROMPT = (
-    "You are a helpful assistant that solves tasks step by step. Think about what to do, call "
-    "a tool when it helps, read its result, and repeat until you can give the final answer. "
+    "You are a helpful and precise reasoning agent.\n"
+    "Think step by step about what the task needs before you act.\n"
+    "Call a tool when it helps, read its result, and repeat until you can answer.\n"
     "When you have the answer, reply with it directly without calling a tool."
 )
-"""The system prompt of a ``ReActAgent`` given no ``system_prompt=``."""
+"""The system prompt of a ``ReActAgent`` given no ``system_prompt=`` (dynavec's
+``DEFAULT_REACT_SYSTEM_PROMPT``): four lines, the first dynavec's own; dynavec's other three
+lines are not known here, so these are this package's (docs/compatibility.md A4)."""
 
 _DURABILITY: Durability = "sync"
 """Each step's checkpoint is written before the next step starts: a process killed right after a

@@ -15,7 +15,9 @@ and the plain values ``"approved"`` / ``"rejected"``:
                                   plain: ``"approved"``)
 ``{"type": "edit", ...}``         run it with the edited arguments (LangChain:
                                   ``edited_action={"name", "args"}``; Inbox:
-                                  ``args={"action", "args"}``)
+                                  ``args={"action", "args"}``); the model is told the
+                                  call was replaced (:func:`edit_notice`); arguments
+                                  the tool refuses ask again
 ``{"type": "reject", ...}``       do not run it; the model is told, with ``message`` if given
                                   (Inbox: ``ignore``; plain: ``"rejected"``)
 ``{"type": "respond", ...}``      do not run it; ``message`` is the tool's result
@@ -28,6 +30,7 @@ the new interrupt's ``error``; the call does not run.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Literal, Union
 
@@ -47,7 +50,14 @@ from dynavec_langgraph.interrupt import (
     read_decision,
 )
 
-__all__ = ["ApprovalDecision", "DecisionType", "normalize_decision", "require_approval"]
+__all__ = [
+    "EDIT_NOTICE",
+    "ApprovalDecision",
+    "DecisionType",
+    "edit_notice",
+    "normalize_decision",
+    "require_approval",
+]
 
 DecisionType = DecisionKind
 """LangChain's name for :data:`~dynavec_langgraph.interrupt.DecisionKind`."""
@@ -55,6 +65,50 @@ ApprovalDecision = decision_schema(ALL_DECISIONS)
 """Every decision shape :func:`require_approval` accepts (beside ``"approved"``/``"rejected"``)."""
 
 _PLAIN: dict[Any, DecisionKind] = {"approved": "approve", "rejected": "reject"}
+
+EDIT_NOTICE = (
+    "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
+    "your message is the one you produced, not the one that executed. This was "
+    "intentional and authorized. Do not re-issue your original call."
+)
+"""What the model is told before the result of a call a reviewer edited: LangChain's
+``HumanInTheLoopMiddleware`` default ``edit_notice`` (langchain 1.5.2), pinned by
+tests/test_approval_ui_gaps.py."""
+
+
+def edit_notice(name: str, args: dict[str, Any], result: str) -> str:
+    """The result of an edited call as the model sees it: :data:`EDIT_NOTICE`, the call that
+    ran, then the tool's answer.
+
+    Mirrors ``HumanInTheLoopMiddleware._notice`` and ``_prepend_notice`` (string content) of
+    langchain 1.5.2, so a model reads the same text from either; pinned by a test that runs
+    the middleware.
+
+    Example:
+        >>> edit_notice("send", {"to": "b"}, "sent").splitlines()[-2:]
+        ['Tool response:', 'sent']
+    """
+    notice = (
+        f"{EDIT_NOTICE} Executed instead: {name} with arguments {json.dumps(args, default=str)}."
+    )
+    if not result:
+        return notice
+    return f"{notice}\n\nTool response:\n{result}"
+
+
+def _check_edit(tool: AgentTool, args: dict[str, Any]) -> None:
+    """Refuse edited arguments the tool cannot take, so the same approval is asked again
+    instead of the call failing with a tool error.
+
+    Raises:
+        InvalidDecisionError: naming what is wrong (the tool's own argument check).
+    """
+    try:
+        tool._prepare(args, None)
+    except (ValueError, TypeError) as error:
+        raise InvalidDecisionError(
+            f"the edited arguments do not fit {tool.name!r} ({error}); edit them again"
+        ) from None
 
 
 def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
@@ -143,7 +197,13 @@ def require_approval(
                 error=error,
             )
 
-        return ask(build, schema, lambda raw: _read(raw, inner.name, kinds))
+        def accept(raw: Any) -> Decision:
+            decision = _read(raw, inner.name, kinds)
+            if decision.kind == "edit" and decision.args is not None:
+                _check_edit(inner, decision.args)
+            return decision
+
+        return ask(build, schema, accept)
 
     def _outcome(decision: Decision) -> str:
         if decision.kind == "respond":
@@ -157,14 +217,19 @@ def require_approval(
 
     def gated(**kwargs: Any) -> str:
         decision = _decide(kwargs)
+        if decision.kind == "edit" and decision.args is not None:
+            return edit_notice(inner.name, decision.args, inner.execute(decision.args))
         if decision.kind in ("approve", "edit"):
-            return inner.execute(decision.args if decision.args is not None else kwargs)
+            return inner.execute(kwargs)
         return _outcome(decision)
 
     async def agated(**kwargs: Any) -> str:
         decision = _decide(kwargs)
+        if decision.kind == "edit" and decision.args is not None:
+            result = await inner.aexecute(decision.args)
+            return edit_notice(inner.name, decision.args, result)
         if decision.kind in ("approve", "edit"):
-            return await inner.aexecute(decision.args if decision.args is not None else kwargs)
+            return await inner.aexecute(kwargs)
         return _outcome(decision)
 
     return AgentTool(

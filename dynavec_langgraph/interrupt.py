@@ -54,6 +54,7 @@ __all__ = [
     "DecisionKind",
     "InterruptFields",
     "InterruptValue",
+    "Rejected",
     "ToolCallRef",
     "ask",
     "bind_decision",
@@ -62,11 +63,13 @@ __all__ = [
     "decision_digest",
     "decision_schema",
     "describe_pending",
+    "first_asked",
     "interrupt",
     "interrupt_fields",
     "pause_value",
     "read_decision",
     "refusal",
+    "refusal_note",
     "refused_decisions",
     "resume_command",
     "review_digest",
@@ -90,10 +93,15 @@ class ToolCallRef(TypedDict):
 
 
 class ActionRequest(TypedDict):
-    """LangChain 1.0 HITL: one action to review."""
+    """LangChain 1.0 HITL: one action to review.
+
+    ``arguments`` repeats ``args`` for the readers that look there (Agent Inbox reads an
+    action request's arguments under that key; docs/approval-uis.md).
+    """
 
     name: str
     args: dict[str, Any]
+    arguments: dict[str, Any]
     description: str
 
 
@@ -230,7 +238,8 @@ def pause_value(
         args: the action's arguments, shown and editable in the UIs.
         description: the text the UIs show.
         allowed: the decisions offered.
-        error: why the previous decision was refused (``None`` on the first ask).
+        error: why the previous decision was refused (``None`` on the first ask); also
+            appended to both descriptions (:func:`refusal_note`), the text every UI shows.
 
     Example:
         >>> v = pause_value("approve_x", {"n": 1}, tool_call=None, name="approve_x",
@@ -239,12 +248,13 @@ def pause_value(
         ([{'action_name': 'approve_x', 'allowed_decisions': ['approve', 'reject']}], False)
     """
     kinds = [k for k in ALL_DECISIONS if k in allowed]
+    shown = description if error is None else description + refusal_note(error)
     value: InterruptValue = {
         "node_id": node_id,
         "payload": payload,
         "tool_call": tool_call,
-        "description": description,
-        "action_requests": [{"name": name, "args": args, "description": description}],
+        "description": shown,
+        "action_requests": [{"name": name, "args": args, "arguments": args, "description": shown}],
         "review_configs": [{"action_name": name, "allowed_decisions": kinds}],
         "type": "tool_approval",
         "tool_call_id": tool_call["id"] if tool_call else "",
@@ -263,6 +273,62 @@ def pause_value(
     }
     value["review_digest"] = pause_digest(value)  # the first ask; ask() sets which ask it is
     return value
+
+
+def refusal_note(error: str) -> str:
+    """What a re-asked pause adds to its ``description`` (the text the UIs show): why the last
+    decision was refused.
+
+    Example:
+        >>> refusal_note("the decision 'maybe' was refused: say yes or no").strip()
+        "Asked again: the decision 'maybe' was refused: say yes or no. Nothing ran; decide again."
+    """
+    return f"\n\nAsked again: {error}. Nothing ran; decide again."
+
+
+def first_asked(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A re-asked pause's value as it was first asked: ``error`` ``None`` and the descriptions
+    without their :func:`refusal_note` (to check that the same approval is asked again)."""
+    error = value.get("error")
+    if not error:
+        return dict(value)
+    note = refusal_note(error)
+
+    def plain(text: Any) -> Any:
+        return text[: -len(note)] if isinstance(text, str) and text.endswith(note) else text
+
+    actions = [
+        {**a, "description": plain(a.get("description"))} if isinstance(a, dict) else a
+        for a in value.get("action_requests") or []
+    ]
+    return {
+        **value,
+        "error": None,
+        "description": plain(value.get("description")),
+        "action_requests": actions,
+    }
+
+
+class Rejected(str):
+    """What a plain :func:`interrupt` returns for a reject: ``"rejected"`` (it compares, hashes
+    and serialises as that string), with the reviewer's reason as ``message`` (``None`` when
+    none was given: Agent Inbox's ignore, a reject without a message).
+
+    Example:
+        >>> r = Rejected("too much")
+        >>> r == "rejected", r.message
+        (True, 'too much')
+    """
+
+    message: str | None
+
+    def __new__(cls, message: str | None = None) -> Rejected:
+        self = super().__new__(cls, "rejected")
+        self.message = message
+        return self
+
+    def __getnewargs__(self) -> tuple[str | None]:  # type: ignore[override]
+        return (self.message,)
 
 
 # --- decisions, in each UI's format ---------------------------------------------------------
@@ -496,7 +562,7 @@ def _plain(decision: Decision, wrapped: bool) -> Any:
     if decision.kind == "approve":
         return "approved"
     if decision.kind == "reject":
-        return "rejected"
+        return Rejected(decision.message)
     if decision.kind == "respond":
         return decision.message
     args = decision.args or {}
@@ -583,8 +649,9 @@ def interrupt(
     ``tool_call`` and what the approval UIs read). When the thread is resumed
     (``ReActAgent.resume(...)`` or ``Command(resume=decision)``) the tool runs again from its
     first line and this call returns the decision: a plain value unchanged; an approval UI's
-    decision as ``"approved"`` (approve / accept), ``"rejected"`` (reject / ignore), the edited
-    arguments (edit: the edited ``payload`` dict, or the edited value when the payload is no
+    decision as ``"approved"`` (approve / accept), ``"rejected"`` (reject / ignore: a
+    :class:`Rejected`, which equals ``"rejected"`` and carries the reason as ``message``), the
+    edited arguments (edit: the edited ``payload`` dict, or the edited value when the payload is no
     dict) or the reviewer's text (respond / response).
 
     Args:

@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from dynavec_langgraph import ReActAgent, create_react_agent, tool
-from dynavec_langgraph.approval import normalize_decision, require_approval
+from dynavec_langgraph.approval import edit_notice, normalize_decision, require_approval
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.review import same_ask_again
 
@@ -46,7 +46,7 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
     ({"type": "approve"}, "sent to a@x.org", [("a@x.org", "hi")]),
     (
         {"type": "edit", "edited_action": {"name": "send_email", "args": EDITED}},
-        "sent to b@x.org",
+        edit_notice("send_email", EDITED, "sent to b@x.org"),
         [("b@x.org", "edited")],
     ),
     (
@@ -59,7 +59,7 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
     ([{"type": "accept", "args": None}], "sent to a@x.org", [("a@x.org", "hi")]),
     (
         [{"type": "edit", "args": {"action": "send_email", "args": EDITED}}],
-        "sent to b@x.org",
+        edit_notice("send_email", EDITED, "sent to b@x.org"),  # the model is told
         [("b@x.org", "edited")],
     ),
     ([{"type": "response", "args": "typed by a person"}], "typed by a person", []),
@@ -67,7 +67,7 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
     ({"decisions": [{"type": "approve"}]}, "sent to a@x.org", [("a@x.org", "hi")]),
     (
         {"decisions": [{"type": "edit", "edited_action": {"name": "send_email", "args": EDITED}}]},
-        "sent to b@x.org",
+        edit_notice("send_email", EDITED, "sent to b@x.org"),
         [("b@x.org", "edited")],
     ),
     (

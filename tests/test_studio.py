@@ -256,6 +256,7 @@ async def test_studio_invalid_decision_asks_the_same_approval_again(studio: Stud
         assert again["id"] != pause["id"]
         assert says in again["value"]["error"]
         assert same_ask_again(pause["value"], again["value"])
+        assert again["value"]["error"] in again["value"]["description"]  # what the UIs show
         assert again["response_schema"] == pause["response_schema"]
         assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
 
