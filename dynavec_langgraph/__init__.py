@@ -28,6 +28,7 @@ if typing.TYPE_CHECKING:
         NothingToResumeError,
         RemoteRunError,
         ServerUnavailableError,
+        StaleDecisionError,
         StorageError,
         ThreadPausedError,
     )
@@ -89,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "ReActState": "dynavec_langgraph._graph",
     "RemoteRunError": "dynavec_langgraph._errors",
     "ServerUnavailableError": "dynavec_langgraph._errors",
+    "StaleDecisionError": "dynavec_langgraph._errors",
     "StorageError": "dynavec_langgraph._errors",
     "Supervisor": "dynavec_langgraph.supervisor",
     "ThreadPausedError": "dynavec_langgraph._errors",
@@ -164,6 +166,7 @@ __all__ = [
     "ReActState",
     "RemoteRunError",
     "ServerUnavailableError",
+    "StaleDecisionError",
     "StorageError",
     "Supervisor",
     "ThreadPausedError",

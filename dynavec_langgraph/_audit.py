@@ -480,13 +480,21 @@ def _current() -> _Setting | None:
     return _setting(conf)
 
 
+def _digest_of(value: Mapping[str, Any]) -> str | None:
+    """The pause's review digest (``review_digest``, dynavec_langgraph._digest), if any."""
+    for key in ("review_digest", "digest"):
+        if isinstance(value.get(key), str):
+            return str(value[key])
+    return None
+
+
 def _pause_fields(value: Any) -> dict[str, Any]:
     value = value if isinstance(value, Mapping) else {}
     call = value.get("tool_call")
     return {
         "node_id": value.get("node_id"),
         "tool_call_id": call.get("id") if isinstance(call, Mapping) else None,
-        "digest": value.get("digest") if isinstance(value.get("digest"), str) else None,
+        "digest": _digest_of(value),
     }
 
 
@@ -630,7 +638,7 @@ def notification_body(
         # an approval policy's fields (dynavec_langgraph._policy): the deadline, who approved
         "deadline": value.get("expires_at", value.get("deadline")),
         "approvals": _approvals(value),
-        "digest": value.get("digest"),
+        "digest": _digest_of(value),
         "resume": {
             "command": " ".join(answer),
             "python": f"agent.resume('approved', thread_id={thread_id!r})",

@@ -4,20 +4,26 @@ Commands::
 
     dynavec-langgraph --version
     dynavec-langgraph demo   [--db PATH] [--thread ID] [--message TEXT] [--decision D]
-    dynavec-langgraph resume  --db PATH   --thread ID  [--decision D]
+    dynavec-langgraph resume  --db PATH   --thread ID  [--decision D] [--digest DIGEST]
     dynavec-langgraph inbox list   --db PATH_OR_URI [--graph SPEC] [--json]
     dynavec-langgraph inbox answer --db PATH_OR_URI --thread ID [--graph SPEC] [--node ID]
-    dynavec-langgraph inbox expire --db PATH_OR_URI [--graph SPEC] [--json]
                                    (--approve | --reject | --decision D)
+                                   [--as NAME] [--digest DIGEST]
+    dynavec-langgraph inbox expire --db PATH_OR_URI [--graph SPEC] [--json]
+    dynavec-langgraph inbox history THREAD (--db PATH_OR_URI | --server URL) [--json]
+    dynavec-langgraph inbox notify --db PATH_OR_URI [--webhook URL] [--thread ID] [--now]
     dynavec-langgraph inbox list   --server URL [--assistant ID] [--json]
     dynavec-langgraph inbox answer --server URL --thread ID [--assistant ID] [--node ID]
                                    (--approve | --reject | --decision D)
+                                   [--as NAME] [--digest DIGEST]
 
 ``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
 (``postgresql://...``). A decision ``D`` is ``approve``, ``reject`` or a JSON value, for the demo
 ``{"decision": "approved" | "rejected", "comment": "..."}`` (see
 :class:`dynavec_langgraph.demo.TransferDecision`). ``approve`` is sent as ``"approved"`` and
-``reject`` as ``"rejected"``.
+``reject`` as ``"rejected"``. ``--digest`` binds the decision to the pause it was read from (its
+review digest, shown by ``inbox list`` and when a thread pauses): a thread paused at anything else
+now refuses it (docs/approval-uis.md).
 
 ``inbox`` reads and resumes threads with the agent that paused them: ``--graph SPEC`` names it
 the way ``langgraph.json`` does, ``MODULE:ATTR`` with a dotted module (``mypkg.agents:graph``,
@@ -260,7 +266,7 @@ def _dump(value: Any) -> str:
 
 
 def _show_pause(result: AgentResult, out: TextIO) -> None:
-    from dynavec_langgraph.interrupt import interrupt_fields
+    from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 
     info = result.interrupt_payload or {}
     pending = info.get("pending") or [info]
@@ -268,6 +274,8 @@ def _show_pause(result: AgentResult, out: TextIO) -> None:
         fields = interrupt_fields(item)
         call = fields.tool_call or {}
         where = f" (tool call {call.get('name')} {call.get('id')})" if call else ""
+        digest = review_digest(item)
+        where += f", review digest {digest}" if digest else ""
         print(f"Paused at {fields.node_id!r}{where}.", file=out)
         print(f"  payload: {_dump(fields.payload)}", file=out)
 
@@ -395,8 +403,20 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         return _drive(agent, result, args.db, thread_id, decision, interactive=True, out=out)
 
 
+def _bound(decision: Any, digest: str | None) -> Any:
+    """``--digest``: the decision bound to the pause the person read (docs/approval-uis.md)."""
+    if digest is None:
+        return decision
+    from dynavec_langgraph.interrupt import bind_decision
+
+    if decision is None:
+        raise CliError("--digest goes with a decision: add --decision (or --approve / --reject)")
+    return bind_decision(decision, digest)
+
+
 def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     decision = parse_decision(args.decision) if args.decision is not None else None
+    decision = _bound(decision, args.digest)
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
         from dynavec_langgraph._inbox import read_thread
@@ -467,9 +487,10 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
     print(f"{len(rows)} pending approval(s) in {where}:", file=out)
     for r in rows:
         tool = f"  tool {r.tool_call.get('name')}" if r.tool_call else ""
+        digest = f"digest {r.review_digest}  " if r.review_digest else ""
         print(
             f"{r.thread_id}  {r.node_id}  since {r.since}{tool}  interrupt {r.interrupt_id}  "
-            f"payload {_dump(r.payload)}",
+            f"{digest}payload {_dump(r.payload)}",
             file=out,
         )
     return 0
@@ -498,6 +519,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
         decision = "rejected"
     else:
         decision = parse_decision(args.decision)
+    decision = _bound(decision, args.digest)
     _inbox_source(args)
     if args.server is not None:
         which = f" ({args.node})" if args.node is not None else ""
@@ -658,6 +680,11 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--db", default=DEFAULT_DB, help=db_help)
     resume.add_argument("--thread", required=True, help="the paused thread's id")
     resume.add_argument("--decision", help=f"{decision_help}; default: prompt on a terminal")
+    digest_help = (
+        "the review digest of the pause you read (shown by inbox list / when paused): the "
+        "decision is refused if the thread is paused at anything else now"
+    )
+    resume.add_argument("--digest", metavar="DIGEST", help=digest_help)
     resume.set_defaults(handler=cmd_resume)
 
     inbox = commands.add_parser(
@@ -705,6 +732,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="who answers (checked against the approval's approvers; needed when it has some)",
     )
+    answer.add_argument("--digest", metavar="DIGEST", help=digest_help)
     answer.set_defaults(handler=cmd_inbox_answer)
     history = inbox_commands.add_parser(
         "history", help="the audit trail of one thread (decisions, refusals, pauses)"

@@ -10,8 +10,10 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
     │   ├── ApproverRefusedError(ValueError)  an approver the pause's policy does not allow
     │   │                                    (nothing ran, the pause stays)
-    │   └── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
-    │                                        this graph cannot continue (names what differs)
+    │   ├── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
+    │   │                                    this graph cannot continue (names what differs)
+    │   └── StaleDecisionError(ValueError)   a decision bound to another pause (its review
+    │                                        digest is not the pending pause's)
     ├── InvalidInputError(ValueError)        text or data that cannot be stored as given
     │   │                                    (names the field and the position)
     │   └── InterruptCallError(TypeError)    interrupt() with a node id or payload that
@@ -56,6 +58,7 @@ __all__ = [
     "NothingToResumeError",
     "RemoteRunError",
     "ServerUnavailableError",
+    "StaleDecisionError",
     "StorageError",
     "ThreadPausedError",
 ]
@@ -116,6 +119,24 @@ class ApproverRefusedError(InvalidDecisionError):
             "thread is still paused at the same approval: let an allowed approver answer it "
             "(resume(..., approver=NAME), inbox answer --as NAME)"
         )
+
+
+class StaleDecisionError(InvalidDecisionError):
+    """A decision carrying the review digest of another pause than the pending one (the
+    approval was asked again since, or it is another call): refused, nothing ran, the pause
+    stays. Read the pause again and decide on what it shows (docs/approval-uis.md)."""
+
+
+def stale_text(thread_id: str | None, call: str, given: str, pending: str | None) -> str:
+    """The text of a :class:`StaleDecisionError`."""
+    thread = f"thread {thread_id!r}" if thread_id else "the thread"
+    now = f"the pending pause's digest is {pending}" if pending else "no pause is pending there"
+    return (
+        f"stale decision for {thread}, {call}: it was given for review digest {given} but "
+        f"{now} (the approval was asked again since, or it is another call). It was refused: "
+        "nothing ran and the pause stays. Read the pause again (inbox list, result(thread_id), "
+        "get_state) and decide on what it shows now"
+    )
 
 
 class IncompatibleThreadError(InvalidDecisionError):

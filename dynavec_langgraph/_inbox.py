@@ -56,7 +56,7 @@ from dynavec_langgraph._resuming import (
     storage_guard,
 )
 from dynavec_langgraph._resuming import read_thread as _read
-from dynavec_langgraph.interrupt import interrupt_fields
+from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 
 __all__ = [
     "SEVERAL_HINT",
@@ -91,6 +91,8 @@ class PendingApproval:
     since: str
     tool_call: dict[str, Any] | None
     interrupt_id: str
+    review_digest: str | None = None
+    """What the person reviews (docs/approval-uis.md); ``None`` for a plain LangGraph pause."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +102,7 @@ class PendingApproval:
             "since": self.since,
             "tool_call": self.tool_call,
             "interrupt_id": self.interrupt_id,
+            "review_digest": self.review_digest,
         }
 
 
@@ -128,6 +131,7 @@ def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingAp
                 since=snapshot.created_at or "",
                 tool_call=fields.tool_call,
                 interrupt_id=item.id,
+                review_digest=review_digest(item),
             )
         )
     return rows

@@ -18,7 +18,7 @@ import dataclasses
 import importlib
 import itertools
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
@@ -714,6 +714,44 @@ def _is_openai(model: Any) -> bool:
 # --- tool-call wrappers ---------------------------------------------------------------------
 
 
+def _model_call_name(request: Any) -> str | None:
+    """The name the model gave the call ``request`` runs (the AI message keeps the model's
+    call when a reviewer's edit redirected it), or ``None``."""
+    state = getattr(request, "state", None)
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    call_id = request.tool_call.get("id")
+    for message in reversed(messages or []):
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("id") == call_id:
+                    return str(call["name"])
+            return None
+    return None
+
+
+def review_redirect(middleware: Sequence[Any], request: Any) -> Any:
+    """A call a reviewer's edit redirected to another tool is judged by that tool's own rule:
+    when a ``HumanInTheLoopMiddleware`` gates the tool it now names, that middleware asks about
+    it as a call of its own (its allowed decisions, its ``when``; the edit there cannot switch
+    tools again) before it runs. Returns the request to run, or the ``ToolMessage`` answering
+    the call instead (rejected, or responded to). Any other call is returned unchanged.
+
+    Mirrors ``HumanInTheLoopMiddleware._resolve_per_call`` (langchain 1.5.2, its per-call
+    review), pinned by tests/test_review_digest.py.
+    """
+    name = request.tool_call.get("name")
+    asked = _model_call_name(request)
+    if asked is None or asked == name:
+        return request
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    for m in middleware:
+        if isinstance(m, HumanInTheLoopMiddleware) and name in m.interrupt_on:
+            resolved = m._resolve_per_call(request)
+            return resolved if isinstance(resolved, ToolMessage) else resolved[0]
+    return request
+
+
 def tool_wrappers(
     middleware: Sequence[Any],
 ) -> tuple[Callable[..., Any] | None, Callable[..., Awaitable[Any]] | None]:
@@ -726,7 +764,8 @@ def tool_wrappers(
     def wrap(request: Any, execute: Callable[[Any], Any]) -> Any:
         def layer(i: int, req: Any) -> Any:
             if i == len(wrapping):
-                return execute(req)
+                reviewed = review_redirect(middleware, req)
+                return reviewed if isinstance(reviewed, ToolMessage) else execute(reviewed)
             return wrapping[i].wrap_tool_call(req, lambda r: layer(i + 1, r))
 
         return layer(0, request)
@@ -734,7 +773,8 @@ def tool_wrappers(
     async def awrap(request: Any, execute: Callable[[Any], Awaitable[Any]]) -> Any:
         async def layer(i: int, req: Any) -> Any:
             if i == len(wrapping):
-                return await execute(req)
+                reviewed = review_redirect(middleware, req)
+                return reviewed if isinstance(reviewed, ToolMessage) else await execute(reviewed)
             return await wrapping[i].awrap_tool_call(req, lambda r: layer(i + 1, r))
 
         return await layer(0, request)

@@ -33,6 +33,7 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Interrupt
 from langgraph.types import interrupt as lg_interrupt
 
+from dynavec_langgraph._digest import check_bound, pause_digest
 from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
 
 __all__ = [
@@ -485,6 +486,7 @@ def ask_with_policy(
     refused: str | None = None
     held: ApprovalEvent | None = None  # emitted only when this answer was the newest
     index = 0
+    asks = 0  # the decisions refused so far: part of the review digest, as in ``ask``
     thread_id = _thread()
 
     def event(kind: Any, who: str | None, detail: str) -> ApprovalEvent:
@@ -511,6 +513,7 @@ def ask_with_policy(
 
     while True:
         value = _decorate(build(error), policy, deadline, approved, refused)
+        value["review_digest"] = pause_digest(value, asks)
         try:
             raw = lg_interrupt(value, response_schema=schema)
         except GraphBubbleUp as paused:  # re-raised: the run pauses; the answer before was newest
@@ -533,9 +536,10 @@ def ask_with_policy(
             error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
             _note(value, raw, index, who, error)
             continue
-        try:
-            who, inner = _unwrap(raw, policy.approvals_required == 1)
-        except InvalidDecisionError as bad:
+        try:  # a review digest outside an approver's envelope or inside it (check_bound)
+            who, inner = _unwrap(check_bound(raw, value), policy.approvals_required == 1)
+            inner = check_bound(inner, value)
+        except InvalidDecisionError as bad:  # StaleDecisionError too: the same digest again
             error = str(bad)
             _note(value, raw, index, who, error)
             continue
@@ -557,6 +561,7 @@ def ask_with_policy(
             result = accept(inner)
         except ValueError as bad:
             error = f"the decision {inner!r:.200} was refused: {explain(inner, bad)}"
+            asks += 1
             _note(value, raw, index, who, error)
             continue
         if policy.approvals_required == 1 or not is_approval(result):

@@ -20,7 +20,7 @@ from langgraph.types import Interrupt
 from dynavec_langgraph._errors import NothingToResumeError
 from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph._resuming import Answer
-from dynavec_langgraph.interrupt import interrupt_fields
+from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 
@@ -42,6 +42,7 @@ def _rows(thread_id: str, state: Mapping[str, Any]) -> list[PendingApproval]:
                 since=str(state.get("created_at") or ""),
                 tool_call=fields.tool_call,
                 interrupt_id=str(item["id"]),
+                review_digest=review_digest(item.get("value")),
             )
         )
     return rows

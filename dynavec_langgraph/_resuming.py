@@ -41,6 +41,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
 from pydantic import BaseModel
 
+from dynavec_langgraph._digest import refuse_stale, stale_refusal
 from dynavec_langgraph._errors import (
     DamagedThreadError,
     DynavecError,
@@ -48,6 +49,7 @@ from dynavec_langgraph._errors import (
     InvalidDecisionError,
     InvalidInputError,
     NothingToResumeError,
+    StaleDecisionError,
     StorageError,
     ThreadPausedError,
     damaged_text,
@@ -340,8 +342,13 @@ def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt
     decision (also for ``RemoteReActAgent``, which reads both from the server).
 
     Raises:
+        StaleDecisionError: the decision was bound to another pause (its review digest);
+            nothing ran, the pause stays.
         InvalidDecisionError: the decision was refused; the thread is still paused.
     """
+    stale = stale_refusal(before, after)
+    if stale:
+        raise StaleDecisionError(stale)
     message = refusal(before, after)
     if message:
         raise InvalidDecisionError(message)
@@ -498,7 +505,9 @@ def plan_resume(
             "(run()) to continue it"
         )
     _refuse_foreign_tools(graph, snapshot, thread_id)
-    return Resume(config, answer.command(snapshot.interrupts, saver), snapshot)
+    command = answer.command(snapshot.interrupts, saver)
+    refuse_stale(thread_id, snapshot.interrupts, command.resume)
+    return Resume(config, command, snapshot)
 
 
 def _unreadable(thread_id: str, error: Exception) -> StorageError:

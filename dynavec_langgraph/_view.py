@@ -17,7 +17,7 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._conversion import to_dynavec
 from dynavec_langgraph._messages import calls_of, converted, pending_calls
-from dynavec_langgraph.interrupt import interrupt_fields
+from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [
@@ -107,6 +107,7 @@ def build_result(
             "start_step": len(steps),
             "tool_call_id": fields.tool_call_id,
             "interrupt_id": first.id,
+            "review_digest": review_digest(first),
             "pending": [
                 {"interrupt_id": i.id, **(i.value if isinstance(i.value, dict) else {})}
                 for i in interrupts

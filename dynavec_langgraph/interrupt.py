@@ -6,8 +6,10 @@ Every pause this package raises (:func:`interrupt` and
 :func:`pause_value`: dynavec's ``node_id`` / ``payload`` / ``tool_call``, LangChain 1.0's HITL
 request (``action_requests``, ``review_configs``), LangChain's per-call ``tool_approval`` keys,
 Agent Inbox's ``action_request`` / ``config`` / ``description``, and ``error`` (why the last
-decision was refused, else ``None``). The interrupt's ``response_schema`` (JSON Schema) is what
-Studio draws a form from.
+decision was refused, else ``None``) and ``review_digest`` (what is reviewed and which ask it
+is: a decision bound to it with :func:`bind_decision` is refused by any other pause, see
+docs/approval-uis.md). The interrupt's ``response_schema`` (JSON Schema) is what Studio draws a
+form from.
 
 Decisions are read by :func:`read_decision`: LangChain 1.0's ``{"decisions": [...]}``, a
 LangChain per-call decision ``{"type": "approve" | "edit" | "reject" | "respond", ...}``, Agent
@@ -33,7 +35,20 @@ from langgraph.types import interrupt as lg_interrupt
 from pydantic import Discriminator, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from dynavec_langgraph._errors import InterruptCallError, InvalidDecisionError, interrupt_call_text
+from dynavec_langgraph._digest import (
+    bind_decision,
+    check_bound,
+    compute_review_digest,
+    decision_digest,
+    pause_digest,
+    review_digest,
+)
+from dynavec_langgraph._errors import (
+    InterruptCallError,
+    InvalidDecisionError,
+    StaleDecisionError,
+    interrupt_call_text,
+)
 from dynavec_langgraph._policy import EXPIRE, ApprovalPolicy, ask_with_policy, policy_for
 
 __all__ = [
@@ -45,7 +60,10 @@ __all__ = [
     "Rejected",
     "ToolCallRef",
     "ask",
+    "bind_decision",
+    "compute_review_digest",
     "current_tool_call",
+    "decision_digest",
     "decision_schema",
     "describe_pending",
     "first_asked",
@@ -57,6 +75,7 @@ __all__ = [
     "refusal_note",
     "refused_decisions",
     "resume_command",
+    "review_digest",
 ]
 
 T = TypeVar("T")
@@ -131,6 +150,7 @@ class InterruptValue(TypedDict):
     error: str | None
     expires_at: NotRequired[str | None]
     approval: NotRequired[dict[str, Any]]
+    review_digest: str
 
 
 @dataclass(frozen=True)
@@ -234,7 +254,7 @@ def pause_value(
     """
     kinds = [k for k in ALL_DECISIONS if k in allowed]
     shown = description if error is None else description + refusal_note(error)
-    return {
+    value: InterruptValue = {
         "node_id": node_id,
         "payload": payload,
         "tool_call": tool_call,
@@ -254,7 +274,10 @@ def pause_value(
             "allow_respond": "respond" in kinds,
         },
         "error": error,
+        "review_digest": "",
     }
+    value["review_digest"] = pause_digest(value)  # the first ask; ask() sets which ask it is
+    return value
 
 
 def refusal_note(error: str) -> str:
@@ -501,24 +524,36 @@ def ask(
     ``build(reason)``: the thread stays interrupted at the same approval, nothing after the
     pause runs. On every re-run the stored answers are read again in order, so the refused
     ones are refused again and the accepted one is accepted again (validated afresh).
+
+    Each pause carries its ``review_digest`` (which counts the refused decisions: a re-ask is
+    another pause); a decision bound to another pause's digest is refused before ``accept``
+    sees it, and asked again under the same digest (see :mod:`dynavec_langgraph._digest`).
     """
     from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
 
     error: str | None = None
-    index = 0
+    index = 0  # the answers read so far: LangGraph's interrupt index of the next ask
+    asks = 0  # the decisions refused so far: a re-ask is a new review (a new digest)
     while True:
         value = build(error)
+        value["review_digest"] = pause_digest(value, asks)
         try:
             raw = lg_interrupt(value, response_schema=schema)
         except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
             _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
         try:
-            accepted = accept(raw)
+            accepted = accept(check_bound(raw, value))
+        except StaleDecisionError as stale:  # the pause stays: the same digest is asked again
+            error = str(stale)
+            _audit.on_decision(value, raw, index, error)
+            index += 1
+            continue
         except ValueError as refused:  # never GraphInterrupt: it is no ValueError
             error = f"the decision {_short(raw)} was refused: {_explain(refused)}"
             _audit.on_decision(value, raw, index, error)
             index += 1
+            asks += 1
             continue
         _audit.on_decision(value, raw, index, None)
         return accepted
@@ -802,12 +837,18 @@ def describe_pending(interrupts: Sequence[Interrupt]) -> str:
     return ", ".join(f"{_node_id(i)!r} (interrupt id {i.id})" for i in interrupts) or "nothing"
 
 
-def resume_command(interrupts: Sequence[Interrupt], decisions: Mapping[str, Any]) -> Command[Any]:
+def resume_command(
+    interrupts: Sequence[Interrupt], decisions: Mapping[str, Any], *, bind: bool = False
+) -> Command[Any]:
     """The ``Command(resume={interrupt_id: decision})`` that answers several pauses at once.
 
     Args:
         interrupts: what is pending, e.g. ``graph.get_state(config).interrupts``.
         decisions: ``{node_id or interrupt_id: decision}``.
+        bind: bind each decision to the review digest of the pause in ``interrupts`` it
+            answers (:func:`bind_decision`): if the thread has moved on since ``interrupts``
+            were read (asked again, another call), the paused tool refuses it. Pauses without
+            a digest (plain LangGraph interrupts) get the decision as it is.
 
     Raises:
         InvalidDecisionError: an unknown key, a node id pending more than once (use the
@@ -855,5 +896,7 @@ def resume_command(interrupts: Sequence[Interrupt], decisions: Mapping[str, Any]
                 f"two decisions given for interrupt {target}; pending: "
                 f"{describe_pending(interrupts)}"
             )
+        if bind and review_digest(by_id[target]) is not None:
+            decision = bind_decision(decision, by_id[target])
         resume[target] = decision
     return Command(resume=resume)

@@ -43,6 +43,7 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._audit import AuditEvent
 from dynavec_langgraph._claims import CLAIM_REFUSED
+from dynavec_langgraph._digest import refuse_stale
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidDecisionError,
@@ -178,7 +179,9 @@ def _resume_map(
         )
     # the decision checks of the guarded resume (the server holds the thread's lock)
     answer = Answer(decision, decisions, approver=approver)
-    return dict(answer.command(seen.interrupts, None).resume or {})
+    resume = dict(answer.command(seen.interrupts, None).resume or {})
+    refuse_stale(thread_id, seen.interrupts, resume)
+    return resume
 
 
 def _lost(thread_id: str) -> ConcurrentResumeError:

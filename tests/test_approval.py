@@ -11,8 +11,8 @@ from langgraph.types import Command
 
 from dynavec_langgraph import ReActAgent, create_react_agent, tool
 from dynavec_langgraph.approval import edit_notice, normalize_decision, require_approval
-from dynavec_langgraph.interrupt import first_asked
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests.review import same_ask_again
 
 SENT: list[tuple[str, str]] = []
 
@@ -152,7 +152,7 @@ def test_invalid_and_disallowed_decisions_leave_the_thread_paused() -> None:
         (again,) = graph.get_state(cfg).interrupts
         assert out["__interrupt__"] == [again]
         assert says in again.value["error"]
-        assert first_asked(again.value) == first.value  # the same approval, asked again
+        assert same_ask_again(first.value, again.value)  # the same approval, asked again
         assert again.response_schema == first.response_schema
     assert SENT == []
     out = graph.invoke(Command(resume={"type": "approve"}), cfg)

@@ -36,8 +36,9 @@ from langgraph_sdk.client import LangGraphClient
 from dynavec_langgraph import create_agent, create_react_agent
 from dynavec_langgraph import tool as dv_tool
 from dynavec_langgraph.approval import EDIT_NOTICE, edit_notice, require_approval
-from dynavec_langgraph.interrupt import Rejected, first_asked, refusal_note
+from dynavec_langgraph.interrupt import Rejected, refusal_note
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests.review import same_ask_again
 from tests.test_studio import LANGGRAPH, START_TIMEOUT, Studio, _answers, _free_port, _stop
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,7 +139,7 @@ async def test_a_refused_decision_says_why_in_the_description(ui_server: Studio)
     note = refusal_note(value["error"])
     assert value["description"] == pause["value"]["description"] + note
     assert value["action_requests"][0]["description"] == value["description"]
-    assert first_asked(value) == pause["value"]  # the same approval, nothing else changed
+    assert same_ask_again(pause["value"], value)  # the same approval, nothing else changed
     assert ui_server.entries(thread_id) == []
 
 

@@ -30,8 +30,9 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.demo import TransferDecision, create_demo_agent, demo_model
-from dynavec_langgraph.interrupt import first_asked, refusal_note
+from dynavec_langgraph.interrupt import refusal_note
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests.review import same_ask_again
 
 CFG: Any = {"configurable": {"thread_id": "t"}}
 DYNAVEC_KEYS = ("node_id", "payload", "tool_call")
@@ -260,7 +261,7 @@ def test_a_refused_decision_asks_the_same_approval_again(
     (again,) = graph.get_state(CFG).interrupts
     assert out["__interrupt__"] == [again]
     assert says in again.value["error"]
-    assert first_asked(again.value) == first.value
+    assert same_ask_again(first.value, again.value)
     assert again.value["description"].endswith(refusal_note(again.value["error"]))
     assert again.response_schema == first.response_schema
     assert [json.loads(x)["tool"] for x in ledger.read_text().splitlines()] == ["get_balance"]

@@ -30,6 +30,7 @@ from dynavec_langgraph import (
     ApproverRefusedError,
     InvalidDecisionError,
     ReActAgent,
+    StaleDecisionError,
     create_react_agent,
     interrupt,
     tool,
@@ -44,6 +45,7 @@ from dynavec_langgraph.approval import (
     require_approval,
 )
 from dynavec_langgraph.audit import wait_for_deliveries
+from dynavec_langgraph.interrupt import bind_decision
 from dynavec_langgraph.testing import ScriptedChatModel
 
 GRAPHS = Path(__file__).with_name("approvals_graph.py")
@@ -604,3 +606,38 @@ def test_policy_pauses_are_audited_and_notified() -> None:
     wait_for_deliveries()
     assert [b["event"] for b in sent] == ["paused", "expired"]
     assert sent[0]["deadline"] and sent[1]["deadline"] == sent[0]["deadline"]
+
+
+def test_policy_pauses_carry_the_review_digest_and_refuse_a_stale_decision() -> None:
+    """A pause with a policy is bound like any other (docs/approval-uis.md, the review digest):
+    a decision bound to another pause is refused at the door and in the paused tool, with the
+    approver's envelope outside or inside the binding; the audit trail carries the digest."""
+    agent = ReActAgent(
+        _calls(5),
+        [require_approval(pay)],
+        checkpointer=InMemorySaver(),
+        approval_policy=ApprovalPolicy(approvals_required=2),
+        audit=True,
+    )
+    paused = agent.run("pay", thread_id="t")
+    assert paused.interrupt_payload is not None
+    digest = paused.interrupt_payload["review_digest"]
+    other = "0" * 32
+    with pytest.raises(StaleDecisionError):
+        agent.resume(thread_id="t", human_decision=bind_decision("approved", other), approver="a")
+    config: Any = {"configurable": {"thread_id": "t"}}
+    (pending,) = agent.graph.get_state(config).interrupts
+    for stale in (  # raw resumes reach the paused tool: refused there, the same digest again
+        approver_decision(bind_decision("approved", other), "a"),
+        bind_decision(approver_decision("approved", "a"), other),
+    ):
+        agent.graph.invoke(Command(resume={pending.id: stale}), config)
+        (pending,) = agent.graph.get_state(config).interrupts
+        assert pending.value["review_digest"] == digest and "stale" in pending.value["error"]
+        assert pending.value["approval"]["approved_by"] == [] and ran == []
+    agent.resume(thread_id="t", human_decision=bind_decision("approved", digest), approver="a")
+    (pending,) = agent.graph.get_state(config).interrupts
+    assert pending.value["approval"]["approved_by"] == ["a"]
+    agent.resume(thread_id="t", human_decision="approved", approver="b")
+    assert ran == [{"amount": 5, "to": "Ann"}]
+    assert {e.digest for e in agent.audit("t") if e.kind == "paused"} == {digest}

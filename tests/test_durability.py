@@ -20,7 +20,6 @@ from dynavec_langgraph import (
     NothingToResumeError,
     StorageError,
 )
-from dynavec_langgraph.interrupt import first_asked
 from tests.children.scenario import (
     PAID,
     ROOT,
@@ -38,6 +37,7 @@ from tests.children.scenario import (
     thread_config as _cfg,
 )
 from tests.pg import PostgresServer
+from tests.review import same_ask_again
 
 
 def _base(db: str, effects: Path) -> tuple[str, ...]:
@@ -125,7 +125,7 @@ def test_a_decision_failing_response_schema_leaves_the_thread_paused(tmp_path: P
         after = agent.graph.get_state(_cfg("w"))
         (asked, again) = (*before.interrupts, *after.interrupts)
         assert again.id != asked.id
-        assert first_asked(again.value) == asked.value
+        assert same_ask_again(asked.value, again.value)
         assert "boolean" in again.value["error"]
         assert scenario.lines() == []
 

@@ -7,6 +7,7 @@ model). The demo's ledger (``DYNAVEC_DEMO_LEDGER``) counts every finished tool r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -25,7 +26,10 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from dynavec_langgraph.interrupt import first_asked
+from dynavec_langgraph import StaleDecisionError
+from dynavec_langgraph.interrupt import bind_decision
+from dynavec_langgraph.remote import RemoteReActAgent
+from tests.review import same_ask_again
 
 REPO = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
@@ -251,7 +255,7 @@ async def test_studio_invalid_decision_asks_the_same_approval_again(studio: Stud
         again = _only_interrupt(await client.threads.get_state(thread_id))
         assert again["id"] != pause["id"]
         assert says in again["value"]["error"]
-        assert first_asked(again["value"]) == pause["value"]
+        assert same_ask_again(pause["value"], again["value"])
         assert again["value"]["error"] in again["value"]["description"]  # what the UIs show
         assert again["response_schema"] == pause["response_schema"]
         assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
@@ -318,3 +322,39 @@ async def test_studio_serves_a_dynavec_graph_that_pauses_and_resumes(studio: Stu
     result = final["flow_result"]
     assert result["success"] is True and result["graph_name"] == "dynavec_flow"
     assert [t["node_name"] for t in result["trace"]] == ["review", "approve", "book"]
+
+
+async def test_studio_refuses_a_decision_bound_to_another_pause(studio: Studio) -> None:
+    """The review digest through ``langgraph dev``: the graph refuses a decision bound to a
+    pause asked again since (the thread stays interrupted at the same digest, nothing runs);
+    ``RemoteReActAgent`` and ``inbox answer --server`` refuse it before sending; the digest
+    pending now is accepted."""
+    client = get_client(url=studio.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    await studio.wait(client, thread_id, input=_user("Pay 6 to Eve"))
+    seen = _only_interrupt(await client.threads.get_state(thread_id))["value"]["review_digest"]
+    await studio.wait(client, thread_id, command={"resume": {"decision": "maybe"}})
+    asked = _only_interrupt(await client.threads.get_state(thread_id))
+    assert asked["value"]["review_digest"] != seen
+
+    await studio.wait(client, thread_id, command={"resume": bind_decision("approved", seen)})
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    again = _only_interrupt(await client.threads.get_state(thread_id))
+    assert again["value"]["error"].startswith(f"stale decision for thread {thread_id!r}")
+    assert again["value"]["review_digest"] == asked["value"]["review_digest"]
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
+
+    remote = RemoteReActAgent(studio.url, "dynavec_agent", timeout=60)
+    with pytest.raises(StaleDecisionError, match="Read the pause again"):
+        await remote.aresume(bind_decision("approved", seen), thread_id=thread_id)
+    assert _only_interrupt(await client.threads.get_state(thread_id))["id"] == again["id"]
+    inbox = ["inbox", "answer", "--server", studio.url, "--thread", thread_id, "--approve"]
+    cli = [sys.executable, "-m", "dynavec_langgraph._cli", *inbox, "--digest", seen]
+    refused = await asyncio.to_thread(
+        subprocess.run, cli, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert refused.returncode == 2 and "stale decision" in refused.stderr, refused.stderr
+    assert _only_interrupt(await client.threads.get_state(thread_id))["id"] == again["id"]
+    done = await remote.aresume(bind_decision("approved", again["value"]), thread_id=thread_id)
+    assert done.finished and done.output.endswith("Transferred 6 to Eve.")
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance", "transfer_funds"]
