@@ -18,6 +18,7 @@ if typing.TYPE_CHECKING:
         CheckpointNotFoundError,
         ConcurrentResumeError,
         DamagedThreadError,
+        InDoubtCallError,
         DynavecError,
         InboxError,
         IncompatibleThreadError,
@@ -29,7 +30,9 @@ if typing.TYPE_CHECKING:
         ServerUnavailableError,
         StorageError,
         ThreadPausedError,
+        ToolContextError,
     )
+    from dynavec_langgraph._exactly_once import idempotency_key
     from dynavec_langgraph._graph import ReActState, create_react_agent
     from dynavec_langgraph._tools import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
@@ -67,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "DynamoDBCheckpointer": "dynavec_langgraph.dynamodb",
     "DynavecError": "dynavec_langgraph._errors",
     "Handoff": "dynavec_langgraph.supervisor",
+    "InDoubtCallError": "dynavec_langgraph._errors",
     "InboxError": "dynavec_langgraph._errors",
     "IncompatibleThreadError": "dynavec_langgraph._errors",
     "InterruptCallError": "dynavec_langgraph._errors",
@@ -88,11 +92,13 @@ _EXPORTS: dict[str, str] = {
     "StorageError": "dynavec_langgraph._errors",
     "Supervisor": "dynavec_langgraph.supervisor",
     "ThreadPausedError": "dynavec_langgraph._errors",
+    "ToolContextError": "dynavec_langgraph._errors",
     "ToolCall": "dynavec_langgraph.records",
     "ToolRegistry": "dynavec_langgraph.registry",
     "create_agent": "dynavec_langgraph._create_agent",
     "create_react_agent": "dynavec_langgraph._graph",
     "default_registry": "dynavec_langgraph.registry",
+    "idempotency_key": "dynavec_langgraph._exactly_once",
     "interrupt": "dynavec_langgraph.interrupt",
     "tool": "dynavec_langgraph._tools",
 }
@@ -140,6 +146,7 @@ __all__ = [
     "DynamoDBCheckpointer",
     "DynavecError",
     "Handoff",
+    "InDoubtCallError",
     "InboxError",
     "IncompatibleThreadError",
     "InterruptCallError",
@@ -162,10 +169,12 @@ __all__ = [
     "Supervisor",
     "ThreadPausedError",
     "ToolCall",
+    "ToolContextError",
     "ToolRegistry",
     "create_agent",
     "create_react_agent",
     "default_registry",
+    "idempotency_key",
     "interrupt",
     "tool",
 ]
