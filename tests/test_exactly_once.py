@@ -117,11 +117,11 @@ def test_ask_pauses_and_each_answer_does_what_it_says(
 
     # the inbox lists it
     listed = subprocess.run(
-        [sys.executable, "-m", "dynavec_langgraph", "inbox", "list", "--checkpointer", db],
+        [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "list", "--db", db, "--json"],
         cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False,
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
-    assert "in_doubt_pay" in listed.stdout and "t1" in listed.stdout
+    assert "in_doubt_pay" in listed.stdout and "t1" in listed.stdout and key in listed.stdout
 
     # respond: it ran, here is its result: answered with it, nothing runs
     told = _run(*_opts(db, service, "ask"), "resume", "t1",

@@ -29,6 +29,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool as lc_tool
+from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 
 from dynavec_langgraph import InDoubtCallError, create_react_agent, idempotency_key, tool
@@ -54,9 +56,6 @@ def make_tools(service: str, on_crash: str, hang: Path | None, langchain: bool) 
         return f"charged {result['id']} ({amount}) key={key} replayed={result['replayed']}"
 
     if langchain:
-        from langchain_core.tools import tool as lc_tool
-        from langgraph.prebuilt import ToolRuntime
-
         def pay_lc(amount: int, runtime: ToolRuntime) -> str:
             """Charge the card."""
             return work(amount, idempotency_key(runtime))
