@@ -318,7 +318,9 @@ class _Gate:
                 return True, None
             if self.override == "skip":
                 return False, answer(_skipped(self.call, self.key))
-            raise InDoubtCallError(self.where.thread_id, self.call["id"], self.call["name"], self.key)
+            raise InDoubtCallError(
+                self.where.thread_id, self.call["id"], self.call["name"], self.key
+            )
         if not m.doubts:
             return True, None
         # replay the decisions before the latest doubt, then ask (or re-read) it

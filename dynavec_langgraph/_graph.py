@@ -49,6 +49,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, Command, Send
 
 from dynavec_langgraph._claims import aclaimed, claimed
+from dynavec_langgraph._errors import DamagedThreadError, InterruptCallError, damaged_text
 from dynavec_langgraph._exactly_once import (
     OnCrash,
     aguarded,
@@ -58,7 +59,6 @@ from dynavec_langgraph._exactly_once import (
     on_crash_of,
     with_key,
 )
-from dynavec_langgraph._errors import DamagedThreadError, InterruptCallError, damaged_text
 from dynavec_langgraph._history import keep_conversations
 from dynavec_langgraph._messages import (
     ConversationChannel,

@@ -19,12 +19,11 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-
-import urllib.request
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0
@@ -58,7 +57,10 @@ class _Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             self._send(
                 200,
-                {"requests": list(self.state.requests), "charges": list(self.state.charges.values())},
+                {
+                    "requests": list(self.state.requests),
+                    "charges": list(self.state.charges.values()),
+                },
             )
 
     def do_POST(self) -> None:

@@ -34,6 +34,7 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 
 from dynavec_langgraph import InDoubtCallError, create_react_agent, idempotency_key, tool
+from dynavec_langgraph._exactly_once import check_on_crash
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.scenario import open_saver
 from tests.payment_service import charge
@@ -56,6 +57,7 @@ def make_tools(service: str, on_crash: str, hang: Path | None, langchain: bool) 
         return f"charged {result['id']} ({amount}) key={key} replayed={result['replayed']}"
 
     if langchain:
+
         def pay_lc(amount: int, runtime: ToolRuntime) -> str:
             """Charge the card."""
             return work(amount, idempotency_key(runtime))
@@ -64,7 +66,7 @@ def make_tools(service: str, on_crash: str, hang: Path | None, langchain: bool) 
         made.metadata = {"on_crash": on_crash}
         return [made]
 
-    @tool(on_crash=on_crash)  # type: ignore[arg-type]
+    @tool(on_crash=check_on_crash(on_crash, "pay"))
     def pay(amount: int) -> str:
         """Charge the card."""
         return work(amount, idempotency_key())
