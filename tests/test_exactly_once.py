@@ -312,3 +312,49 @@ def test_in_doubt_error_names_the_call_and_its_key() -> None:
     error = InDoubtCallError("t", "call_1", "pay", "dynavec-abc")
     assert isinstance(error, RuntimeError)
     assert "'call_1'" in str(error) and "dynavec-abc" in str(error) and "'pay'" in str(error)
+
+
+def test_async_ask_pauses_after_a_crash_before_the_end_mark_and_approve_runs_again() -> None:
+    """The async tool node: the process 'dies' right after the tool body (its end mark never
+    lands), the next run pauses in doubt, approve runs it again under the same key."""
+    import asyncio
+
+    saver = InMemorySaver()
+    keys: list[str] = []
+
+    @tool(on_crash="ask")
+    async def pay(amount: int) -> str:
+        """Pay."""
+        keys.append(idempotency_key())
+        return f"paid {amount}"
+
+    class Crash(BaseException):
+        pass
+
+    original = saver.aput_writes
+
+    async def aput_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if task_id.endswith(":done") and not keys[1:]:
+            raise Crash  # dies before the end mark of the first run
+        await original(cfg, writes, task_id, task_path)
+
+    saver.aput_writes = aput_writes  # type: ignore[method-assign,assignment]
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"]), [pay],
+        checkpointer=saver,
+    )  # fmt: skip
+    config: RunnableConfig = {"configurable": {"thread_id": "a"}}
+
+    async def scenario() -> None:
+        with pytest.raises(Crash):
+            await graph.ainvoke({"messages": [("user", "go")]}, config, durability="sync")
+        await graph.ainvoke(None, config)
+        (pending,) = (await graph.aget_state(config)).interrupts
+        assert pending.value["node_id"] == "in_doubt_pay"
+        assert pending.value["payload"]["idempotency_key"] == keys[0]
+        await graph.ainvoke(Command(resume={"type": "approve"}), config)
+
+    asyncio.run(scenario())
+    assert len(keys) == 2 and keys[0] == keys[1]
+    messages = graph.get_state(config).values["messages"]
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5"]
