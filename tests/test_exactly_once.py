@@ -358,3 +358,82 @@ def test_async_ask_pauses_after_a_crash_before_the_end_mark_and_approve_runs_aga
     assert len(keys) == 2 and keys[0] == keys[1]
     messages = graph.get_state(config).values["messages"]
     assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5"]
+
+
+def test_ask_on_a_tool_with_its_own_approval_keeps_decisions_matched_to_pauses() -> None:
+    """require_approval(pay) with on_crash="ask": approved, crashed mid-body; the in-doubt
+    pause comes after the approval's stored decision, and "run again" asks the approval anew
+    (the crash lost the decision it had), then runs under the same key."""
+    from dynavec_langgraph.approval import require_approval
+
+    saver = InMemorySaver()
+    keys: list[str] = []
+    crash = [True]
+
+    @tool(on_crash="ask")
+    def pay(amount: int) -> str:
+        """Pay."""
+        keys.append(idempotency_key())
+        return f"paid {amount}"
+
+    class Crash(BaseException):
+        pass
+
+    original = saver.put_writes
+
+    def put_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if task_id.endswith(":done") and crash[0]:
+            crash[0] = False
+            raise Crash
+        original(cfg, writes, task_id, task_path)
+
+    saver.put_writes = put_writes  # type: ignore[method-assign,assignment]
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"]),
+        [require_approval(pay)], checkpointer=saver,
+    )  # fmt: skip
+    config: RunnableConfig = {"configurable": {"thread_id": "g"}}
+
+    def pending() -> str:
+        (one,) = graph.get_state(config).interrupts
+        node: str = one.value["node_id"]
+        return node
+
+    graph.invoke({"messages": [("user", "go")]}, config, durability="sync")
+    assert pending() == "approve_pay"
+    with pytest.raises(Crash):
+        graph.invoke(Command(resume="approved"), config, durability="sync")
+    assert len(keys) == 1
+    graph.invoke(None, config, durability="sync")
+    assert pending() == "in_doubt_pay"
+    graph.invoke(Command(resume={"type": "approve"}), config, durability="sync")
+    assert pending() == "approve_pay" and len(keys) == 1  # asked anew, nothing ran yet
+    graph.invoke(Command(resume="approved"), config, durability="sync")
+    assert graph.get_state(config).interrupts == ()
+    assert len(keys) == 2 and keys[0] == keys[1]
+    messages = graph.get_state(config).values["messages"]
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5"]
+
+
+def test_the_langgraph_internals_read_are_as_pinned() -> None:
+    """What _exactly_once reads from a task's config (langgraph 1.2.24): ``checkpoint_map``
+    keyed by the graph's namespace, and the task namespace ``<node>:<task id>``."""
+    from langgraph.config import get_config
+
+    seen: list[dict[str, Any]] = []
+
+    @tool
+    def look() -> str:
+        """Look."""
+        seen.append(dict(get_config()["configurable"]))
+        return "ok"
+
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "look", "args": {}}], "done"]), [look],
+        checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "p"}})
+    (conf,) = seen
+    node, task_id = conf["checkpoint_ns"].split(":")
+    assert node == "tools" and len(task_id) >= 32
+    assert set(conf["checkpoint_map"]) >= {""}
