@@ -437,3 +437,41 @@ def test_the_langgraph_internals_read_are_as_pinned() -> None:
     node, task_id = conf["checkpoint_ns"].split(":")
     assert node == "tools" and len(task_id) >= 32
     assert set(conf["checkpoint_map"]) >= {""}
+
+
+def test_react_agent_applies_the_policy_when_it_continues_a_crashed_thread() -> None:
+    """dynavec's face: ``ReActAgent.resume(thread_id=...)`` without a decision continues a
+    crashed thread through the same tool node; an ``on_crash="fail"`` call is refused."""
+    from dynavec_langgraph import ReActAgent
+
+    saver = InMemorySaver()
+    keys: list[str] = []
+    crash = [True]
+
+    @tool(on_crash="fail")
+    def pay(amount: int) -> str:
+        """Pay."""
+        keys.append(idempotency_key())
+        return "paid"
+
+    class Crash(BaseException):
+        pass
+
+    original = saver.put_writes
+
+    def put_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if task_id.endswith(":done") and crash[0]:
+            crash[0] = False
+            raise Crash
+        original(cfg, writes, task_id, task_path)
+
+    saver.put_writes = put_writes  # type: ignore[method-assign,assignment]
+    agent = ReActAgent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"]), [pay],
+        checkpointer=saver,
+    )  # fmt: skip
+    with pytest.raises(Crash):
+        agent.run("go", thread_id="s")
+    with pytest.raises(InDoubtCallError) as refused:
+        agent.resume(thread_id="s")
+    assert refused.value.key == keys[0] and len(keys) == 1
