@@ -14,6 +14,7 @@ if typing.TYPE_CHECKING:
     from dynavec_langgraph._agent import ReActAgent
     from dynavec_langgraph._create_agent import create_agent
     from dynavec_langgraph._errors import (
+        ApproverRefusedError,
         CheckpointerConfigError,
         CheckpointNotFoundError,
         ConcurrentResumeError,
@@ -34,6 +35,7 @@ if typing.TYPE_CHECKING:
     )
     from dynavec_langgraph._exactly_once import idempotency_key
     from dynavec_langgraph._graph import ReActState, create_react_agent
+    from dynavec_langgraph._policy import ApprovalPolicy
     from dynavec_langgraph._tools import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
     from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
@@ -60,7 +62,9 @@ _EXPORTS: dict[str, str] = {
     "AgentState": "dynavec_langgraph.records",
     "AgentStep": "dynavec_langgraph.records",
     "AgentTool": "dynavec_langgraph._tools",
+    "ApprovalPolicy": "dynavec_langgraph._policy",
     "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
+    "ApproverRefusedError": "dynavec_langgraph._errors",
     "BaseCheckpointer": "dynavec_langgraph.checkpoint",
     "Checkpoint": "dynavec_langgraph.checkpoint",
     "CheckpointNotFoundError": "dynavec_langgraph._errors",
@@ -136,7 +140,9 @@ __all__ = [
     "AgentState",
     "AgentStep",
     "AgentTool",
+    "ApprovalPolicy",
     "ApprovalTimeoutError",
+    "ApproverRefusedError",
     "BaseCheckpointer",
     "Checkpoint",
     "CheckpointNotFoundError",

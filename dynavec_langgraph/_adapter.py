@@ -42,7 +42,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import random
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -67,6 +69,7 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from dynavec_langgraph._errors import StorageError
 from dynavec_langgraph._messages import ConversationChannel, pending_calls
 from dynavec_langgraph._serde import safe_serializer
 from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
@@ -186,6 +189,24 @@ def _with_entries(record: Checkpoint, entries: list[dict[str, Any]]) -> Checkpoi
     out.state = dict(record.state)
     out.metadata = {**record.metadata, _LG_KEY: {"entries": entries}}
     return out
+
+
+_CONFLICTS: Final = 50
+"""Attempts of one rewrite of a record that other processes keep changing."""
+
+
+def _attempts(thread_id: str) -> Iterator[int]:
+    """The attempts of a conditional rewrite (a short pause between two), then an error."""
+    for n in range(_CONFLICTS):
+        if n:
+            time.sleep(min(0.002 * 2**n, 0.1) * random.random())
+        yield n
+    raise StorageError(
+        f"could not save a checkpoint of thread {thread_id!r}: other callers kept changing its "
+        f"record ({_CONFLICTS} attempts). Try again",
+        thread_id,
+        [],
+    )
 
 
 def _record_key(ns: str, checkpoint_id: str) -> str:
@@ -433,51 +454,9 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             k: v for k, v in checkpoint["channel_values"].items() if k in versions
         }
         with self._lock:
-            stored, latest = self._load_all(thread_id)
-            key = (thread_id, ns, checkpoint["id"])
-            old = stored.get((ns, checkpoint["id"]))
-            writes = (old.writes if old else []) + self._early_writes.pop(key, [])
-            record = Checkpoint(
-                thread_id=thread_id,
-                checkpoint_id=_record_key(ns, checkpoint["id"]),
-                parent_checkpoint_id=_record_key(ns, parent_id) if parent_id else None,
-                step=int(metadata.get("step", 0)),
-                timestamp=checkpoint["ts"],
-            )
-            moment = False
-            if ns == "":
-                messages = self._root_messages(thread_id, stored, checkpoint, parent_id)
-                self._remember(thread_id, checkpoint["id"], messages)
-                values = {**saved["channel_values"], "messages": messages}
-                node_id, step, state = state_view(values, [], thread_id)
-                record.node_id, record.step, record.state = node_id, step, state
-                moment = metadata.get("source") != "input" and not pending_calls(messages)
-            entry = {
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint["id"],
-                "parent_checkpoint_id": parent_id,
-                "checkpoint": self._enc(saved),
-                "metadata": self._enc(get_checkpoint_metadata(config, metadata)),
-                "writes": writes,
-            }
-            host = old.record if old is not None else latest
-            if host is None or (old is not None and old.own):
-                own = True
-            elif old is None and moment:
-                own = (record.node_id, record.step) != (host.node_id, host.step)
-            else:
-                own = False
-            if own:
-                record.parent_checkpoint_id = _holder(stored, ns, parent_id)
-                record.metadata = {**json_metadata(metadata), _LG_KEY: {"entries": [entry]}}
-                self._save(record)
-            else:
-                assert host is not None
-                kept = [e for e in _entries(host) if _entry_key(e) != (ns, checkpoint["id"])]
-                updated = _with_entries(host, [*kept, entry])
-                if moment:  # the same dynavec moment again: show its newest state
-                    updated.state = record.state
-                self._save(updated)
+            for _ in _attempts(thread_id):
+                if self._put_once(thread_id, ns, parent_id, config, checkpoint, metadata, saved):
+                    break
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -486,8 +465,74 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             }
         }
 
-    def _save(self, record: Checkpoint) -> None:
-        """Save a record; one whose own checkpoint has an interrupt becomes ``interrupted``."""
+    def _put_once(
+        self,
+        thread_id: str,
+        ns: str,
+        parent_id: str | None,
+        config: RunnableConfig,
+        checkpoint: LGCheckpoint,
+        metadata: CheckpointMetadata,
+        saved: dict[str, Any],
+    ) -> bool:
+        """One attempt of :meth:`put` (``False``: the record it rewrites changed meanwhile)."""
+        stored, latest = self._load_all(thread_id)
+        key = (thread_id, ns, checkpoint["id"])
+        old = stored.get((ns, checkpoint["id"]))
+        writes = (old.writes if old else []) + self._early_writes.get(key, [])
+        record = Checkpoint(
+            thread_id=thread_id,
+            checkpoint_id=_record_key(ns, checkpoint["id"]),
+            parent_checkpoint_id=_record_key(ns, parent_id) if parent_id else None,
+            step=int(metadata.get("step", 0)),
+            timestamp=checkpoint["ts"],
+        )
+        moment = False
+        if ns == "":
+            messages = self._root_messages(thread_id, stored, checkpoint, parent_id)
+            self._remember(thread_id, checkpoint["id"], messages)
+            values = {**saved["channel_values"], "messages": messages}
+            node_id, step, state = state_view(values, [], thread_id)
+            record.node_id, record.step, record.state = node_id, step, state
+            moment = metadata.get("source") != "input" and not pending_calls(messages)
+        entry = {
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint["id"],
+            "parent_checkpoint_id": parent_id,
+            "checkpoint": self._enc(saved),
+            "metadata": self._enc(get_checkpoint_metadata(config, metadata)),
+            "writes": writes,
+        }
+        host = old.record if old is not None else latest
+        if host is None or (old is not None and old.own):
+            own = True
+        elif old is None and moment:
+            own = (record.node_id, record.step) != (host.node_id, host.step)
+        else:
+            own = False
+        if own:
+            record.parent_checkpoint_id = _holder(stored, ns, parent_id)
+            record.metadata = {**json_metadata(metadata), _LG_KEY: {"entries": [entry]}}
+            done = self._save(record, old.record if old is not None else None)
+        else:
+            assert host is not None
+            kept = [e for e in _entries(host) if _entry_key(e) != (ns, checkpoint["id"])]
+            updated = _with_entries(host, [*kept, entry])
+            if moment:  # the same dynavec moment again: show its newest state
+                updated.state = record.state
+            done = self._save(updated, host)
+        if done:
+            self._early_writes.pop(key, None)
+        return done
+
+    def _save(self, record: Checkpoint, read: Checkpoint | None = None) -> bool:
+        """Save a record; one whose own checkpoint has an interrupt becomes ``interrupted``.
+
+        ``read``: the stored record this one rewrites (as loaded). A checkpointer with
+        ``save_if_unchanged(record, read)`` (``DynamoDBCheckpointer``: a conditional put on
+        the record's revision) saves it only if nobody saved ``read`` since, so the writes of
+        another process to the same record are never lost; ``False``: it changed, load the
+        thread again and redo the change. Other checkpointers save unconditionally."""
         entries = _entries(record)
         own = (
             entries[0]
@@ -503,7 +548,11 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             state["finished"] = False
             state["interrupted"] = interrupted_marker(flat[0], record.step, record.thread_id)
             record.node_id, record.state = "interrupted", state
+        conditional = getattr(self.checkpointer, "save_if_unchanged", None)
+        if read is not None and callable(conditional):
+            return bool(conditional(record, read))
         self.checkpointer.save(record)
+        return True
 
     def _promote(
         self, thread_id: str, stored: Mapping[tuple[str, str], _Stored], item: _Stored
@@ -542,38 +591,55 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         ns = str(configurable.get("checkpoint_ns") or "")
         checkpoint_id = str(configurable["checkpoint_id"])
         with self._lock:
-            stored = self._load(thread_id)
-            item = stored.get((ns, checkpoint_id))
-            early = self._early_writes.setdefault((thread_id, ns, checkpoint_id), [])
-            current = list(item.writes) if item is not None else early
-            for idx, (channel, value) in enumerate(writes):
-                slot = WRITES_IDX_MAP.get(channel, idx)
-                same = [w for w in current if (w["task_id"], w["idx"]) == (task_id, slot)]
-                if same and slot >= 0:
-                    continue
-                for w in same:
-                    current.remove(w)
-                current.append(
-                    {
-                        "task_id": task_id,
-                        "channel": channel,
-                        "value": self._enc(value),
-                        "task_path": task_path,
-                        "idx": slot,
-                    }
-                )
-            if item is None:
-                return  # the checkpoint's put is still running: it picks these up
+            for _ in _attempts(thread_id):
+                if self._put_writes_once(thread_id, ns, checkpoint_id, writes, task_id, task_path):
+                    return
+
+    def _put_writes_once(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> bool:
+        """One attempt of :meth:`put_writes` (``False``: the record changed meanwhile)."""
+        stored = self._load(thread_id)
+        item = stored.get((ns, checkpoint_id))
+        early = self._early_writes.setdefault((thread_id, ns, checkpoint_id), [])
+        current = list(item.writes) if item is not None else early
+        for idx, (channel, value) in enumerate(writes):
+            slot = WRITES_IDX_MAP.get(channel, idx)
+            same = [w for w in current if (w["task_id"], w["idx"]) == (task_id, slot)]
+            if same and slot >= 0:
+                continue
+            for w in same:
+                current.remove(w)
+            current.append(
+                {
+                    "task_id": task_id,
+                    "channel": channel,
+                    "value": self._enc(value),
+                    "task_path": task_path,
+                    "idx": slot,
+                }
+            )
+        if item is None:
+            return True  # the checkpoint's put is still running: it picks these up
+        item.writes = current
+        if not item.own and ns == "" and any(ch == INTERRUPT for ch, _ in writes):
             self._early_writes.pop((thread_id, ns, checkpoint_id), None)
-            item.writes = current
-            if not item.own and ns == "" and any(ch == INTERRUPT for ch, _ in writes):
-                self._promote(thread_id, stored, item)
-                return
-            entries = _entries(item.record)
-            for entry in entries:
-                if _entry_key(entry) == (ns, checkpoint_id):
-                    entry["writes"] = current
-            self._save(_with_entries(item.record, entries))
+            self._promote(thread_id, stored, item)
+            return True
+        entries = _entries(item.record)
+        for entry in entries:
+            if _entry_key(entry) == (ns, checkpoint_id):
+                entry["writes"] = current
+        done = self._save(_with_entries(item.record, entries), item.record)
+        if done:
+            self._early_writes.pop((thread_id, ns, checkpoint_id), None)
+        return done
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread (or write a tombstone when the store cannot delete)."""

@@ -13,6 +13,7 @@ from contextlib import (
     nullcontext,
 )
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
@@ -22,6 +23,14 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph._audit import (
+    AuditEvent,
+    Notifier,
+    aaudit_trail,
+    audit_refusals,
+    audit_trail,
+    with_audit,
+)
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     CheckpointNotFoundError,
@@ -41,6 +50,7 @@ from dynavec_langgraph._graph import (
 )
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -76,11 +86,14 @@ from dynavec_langgraph.savers import (
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ReActAgent"]
 
 DEFAULT_SYSTEM_PROMPT = (
-    "You are a helpful assistant that solves tasks step by step. Think about what to do, call "
-    "a tool when it helps, read its result, and repeat until you can give the final answer. "
+    "You are a helpful and precise reasoning agent.\n"
+    "Think step by step about what the task needs before you act.\n"
+    "Call a tool when it helps, read its result, and repeat until you can answer.\n"
     "When you have the answer, reply with it directly without calling a tool."
 )
-"""The system prompt of a ``ReActAgent`` given no ``system_prompt=``."""
+"""The system prompt of a ``ReActAgent`` given no ``system_prompt=`` (dynavec's
+``DEFAULT_REACT_SYSTEM_PROMPT``): four lines, the first dynavec's own; dynavec's other three
+lines are not known here, so these are this package's (docs/compatibility.md A4)."""
 
 _DURABILITY: Durability = "sync"
 """Each step's checkpoint is written before the next step starts: a process killed right after a
@@ -182,6 +195,10 @@ class ReActAgent:
             (docs/memory.md).
         parallel_tool_calls: run the calls of a turn concurrently (several approvals can be
             pending at once; answer them with ``resume(thread_id=..., decisions={...})``).
+        audit: record every pause, decision and refusal of the agent's threads beside their
+            checkpoints; read them with :meth:`audit` (docs/audit-and-notifications.md).
+        notify: a webhook URL or a callable, called (at least once, from a durable outbox)
+            for every new pause and re-ask with what an approver needs; implies ``audit``.
 
     Example:
         >>> from dynavec_langgraph.testing import ScriptedChatModel
@@ -200,6 +217,8 @@ class ReActAgent:
         memory: BaseMemory | None = None,
         *,
         parallel_tool_calls: bool = False,
+        audit: bool = False,
+        notify: Notifier | None = None,
         **options: Any,
     ) -> None:
         if memory is not None and not isinstance(memory, BaseMemory):
@@ -230,6 +249,14 @@ class ReActAgent:
         )
         # the runs' output carries the bookkeeping (termination_reason, shared, ...)
         self.graph = with_bookkeeping(self.graph)
+        self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
+        self._notify = notify
+        self._approval_clock = agent_clock(options.get("approval_policy"))
+
+    def _approval_now(self) -> datetime:
+        """The time the doors compare deadlines with (the approval policy's clock)."""
+        clock = self._approval_clock
+        return clock() if clock is not None else datetime.now(UTC)
 
     # --- planning (no I/O) --------------------------------------------------------------
 
@@ -419,6 +446,11 @@ class ReActAgent:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
                 snapshot, stored = self._read(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        self.graph.invoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = self._read(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
@@ -441,6 +473,11 @@ class ReActAgent:
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
                 snapshot, stored = await self._aread(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        await self.graph.ainvoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = await self._aread(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
                     await asyncio.to_thread(
@@ -462,6 +499,7 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
@@ -482,11 +520,21 @@ class ReActAgent:
                 agent does not have, or a decision that does not match the pause's
                 ``response_schema`` (nothing saved, still paused).
             ConcurrentResumeError: another caller is running or resuming the thread.
+            ApproverRefusedError: ``approver`` may not answer the pause (its approval policy);
+                nothing ran, the thread is still paused.
+            ApprovalTimeoutError: the pause had expired and its policy says
+                ``on_expire="raise"``; the pause is settled (the call did not run).
+
+        ``approver`` (a name or ``{"name", "roles"}``) is who answers, sent with the decision
+        to a pause with an approval policy (docs/approvals-in-production.md).
         """
         del start_step
-        with self._resuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
-        ) as (tid, plan):
+        with (
+            self._resuming(
+                messages, human_decision, decisions, thread_id, state, model_kwargs, approver
+            ) as (tid, plan),
+            raise_timeouts(tid),
+        ):
             output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
             plan.settle(self._split(output)[1])
         return self._finish(tid, *self._split(output), state)
@@ -500,15 +548,19 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
         async with self._aresuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
-            output = await self.graph.ainvoke(plan.graph_input, plan.config, durability=_DURABILITY)
-            plan.settle(self._split(output)[1])
+            with raise_timeouts(tid):
+                output = await self.graph.ainvoke(
+                    plan.graph_input, plan.config, durability=_DURABILITY
+                )
+                plan.settle(self._split(output)[1])
         return self._finish(tid, *self._split(output), state)
 
     # --- streaming --------------------------------------------------------------------
@@ -528,6 +580,11 @@ class ReActAgent:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
                 snapshot, stored = self._read(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        self.graph.invoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = self._read(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 self._continue_dynavec(plan, snapshot, thread_id, resume_from)
                 for event in self._stream(plan.graph_input, plan.config):
@@ -553,6 +610,11 @@ class ReActAgent:
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
                 snapshot, stored = await self._aread(plan)
+                settle = expiry_command(snapshot.interrupts, self._approval_now())
+                if settle is not None:  # an expired approval: settled before anything else
+                    with raise_timeouts(plan.thread_id):
+                        await self.graph.ainvoke(settle, plan.config, durability=_DURABILITY)
+                    snapshot, stored = await self._aread(plan)
                 self._check_run(plan, snapshot, stored, resume_from)
                 if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
                     await asyncio.to_thread(
@@ -573,12 +635,13 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
         with self._resuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
             snapshot = None
             for event in self._stream(plan.graph_input, plan.config):
@@ -599,12 +662,13 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
+        approver: Any = None,
         **model_kwargs: Any,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
         async with self._aresuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs
+            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
             snapshot = None
             async for event in self._astream(plan.graph_input, plan.config):
@@ -625,10 +689,11 @@ class ReActAgent:
         thread_id: str | None,
         state: AgentState | None,
         model_kwargs: dict[str, Any],
+        approver: Any = None,
     ) -> Iterator[tuple[str, Resume]]:
         """The guarded resume of one call (:func:`~dynavec_langgraph._resuming.resuming`) with
         this agent's record of finished calls; yields the thread id and the plan."""
-        answer = Answer(decision, decisions)
+        answer = Answer(decision, decisions, approver=approver)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
             seed = (
@@ -636,9 +701,18 @@ class ReActAgent:
                 if messages is not None
                 else self._dynavec_seeder(thread_id, config, state, answer)
             )
-            with resuming(
-                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
-            ) as plan:
+            with (
+                audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"),
+                resuming(
+                    self.graph,
+                    self.checkpointer,
+                    thread_id,
+                    answer,
+                    config,
+                    record=record,
+                    seed=seed,
+                ) as plan,
+            ):
                 yield tid, plan
 
     @asynccontextmanager
@@ -650,9 +724,10 @@ class ReActAgent:
         thread_id: str | None,
         state: AgentState | None,
         model_kwargs: dict[str, Any],
+        approver: Any = None,
     ) -> AsyncIterator[tuple[str, Resume]]:
         """Async twin of :meth:`_resuming`."""
-        answer = Answer(decision, decisions)
+        answer = Answer(decision, decisions, approver=approver)
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(messages, thread_id, model_kwargs, record)
             seed = (
@@ -660,10 +735,17 @@ class ReActAgent:
                 if messages is not None
                 else self._adynavec_seeder(thread_id, config, state, answer)
             )
-            async with aresuming(
-                self.graph, self.checkpointer, thread_id, answer, config, record=record, seed=seed
-            ) as plan:
-                yield tid, plan
+            with audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"):
+                async with aresuming(
+                    self.graph,
+                    self.checkpointer,
+                    thread_id,
+                    answer,
+                    config,
+                    record=record,
+                    seed=seed,
+                ) as plan:
+                    yield tid, plan
 
     @contextmanager
     def _guarded(self, thread_id: str | None) -> Iterator[dict[str, CompletedCall]]:
@@ -921,6 +1003,23 @@ class ReActAgent:
         """Async twin of :meth:`list_checkpoints`."""
         history = [s async for s in self.graph.aget_state_history(_config(thread_id, {}))]
         return self._boundaries(thread_id, history, limit)
+
+    def audit(self, thread_id: str) -> list[AuditEvent]:
+        """The audit trail of ``thread_id``, oldest first: its pauses, decisions, refusals
+        (and the settlements other features record), as :class:`AuditEvent` entries.
+        Empty unless the agent was made with ``audit=True`` or ``notify=...``."""
+        check_text(thread_id, "thread_id")
+        return audit_trail(self._audit_target(), thread_id)
+
+    def _audit_target(self) -> Any:
+        """Where the graph records: its store when it has one (``store=``), else the saver."""
+        store = getattr(self.graph, "store", None)
+        return store if store is not None else self._saver
+
+    async def aaudit(self, thread_id: str) -> list[AuditEvent]:
+        """Async twin of :meth:`audit` (for async savers)."""
+        check_text(thread_id, "thread_id")
+        return await aaudit_trail(self._audit_target(), thread_id)
 
     def close(self) -> None:
         """Close the connection the agent opened from a ``checkpointer=`` string (if any)."""

@@ -54,7 +54,7 @@ from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields
 
-__all__ = ["CLAIM_CHANNEL", "aclaimed", "claimed"]
+__all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
 
 CLAIM_CHANNEL: Final = "__dynavec_claim__"
 """The channel of the claim writes (no channel of the graph has this name)."""
@@ -65,12 +65,15 @@ _NS_SEP: Final = "|"
 _INTERRUPT: Final = "__interrupt__"
 _RESUME: Final = "__resume__"
 _BUSY: Final = "is being resumed by another caller right now"
+CLAIM_REFUSED: Final = "nothing ran here and your decision was not applied"
+"""Part of every refusal's message (a server that keeps only the message of a failed run,
+such as Aegra, is read by it: :mod:`dynavec_langgraph.remote`)."""
 
 
 def _refused(thread_id: str, call: ToolCallRef, why: str) -> ConcurrentResumeError:
     return ConcurrentResumeError(
-        f"thread {thread_id!r}: call {call['id']!r} ({call['name']}) {why}; nothing ran here "
-        "and your decision was not applied. Read the thread again (graph.get_state) to see "
+        f"thread {thread_id!r}: call {call['id']!r} ({call['name']}) {why}; {CLAIM_REFUSED}. "
+        "Read the thread again (graph.get_state) to see "
         "its outcome before deciding again"
     )
 

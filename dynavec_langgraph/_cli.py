@@ -7,6 +7,7 @@ Commands::
     dynavec-langgraph resume  --db PATH   --thread ID  [--decision D]
     dynavec-langgraph inbox list   --db PATH_OR_URI [--graph SPEC] [--json]
     dynavec-langgraph inbox answer --db PATH_OR_URI --thread ID [--graph SPEC] [--node ID]
+    dynavec-langgraph inbox expire --db PATH_OR_URI [--graph SPEC] [--json]
                                    (--approve | --reject | --decision D)
     dynavec-langgraph inbox list   --server URL [--assistant ID] [--json]
     dynavec-langgraph inbox answer --server URL --thread ID [--assistant ID] [--node ID]
@@ -508,13 +509,16 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
             before=lambda: print(
                 f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out
             ),
+            approver=args.approver,
         )
         return _show_answered(args, result, out)
     graph = _graph(args.graph)
     which = f" ({args.node})" if args.node is not None else ""
     with open_saver(args.db, must_exist=True) as saver:
+        from dynavec_langgraph._inbox import recording_on
+
         after = resume_graph(
-            graph_on(graph, saver),
+            recording_on(graph_on(graph, saver), saver, args.thread),
             saver,
             args.thread,
             decision,
@@ -522,11 +526,95 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
             before=lambda: print(
                 f"Answering thread {args.thread!r}{which} with {_dump(decision)}.", file=out
             ),
+            approver=args.approver,
         )
     result = build_result(
         dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
     )
     return _show_answered(args, result, out)
+
+
+def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
+    from dynavec_langgraph._inbox import thread_history
+
+    _inbox_source(args)
+    if args.server is not None:
+        from dynavec_langgraph._remote_audit import server_audit
+
+        events = server_audit(args.server, args.thread)
+    else:
+        with open_saver(args.db, must_exist=True) as saver:
+            events = thread_history(saver, args.thread)
+    if args.json:
+        print(_dump([e.as_dict() for e in events]), file=out)
+        return 0
+    if not events:
+        print(
+            f"No audit trail for thread {args.thread!r} (the agent records one with "
+            "audit=True or notify=...).",
+            file=out,
+        )
+        return 0
+    print(
+        f"{len(events)} audit entr{'y' if len(events) == 1 else 'ies'} of {args.thread!r}:",
+        file=out,
+    )
+    for e in events:
+        who = f" by {e.who}" if e.who else ""
+        decision = f" decision {_dump(e.decision)}" if e.decision is not None else ""
+        note = f" ({e.comment})" if e.comment and e.comment != e.outcome else ""
+        print(
+            f"{e.at}  {e.kind}  {e.node_id or '-'}  via {e.surface}{who}: {e.outcome}"
+            f"{decision}{note}  interrupt {e.interrupt_id or '-'}",
+            file=out,
+        )
+    return 0
+
+
+def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:
+    from dynavec_langgraph._audit import NOTIFY_ENV
+    from dynavec_langgraph._inbox import notify_pending
+
+    url = args.webhook or os.environ.get(NOTIFY_ENV)
+    if not url:
+        raise CliError(f"no receiver: give --webhook URL (or set {NOTIFY_ENV})")
+    if not url.startswith(("http://", "https://")):
+        raise CliError(f"--webhook {url!r}: a webhook URL starts with http:// or https://")
+    if args.backoff <= 0:
+        raise CliError(f"--backoff {args.backoff}: give a number of seconds above 0")
+    with open_saver(args.db, must_exist=True) as saver:
+        done = notify_pending(saver, url, args.thread, backoff=args.backoff, force=args.now)
+    sent = sum(d for d, _ in done.values())
+    failed = sum(f for _, f in done.values())
+    if args.json:
+        print(_dump({"delivered": sent, "failed": failed, "threads": done}), file=out)
+        return 1 if failed else 0
+    print(f"Delivered {sent} notification(s), {failed} failed.", file=out)
+    if failed:
+        print(
+            f"The failed ones stay in the outbox and are tried again after the back-off "
+            f"({args.backoff:g} s, doubled after each failed try): run this command again.",
+            file=out,
+        )
+        return 1
+    return 0
+
+
+def cmd_inbox_expire(args: argparse.Namespace, out: TextIO) -> int:
+    """``inbox expire``: settle the expired approvals (run it from cron)."""
+    from dynavec_langgraph._inbox import expire_pending, graph_on
+
+    graph = _graph(args.graph)
+    with open_saver(args.db, must_exist=True) as saver:
+        rows = expire_pending(graph_on(graph, saver), saver)
+    if args.json:
+        print(_dump([r.as_dict() for r in rows]), file=out)
+    else:
+        for r in rows:
+            state = f"not settled: {r.error}" if r.error else "settled"
+            print(f"{r.thread_id}  {r.node_id}  expired at {r.expires_at}  {state}", file=out)
+        print(f"{sum(1 for r in rows if not r.error)} expired approval(s) settled.", file=out)
+    return 2 if any(r.error for r in rows) else 0
 
 
 def _show_answered(args: argparse.Namespace, result: AgentResult, out: TextIO) -> int:
@@ -611,7 +699,45 @@ def build_parser() -> argparse.ArgumentParser:
     choice.add_argument("--approve", action="store_true", help='send "approved"')
     choice.add_argument("--reject", action="store_true", help='send "rejected"')
     choice.add_argument("--decision", help="a JSON decision")
+    answer.add_argument(
+        "--as",
+        dest="approver",
+        metavar="NAME",
+        help="who answers (checked against the approval's approvers; needed when it has some)",
+    )
     answer.set_defaults(handler=cmd_inbox_answer)
+    history = inbox_commands.add_parser(
+        "history", help="the audit trail of one thread (decisions, refusals, pauses)"
+    )
+    history.add_argument("thread", help="the thread's id")
+    history.add_argument("--db", help=db_help)
+    history.add_argument("--server", metavar="URL", help=server_help)
+    history.add_argument("--json", action="store_true", help="print JSON")
+    history.set_defaults(handler=cmd_inbox_history, graph=None, assistant=None)
+    notify = inbox_commands.add_parser(
+        "notify",
+        help="send the notifications still in the outbox (the sweeper; run it from cron)",
+    )
+    notify.add_argument("--db", required=True, help=db_help)
+    notify.add_argument("--webhook", metavar="URL", help="where to POST them (JSON)")
+    notify.add_argument("--thread", help="only this thread (default: every thread)")
+    notify.add_argument(
+        "--backoff",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="wait this long after a failed try before the next (doubled each time; default 30)",
+    )
+    notify.add_argument("--now", action="store_true", help="also send those still backing off")
+    notify.add_argument("--json", action="store_true", help="print JSON")
+    notify.set_defaults(handler=cmd_inbox_notify)
+    expire = inbox_commands.add_parser(
+        "expire", help="settle the approvals whose deadline has passed (run it from cron)"
+    )
+    expire.add_argument("--db", required=True, help=db_help)
+    expire.add_argument("--graph", metavar="SPEC", help=graph_help)
+    expire.add_argument("--json", action="store_true", help="print JSON")
+    expire.set_defaults(handler=cmd_inbox_expire)
     return parser
 
 

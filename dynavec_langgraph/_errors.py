@@ -8,6 +8,8 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── ConcurrentResumeError(RuntimeError)  another caller answered the same pause first
     ├── NothingToResumeError(ValueError)     resume() with no paused call to answer
     ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
+    │   ├── ApproverRefusedError(ValueError)  an approver the pause's policy does not allow
+    │   │                                    (nothing ran, the pause stays)
     │   └── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
     │                                        this graph cannot continue (names what differs)
     ├── InvalidInputError(ValueError)        text or data that cannot be stored as given
@@ -40,7 +42,10 @@ are never caught or wrapped by this package.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "ApproverRefusedError",
     "CheckpointNotFoundError",
     "CheckpointerConfigError",
     "ConcurrentResumeError",
@@ -92,6 +97,30 @@ class NothingToResumeError(DynavecError, ValueError):
 
 class InvalidDecisionError(DynavecError, ValueError):
     """A decision that does not match what is pending (several pauses, unknown node id...)."""
+
+
+class ApproverRefusedError(InvalidDecisionError):
+    """An approver the pause's approval policy does not allow (not among its approvers, or
+    one who already approved a pause needing several): nothing ran, the thread is still
+    paused at the same approval; another approver answers it.
+
+    Attributes:
+        node_id: the pause's node id.
+        approver: the refused approver's name.
+    """
+
+    recorded: bool = False
+    """Whether the paused tool refused it (and so recorded it in an audited thread's trail);
+    False when a door refused it before sending anything."""
+
+    def __init__(self, node_id: Any, approver: str, why: str) -> None:
+        self.node_id = node_id
+        self.approver = approver
+        super().__init__(
+            f"approver {approver!r} may not answer {node_id!r}: {why}. Nothing ran and the "
+            "thread is still paused at the same approval: let an allowed approver answer it "
+            "(resume(..., approver=NAME), inbox answer --as NAME)"
+        )
 
 
 class IncompatibleThreadError(InvalidDecisionError):

@@ -68,6 +68,7 @@ from dynavec_langgraph._messages import (
     pending_calls,
     run_steps,
 )
+from dynavec_langgraph._policy import policy_scope
 from dynavec_langgraph._tools import (
     AgentTool,
     as_tools,
@@ -547,7 +548,12 @@ class _Call:
     def running(self) -> Iterator[None]:
         """``interrupt()`` names this call; this package's tools see the shared state and
         the call's idempotency key (:meth:`keyed` first)."""
-        with running_tool_call(self.ref), running_in_agent(self.shared), keyed(self.key):
+        with (
+            running_tool_call(self.ref),
+            running_in_agent(self.shared),
+            policy_scope(self.tool),
+            keyed(self.key),
+        ):
             yield
 
     def _extra(self) -> dict[str, Any]:
@@ -981,6 +987,7 @@ def create_react_agent(
     debug: bool = False,
     cache: Any = None,
     version: Literal["v1", "v2"] = _DEFAULT_VERSION,
+    approval_policy: Any = None,
     **unknown: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.
@@ -1030,6 +1037,9 @@ def create_react_agent(
         version: the prebuilt agent's ``"v1"`` / ``"v2"`` (default); both keep this
             package's tool node (one call per superstep, or ``parallel_tool_calls=True``),
             see docs/prebuilt.md.
+        approval_policy: an ``ApprovalPolicy`` (or ``{node_id: ApprovalPolicy}``) for the
+            pauses of the tools (expiry, who may approve, several approvers;
+            docs/approvals-in-production.md); ``tools`` must be a list.
 
     Returns:
         The compiled graph (an :class:`AgentGraph`). Its state is :class:`ReActState` (plus
@@ -1070,6 +1080,10 @@ def create_react_agent(
             "package's contract says: one at a time, or concurrently with "
             "parallel_tool_calls=True; see docs/prebuilt.md)"
         )
+    if approval_policy is not None:
+        from dynavec_langgraph._policy import attach_policy
+
+        tools = attach_policy(tools, approval_policy)
     return build_agent(
         PREBUILT_FACE,
         model,
@@ -1358,7 +1372,7 @@ _OPTIONS = (
     "model", "tools", "system_prompt", "max_steps", "checkpointer", "store", "name",
     "message_storage", "parallel_tool_calls", "prompt", "response_format", "middleware",
     "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
-    "interrupt_after", "debug", "cache", "version",
+    "interrupt_after", "debug", "cache", "version", "approval_policy",
 )  # fmt: skip
 
 

@@ -27,6 +27,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,17 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._errors import InboxError, StorageError, stopped_text
+from dynavec_langgraph._audit import (
+    SWEEPER_BACKOFF,
+    AuditEvent,
+    Notifier,
+    audit_refusals,
+    audit_trail,
+    deliver,
+    with_audit,
+)
+from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
+from dynavec_langgraph._policy import expired_pauses, expiry_answer, raise_timeouts
 from dynavec_langgraph._resuming import (
     Answer,
     may_be_paused_elsewhere,
@@ -49,16 +60,20 @@ from dynavec_langgraph.interrupt import interrupt_fields
 
 __all__ = [
     "SEVERAL_HINT",
+    "Expired",
     "Graph",
     "InboxError",
     "PendingApproval",
+    "expire_pending",
     "graph_on",
     "list_pending",
     "load_graph",
+    "notify_pending",
     "pending_approvals",
     "read_thread",
     "resume_graph",
     "thread_config",
+    "thread_history",
     "thread_ids",
 ]
 
@@ -310,6 +325,7 @@ def resume_graph(
     node: str | None = None,
     *,
     before: Callable[[], None] | None = None,
+    approver: Any = None,
 ) -> StateSnapshot:
     """Answer the approval ``node`` names (or the only one) of ``thread_id`` with ``decision``
     through the guarded resume (:func:`dynavec_langgraph._resuming.resuming`); ``before`` is
@@ -327,11 +343,117 @@ def resume_graph(
         StorageError: the thread cannot be read, or the storage failed.
     """
     config = thread_config(thread_id)
-    answer = Answer(decision, node=node, several=SEVERAL_HINT)
-    with resuming(app, saver, thread_id, answer, config, crashed="refuse") as plan:
+    answer = Answer(decision, node=node, several=SEVERAL_HINT, approver=approver)
+    with (
+        audit_refusals(app, saver, thread_id, decision, "cli"),
+        resuming(app, saver, thread_id, answer, config, crashed="refuse") as plan,
+    ):
         if before is not None:
             before()
-        app.invoke(plan.graph_input, config, durability="sync")
-        after = app.get_state(config)
-        plan.settle(after.interrupts)
+        with raise_timeouts(thread_id):
+            app.invoke(plan.graph_input, config, durability="sync")
+            after = app.get_state(config)
+            plan.settle(after.interrupts)
     return after
+
+
+# --- the audit trail and the notification outbox (dynavec_langgraph._audit) ---------------
+
+
+def thread_history(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[AuditEvent]:
+    """The audit trail of ``thread_id`` (``inbox history``), oldest first.
+
+    Raises:
+        StorageError: the storage failed.
+    """
+    with storage_guard(saver, thread_id):
+        return audit_trail(saver, thread_id)
+
+
+def notify_pending(
+    saver: BaseCheckpointSaver[Any],
+    notify: Notifier,
+    thread_id: str | None = None,
+    *,
+    backoff: float = SWEEPER_BACKOFF,
+    force: bool = False,
+) -> dict[str, tuple[int, int]]:
+    """Send the undelivered, due notifications of ``thread_id`` (or of every thread) from
+    the outbox (``inbox notify``, the sweeper); ``{thread_id: (delivered, failed)}`` for the
+    threads that had something to send. A failing receiver is a failed try (recorded,
+    retried after ``backoff`` seconds, doubled each time), never an error here.
+
+    Raises:
+        StorageError: the storage failed.
+    """
+    done: dict[str, tuple[int, int]] = {}
+    with storage_guard(saver, thread_id):
+        for tid in [thread_id] if thread_id is not None else thread_ids(saver):
+            counts = deliver(saver, tid, notify, backoff=backoff, force=force)
+            if counts != (0, 0):
+                done[tid] = counts
+    return done
+
+
+def recording_on(graph: Graph, saver: BaseCheckpointSaver[Any], thread_id: str) -> Graph:
+    """``graph`` recording the command line's decisions when the thread keeps an audit trail
+    (an agent with ``audit=True`` or ``notify=`` paused it), else ``graph`` unchanged."""
+    if not audit_trail(saver, thread_id):
+        return graph
+    return with_audit(graph, audit=True, notify=None, surface="cli")  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Expired:
+    """One expired approval the sweeper settled (or could not: ``error``)."""
+
+    thread_id: str
+    node_id: str
+    interrupt_id: str
+    expires_at: str
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "node_id": self.node_id,
+            "interrupt_id": self.interrupt_id,
+            "expires_at": self.expires_at,
+            "error": self.error,
+        }
+
+
+def expire_pending(
+    app: Graph, saver: BaseCheckpointSaver[Any], now: datetime | None = None
+) -> list[Expired]:
+    """Settle every expired approval of ``saver`` (``dynavec-langgraph inbox expire``):
+    each thread with a pending pause whose ``expires_at`` has passed is resumed, through the
+    guarded resume, with :func:`~dynavec_langgraph._policy.expiry_answer`; the paused tool
+    settles it (the call never runs; the tool's answer says it expired). A thread another
+    caller holds is left for the next sweep (its ``error`` says so); others go on."""
+    done: list[Expired] = []
+    with storage_guard(saver, None):
+        tids = thread_ids(saver)
+    for tid in tids:
+        try:
+            snapshot = read_thread(app, tid)
+        except StorageError as error:
+            done.append(Expired(tid, "", "", "", str(error)))
+            continue
+        for item in expired_pauses(snapshot.interrupts, now):
+            value = item.value
+            row = Expired(tid, str(value.get("node_id")), item.id, str(value.get("expires_at")))
+            answer = Answer(decisions={item.id: expiry_answer()})
+            graph = recording_on(app, saver, tid)  # an audited thread records the expiry
+            try:
+                with resuming(
+                    graph, saver, tid, answer, thread_config(tid), crashed="refuse"
+                ) as plan:
+                    graph.invoke(plan.graph_input, plan.config, durability="sync")
+                    plan.settle(graph.get_state(plan.config).interrupts)
+            except DynavecError as error:
+                row = Expired(
+                    row.thread_id, row.node_id, row.interrupt_id, row.expires_at, str(error)
+                )
+            done.append(row)
+    return done

@@ -62,6 +62,7 @@ from dynavec_langgraph._graph import (
     tools_router,
 )
 from dynavec_langgraph._messages import calls_of, new_turn, pending_calls
+from dynavec_langgraph._subagent_cause import with_tool_call_cause
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
@@ -1144,7 +1145,9 @@ def default_transformers() -> tuple[Any, ...]:
 
 def create_agent_transformers(middleware: Sequence[Any], extra: Sequence[Any]) -> list[Any]:
     """``create_agent``'s transformers in its order (its defaults, each middleware's
-    ``transformers``, then ``transformers=``), each once (its ``_dedupe_transformers``)."""
+    ``transformers``, then ``transformers=``), each once (its ``_dedupe_transformers``), with
+    :class:`~dynavec_langgraph._subagent_cause.ToolCallCause` just before its
+    ``SubagentTransformer`` (the ``cause`` of a nested agent, docs/compatibility.md CA6)."""
     seen: set[int] = set()
     out: list[Any] = []
     for factory in (
@@ -1155,7 +1158,7 @@ def create_agent_transformers(middleware: Sequence[Any], extra: Sequence[Any]) -
         if id(factory) not in seen:
             seen.add(id(factory))
             out.append(factory)
-    return out
+    return with_tool_call_cause(out)
 
 
 CREATE_AGENT_RECURSION_LIMIT = 9_999

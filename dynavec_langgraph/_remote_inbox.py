@@ -112,6 +112,7 @@ class ServerInbox:
         node: str | None,
         *,
         before: Callable[[], None] | None = None,
+        approver: Any = None,
     ) -> AgentResult:
         """Answer one approval of ``thread_id`` (``node``: which, when several are pending).
 
@@ -144,7 +145,9 @@ class ServerInbox:
                     f"thread {thread_id!r} is not paused: nothing to resume. {self._list_hint()}"
                 )
             # the decision checks of the guarded resume (the server holds the thread's lock)
-            Answer(decision, node=node, several=SEVERAL_HINT).command(interrupts, None)
+            Answer(decision, node=node, several=SEVERAL_HINT, approver=approver).command(
+                interrupts, None
+            )
             key = node if node is not None else interrupts[0].id
             assistant = self.assistant or (thread.get("metadata") or {}).get("graph_id")
             if not assistant:
@@ -155,7 +158,9 @@ class ServerInbox:
             with RemoteReActAgent(self.url, str(assistant), api_key=self.api_key) as agent:
                 if before is not None:
                     before()
-                return agent.resume(thread_id=thread_id, decisions={key: decision})
+                return agent.resume(
+                    thread_id=thread_id, decisions={key: decision}, approver=approver
+                )
 
 
 @contextmanager

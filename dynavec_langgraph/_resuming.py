@@ -60,6 +60,7 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._graph import TOOLS_METADATA_KEY, TOOLS_NODE, CompletedCall, until_done
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._policy import refuse_approver, sign_resume
 from dynavec_langgraph.interrupt import (
     describe_pending,
     interrupt_fields,
@@ -228,12 +229,15 @@ class Answer:
         decisions: ``{node_id or interrupt_id: decision}`` for several pending pauses.
         node: answer only this pending pause (a node id or an interrupt id) with ``decision``.
         several: what to tell a caller who gave one decision while several are pending.
+        approver: who answers (a name or ``{"name", "roles"}``): sent with each decision for
+            a pause with an approval policy (:func:`dynavec_langgraph._policy.sign_resume`).
     """
 
     decision: Any = MISSING
     decisions: Mapping[str, Any] | None = None
     node: str | None = None
     several: str = "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
+    approver: Any = None
 
     @property
     def given(self) -> Any:
@@ -257,6 +261,14 @@ class Answer:
         return {interrupts[0].id: self.decision} if interrupts else self.decision
 
     def command(self, interrupts: Sequence[Interrupt], saver: Any | None) -> Command[Any]:
+        """:meth:`_command`, each decision signed by ``approver`` (checked against the
+        pauses' approver names before anything runs: ``ApproverRefusedError``)."""
+        command = self._command(interrupts, saver)
+        if self.approver is None or not isinstance(command.resume, dict) or not interrupts:
+            return command
+        return Command(resume=sign_resume(interrupts, command.resume, self.approver))
+
+    def _command(self, interrupts: Sequence[Interrupt], saver: Any | None) -> Command[Any]:
         """The ``Command(resume=...)`` answering ``interrupts``, checked before anything runs
         (``saver=None``: the values are not checked against a saver, e.g. for a server).
 
@@ -309,6 +321,7 @@ class Resume:
         Raises:
             InvalidDecisionError: the decision was refused; the thread is still paused.
         """
+        refuse_approver(self.seen.interrupts if self.seen else [], after)
         refuse_if_asked_again(self.seen.interrupts if self.seen else [], after)
 
 

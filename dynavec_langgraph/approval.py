@@ -15,7 +15,9 @@ and the plain values ``"approved"`` / ``"rejected"``:
                                   plain: ``"approved"``)
 ``{"type": "edit", ...}``         run it with the edited arguments (LangChain:
                                   ``edited_action={"name", "args"}``; Inbox:
-                                  ``args={"action", "args"}``)
+                                  ``args={"action", "args"}``); the model is told the
+                                  call was replaced (:func:`edit_notice`); arguments
+                                  the tool refuses ask again
 ``{"type": "reject", ...}``       do not run it; the model is told, with ``message`` if given
                                   (Inbox: ``ignore``; plain: ``"rejected"``)
 ``{"type": "respond", ...}``      do not run it; ``message`` is the tool's result
@@ -28,18 +30,31 @@ the new interrupt's ``error``; the call does not run.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Literal, Union
 
 from pydantic import TypeAdapter
 
-from dynavec_langgraph._errors import InvalidDecisionError
+from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
+from dynavec_langgraph._policy import (
+    EXPIRE,
+    ApprovalEvent,
+    ApprovalPolicy,
+    add_approval_listener,
+    approver_decision,
+    ask_with_policy,
+    policy_for,
+)
 from dynavec_langgraph._tools import AgentTool, as_tools
 from dynavec_langgraph.interrupt import (
     ALL_DECISIONS,
     Decision,
     DecisionKind,
     InterruptValue,
+    _explain,
     ask,
     current_tool_call,
     decision_schema,
@@ -47,7 +62,20 @@ from dynavec_langgraph.interrupt import (
     read_decision,
 )
 
-__all__ = ["ApprovalDecision", "DecisionType", "normalize_decision", "require_approval"]
+__all__ = [
+    "EDIT_NOTICE",
+    "EXPIRE",
+    "ApprovalDecision",
+    "ApprovalEvent",
+    "ApprovalPolicy",
+    "ApproverRefusedError",
+    "DecisionType",
+    "add_approval_listener",
+    "approver_decision",
+    "edit_notice",
+    "normalize_decision",
+    "require_approval",
+]
 
 DecisionType = DecisionKind
 """LangChain's name for :data:`~dynavec_langgraph.interrupt.DecisionKind`."""
@@ -55,6 +83,50 @@ ApprovalDecision = decision_schema(ALL_DECISIONS)
 """Every decision shape :func:`require_approval` accepts (beside ``"approved"``/``"rejected"``)."""
 
 _PLAIN: dict[Any, DecisionKind] = {"approved": "approve", "rejected": "reject"}
+
+EDIT_NOTICE = (
+    "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
+    "your message is the one you produced, not the one that executed. This was "
+    "intentional and authorized. Do not re-issue your original call."
+)
+"""What the model is told before the result of a call a reviewer edited: LangChain's
+``HumanInTheLoopMiddleware`` default ``edit_notice`` (langchain 1.5.2), pinned by
+tests/test_approval_ui_gaps.py."""
+
+
+def edit_notice(name: str, args: dict[str, Any], result: str) -> str:
+    """The result of an edited call as the model sees it: :data:`EDIT_NOTICE`, the call that
+    ran, then the tool's answer.
+
+    Mirrors ``HumanInTheLoopMiddleware._notice`` and ``_prepend_notice`` (string content) of
+    langchain 1.5.2, so a model reads the same text from either; pinned by a test that runs
+    the middleware.
+
+    Example:
+        >>> edit_notice("send", {"to": "b"}, "sent").splitlines()[-2:]
+        ['Tool response:', 'sent']
+    """
+    notice = (
+        f"{EDIT_NOTICE} Executed instead: {name} with arguments {json.dumps(args, default=str)}."
+    )
+    if not result:
+        return notice
+    return f"{notice}\n\nTool response:\n{result}"
+
+
+def _check_edit(tool: AgentTool, args: dict[str, Any]) -> None:
+    """Refuse edited arguments the tool cannot take, so the same approval is asked again
+    instead of the call failing with a tool error.
+
+    Raises:
+        InvalidDecisionError: naming what is wrong (the tool's own argument check).
+    """
+    try:
+        tool._prepare(args, None)
+    except (ValueError, TypeError) as error:
+        raise InvalidDecisionError(
+            f"the edited arguments do not fit {tool.name!r} ({error}); edit them again"
+        ) from None
 
 
 def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
@@ -72,6 +144,11 @@ def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision
             f"{decision.kind!r} is not allowed for {tool_name!r}; allowed: {', '.join(allowed)}"
         )
     return decision
+
+
+@dataclass(frozen=True)
+class _Expired(Decision):
+    """The decision an expired approval settles to (its ``message`` says when it expired)."""
 
 
 def normalize_decision(decision: Any, tool_name: str) -> tuple[DecisionType, Any]:
@@ -95,6 +172,12 @@ def require_approval(
     allowed: Sequence[DecisionType] = ALL_DECISIONS,
     description: str | None = None,
     node_id: str | None = None,
+    policy: ApprovalPolicy | None = None,
+    expires_in: timedelta | float | None = None,
+    expires_at: datetime | str | None = None,
+    on_expire: Any = None,
+    approvers: Any = None,
+    approvals_required: int | None = None,
 ) -> AgentTool:
     """Wrap ``tool`` so each call waits for a person to approve, edit, reject or respond.
 
@@ -104,6 +187,16 @@ def require_approval(
             (the thread stays paused, the call does not run).
         description: shown to the reviewer; defaults to the tool name and arguments.
         node_id: the interrupt's node id; defaults to ``"approve_<tool name>"``.
+        policy: an :class:`ApprovalPolicy`; the options below override its fields (and the
+            agent's ``approval_policy=``); see docs/approvals-in-production.md.
+        expires_in: a duration (``timedelta`` or seconds): after it the call is not run.
+        expires_at: a deadline (aware ``datetime`` or ISO 8601).
+        on_expire: the decision an expired approval means (default a rejection), or
+            ``"raise"`` (rejected, and the package's doors raise ``ApprovalTimeoutError``).
+        approvers: who may approve: names / ``"role:NAME"`` entries or
+            ``rule(approver, pause_value) -> bool``.
+        approvals_required: distinct approvers needed before the call runs; any rejection
+            rejects (an edit is refused when more than one is needed).
 
     Example:
         >>> from dynavec_langgraph import tool
@@ -143,9 +236,51 @@ def require_approval(
                 error=error,
             )
 
-        return ask(build, schema, lambda raw: _read(raw, inner.name, kinds))
+        def accept(raw: Any) -> Decision:
+            decision = _read(raw, inner.name, kinds)
+            if decision.kind == "edit" and decision.args is not None:
+                _check_edit(inner, decision.args)
+            return decision
+
+        chosen = policy_for(point, given, policy)
+        if chosen is None:
+            return ask(build, schema, accept)
+
+        def accept_one(raw: Any) -> Decision:
+            decision = accept(raw)
+            if decision.kind == "edit" and chosen.approvals_required > 1:
+                raise InvalidDecisionError(
+                    f"an edit cannot be approved by {chosen.approvals_required} approvers: "
+                    "approve or reject the call as it is"
+                )
+            return decision
+
+        def expired(reason: str) -> Decision:
+            if chosen.on_expire in (EXPIRE, "rejected"):
+                return _Expired("reject", message=reason)
+            return _read(chosen.on_expire, inner.name, ALL_DECISIONS)
+
+        return ask_with_policy(
+            build,
+            schema,
+            accept_one,
+            chosen,
+            point,
+            is_approval=lambda decision: decision.kind == "approve",
+            on_expired=expired,
+            tool_call_id=call["id"] or None,
+            explain=lambda _, error: _explain(error),
+        )
+
+    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
+    given.update(approvers=approvers, approvals_required=approvals_required)
 
     def _outcome(decision: Decision) -> str:
+        if isinstance(decision, _Expired):
+            return (
+                f"The approval of the tool call for `{inner.name}` expired: {decision.message} "
+                "(no decision in time). The tool was not executed."
+            )
         if decision.kind == "respond":
             return str(decision.message)
         if decision.message:
@@ -157,14 +292,19 @@ def require_approval(
 
     def gated(**kwargs: Any) -> str:
         decision = _decide(kwargs)
+        if decision.kind == "edit" and decision.args is not None:
+            return edit_notice(inner.name, decision.args, inner.execute(decision.args))
         if decision.kind in ("approve", "edit"):
-            return inner.execute(decision.args if decision.args is not None else kwargs)
+            return inner.execute(kwargs)
         return _outcome(decision)
 
     async def agated(**kwargs: Any) -> str:
         decision = _decide(kwargs)
+        if decision.kind == "edit" and decision.args is not None:
+            result = await inner.aexecute(decision.args)
+            return edit_notice(inner.name, decision.args, result)
         if decision.kind in ("approve", "edit"):
-            return await inner.aexecute(decision.args if decision.args is not None else kwargs)
+            return await inner.aexecute(kwargs)
         return _outcome(decision)
 
     return AgentTool(

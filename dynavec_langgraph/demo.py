@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from dynavec_langgraph._graph import create_react_agent
 from dynavec_langgraph._tools import AgentTool, tool
-from dynavec_langgraph.interrupt import interrupt
+from dynavec_langgraph.interrupt import Rejected, interrupt
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
 __all__ = [
@@ -103,6 +103,8 @@ class TransferDecision(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, Rejected) and value.message:  # a reject with a reason
+            return {"decision": "rejected", "comment": value.message}
         return {"decision": value} if isinstance(value, str) else value
 
 

@@ -85,6 +85,7 @@ import socket
 import threading
 import time
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
@@ -304,6 +305,7 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         self._history_max = _HISTORY_MAX
         self._history_keep = _HISTORY_KEEP
         self._cache_lock = threading.Lock()
+        self._read_revisions: dict[int, tuple[weakref.ref[Checkpoint], str | None]] = {}
         self.lock_owner_check = bool(lock_owner_check)
         self._machine = _machine() if lock_owner_check else None
         if create_table if create_table is not None else isinstance(table, str):
@@ -554,7 +556,24 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         for pk, item in items.items():
             out[pk] = self._record(thread_id, item, pieces)
             self._remember(pk, item.get("lg_rev"), out[pk])
+            revisions[pk] = item.get("lg_rev") if isinstance(item.get("lg_rev"), str) else None
+        for pk, record in out.items():
+            self._read_at(record, revisions.get(pk))
         return [out[pk] for pk in pks if pk in out]
+
+    def _read_at(self, record: Checkpoint, revision: str | None) -> None:
+        """Note the revision a returned record was read at (for :meth:`save_if_unchanged`)."""
+        key = id(record)
+        revisions = self._read_revisions
+
+        def forget(dead: weakref.ref[Checkpoint], key: int = key) -> None:
+            # no lock: the collector may call this while this thread holds one
+            entry = revisions.get(key)
+            if entry is not None and entry[0] is dead:
+                revisions.pop(key, None)
+
+        with self._cache_lock:
+            revisions[key] = (weakref.ref(record, forget), revision)
 
     def _remember(self, pk: str, revision: Any, record: Checkpoint) -> None:
         if not isinstance(revision, str):
@@ -659,6 +678,58 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             checkpoint.thread_id,
             [],
         )
+
+    def save_if_unchanged(self, checkpoint: Checkpoint, read: Checkpoint) -> bool:
+        """Replace the stored record ``read`` (returned by :meth:`get` or :meth:`list` of this
+        object) with ``checkpoint`` (the same id), only if nobody saved it since it was read:
+        one conditional put on the item's revision (``lg_rev``). ``False`` (nothing written)
+        when it changed or is gone: read it again and redo the change. The LangGraph view
+        (:class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`) saves every rewrite of
+        a record this way, so writes of two processes to one record both land (a claim of a
+        resumed call among them, first writer wins).
+
+        Raises:
+            ValueError: ``read`` was not read through this object, or the ids differ.
+        """
+        with self._cache_lock:
+            known = self._read_revisions.get(id(read))
+        if known is None or known[0]() is not read:
+            raise ValueError(
+                "save_if_unchanged(checkpoint, read): pass as read a record this "
+                "DynamoDBCheckpointer returned from get() or list()"
+            )
+        if (checkpoint.thread_id, checkpoint.checkpoint_id) != (read.thread_id, read.checkpoint_id):
+            raise ValueError(
+                f"save_if_unchanged: checkpoint {checkpoint.checkpoint_id!r} of thread "
+                f"{checkpoint.thread_id!r} does not replace the record read "
+                f"({read.checkpoint_id!r} of {read.thread_id!r}); use save() for a new record"
+            )
+        revision = known[1]
+        item, pieces = self._item(checkpoint)
+        for piece in pieces:
+            self._call(self.table.put_item, Item=piece)
+        if revision is None:  # an item dynavec wrote (no revision)
+            condition: dict[str, Any] = {
+                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(lg_rev)"
+            }
+        else:
+            condition = {
+                "ConditionExpression": "lg_rev = :rev",
+                "ExpressionAttributeValues": {":rev": revision},
+            }
+        try:
+            answer = self._call(self.table.put_item, Item=item, ReturnValues="ALL_OLD", **condition)
+        except self.table.meta.client.exceptions.ConditionalCheckFailedException:
+            for piece in pieces:
+                self._call(self.table.delete_item, Key={"pk": piece["pk"]})
+            return False
+        stored = Checkpoint.from_dict(_from_dynamo(_to_dynamo(checkpoint.to_dict())))
+        self._remember(str(item["pk"]), item["lg_rev"], stored)
+        keep = set(item.get("lg_pieces") or [])
+        old = answer.get("Attributes") or {}
+        for name in [str(n) for n in old.get("lg_pieces") or [] if n not in keep]:
+            self._call(self.table.delete_item, Key={"pk": name})
+        return True
 
     def _rotate(self, thread_id: str) -> None:
         """Move the older entries of a full manifest history to a history page item (so the

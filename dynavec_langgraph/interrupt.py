@@ -23,15 +23,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, NotRequired, TypeVar, Union, overload
 
 from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Interrupt
 from langgraph.types import interrupt as lg_interrupt
 from pydantic import Discriminator, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from dynavec_langgraph._errors import InterruptCallError, InvalidDecisionError, interrupt_call_text
+from dynavec_langgraph._policy import EXPIRE, ApprovalPolicy, ask_with_policy, policy_for
 
 __all__ = [
     "ALL_DECISIONS",
@@ -39,16 +42,19 @@ __all__ = [
     "DecisionKind",
     "InterruptFields",
     "InterruptValue",
+    "Rejected",
     "ToolCallRef",
     "ask",
     "current_tool_call",
     "decision_schema",
     "describe_pending",
+    "first_asked",
     "interrupt",
     "interrupt_fields",
     "pause_value",
     "read_decision",
     "refusal",
+    "refusal_note",
     "refused_decisions",
     "resume_command",
 ]
@@ -71,10 +77,15 @@ class ToolCallRef(TypedDict):
 
 
 class ActionRequest(TypedDict):
-    """LangChain 1.0 HITL: one action to review."""
+    """LangChain 1.0 HITL: one action to review.
+
+    ``arguments`` repeats ``args`` for the readers that look there (Agent Inbox reads an
+    action request's arguments under that key; docs/approval-uis.md).
+    """
 
     name: str
     args: dict[str, Any]
+    arguments: dict[str, Any]
     description: str
 
 
@@ -118,6 +129,8 @@ class InterruptValue(TypedDict):
     action_request: InboxAction
     config: InboxConfig
     error: str | None
+    expires_at: NotRequired[str | None]
+    approval: NotRequired[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -210,7 +223,8 @@ def pause_value(
         args: the action's arguments, shown and editable in the UIs.
         description: the text the UIs show.
         allowed: the decisions offered.
-        error: why the previous decision was refused (``None`` on the first ask).
+        error: why the previous decision was refused (``None`` on the first ask); also
+            appended to both descriptions (:func:`refusal_note`), the text every UI shows.
 
     Example:
         >>> v = pause_value("approve_x", {"n": 1}, tool_call=None, name="approve_x",
@@ -219,12 +233,13 @@ def pause_value(
         ([{'action_name': 'approve_x', 'allowed_decisions': ['approve', 'reject']}], False)
     """
     kinds = [k for k in ALL_DECISIONS if k in allowed]
+    shown = description if error is None else description + refusal_note(error)
     return {
         "node_id": node_id,
         "payload": payload,
         "tool_call": tool_call,
-        "description": description,
-        "action_requests": [{"name": name, "args": args, "description": description}],
+        "description": shown,
+        "action_requests": [{"name": name, "args": args, "arguments": args, "description": shown}],
         "review_configs": [{"action_name": name, "allowed_decisions": kinds}],
         "type": "tool_approval",
         "tool_call_id": tool_call["id"] if tool_call else "",
@@ -240,6 +255,62 @@ def pause_value(
         },
         "error": error,
     }
+
+
+def refusal_note(error: str) -> str:
+    """What a re-asked pause adds to its ``description`` (the text the UIs show): why the last
+    decision was refused.
+
+    Example:
+        >>> refusal_note("the decision 'maybe' was refused: say yes or no").strip()
+        "Asked again: the decision 'maybe' was refused: say yes or no. Nothing ran; decide again."
+    """
+    return f"\n\nAsked again: {error}. Nothing ran; decide again."
+
+
+def first_asked(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A re-asked pause's value as it was first asked: ``error`` ``None`` and the descriptions
+    without their :func:`refusal_note` (to check that the same approval is asked again)."""
+    error = value.get("error")
+    if not error:
+        return dict(value)
+    note = refusal_note(error)
+
+    def plain(text: Any) -> Any:
+        return text[: -len(note)] if isinstance(text, str) and text.endswith(note) else text
+
+    actions = [
+        {**a, "description": plain(a.get("description"))} if isinstance(a, dict) else a
+        for a in value.get("action_requests") or []
+    ]
+    return {
+        **value,
+        "error": None,
+        "description": plain(value.get("description")),
+        "action_requests": actions,
+    }
+
+
+class Rejected(str):
+    """What a plain :func:`interrupt` returns for a reject: ``"rejected"`` (it compares, hashes
+    and serialises as that string), with the reviewer's reason as ``message`` (``None`` when
+    none was given: Agent Inbox's ignore, a reject without a message).
+
+    Example:
+        >>> r = Rejected("too much")
+        >>> r == "rejected", r.message
+        (True, 'too much')
+    """
+
+    message: str | None
+
+    def __new__(cls, message: str | None = None) -> Rejected:
+        self = super().__new__(cls, "rejected")
+        self.message = message
+        return self
+
+    def __getnewargs__(self) -> tuple[str | None]:  # type: ignore[override]
+        return (self.message,)
 
 
 # --- decisions, in each UI's format ---------------------------------------------------------
@@ -431,13 +502,26 @@ def ask(
     pause runs. On every re-run the stored answers are read again in order, so the refused
     ones are refused again and the accepted one is accepted again (validated afresh).
     """
+    from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
+
     error: str | None = None
+    index = 0
     while True:
-        raw = lg_interrupt(build(error), response_schema=schema)
+        value = build(error)
         try:
-            return accept(raw)
+            raw = lg_interrupt(value, response_schema=schema)
+        except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
+            _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
+            raise
+        try:
+            accepted = accept(raw)
         except ValueError as refused:  # never GraphInterrupt: it is no ValueError
             error = f"the decision {_short(raw)} was refused: {_explain(refused)}"
+            _audit.on_decision(value, raw, index, error)
+            index += 1
+            continue
+        _audit.on_decision(value, raw, index, None)
+        return accepted
 
 
 _current_call: ContextVar[ToolCallRef | None] = ContextVar("dynavec_current_call", default=None)
@@ -463,7 +547,7 @@ def _plain(decision: Decision, wrapped: bool) -> Any:
     if decision.kind == "approve":
         return "approved"
     if decision.kind == "reject":
-        return "rejected"
+        return Rejected(decision.message)
     if decision.kind == "respond":
         return decision.message
     args = decision.args or {}
@@ -525,6 +609,12 @@ def interrupt(
     *,
     response_schema: type[T],
     allowed: Sequence[DecisionKind] = ...,
+    policy: ApprovalPolicy | None = ...,
+    expires_in: timedelta | float | None = ...,
+    expires_at: datetime | str | None = ...,
+    on_expire: Any = ...,
+    approvers: Any = ...,
+    approvals_required: int | None = ...,
 ) -> T: ...
 @overload
 def interrupt(
@@ -533,6 +623,12 @@ def interrupt(
     *,
     response_schema: None = None,
     allowed: Sequence[DecisionKind] = ...,
+    policy: ApprovalPolicy | None = ...,
+    expires_in: timedelta | float | None = ...,
+    expires_at: datetime | str | None = ...,
+    on_expire: Any = ...,
+    approvers: Any = ...,
+    approvals_required: int | None = ...,
 ) -> Any: ...
 @overload
 def interrupt(thread_id: str, node_id: str, payload: Any, /) -> Any: ...
@@ -542,6 +638,12 @@ def interrupt(
     *v1: Any,
     response_schema: type[Any] | None = None,
     allowed: Sequence[DecisionKind] = ALL_DECISIONS,
+    policy: ApprovalPolicy | None = None,
+    expires_in: timedelta | float | None = None,
+    expires_at: datetime | str | None = None,
+    on_expire: Any = None,
+    approvers: Any = None,
+    approvals_required: int | None = None,
 ) -> Any:
     """Pause the running tool call until a person decides; return the decision.
 
@@ -550,8 +652,9 @@ def interrupt(
     ``tool_call`` and what the approval UIs read). When the thread is resumed
     (``ReActAgent.resume(...)`` or ``Command(resume=decision)``) the tool runs again from its
     first line and this call returns the decision: a plain value unchanged; an approval UI's
-    decision as ``"approved"`` (approve / accept), ``"rejected"`` (reject / ignore), the edited
-    arguments (edit: the edited ``payload`` dict, or the edited value when the payload is no
+    decision as ``"approved"`` (approve / accept), ``"rejected"`` (reject / ignore: a
+    :class:`Rejected`, which equals ``"rejected"`` and carries the reason as ``message``), the
+    edited arguments (edit: the edited ``payload`` dict, or the edited value when the payload is no
     dict) or the reviewer's text (respond / response).
 
     Args:
@@ -565,6 +668,16 @@ def interrupt(
             a typed form.
         allowed: the approval UIs' decisions offered (their buttons); another one asks again.
             Plain values are always accepted.
+        policy: an :class:`~dynavec_langgraph.approval.ApprovalPolicy` (expiry, who may
+            approve, several approvers; docs/approvals-in-production.md). The options below
+            override its fields (and the agent's ``approval_policy=``).
+        expires_in: a duration (``timedelta`` or seconds) after which the pause is expired.
+        expires_at: a deadline (aware ``datetime`` or ISO 8601).
+        on_expire: what an expired pause returns (default ``"rejected"``), or ``"raise"``
+            (the package's doors raise ``ApprovalTimeoutError``; the tool gets ``"rejected"``).
+        approvers: names / ``"role:NAME"`` entries, or ``rule(approver, pause_value)``.
+        approvals_required: distinct approvers needed; the call returns ``"approved"`` only
+            after that many approved; any other answer is returned at once.
 
     HITL v1's three-argument form ``interrupt(thread_id, node_id, payload)`` is accepted too;
     the thread id is not needed (the running agent knows its thread) and only reaches
@@ -627,7 +740,30 @@ def interrupt(
             raise InvalidDecisionError("None is no decision: answer with a value")
         return value if adapter is None else adapter.validate_python(value)
 
-    return ask(build, schema, accept)
+    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
+    given.update(approvers=approvers, approvals_required=approvals_required)
+    chosen = policy_for(node_id, given, policy)
+    if chosen is None:
+        return ask(build, schema, accept)
+
+    def expired(_: str) -> Any:
+        value = "rejected" if chosen.on_expire == EXPIRE else chosen.on_expire
+        try:
+            return accept(value)
+        except ValueError:
+            return value
+
+    return ask_with_policy(
+        build,
+        schema,
+        accept,
+        chosen,
+        node_id,
+        is_approval=lambda value: bool(value == "approved"),
+        on_expired=expired,
+        tool_call_id=call["id"] if call else None,
+        explain=lambda _, error: _explain(error),
+    )
 
 
 def refused_decisions(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> list[str]:

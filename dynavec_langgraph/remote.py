@@ -28,10 +28,12 @@ Errors of this module beside the package's: :class:`ServerUnavailableError`
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,8 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
+from dynavec_langgraph._audit import AuditEvent
+from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidDecisionError,
@@ -46,6 +50,8 @@ from dynavec_langgraph._errors import (
     RemoteRunError,
     ServerUnavailableError,
 )
+from dynavec_langgraph._policy import expiry_command, refuse_approver
+from dynavec_langgraph._remote_audit import aread_items, read_items, record_refusal, run_config
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -60,6 +66,7 @@ from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+    from langgraph_sdk.schema import Config
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -90,6 +97,8 @@ class _Seen:
     busy: bool = False
     last_run_id: str | None = None
     """The thread's newest run when it was read: the runs after it answered or moved it."""
+    status: str | None = None
+    """The thread's status (read when nothing is pending): idle, busy, error, interrupted."""
 
 
 def _seen(
@@ -109,6 +118,7 @@ def _seen(
         dict(values) if isinstance(values, Mapping) else {},
         status == "busy",
         last_run,
+        status,
     )
 
 
@@ -142,7 +152,11 @@ def _run_input(goal: str, state: AgentState | None) -> dict[str, Any]:
 
 
 def _resume_map(
-    thread_id: str, seen: _Seen, decision: Any, decisions: Mapping[str, Any] | None
+    thread_id: str,
+    seen: _Seen,
+    decision: Any,
+    decisions: Mapping[str, Any] | None,
+    approver: Any = None,
 ) -> dict[str, Any]:
     """``{interrupt_id: decision}`` for the pauses ``seen`` shows.
 
@@ -163,7 +177,8 @@ def _resume_map(
             f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
         )
     # the decision checks of the guarded resume (the server holds the thread's lock)
-    return dict(Answer(decision, decisions).command(seen.interrupts, None).resume or {})
+    answer = Answer(decision, decisions, approver=approver)
+    return dict(answer.command(seen.interrupts, None).resume or {})
 
 
 def _lost(thread_id: str) -> ConcurrentResumeError:
@@ -180,28 +195,106 @@ def _busy(thread_id: str) -> ConcurrentResumeError:
     )
 
 
-def _check_run(thread_id: str, run: Mapping[str, Any], joined: Any, seen: _Seen) -> None:
-    """Raise what a failed run means: a decision its schema refused, or the server's error."""
-    if run.get("status") == "success":
+def _check_run(
+    thread_id: str, run: Mapping[str, Any], joined: Any, seen: _Seen, after: _Seen | None = None
+) -> None:
+    """Raise what a failed run means: a decision its schema refused, the graph's refusal of a
+    concurrent resume (nothing ran), a run still in flight, or the server's error.
+
+    A paused run is ``success`` on langgraph-api (the *thread* is ``interrupted``) and
+    ``interrupted`` on Aegra: both are fine when the thread (``after``) is paused now."""
+    status = run.get("status")
+    if status == "success":
+        return
+    if status == "interrupted" and after is not None and after.interrupts:
         return
     error = joined.get("__error__") if isinstance(joined, Mapping) else None
     error = error if isinstance(error, Mapping) else {}
-    name, message = str(error.get("error", "")), str(error.get("message", run.get("status")))
-    if name == "ValidationError" and seen.interrupts:
+    name = str(error.get("error", ""))
+    message = str(error.get("message") or run.get("error_message") or status)
+    if seen.interrupts and (name == "ValidationError" or (not name and _INVALID in message)):
         raise schema_refusal(seen.interrupts, message)
+    if _refusal(run, joined):
+        # the tool node's claim refused this resume before the tool ran (dynavec_langgraph
+        # ._claims): another run of the thread applies its decision; nothing of ours ran
+        raise ConcurrentResumeError(f"the server refused this resume: {message}")
+    if status in _IN_FLIGHT:
+        raise RemoteRunError(
+            f"run {run.get('run_id')} of thread {thread_id!r} is still {status!r} after the "
+            "wait: it may finish later (read the thread with result(thread_id)), or the server "
+            "that ran it died (an engine without run recovery, such as Aegra 0.6.0, leaves it "
+            "so: the thread stays busy)"
+        )
     raise RemoteRunError(
         f"run {run.get('run_id')} of thread {thread_id!r} ended with status "
         f"{run.get('status')!r}: {name + ': ' if name else ''}{message}"
     )
 
 
+_INVALID = "validation error for "
+"""How pydantic's ValidationError message starts (a server that keeps only the message of a
+failed run, such as Aegra)."""
+_IN_FLIGHT = frozenset({"pending", "running"})
+"""Run statuses of a run not finished yet."""
+
+
+_RECENT = 5
+"""Runs read to find the one that finished last."""
+
+
+def _last_done(runs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The run updated last (the one whose end set the thread's status)."""
+    return max(runs, key=lambda r: str(r.get("updated_at") or ""), default=None)
+
+
+def _refusal(run: Mapping[str, Any], joined: Any) -> bool:
+    """Whether a failed run is a resume the tool node's claim refused before the tool ran
+    (``dynavec_langgraph._claims``): its error's name (langgraph-api) or message (Aegra)."""
+    if run.get("status") != "error":
+        return False
+    error = joined.get("__error__") if isinstance(joined, Mapping) else None
+    error = error if isinstance(error, Mapping) else {}
+    if str(error.get("error", "")) == ConcurrentResumeError.__name__:
+        return True
+    return CLAIM_REFUSED in str(error.get("message") or run.get("error_message") or "")
+
+
+def _unsettled(runs: Sequence[Mapping[str, Any]], run_id: str, since: str | None) -> bool:
+    """Whether a run created between ``since`` and ``run_id`` (``runs`` newest first) is still
+    in flight (servers that let runs of a thread overlap, such as Aegra): its outcome decides
+    whether it answered first."""
+    ids = [str(r["run_id"]) for r in runs]
+    if run_id not in ids:
+        return False
+    for run in runs[ids.index(run_id) + 1 :]:
+        if since is not None and str(run["run_id"]) == since:
+            return False
+        if run.get("status") in _IN_FLIGHT:
+            return True
+    return False
+
+
+_ANSWERS = "dynavec-answers:"
+"""The prefix of the run-config tags naming the interrupt ids a resume answers (Aegra keeps a
+run's config, not its command)."""
+
+
+def _tagged(resume: Mapping[str, Any]) -> Config:
+    """The run config of a resume: a tag per interrupt id it answers."""
+    return {"tags": [f"{_ANSWERS}{key}" for key in sorted(map(str, resume))]}
+
+
 def _answers_any(run: Mapping[str, Any], interrupt_ids: Collection[str]) -> bool:
-    """Whether ``run`` may have answered one of ``interrupt_ids`` (True unless its command
-    names other interrupt ids only)."""
+    """Whether ``run`` may have answered one of ``interrupt_ids`` (True unless its command,
+    or the ids a resume of this package tagged it with, names other interrupt ids only)."""
     command = (run.get("kwargs") or {}).get("command") or {}
     resume = command.get("resume") if isinstance(command, Mapping) else None
     if isinstance(resume, Mapping) and all(_INTERRUPT_ID.fullmatch(str(k)) for k in resume):
         return bool(set(map(str, resume)) & set(interrupt_ids))
+    tags = (run.get("config") or {}).get("tags") or []
+    tagged = {str(t)[len(_ANSWERS) :] for t in tags if str(t).startswith(_ANSWERS)}
+    if resume is None and tagged:
+        return bool(tagged & set(interrupt_ids))
     return True  # new input, a plain resume value, or no command: it moved the thread
 
 
@@ -221,7 +314,8 @@ def _runs_between(
     for run in runs[ids.index(run_id) + 1 :]:
         if since is not None and str(run["run_id"]) == since:
             return False
-        # a failed run (a decision its schema refused) applied nothing
+        # a failed run (a decision its schema refused, a resume the graph's claim refused)
+        # applied nothing
         if run.get("status") != "error" and _answers_any(run, interrupt_ids):
             return True
     return None if not complete and since is not None else False
@@ -254,6 +348,13 @@ def _translated(url: str, thread_id: str | None, doing: str) -> Iterator[None]:
             body = error.response.text
         except httpx.ResponseNotRead:
             body = ""
+        if status == 400 and thread_id is not None and _NOT_PAUSED in body:
+            # Aegra checks that the thread is paused when a resume is created
+            raise ConcurrentResumeError(
+                f"the server refused this resume: thread {thread_id!r} is no longer paused "
+                "(another caller resumed it first, or a run of it is in flight); nothing was "
+                "applied. Read the thread again (result(thread_id)) before deciding again"
+            ) from error
         raise RemoteRunError(
             f"the server at {url} answered {status} while {doing}: {body or error}"
         ) from error
@@ -272,6 +373,10 @@ def _translated(url: str, thread_id: str | None, doing: str) -> Iterator[None]:
         ) from error
 
 
+_NOT_PAUSED = "thread is not in interrupted state"
+"""Aegra's answer to a resume of a thread that is not paused (HTTP 400)."""
+
+
 def _not_found(error: httpx.HTTPStatusError) -> bool:
     return error.response.status_code == 404
 
@@ -287,6 +392,10 @@ class RemoteReActAgent:
         headers: extra HTTP headers for every request.
         timeout: seconds to wait for one answer of the server, a run's wait included.
         max_steps: the graph's step budget, reported as ``total_steps`` when a run runs out.
+        audit: the server's graph records the trail of the runs this client sends (in the
+            server's store); read it with :meth:`audit` (docs/audit-and-notifications.md).
+        notify: a webhook URL the server's graph notifies of every new pause; implies
+            ``audit``.
 
     Raises:
         ImportError: ``langgraph_sdk`` is missing (install the ``studio`` extra).
@@ -306,6 +415,8 @@ class RemoteReActAgent:
         headers: Mapping[str, str] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_steps: int = 10,
+        audit: bool = False,
+        notify: str | None = None,
     ) -> None:
         try:
             from langgraph_sdk import get_client, get_sync_client
@@ -313,9 +424,14 @@ class RemoteReActAgent:
             raise ImportError(
                 f"RemoteReActAgent needs langgraph_sdk, which the 'studio' extra installs: {_EXTRA}"
             ) from error
+        config = run_config(audit, notify)
+        self._run_options = {**_RUN_OPTIONS, **({"config": config} if config else {})}
+        self._audit = config is not None
         self.url = url.rstrip("/")
         self.assistant_id = assistant_id
         self.max_steps = max_steps
+        self.timeout = float(timeout)
+        """Seconds to wait for one answer, and for a run still in flight."""
         connect = min(timeout, 5.0)
         limits = (connect, timeout, timeout, connect)  # connect, read, write, pool
         kwargs: dict[str, Any] = {"url": self.url, "api_key": api_key, "headers": headers}
@@ -323,6 +439,13 @@ class RemoteReActAgent:
         """The ``langgraph_sdk`` async client (for what this class does not wrap)."""
         self.sync_client: SyncLangGraphClient = get_sync_client(**kwargs, timeout=limits)
         """The ``langgraph_sdk`` sync client."""
+
+    def _resume_options(self, resume: Mapping[str, Any]) -> dict[str, Any]:
+        """The run options of a resume: the agent's, its config tagged with the interrupt ids
+        the resume answers (:func:`_tagged`)."""
+        config = {**self._run_options.get("config", {})}
+        config["tags"] = [*config.get("tags", []), *_tagged(resume)["tags"]]
+        return {**self._run_options, "config": config}
 
     # --- run --------------------------------------------------------------------------
 
@@ -343,13 +466,23 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(self.sync_client.threads.get_state(sid))
+            settle = expiry_command(seen.interrupts)
+            if settle is not None:  # an expired approval: the paused tool settles it first
+                settling = self.sync_client.runs.create(
+                    sid,
+                    self.assistant_id,
+                    command={"resume": settle.resume},
+                    **self._resume_options(settle.resume),
+                )
+                self._wait(sid, str(settling["run_id"]))
+                seen = _seen(self.sync_client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = self.sync_client.runs.create(
-                sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS
+                sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
             )
-            joined = self.sync_client.runs.join(sid, run["run_id"])
-            _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
+            joined, done = self._wait(sid, str(run["run_id"]))
             after = _seen(self.sync_client.threads.get_state(sid))
+            _check_run(tid, done, joined, seen, after)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
@@ -363,13 +496,23 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(await self.client.threads.get_state(sid))
+            settle = expiry_command(seen.interrupts)
+            if settle is not None:  # an expired approval: the paused tool settles it first
+                settling = await self.client.runs.create(
+                    sid,
+                    self.assistant_id,
+                    command={"resume": settle.resume},
+                    **self._resume_options(settle.resume),
+                )
+                await self._await(sid, str(settling["run_id"]))
+                seen = _seen(await self.client.threads.get_state(sid))
             refuse_if_paused(tid, seen.interrupts)
             run = await self.client.runs.create(
-                sid, self.assistant_id, input=_run_input(goal, state), **_RUN_OPTIONS
+                sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
             )
-            joined = await self.client.runs.join(sid, run["run_id"])
-            _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
+            joined, done = await self._await(sid, str(run["run_id"]))
             after = _seen(await self.client.threads.get_state(sid))
+            _check_run(tid, done, joined, seen, after)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
@@ -382,6 +525,7 @@ class RemoteReActAgent:
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
+        approver: Any = None,
     ) -> AgentResult:
         """Answer the pause of ``thread_id`` with ``human_decision`` (or ``decisions={node_id
         or interrupt_id: decision}`` when several are pending), then let the run go on.
@@ -395,20 +539,27 @@ class RemoteReActAgent:
                 this decision was not applied.
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
+            ApproverRefusedError: ``approver`` may not answer the pause (its approval
+                policy, checked here and by the paused tool on the server); nothing ran.
+
+        ``approver`` (a name or ``{"name", "roles"}``) travels in the resume value to a
+        pause with an approval policy (docs/approvals-in-production.md).
         """
         _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
         sid = server_thread_id(tid)
-        with _translated(self.url, tid, f"resuming thread {tid!r}"):
+        given = decisions if decisions is not None else human_decision
+        with _translated(self.url, tid, f"resuming thread {tid!r}"), self._refusals(sid, given):
             seen = self._state(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions)
+            resume = _resume_map(tid, seen, human_decision, decisions, approver)
             run = self.sync_client.runs.create(
-                sid, self.assistant_id, command={"resume": resume}, **_RUN_OPTIONS
+                sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
             )
-            joined = self.sync_client.runs.join(sid, run["run_id"])
-            _check_run(tid, self.sync_client.runs.get(sid, run["run_id"]), joined, seen)
+            joined, done = self._wait(sid, str(run["run_id"]))
+            _check_run(tid, done, joined, seen, _seen(self.sync_client.threads.get_state(sid)))
             self._check_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(self.sync_client.threads.get_state(sid))
+            refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
@@ -419,6 +570,7 @@ class RemoteReActAgent:
         thread_id: str | None = None,
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
+        approver: Any = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         _check_input(thread_id, decision=human_decision, decisions=decisions)
@@ -426,36 +578,91 @@ class RemoteReActAgent:
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"resuming thread {tid!r}"):
             seen = await self._astate(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions)
+            resume = _resume_map(tid, seen, human_decision, decisions, approver)
             run = await self.client.runs.create(
-                sid, self.assistant_id, command={"resume": resume}, **_RUN_OPTIONS
+                sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
             )
-            joined = await self.client.runs.join(sid, run["run_id"])
-            _check_run(tid, await self.client.runs.get(sid, run["run_id"]), joined, seen)
+            joined, done = await self._await(sid, str(run["run_id"]))
+            now = _seen(await self.client.threads.get_state(sid))
+            _check_run(tid, done, joined, seen, now)
             await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
             after = _seen(await self.client.threads.get_state(sid))
+            refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
 
     # --- reading ----------------------------------------------------------------------
 
     def result(self, thread_id: str) -> AgentResult:
-        """The thread's result as it stands (paused, finished or still running); runs nothing.
+        """The thread's result as it stands (paused or finished); runs nothing.
 
         Raises:
             NothingToResumeError: an unknown thread.
+            RemoteRunError: the thread is busy (a run in flight, or one whose server died on
+                an engine without run recovery) or its last run failed: there is no result to
+                report (never a ``completed`` one).
         """
         with _translated(self.url, thread_id, f"reading thread {thread_id!r}"):
             seen = self._state(server_thread_id(thread_id))
-        return _result(thread_id, _known(thread_id, seen), self.max_steps, None)
+        return _result(thread_id, _settled(thread_id, seen), self.max_steps, None)
 
     async def aresult(self, thread_id: str) -> AgentResult:
         """Async twin of :meth:`result`."""
         with _translated(self.url, thread_id, f"reading thread {thread_id!r}"):
             seen = await self._astate(server_thread_id(thread_id))
-        return _result(thread_id, _known(thread_id, seen), self.max_steps, None)
+        return _result(thread_id, _settled(thread_id, seen), self.max_steps, None)
+
+    # --- waiting for a run ------------------------------------------------------------
+
+    def _wait(self, sid: str, run_id: str) -> tuple[Any, Mapping[str, Any]]:
+        """Join the run until it is no longer in flight (a join may return early: Aegra's
+        returns after 30 s, or at once when another server runs it), at most ``timeout``."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            joined = self.sync_client.runs.join(sid, run_id)
+            run = self.sync_client.runs.get(sid, run_id)
+            if run.get("status") not in _IN_FLIGHT or time.monotonic() > deadline:
+                return joined, run
+            time.sleep(_POLL)
+
+    async def _await(self, sid: str, run_id: str) -> tuple[Any, Mapping[str, Any]]:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            joined = await self.client.runs.join(sid, run_id)
+            run = await self.client.runs.get(sid, run_id)
+            if run.get("status") not in _IN_FLIGHT or time.monotonic() > deadline:
+                return joined, run
+            await asyncio.sleep(_POLL)
 
     # --- connections ------------------------------------------------------------------
+
+    def audit(self, thread_id: str) -> list[AuditEvent]:
+        """The audit trail of ``thread_id`` on the server, oldest first (recorded by its
+        graph when this client, or the deployment's ``DYNAVEC_AUDIT=1``, turned it on).
+
+        Raises:
+            ServerUnavailableError: the server cannot be reached or did not answer in time.
+        """
+        sid = server_thread_id(thread_id)
+        with _translated(self.url, thread_id, f"reading the audit trail of {thread_id!r}"):
+            return read_items(self.sync_client, sid)
+
+    async def aaudit(self, thread_id: str) -> list[AuditEvent]:
+        """Async twin of :meth:`audit`."""
+        sid = server_thread_id(thread_id)
+        with _translated(self.url, thread_id, f"reading the audit trail of {thread_id!r}"):
+            return await aread_items(self.client, sid)
+
+    @contextmanager
+    def _refusals(self, sid: str, decision: Any) -> Iterator[None]:
+        """Record a resume refused as concurrent (when recording), then raise it on."""
+        try:
+            yield
+        except ConcurrentResumeError as error:
+            if self._audit:
+                with suppress(httpx.HTTPError):  # the refusal is what the caller must get
+                    record_refusal(self.sync_client, sid, decision, error)
+            raise
 
     def close(self) -> None:
         """Close the sync client's connections (the async ones: :meth:`aclose`)."""
@@ -487,22 +694,46 @@ class RemoteReActAgent:
             last = self.sync_client.runs.list(thread_id, limit=1, select=["run_id"])
             state = self.sync_client.threads.get_state(thread_id)
             status = None if state.get("interrupts") else self.sync_client.threads.get(thread_id)
+            now = status and status.get("status")
+            if now == "error" and self._was_refused(thread_id):
+                now = "idle"
         except httpx.HTTPStatusError as error:
             if _not_found(error):
                 return _seen(None)
             raise
-        return _seen(state, status and status.get("status"), _run_id(last))
+        return _seen(state, now, _run_id(last))
+
+    def _was_refused(self, sid: str) -> bool:
+        """Whether the run that finished last (and left the thread's ``error`` status) is a
+        resume the tool node's claim refused: then the state is the winner's, valid."""
+        run = _last_done(self.sync_client.runs.list(sid, limit=_RECENT))
+        if run is None or run.get("status") != "error":
+            return False
+        rid = str(run["run_id"])
+        joined = None if run.get("error_message") else self.sync_client.runs.join(sid, rid)
+        return _refusal(run, joined)
+
+    async def _awas_refused(self, sid: str) -> bool:
+        run = _last_done(await self.client.runs.list(sid, limit=_RECENT))
+        if run is None or run.get("status") != "error":
+            return False
+        rid = str(run["run_id"])
+        joined = None if run.get("error_message") else await self.client.runs.join(sid, rid)
+        return _refusal(run, joined)
 
     async def _astate(self, thread_id: str) -> _Seen:
         try:
             last = await self.client.runs.list(thread_id, limit=1, select=["run_id"])
             state = await self.client.threads.get_state(thread_id)
             status = None if state.get("interrupts") else await self.client.threads.get(thread_id)
+            now = status and status.get("status")
+            if now == "error" and await self._awas_refused(thread_id):
+                now = "idle"
         except httpx.HTTPStatusError as error:
             if _not_found(error):
                 return _seen(None)
             raise
-        return _seen(state, status and status.get("status"), _run_id(last))
+        return _seen(state, now, _run_id(last))
 
     def _check_won(
         self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
@@ -510,30 +741,44 @@ class RemoteReActAgent:
         """Raise ConcurrentResumeError when another run answered the pause ``seen`` first:
         with ``multitask_strategy="reject"`` runs of a thread never overlap, so a run created
         between the read of the pause and this one (and not failed) came first."""
-        runs: list[Mapping[str, Any]] = []
+        deadline = time.monotonic() + self.timeout
         while True:
-            page = self.sync_client.runs.list(sid, limit=_RUNS_PAGE, offset=len(runs))
-            runs += page
-            found = _runs_between(
-                runs, run_id, seen.last_run_id, answered, complete=len(page) < _RUNS_PAGE
-            )
-            if found is not None:
+            runs: list[Mapping[str, Any]] = []
+            while True:
+                page = self.sync_client.runs.list(sid, limit=_RUNS_PAGE, offset=len(runs))
+                runs += page
+                found = _runs_between(
+                    runs, run_id, seen.last_run_id, answered, complete=len(page) < _RUNS_PAGE
+                )
+                if found is not None:
+                    break
+            if not found or not _unsettled(runs, run_id, seen.last_run_id):
                 break
+            if time.monotonic() > deadline:
+                break
+            time.sleep(_POLL)  # an overlapping run (Aegra): its outcome decides
         if found:
             raise _lost(thread_id)
 
     async def _acheck_won(
         self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
     ) -> None:
-        runs: list[Mapping[str, Any]] = []
+        deadline = time.monotonic() + self.timeout
         while True:
-            page = await self.client.runs.list(sid, limit=_RUNS_PAGE, offset=len(runs))
-            runs += page
-            found = _runs_between(
-                runs, run_id, seen.last_run_id, answered, complete=len(page) < _RUNS_PAGE
-            )
-            if found is not None:
+            runs: list[Mapping[str, Any]] = []
+            while True:
+                page = await self.client.runs.list(sid, limit=_RUNS_PAGE, offset=len(runs))
+                runs += page
+                found = _runs_between(
+                    runs, run_id, seen.last_run_id, answered, complete=len(page) < _RUNS_PAGE
+                )
+                if found is not None:
+                    break
+            if not found or not _unsettled(runs, run_id, seen.last_run_id):
                 break
+            if time.monotonic() > deadline:
+                break
+            await asyncio.sleep(_POLL)
         if found:
             raise _lost(thread_id)
 
@@ -542,6 +787,8 @@ def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:
     return str(runs[0]["run_id"]) if runs else None
 
 
+_POLL = 0.2
+"""Seconds between two reads of a run or thread still in flight."""
 _RUN_OPTIONS: dict[str, Any] = {"multitask_strategy": "reject", "durability": "sync"}
 
 
@@ -576,3 +823,22 @@ def _known(thread_id: str, seen: _Seen) -> _Seen:
     if not seen.exists:
         raise NothingToResumeError(f"unknown thread {thread_id!r} on the server")
     return seen
+
+
+def _settled(thread_id: str, seen: _Seen) -> _Seen:
+    """``seen`` when it holds a result (paused, or done); a busy or failed thread has none."""
+    seen = _known(thread_id, seen)
+    if seen.interrupts or seen.status not in {"busy", "error"}:
+        return seen
+    if seen.status == "busy":
+        raise RemoteRunError(
+            f"thread {thread_id!r} is busy: a run of it is in flight (run "
+            f"{seen.last_run_id}), so it has no result yet; read it again when the run is "
+            "done. A run whose server died stays in flight on an engine without run recovery "
+            "(Aegra 0.6.0): then the thread stays busy and needs an operator"
+        )
+    raise RemoteRunError(
+        f"thread {thread_id!r}: its last run (run {seen.last_run_id}) failed on the server, so "
+        "it has no result; its state is that of its last saved checkpoint. Read the run's error "
+        "on the server, then run or resume the thread again"
+    )

@@ -5,14 +5,15 @@ runtime ``langgraph-runtime-pg``. ``langhost==0.11.1.post1`` pins ``langgraph-ap
 older than the ``langgraph-api`` of this package's ``studio`` extra, so the server stack lives in
 its own virtualenv (:func:`langhost_venv`), created on first use and cached under
 ``~/.cache/dynavec-langgraph/`` keyed by the pinned versions; the servers import this package
-from the repository (their working directory).
+from the repository (their working directory). ``engine="aegra"``: Aegra (``aegra-api``,
+Apache-2.0) from a virtualenv of its own (:func:`aegra_venv`), over PostgreSQL alone.
 
 Start order (:class:`Cluster`): PostgreSQL, Redis, the first server ALONE (it runs the
 migrations; two first starts on a fresh database race on them), then the others. Every process
 binds 127.0.0.1 and is stopped by its PID.
 
 ``python -m tests.cluster`` (``make cluster``) starts one for trying docs/scale-out.md
-section and stops it on Ctrl-C.
+section and stops it on Ctrl-C (``--engine aegra``: two Aegra servers instead, no Redis).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from tests.pg import PostgresServer, _free_port
 
 REPO = Path(__file__).resolve().parents[1]
 LANGHOST = "langhost==0.11.1.post1"
+AEGRA = "aegra-api==0.6.0"
+"""Aegra (Apache-2.0), the newest release for Python 3.11; no run queue of its own (no Redis)."""
+ENGINES = ("langhost", "aegra")
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dynavec-langgraph"
 REDIS_SERVER = os.environ.get("DYNAVEC_REDIS_SERVER", "redis-server")
 START_TIMEOUT = 120.0  # the first start imports langgraph-api and runs migrations
@@ -63,21 +67,43 @@ def server_requirements() -> list[str]:
     return [LANGHOST, *project["dependencies"]]
 
 
+def aegra_requirements() -> list[str]:
+    """What the Aegra virtualenv holds: Aegra, ``greenlet`` (SQLAlchemy's asyncio needs it;
+    Aegra 0.6.0 does not depend on it) and this package's core dependencies."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return [AEGRA, "greenlet>=3", *project["dependencies"]]
+
+
 def langhost_venv() -> Path:
     """The cached virtualenv with ``langhost serve``; created (~2 min) when missing.
 
     Raises:
         ClusterUnavailable: the virtualenv could not be created (pip's output tail included).
     """
-    requirements = server_requirements()
+    return server_venv("langhost", server_requirements(), "bin/langhost")
+
+
+def aegra_venv() -> Path:
+    """The cached virtualenv with Aegra (``uvicorn aegra_api.main:app``); created when missing.
+
+    Raises:
+        ClusterUnavailable: the virtualenv could not be created (pip's output tail included).
+    """
+    return server_venv("aegra", aegra_requirements(), "bin/uvicorn")
+
+
+def server_venv(name: str, requirements: list[str], command: str) -> Path:
+    """The cached virtualenv ``~/.cache/dynavec-langgraph/NAME-venv-KEY`` holding
+    ``requirements`` (``KEY``: a digest of them and the Python version); built once, by one
+    process at a time, when missing."""
     key = hashlib.sha256("\n".join([sys.version.split()[0], *requirements]).encode()).hexdigest()[
         :12
     ]
-    venv = CACHE / f"langhost-venv-{key}"
+    venv = CACHE / f"{name}-venv-{key}"
     if (venv / ".complete").exists():
         return venv
     CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / f"langhost-venv-{key}.lock").open("w") as lock:
+    with (CACHE / f"{name}-venv-{key}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder; the others wait and reuse it
         if (venv / ".complete").exists():
             return venv
@@ -93,8 +119,8 @@ def langhost_venv() -> Path:
                     f"cannot install the LangGraph API server ({' '.join(argv)}):\n"
                     + _tail(proc.stdout + proc.stderr)
                 )
-        if not (venv / "bin/langhost").exists():
-            raise ClusterUnavailable(f"{LANGHOST} installed no `langhost` command in {venv}")
+        if not (venv / command).exists():
+            raise ClusterUnavailable(f"{requirements[0]} installed no {command} in {venv}")
         (venv / ".complete").touch()
     return venv
 
@@ -114,9 +140,9 @@ def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
         proc.wait(timeout=15)
 
 
-def _answers(url: str) -> bool:
+def _answers(url: str, path: str = "/ok") -> bool:
     try:
-        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+        with urllib.request.urlopen(f"{url}{path}", timeout=2) as response:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError):
         return False
@@ -142,12 +168,15 @@ class Server:
 
 @dataclass
 class Cluster:
-    """PostgreSQL + Redis + ``servers`` LangGraph API servers serving ``config``.
+    """PostgreSQL + Redis + ``servers`` LangGraph API servers serving ``config``; or, with
+    ``engine="aegra"``, PostgreSQL + ``servers`` Aegra servers (no Redis: Aegra runs each run
+    as a task of the server that accepted it).
 
     Args:
         config: the ``langgraph.json`` to serve (its directory is the servers' working
             directory, so its relative graph paths resolve there).
         servers: how many API servers.
+        engine: ``"langhost"`` (langgraph-api on ``langgraph-runtime-pg``) or ``"aegra"``.
         env: extra environment for the servers (e.g. ``LG_BG_JOB_HEARTBEAT``).
         work: where logs and the Redis directory go (default: a new temp dir).
         postgres: a running server to hold the database (default: start one, stopped with
@@ -156,6 +185,7 @@ class Cluster:
 
     config: Path = REPO / "langgraph.json"
     servers: int = 2
+    engine: str = "langhost"
     env: Mapping[str, str] = field(default_factory=dict)
     work: Path | None = None
     postgres: PostgresServer | None = None
@@ -181,8 +211,10 @@ class Cluster:
         return self
 
     def _start(self) -> None:
+        if self.engine not in ENGINES:
+            raise ClusterUnavailable(f"engine={self.engine!r}: use one of {ENGINES}")
         began = time.monotonic()
-        self.venv = langhost_venv()
+        self.venv = aegra_venv() if self.engine == "aegra" else langhost_venv()
         self.timings["venv"] = time.monotonic() - began
         self.work = self.work or Path(tempfile.mkdtemp(prefix="dynavec-cluster-"))
         began = time.monotonic()
@@ -191,9 +223,10 @@ class Cluster:
             self.postgres = self._own_postgres
         self.database_uri = self.postgres.create_database()
         self.timings["postgres"] = time.monotonic() - began
-        began = time.monotonic()
-        self._start_redis()
-        self.timings["redis"] = time.monotonic() - began
+        if self.engine == "langhost":
+            began = time.monotonic()
+            self._start_redis()
+            self.timings["redis"] = time.monotonic() - began
         began = time.monotonic()
         first = self._spawn("a")
         self._wait_up(first)  # alone: it runs the migrations
@@ -236,16 +269,36 @@ class Cluster:
             "REDIS_URI": self.redis_uri,
             "PYTHONPATH": str(REPO),
         }
+        if self.engine == "aegra":
+            env |= {
+                "DATABASE_URL": self.database_uri,
+                "AEGRA_CONFIG": str(self.config),
+                # Aegra's SQLAlchemy pool is 2 connections by default (no overflow): two
+                # simultaneous runs plus a status poll then wait on each other
+                "SQLALCHEMY_POOL_SIZE": "8",
+                "SQLALCHEMY_MAX_OVERFLOW": "8",
+                "LANGGRAPH_MAX_POOL_SIZE": "8",
+                "LOG_LEVEL": "WARNING",
+            }
         return env | dict(self.env)
+
+    def _argv(self, port: int) -> list[str]:
+        assert self.venv is not None
+        if self.engine == "aegra":
+            return [
+                str(self.venv / "bin/uvicorn"), "aegra_api.main:app", "--host", "127.0.0.1",
+                "--port", str(port), "--log-level", "warning",
+            ]  # fmt: skip
+        return [
+            str(self.venv / "bin/langhost"), "serve", "--host", "127.0.0.1", "--port", str(port),
+            "--config", str(self.config), "--no-browser", "--server-log-level", "WARNING",
+        ]  # fmt: skip
 
     def _spawn(self, name: str) -> Server:
         assert self.work is not None and self.venv is not None
         port = _free_port()
-        log = self.work / f"server-{name}.log"
-        argv = [
-            str(self.venv / "bin/langhost"), "serve", "--host", "127.0.0.1", "--port", str(port),
-            "--config", str(self.config), "--no-browser", "--server-log-level", "WARNING",
-        ]  # fmt: skip
+        log = self.work / f"server-{self.engine}-{name}.log"
+        argv = self._argv(port)
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 argv, cwd=self.config.parent, env=self.server_env(), stdin=subprocess.DEVNULL,
@@ -256,7 +309,7 @@ class Cluster:
         return server
 
     def _wait_up(self, server: Server) -> None:
-        while not _answers(server.url):
+        while not _answers(server.url, "/health" if self.engine == "aegra" else "/ok"):
             if server.proc.poll() is not None or (
                 time.monotonic() - server.start_seconds > START_TIMEOUT
             ):
@@ -300,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.cluster", description=__doc__)
     parser.add_argument("--servers", type=int, default=2, help="API servers (default 2)")
     parser.add_argument("--config", type=Path, default=REPO / "langgraph.json")
+    parser.add_argument("--engine", choices=ENGINES, default="langhost", help="default langhost")
     parser.add_argument(
         "--heartbeat", default="10", help="LG_BG_JOB_HEARTBEAT in seconds (default 10)"
     )
@@ -307,9 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     cluster = Cluster(
         config=args.config.resolve(),
         servers=args.servers,
+        engine=args.engine,
         env={"LG_BG_JOB_HEARTBEAT": args.heartbeat, "N_JOBS_PER_WORKER": "4"},
     )
-    print(f"starting PostgreSQL, Redis and {args.servers} servers ({LANGHOST})...", flush=True)
+    stack = "Redis and " if args.engine == "langhost" else ""
+    package = LANGHOST if args.engine == "langhost" else AEGRA
+    print(f"starting PostgreSQL, {stack}{args.servers} servers ({package})...", flush=True)
     try:
         cluster.start()
     except ClusterUnavailable as error:

@@ -10,7 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from dynavec_langgraph import ReActAgent, create_react_agent, tool
-from dynavec_langgraph.approval import normalize_decision, require_approval
+from dynavec_langgraph.approval import edit_notice, normalize_decision, require_approval
+from dynavec_langgraph.interrupt import first_asked
 from dynavec_langgraph.testing import ScriptedChatModel
 
 SENT: list[tuple[str, str]] = []
@@ -45,7 +46,7 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
     ({"type": "approve"}, "sent to a@x.org", [("a@x.org", "hi")]),
     (
         {"type": "edit", "edited_action": {"name": "send_email", "args": EDITED}},
-        "sent to b@x.org",
+        edit_notice("send_email", EDITED, "sent to b@x.org"),
         [("b@x.org", "edited")],
     ),
     (
@@ -58,7 +59,7 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
     ([{"type": "accept", "args": None}], "sent to a@x.org", [("a@x.org", "hi")]),
     (
         [{"type": "edit", "args": {"action": "send_email", "args": EDITED}}],
-        "sent to b@x.org",
+        edit_notice("send_email", EDITED, "sent to b@x.org"),  # the model is told
         [("b@x.org", "edited")],
     ),
     ([{"type": "response", "args": "typed by a person"}], "typed by a person", []),
@@ -66,7 +67,7 @@ CASES: list[tuple[Any, str, list[tuple[str, str]]]] = [
     ({"decisions": [{"type": "approve"}]}, "sent to a@x.org", [("a@x.org", "hi")]),
     (
         {"decisions": [{"type": "edit", "edited_action": {"name": "send_email", "args": EDITED}}]},
-        "sent to b@x.org",
+        edit_notice("send_email", EDITED, "sent to b@x.org"),
         [("b@x.org", "edited")],
     ),
     (
@@ -151,7 +152,7 @@ def test_invalid_and_disallowed_decisions_leave_the_thread_paused() -> None:
         (again,) = graph.get_state(cfg).interrupts
         assert out["__interrupt__"] == [again]
         assert says in again.value["error"]
-        assert {**again.value, "error": None} == first.value  # the same approval, asked again
+        assert first_asked(again.value) == first.value  # the same approval, asked again
         assert again.response_schema == first.response_schema
     assert SENT == []
     out = graph.invoke(Command(resume={"type": "approve"}), cfg)

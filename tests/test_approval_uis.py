@@ -30,6 +30,7 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.demo import TransferDecision, create_demo_agent, demo_model
+from dynavec_langgraph.interrupt import first_asked, refusal_note
 from dynavec_langgraph.testing import ScriptedChatModel
 
 CFG: Any = {"configurable": {"thread_id": "t"}}
@@ -76,7 +77,7 @@ def _check_every_ui_reads(pending: Interrupt, name: str, args: dict[str, Any]) -
     assert all(k in value for k in DYNAVEC_KEYS)
     # LangChain 1.0 HITL (the current Agent Chat UI draws approve / edit / reject from these)
     assert value["action_requests"] == [
-        {"name": name, "args": args, "description": value["description"]}
+        {"name": name, "args": args, "arguments": args, "description": value["description"]}
     ]
     (review,) = value["review_configs"]
     assert review["action_name"] == name
@@ -259,7 +260,8 @@ def test_a_refused_decision_asks_the_same_approval_again(
     (again,) = graph.get_state(CFG).interrupts
     assert out["__interrupt__"] == [again]
     assert says in again.value["error"]
-    assert {**again.value, "error": None} == first.value
+    assert first_asked(again.value) == first.value
+    assert again.value["description"].endswith(refusal_note(again.value["error"]))
     assert again.response_schema == first.response_schema
     assert [json.loads(x)["tool"] for x in ledger.read_text().splitlines()] == ["get_balance"]
     # answered again, by its new interrupt id as a UI does: the transfer runs once

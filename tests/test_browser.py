@@ -37,13 +37,16 @@ from selenium.common.exceptions import (
 )
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
+from dynavec_langgraph.approval import EDIT_NOTICE
 from tests.agent_chat_ui import VERSION, UIBuildError, build
+from tests.test_approval_ui_gaps import ui_server
 from tests.test_studio import GRAPH_ID, Studio, studio
 
-__all__ = ["studio"]  # the langgraph dev fixture, shared with tests/test_studio.py
+__all__ = ["studio", "ui_server"]  # the langgraph dev fixtures, shared with their test files
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
@@ -225,6 +228,115 @@ async def test_agent_chat_ui_approves_the_demo_transfer(browser: Browser, studio
     assert answer is not None and "Transferred 75 to Alice." in answer.text
     steps = ", ".join(f"{k} {v:.2f} s" for k, v in browser.seconds.items())
     print(f"\nbrowser steps: {steps}; screenshots in {browser.shots}")
+
+
+def _open_chat(browser: Browser, server: Studio, graph_id: str, text: str) -> None:
+    """Open the UI on ``graph_id`` of ``server`` and send ``text``."""
+    query = urllib.parse.urlencode({"apiUrl": server.url, "assistantId": graph_id})
+    browser.driver.get(f"{browser.ui_url}/?{query}")
+    box = browser.until(
+        "chat-input",
+        lambda: next(iter(browser.driver.find_elements(By.TAG_NAME, "textarea")), None),
+    )
+    box.send_keys(text)
+    send = browser.button("Send")
+    assert send is not None, "the chat has no Send button"
+    send.click()
+
+
+async def _settled(client: Any, thread_id: str, runs: int) -> None:
+    """Wait until the thread has ``runs`` runs and none is pending or running."""
+    deadline = time.monotonic() + STEP_TIMEOUT
+    while True:
+        listed = await client.runs.list(thread_id)
+        if len(listed) >= runs and all(r["status"] not in ("pending", "running") for r in listed):
+            return
+        assert time.monotonic() < deadline, f"runs of {thread_id}: {listed}"
+        await asyncio.sleep(0.1)  # the UI sent the command; the server runs it
+
+
+async def test_mark_as_resolved_keeps_the_approval_and_ignore_rejects_it(
+    browser: Browser, studio: Studio
+) -> None:
+    """The template's "Mark as Resolved" sends ``Command(goto="__end__")``, which answers
+    nothing in LangGraph: the approval stays pending, unchanged (a documented limit,
+    docs/approval-uis.md); its Ignore button is what rejects it."""
+    _open_chat(browser, studio, GRAPH_ID, "Pay 40 to Bob")
+    resolve = browser.until("approval-shown", lambda: browser.button("Mark as Resolved"))
+    thread_id = _thread_id(browser.driver.current_url)
+    client = get_client(url=studio.url)
+    (pause,) = (await client.threads.get_state(thread_id))["interrupts"]
+
+    resolve.click()
+    await _settled(client, thread_id, runs=2)
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    (still,) = (await client.threads.get_state(thread_id))["interrupts"]
+    assert still["value"] == pause["value"]  # the same call, undecided (the UI also sends
+    # input {} with the command, a new step: the pause may come back under a new id)
+    assert [e["tool"] for e in studio.entries(thread_id)] == ["get_balance"]
+
+    ignore = browser.until("still-pending", lambda: browser.button("Ignore"))
+    ignore.click()
+    browser.until("rejected-answer", lambda: browser.text("was rejected"))
+    await _settled(client, thread_id, runs=3)
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    transfers = [e for e in studio.entries(thread_id) if e["tool"] == "transfer_funds"]
+    assert [(e["amount"], e["to"], e["decision"]) for e in transfers] == [(40, "Bob", "rejected")]
+
+
+def _field(browser: Browser, label: str) -> WebElement | None:
+    """The template's edit box for the argument shown as ``label`` (e.g. "Amount")."""
+    xpath = f"//p[normalize-space(text())={label!r}]/following-sibling::textarea"
+    try:
+        shown = [e for e in browser.driver.find_elements(By.XPATH, xpath) if e.is_displayed()]
+    except StaleElementReferenceException:
+        return None
+    return shown[0] if shown and shown[0].is_enabled() else None
+
+
+def _type(box: WebElement, text: str) -> None:
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.DELETE)
+    box.send_keys(text)
+
+
+async def test_an_edit_is_asked_again_when_invalid_and_the_model_is_told(
+    browser: Browser, ui_server: Studio
+) -> None:
+    """``require_approval`` with Edit offered: the template draws one box per argument.
+    An amount the tool refuses is asked again, the reason in the Description panel; a valid
+    edit runs once, and the model is told the call was replaced."""
+    _open_chat(browser, ui_server, "ui_agent", "go")
+    amount = browser.until("edit-fields", lambda: _field(browser, "Amount"))
+    thread_id = _thread_id(browser.driver.current_url)
+    client = get_client(url=ui_server.url)
+    _type(amount, "lots")
+    browser.until("edited", lambda: browser.button("Submit")).click()
+    await _settled(client, thread_id, runs=2)
+    (again,) = (await client.threads.get_state(thread_id))["interrupts"]
+    assert "the edited arguments do not fit 'send_money'" in again["value"]["error"]
+    assert ui_server.entries(thread_id) == []
+
+    description = browser.until("asked-again", lambda: browser.button("Description"))
+    # under the chat's sticky header once the page scrolled: click it where it is
+    browser.driver.execute_script("arguments[0].click();", description)
+    browser.until("reason-shown", lambda: browser.text("Asked again:"))
+    close = browser.driver.find_element(
+        By.XPATH, "//button[.//*[local-name()='svg' and contains(@class, 'lucide-x')]]"
+    )  # the description panel's close (X) button, back to the actions
+    browser.driver.execute_script("arguments[0].click();", close)
+    _type(browser.until("edit-again", lambda: _field(browser, "Amount")), "3")
+    _type(browser.until("to-field", lambda: _field(browser, "To")), "Bob")
+    browser.until("edited-again", lambda: browser.button("Submit")).click()
+    browser.until("final-answer", lambda: browser.text("Done: Note: a human reviewer"))
+    await _settled(client, thread_id, runs=3)
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    assert [(e["amount"], e["to"]) for e in ui_server.entries(thread_id)] == [(3, "Bob")]
+    state = await client.threads.get_state(thread_id)
+    values = state["values"]
+    assert isinstance(values, dict)
+    (told,) = [m["content"] for m in values["messages"] if m["type"] == "tool"]
+    assert told.startswith(EDIT_NOTICE) and told.endswith("Tool response:\nsent 3 to Bob")
 
 
 def test_a_ui_that_cannot_be_built_says_why(

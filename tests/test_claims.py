@@ -13,6 +13,7 @@ the LangGraph behaviours the claim reads are pinned.
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import threading
@@ -31,7 +32,10 @@ from langgraph.types import Command
 from langgraph.types import interrupt as lg_interrupt
 
 from dynavec_langgraph import ConcurrentResumeError, ReActAgent, create_react_agent, interrupt, tool
+from dynavec_langgraph._adapter import DynavecCheckpointSaver
 from dynavec_langgraph._claims import CLAIM_CHANNEL
+from dynavec_langgraph.checkpoint import Checkpoint
+from dynavec_langgraph.dynamodb import from_url
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import (
     PAID,
@@ -52,6 +56,19 @@ def _pause(db: str, scenario: Scenario, thread_id: str) -> None:
 
 
 def test_two_processes_resume_the_raw_graph_at_once(db: str, tmp_path: Path) -> None:
+    _raw_race(db, tmp_path)
+
+
+def test_two_processes_resume_the_raw_graph_at_once_on_dynamodb(
+    dynamodb_url: str, tmp_path: Path
+) -> None:
+    """The dynavec record adapter over DynamoDB: the claim is a write on a record the adapter
+    rewrites whole, so it is a conditional save on the record's revision (a write that lost
+    the race reads the record again and merges), and the first claim stays."""
+    _raw_race(dynamodb_url, tmp_path)
+
+
+def _raw_race(db: str, tmp_path: Path) -> None:
     scenario = Scenario(tmp_path / "effects")
     _pause(db, scenario, "t")
     race = race_resumes(db, scenario, "t", DECISIONS, action="raw-resume")
@@ -306,3 +323,60 @@ def test_sqlite_and_postgres_keep_the_first_claim(db: str) -> None:
         assert again is not None
         owners = [v for t, ch, v in again.pending_writes or [] if ch == CLAIM_CHANNEL]
         assert owners == [{"owner": "A"}]
+
+
+def test_two_processes_writing_one_dynamodb_record_both_land(dynamodb_url: str) -> None:
+    """The adapter rewrites a whole record per write; on DynamoDB each rewrite is a conditional
+    put on the record's revision. Two checkpointer objects (two processes, as far as caches and
+    locks go) interleave: B read the record, A's claim lands, then B saves. B's save fails its
+    condition, B reads again and merges: A's claim stays (first writer wins), B's other write
+    lands too."""
+    first, second = from_url(dynamodb_url), from_url(dynamodb_url)
+    a, b = DynavecCheckpointSaver(first), DynavecCheckpointSaver(second)
+    _graph(a).invoke({"messages": [("user", "pay")]}, CFG)
+    tup = a.get_tuple(CFG)
+    assert tup is not None
+    base = tup.config
+    conflicts: list[bool] = []
+    plain = second.save_if_unchanged
+
+    def interleaved(record: Checkpoint, read: Checkpoint) -> bool:
+        if not conflicts:  # B has read the record and is about to save: A writes first
+            a.put_writes(base, [(CLAIM_CHANNEL, {"owner": "A"})], "dynavec-claim:c:0:0")
+        saved = plain(record, read)
+        conflicts.append(not saved)
+        return saved
+
+    second.save_if_unchanged = interleaved  # type: ignore[method-assign,assignment]
+    b.put_writes(
+        base,
+        [(CLAIM_CHANNEL, {"owner": "B"}), ("other", {"owner": "B"})],
+        "dynavec-claim:c:0:0",
+    )
+    assert conflicts == [True, False]  # B's first save lost the race, its second merged
+    for saver in (a, DynavecCheckpointSaver(from_url(dynamodb_url))):
+        after = saver.get_tuple(base)
+        assert after is not None
+        mine = [(ch, v) for t, ch, v in after.pending_writes or [] if t.startswith("dynavec")]
+        assert mine == [(CLAIM_CHANNEL, {"owner": "A"}), ("other", {"owner": "B"})]
+    assert _graph(a).invoke(Command(resume="approved"), CFG)["messages"][-1].content == "Finished."
+    assert RUNS == ["approved"]
+
+
+def test_save_if_unchanged_refuses_a_record_it_did_not_read(dynamodb_url: str) -> None:
+    store = from_url(dynamodb_url)
+    record = Checkpoint("t", node_id="init")
+    store.save(record)
+    with pytest.raises(ValueError, match="pass as read a record this DynamoDBCheckpointer"):
+        store.save_if_unchanged(record, record)
+    read = store.get("t")
+    assert read is not None
+    with pytest.raises(ValueError, match="use save\\(\\) for a new record"):
+        store.save_if_unchanged(Checkpoint("t", node_id="other"), read)
+    assert store.save_if_unchanged(Checkpoint("t", read.checkpoint_id, node_id="step_1"), read)
+    assert not store.save_if_unchanged(Checkpoint("t", read.checkpoint_id, node_id="x"), read)
+    again = store.get("t")
+    assert again is not None and again.node_id == "step_1"
+    del read, again
+    gc.collect()
+    assert store._read_revisions == {}  # a record let go is forgotten

@@ -1,11 +1,14 @@
-"""The agent on two LangGraph API servers over one PostgreSQL (+ Redis), driven by this
-package's :class:`~dynavec_langgraph.remote.RemoteReActAgent` and ``inbox --server``.
+"""The agent on two Agent Protocol servers over one PostgreSQL, driven by this package's
+:class:`~dynavec_langgraph.remote.RemoteReActAgent` and ``inbox --server``, on two engines:
 
-The cluster (``tests/cluster.py``) runs ``langhost serve`` from its own cached virtualenv and
-serves ``tests/langgraph_cluster.json``: the demo agent (``dynavec_agent``) and the gated agent
-of ``tests/cluster_graph.py`` (``gated_agent``). The servers append every finished tool run to
-one ledger file, which the tests count. A part that cannot be installed or started fails the
-tests with the reason.
+* ``langhost``: ``langhost serve`` (stock langgraph-api on ``langgraph-runtime-pg``, + Redis);
+* ``aegra``: Aegra 0.6.0 (its own run handling; no Redis, no run queue, no run recovery).
+
+The cluster (``tests/cluster.py``) runs each from its own cached virtualenv and serves
+``tests/langgraph_cluster.json`` unchanged: the demo agent (``dynavec_agent``) and the gated
+agent of ``tests/cluster_graph.py`` (``gated_agent``). The servers append every finished tool
+run to one ledger file, which the tests count. A part that cannot be installed or started
+fails the tests with the reason.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from dynavec_langgraph.remote import (
     _Seen,
     server_thread_id,
 )
-from tests.cluster import Cluster, ClusterUnavailable, Server
+from tests.cluster import ENGINES, Cluster, ClusterUnavailable, Server
 from tests.cluster_graph import GATES_ENV
 from tests.pg import PostgresServer, _free_port
 
@@ -55,6 +58,7 @@ class Deployment:
 
     def __init__(self, cluster: Cluster, ledger: Path, gates: Path) -> None:
         self.cluster = cluster
+        self.engine = cluster.engine
         self.ledger = ledger
         self.gates = gates
 
@@ -67,7 +71,8 @@ class Deployment:
         return self.cluster.running[1]
 
     def agent(self, server: Server, assistant: str = DEMO, **kwargs: Any) -> RemoteReActAgent:
-        return RemoteReActAgent(server.url, assistant, timeout=60, **kwargs)
+        kwargs.setdefault("timeout", 60)
+        return RemoteReActAgent(server.url, assistant, **kwargs)
 
     def entries(self, thread_id: str) -> list[dict[str, Any]]:
         """The ledger lines the tools wrote for ``thread_id`` (any id form), in order."""
@@ -86,16 +91,20 @@ class Deployment:
         ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=ENGINES)
 def deployment(
-    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    postgres_server: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Deployment]:
-    work = tmp_path_factory.mktemp("cluster")
+    engine = str(request.param)
+    work = tmp_path_factory.mktemp(f"cluster-{engine}")
     ledger, gates = work / "ledger.jsonl", work / "gates"
     gates.mkdir()
     cluster = Cluster(
         config=CONFIG,
         servers=2,
+        engine=engine,
         env={
             "LG_BG_JOB_HEARTBEAT": HEARTBEAT,
             "N_JOBS_PER_WORKER": "4",
@@ -110,13 +119,14 @@ def deployment(
     try:
         cluster.start()
     except ClusterUnavailable as error:
-        pytest.fail(f"the LangGraph API cluster could not start: {error}")
+        pytest.fail(f"the {engine} cluster could not start: {error}")
     try:
         yield Deployment(cluster, ledger, gates)
     finally:
         cluster.stop()
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items())
-        print(f"\ncluster: {timings}; module {time.monotonic() - started:.1f} s", file=sys.stderr)
+        took = time.monotonic() - started
+        print(f"\n{engine} cluster: {timings}; module {took:.1f} s", file=sys.stderr)
 
 
 def _tools(entries: list[dict[str, Any]]) -> list[tuple[str, Any]]:
@@ -199,10 +209,16 @@ def _resume(
 
 
 def test_simultaneous_resumes_via_a_and_b_run_the_tool_once(deployment: Deployment) -> None:
-    a, b = deployment.agent(deployment.a), deployment.agent(deployment.b)
+    """Both callers read the pause, then send their decisions at the same moment (langhost:
+    its run queue rejects the second run; Aegra lets both runs run, the tool node's claim
+    lets one decision through)."""
+    first = deployment.agent(deployment.a)
     for round_ in range(3):
         thread_id = f"race-{round_}"
-        a.run(f"Pay {round_ + 1} to Bob", thread_id=thread_id)
+        first.run(f"Pay {round_ + 1} to Bob", thread_id=thread_id)
+        seen = first._state(server_thread_id(thread_id))
+        a = LateReader(deployment.a.url, DEMO, seen)
+        b = LateReader(deployment.b.url, DEMO, seen)
         start = threading.Barrier(2)
         outcomes: dict[str, Any] = {}
         workers = [
@@ -220,7 +236,8 @@ def test_simultaneous_resumes_via_a_and_b_run_the_tool_once(deployment: Deployme
         decision = "approved" if won == ["a"] else "rejected"
         transfers = [t for t in _tools(deployment.entries(thread_id)) if t[0] == "transfer_funds"]
         assert transfers == [("transfer_funds", decision)]  # the tool ran once, the winner's
-        assert b.result(thread_id).output == outcomes[won[0]].output
+        reader = deployment.agent(deployment.b)  # a fresh read through B
+        assert reader.result(thread_id).output == outcomes[won[0]].output
 
 
 async def test_async_twins_and_a_late_resume_is_refused_not_applied(
@@ -275,7 +292,8 @@ def test_remote_agent_raises_the_errors_of_react_agent(deployment: Deployment) -
         ("get_balance", None),
         ("transfer_funds", "rejected"),
     ]
-    with pytest.raises(RemoteRunError, match="Invalid assistant: 'no_such_graph'"):
+    unknown = {"langhost": "Invalid assistant: 'no_such_graph'", "aegra": "no_such_graph"}
+    with pytest.raises(RemoteRunError, match=unknown[deployment.engine]):
         deployment.agent(deployment.a, "no_such_graph").run("Pay 1 to Al")
 
 
@@ -404,9 +422,10 @@ def test_several_pending_approvals_decisions_and_inbox_node(
 # --- a server killed while it runs a run -------------------------------------------------------
 
 
-def test_sigkill_of_the_running_server_the_other_finishes_nothing_duplicated(
-    deployment: Deployment,
-) -> None:
+def test_sigkill_of_the_running_server(deployment: Deployment) -> None:
+    """langhost: the other server re-claims the run and finishes it, nothing duplicated.
+    Aegra 0.6.0 has no run recovery: the run stays ``running``, the thread ``busy``; the
+    remote client says so (never a ``completed`` result)."""
     thread_id = server_thread_id("crash")
     client = deployment.agent(deployment.a, "gated_agent").sync_client
     client.threads.create(thread_id=thread_id, if_exists="do_nothing")
@@ -429,6 +448,9 @@ def test_sigkill_of_the_running_server_the_other_finishes_nothing_duplicated(
     killed_at = time.monotonic()
     deployment.cluster.kill(victim)
     (deployment.gates / thread_id).touch()
+    if deployment.engine == "aegra":
+        _aegra_keeps_the_run_of_a_killed_server(deployment, thread_id, run, victim, survivor)
+        return
 
     joined = deployment.agent(survivor, "gated_agent").sync_client.runs.join(
         thread_id, run["run_id"]
@@ -448,3 +470,24 @@ def test_sigkill_of_the_running_server_the_other_finishes_nothing_duplicated(
     ]
     with pytest.raises(ServerUnavailableError, match="cannot reach"):
         deployment.agent(victim).result(thread_id)
+
+
+def _aegra_keeps_the_run_of_a_killed_server(
+    deployment: Deployment,
+    thread_id: str,
+    run: Any,
+    victim: Server,
+    survivor: Server,
+) -> None:
+    agent = deployment.agent(survivor, "gated_agent", timeout=3)
+    time.sleep(3)  # a recovering engine would have re-claimed the run by now (langhost: ~2 s)
+    stuck = agent.sync_client.runs.get(thread_id, run["run_id"])
+    assert stuck["status"] == "running"
+    assert agent.sync_client.threads.get(thread_id)["status"] == "busy"
+    with pytest.raises(RemoteRunError, match=r"is busy.*Aegra 0\.6\.0"):
+        agent.result(thread_id)
+    events = [(e["tool"], e["event"], e["pid"]) for e in deployment.entries(thread_id)]
+    assert events == [  # nothing ran again, nothing finished
+        ("prepare", "finish", victim.pid),
+        ("gated", "start", victim.pid),
+    ]

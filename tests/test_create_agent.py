@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import json
 from typing import Annotated, Any, NotRequired
 
 import pytest
 from langchain.agents import AgentState, factory
 from langchain.agents import create_agent as reference_create_agent
 from langchain.agents.middleware import (
+    AgentMiddleware,
     HumanInTheLoopMiddleware,
     TracePolicy,
     configure_trace_policy,
@@ -29,9 +31,11 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import BaseModel, Field
 
 from dynavec_langgraph import _middleware as mw
 from dynavec_langgraph import create_agent, create_react_agent, interrupt
+from dynavec_langgraph._subagent_cause import ToolCallCause
 from dynavec_langgraph.testing import ScriptedChatModel
 
 RAN: list[str] = []
@@ -255,7 +259,9 @@ def test_without_langchain_the_error_names_the_extra(monkeypatch: pytest.MonkeyP
 def test_default_transformers_are_the_ones_create_agent_registers() -> None:
     reference = reference_create_agent(GenericFakeChatModel(messages=iter(())))
     assert tuple(reference.stream_transformers) == mw.default_transformers()
-    assert create_agent(ScriptedChatModel()).stream_transformers == reference.stream_transformers
+    ours = create_agent(ScriptedChatModel()).stream_transformers
+    # plus the cause of a nested agent before SubagentTransformer (test_subagent_cause.py)
+    assert tuple(t for t in ours if t is not ToolCallCause) == tuple(reference.stream_transformers)
 
 
 def test_patch_invalid_calls_mirrors_create_agents() -> None:
@@ -337,3 +343,55 @@ MIRRORED = {
 def test_mirrored_create_agent_internals_have_not_changed(name: str) -> None:
     source = inspect.getsource(getattr(factory, name))
     assert hashlib.sha256(source.encode()).hexdigest()[:16] == MIRRORED[name], name
+
+
+class _Weather(BaseModel):
+    temperature: float
+    condition: str
+
+
+class _Binding(GenericFakeChatModel):
+    """A fake model that records what it is bound with."""
+
+    bindings: list[tuple[list[str], list[str]]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        self.bindings.append(([getattr(t, "name", str(t)) for t in tools], sorted(kwargs)))
+        return self
+
+
+@pytest.mark.parametrize("factory_", [create_agent, reference_create_agent], ids=["dynavec", "ref"])
+@pytest.mark.parametrize("swapped_supports_provider", [True, False])
+def test_the_strategy_is_picked_on_the_model_a_middleware_swapped_in(
+    factory_: Any, swapped_supports_provider: bool
+) -> None:
+    """docs/compatibility.md CA5: what the reference's
+    ``test_middleware_model_swap_provider_to_tool_strategy`` checks, without patching
+    ``create_agent``'s private ``_supports_provider_strategy``: a raw-schema
+    ``response_format`` picks ``ProviderStrategy`` or ``ToolStrategy`` by the profile of the
+    model a ``wrap_model_call`` swapped in, not of the model the agent was built with."""
+    answer: dict[str, Any] = {"temperature": 75.0, "condition": "sunny"}
+    if swapped_supports_provider:
+        reply = AIMessage(json.dumps(answer))
+        swapped = _Binding(messages=iter([reply]), profile={"structured_output": True})
+    else:
+        reply = AIMessage("", tool_calls=[{"name": "_Weather", "args": answer, "id": "c1"}])
+        swapped = _Binding(messages=iter([reply]))
+    original = _Binding(
+        messages=iter(()), profile={"structured_output": not swapped_supports_provider}
+    )
+
+    class Swap(AgentMiddleware):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request.override(model=swapped))
+
+    agent = factory_(model=original, tools=[], response_format=_Weather, middleware=[Swap()])
+    out = agent.invoke({"messages": [HumanMessage("weather?")]})
+    assert out["structured_response"] == _Weather(**answer)
+    assert original.bindings == []
+    if swapped_supports_provider:  # ProviderStrategy: no tool, the provider's response_format
+        assert swapped.bindings == [([], ["response_format"])]
+        assert [type(m) for m in out["messages"]] == [HumanMessage, AIMessage]
+    else:  # ToolStrategy: the schema as a tool the model must call
+        assert swapped.bindings == [(["_Weather"], ["tool_choice"])]
+        assert [type(m) for m in out["messages"]] == [HumanMessage, AIMessage, ToolMessage]

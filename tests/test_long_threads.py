@@ -209,3 +209,31 @@ def test_kept_history_on_the_async_path_matches_the_stored_one() -> None:
 
     asyncio.run(main())
     assert len(RAN) == 8
+
+
+def test_a_result_is_the_callers_to_change(tmp_path: Path) -> None:
+    """The pause's ``messages`` are copies of the kept records: a caller who edits them (text,
+    a tool call's name or arguments, the call list) changes nothing the next result shows."""
+    RAN.clear()
+    with closing(sqlite3.connect(str(tmp_path / "r.db"), check_same_thread=False)) as conn:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        agent = ReActAgent(ScriptedChatModel(policy=policy), [transfer], checkpointer=saver)
+        agent.run("pay the rent", thread_id="t")  # from the second run on, records are kept
+        agent.resume(thread_id="t", human_decision="approved")
+        first = agent.run("pay the rent", thread_id="t")
+        assert first.interrupt_payload is not None
+        kept = [m.to_dict() for m in first.interrupt_payload["messages"]]
+        asked = next(m for m in first.interrupt_payload["messages"] if m.tool_calls)
+        asked.content = "changed"
+        asked.tool_calls[0].name = "other"
+        asked.tool_calls[0].arguments = '{"amount": 1}'
+        asked.tool_calls.append(asked.tool_calls[0])
+        first.interrupt_payload["messages"][0].content = "changed too"
+        again = agent.run("pay the rent", thread_id="t2")  # another thread: its own records
+        assert again.interrupt_payload is not None
+        same = agent.resume(thread_id="t", human_decision="approved")
+        assert (same.finished, RAN) == (True, [120, 120])
+        second = agent.run("pay the rent", thread_id="t")
+        assert second.interrupt_payload is not None
+        assert [m.to_dict() for m in second.interrupt_payload["messages"]][: len(kept)] == kept

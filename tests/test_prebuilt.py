@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import tool as lc_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import add_messages
@@ -242,3 +242,76 @@ def test_a_dataclass_state_missing_a_field_says_what_to_do() -> None:
     with pytest.raises(ValueError, match=r"state_schema=Strict: .*give the field a default"):
         graph.invoke({"messages": [("user", "x")]})
     assert graph.invoke({"messages": [("user", "x")], "owner": "bo"})["owner"] == "bo"
+
+
+def _repeating_model(turns: list[int]) -> Any:
+    """A callable model whose every turn has message id "0" and call id "1" (the reference
+    suite's fake model in ``test_dynamic_model_with_tools``), counting its turns."""
+
+    def answer(_: Any) -> AIMessage:
+        turns.append(1)
+        return AIMessage("", id="0", tool_calls=[{"name": "lookup", "args": {}, "id": "1"}])
+
+    return lambda state, runtime: RunnableLambda(answer)
+
+
+def test_repeated_message_and_call_ids_never_lose_a_call() -> None:
+    """docs/compatibility.md PB12: the prebuilt agent lets a repeated message id replace the
+    earlier turn, and takes a repeated call id as answered, so the model's second call never
+    runs; here every turn and every call is kept, and ``max_steps`` bounds the model."""
+    runs: list[int] = []
+
+    @lc_tool
+    def lookup() -> str:
+        """Look something up."""
+        runs.append(1)
+        return f"result {len(runs)}"
+
+    with pytest.warns(LangGraphDeprecatedSinceV10):
+        reference_turns: list[int] = []
+        reference = prebuilt_agent(_repeating_model(reference_turns), [lookup])
+        out = reference.invoke({"messages": [("user", "go")]})
+    assert (len(reference_turns), len(runs)) == (2, 1)  # the second turn's call is lost
+    assert [type(m).__name__ for m in out["messages"]] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+    ]
+
+    runs.clear()
+    turns: list[int] = []
+    graph = create_react_agent(_repeating_model(turns), [lookup], max_steps=3, version="v2")
+    messages = graph.invoke({"messages": [("user", "go")]})["messages"]
+    assert (len(turns), len(runs)) == (3, 3)  # every turn's call ran once
+    ais = [m for m in messages if isinstance(m, AIMessage)]
+    answers = [m for m in messages if isinstance(m, ToolMessage)]
+    assert len(ais) == 3 and len({m.id for m in ais}) == 3
+    assert [a.tool_calls[0]["id"] for a in ais] == [t.tool_call_id for t in answers]
+    assert len({t.tool_call_id for t in answers}) == 3
+    assert [t.content for t in answers] == ["result 1", "result 2", "result 3"]
+
+
+def test_raw_checkpoint_holds_deltas_and_the_bookkeeping() -> None:
+    """docs/compatibility.md PB11: what the saver holds differs from the prebuilt agent's
+    (``messages`` as per-step deltas by default, the bookkeeping beside it); the state a
+    caller reads is the reference's."""
+    saver = InMemorySaver()
+    config = cfg()
+    graph = create_react_agent(ScriptedChatModel(turns=["hi"]), [], checkpointer=saver)
+    graph.invoke({"messages": [("user", "x")]}, config)
+    saved = saver.get_tuple(config)
+    assert saved is not None
+    assert set(saved.checkpoint["channel_values"]) == {"step", "termination_reason"}
+    assert saved.checkpoint["channel_values"]["termination_reason"] == "completed"
+    assert [m.content for m in graph.get_state(config).values["messages"]] == ["x", "hi"]
+
+    full = InMemorySaver()
+    graph = create_react_agent(
+        ScriptedChatModel(turns=["hi"]), [], checkpointer=full, message_storage="full"
+    )
+    graph.invoke({"messages": [("user", "x")]}, config)
+    saved = full.get_tuple(config)
+    assert saved is not None
+    values = saved.checkpoint["channel_values"]
+    assert set(values) == {"messages", "step", "termination_reason"}
+    assert [m.content for m in values["messages"]] == ["x", "hi"]

@@ -207,3 +207,20 @@ def test_e5_strings_users_match_on() -> None:
     paused = ReActAgent(OneCall("approve", '{"amount": 5}'), [approve]).run("pay")
     assert paused.output == "Execution interrupted at node 'approve_payment'"
     assert isinstance(broken, AgentTool)
+
+
+def test_e6_the_default_react_prompt_is_dynavecs_four_lines() -> None:
+    from dynavec_langgraph.agents import DEFAULT_REACT_SYSTEM_PROMPT as from_agents
+    from dynavec_langgraph.agents.react import DEFAULT_REACT_SYSTEM_PROMPT
+
+    assert from_agents is DEFAULT_REACT_SYSTEM_PROMPT
+    lines = DEFAULT_REACT_SYSTEM_PROMPT.split("\n")
+    assert len(lines) == 4 and all(line.strip() == line and line for line in lines)
+    assert lines[0] == "You are a helpful and precise reasoning agent."
+
+    model = DictArgumentsModel([])
+    result = ReActAgent(model, [add]).run("hi")
+    assert result.termination_reason == "completed"
+    # used verbatim as the default system message
+    assert model.seen[0][0] == Message("system", DEFAULT_REACT_SYSTEM_PROMPT)
+    assert model.seen[0][0].content == DEFAULT_REACT_SYSTEM_PROMPT

@@ -1,0 +1,704 @@
+"""Approvals in production: expiry, who may approve, several approvers.
+
+See docs/approvals-in-production.md.
+
+An :class:`ApprovalPolicy` is given to :func:`~dynavec_langgraph.interrupt`,
+:func:`~dynavec_langgraph.approval.require_approval` or the agent (``approval_policy=``, one
+policy or ``{node_id: policy}``). It is enforced **inside the paused tool** (the ``ask`` loop
+of :func:`ask_with_policy`), so the raw graph, a LangGraph server and every door of this package
+enforce the same rules; the doors (``ReActAgent.resume``, the inbox and its command line,
+``RemoteReActAgent``) also check names before anything runs and turn refusals into typed errors.
+
+Everything durable lives in the checkpoint, as LangGraph stores an interrupted task's answers:
+every answer given to a pause is replayed, in order, when the tool runs again. A partial
+approval (``approvals_required`` > 1) re-asks the same pause with the approvals so far in its
+value; a refused approver re-asks it with ``error`` set; nothing after the pause runs.
+
+A pause without a policy pays nothing: :func:`policy_for` returns ``None`` and the plain
+``ask`` loop runs as before.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, Literal, TypeVar
+
+from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
+from langgraph.types import Interrupt
+from langgraph.types import interrupt as lg_interrupt
+
+from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
+
+__all__ = [
+    "APPROVER_KEY",
+    "EXPIRE",
+    "ApprovalEvent",
+    "ApprovalPolicy",
+    "Approver",
+    "add_approval_listener",
+    "approver_decision",
+    "ask_with_policy",
+    "expired_pauses",
+    "expiry_answer",
+    "policy_for",
+    "policy_scope",
+    "refuse_approver",
+    "sign_resume",
+]
+
+T = TypeVar("T")
+
+APPROVER_KEY: Final = "approver"
+"""``config["configurable"]["approver"]``: who answers, for a raw graph resumed with a plain
+decision (the resume value's envelope, :func:`approver_decision`, wins)."""
+EXPIRE: Final = "raise"
+"""``on_expire=EXPIRE``: the doors of this package raise dynavec's ``ApprovalTimeoutError``
+after settling the pause (the tool is answered with a rejection)."""
+_EXPIRED_KEY: Final = "dynavec_expired"
+_POLICY_KEY: Final = "dynavec_approval_policy"
+
+Approver = str | Mapping[str, Any]
+"""Who answers: a name, or ``{"name": ..., "roles": [...]}``."""
+ApproverRule = Sequence[str] | Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+"""Names and ``"role:NAME"`` entries, or ``rule(approver, pause_value) -> bool``."""
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """What an approval needs (every field optional; see docs/approvals-in-production.md).
+
+    Attributes:
+        expires_in: a duration (``timedelta`` or seconds), counted from the tool's step
+            (the time of the checkpoint the paused tool runs from: stable across resumes).
+        expires_at: a deadline (an aware ``datetime`` or an ISO 8601 string).
+        on_expire: what an expired approval means: a decision value (default ``"rejected"``)
+            or :data:`EXPIRE` (``"raise"``) for dynavec's ``ApprovalTimeoutError``.
+        approvers: who may approve: names and ``"role:NAME"`` entries, or a callable
+            ``rule(approver, pause_value) -> bool`` (``approver`` is ``{"name", "roles"}``).
+        approvals_required: distinct approvers needed before the tool gets the approval.
+        clock: ``() -> aware datetime``, the time the deadline is compared with (default:
+            ``datetime.now(UTC)``); inject one to control deadlines in tests.
+    """
+
+    expires_in: timedelta | float | None = None
+    expires_at: datetime | str | None = None
+    on_expire: Any = "rejected"
+    approvers: ApproverRule | None = None
+    approvals_required: int = 1
+    clock: Callable[[], datetime] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.expires_in is not None and self.expires_at is not None:
+            raise ValueError("pass expires_in= (a duration) or expires_at= (a deadline), not both")
+        if self.expires_in is not None:
+            seconds = _seconds(self.expires_in)
+            if seconds <= 0:
+                raise ValueError(
+                    f"expires_in={self.expires_in!r}: pass a positive duration "
+                    "(a timedelta or seconds)"
+                )
+        if self.expires_at is not None:
+            _deadline(self.expires_at)
+        n = self.approvals_required
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"approvals_required={n!r}: pass a whole number of approvers >= 1")
+        rule = self.approvers
+        if (
+            rule is not None
+            and not callable(rule)
+            and (isinstance(rule, str) or not all(isinstance(a, str) and a for a in rule))
+        ):
+            raise ValueError(
+                f"approvers={rule!r}: pass a list of names (and 'role:NAME' entries) or a "
+                "callable rule(approver, pause_value) -> bool"
+            )
+        if self.on_expire is None:
+            raise ValueError("on_expire=None: pass a decision value (e.g. 'rejected') or 'raise'")
+
+    @property
+    def expires(self) -> bool:
+        return self.expires_in is not None or self.expires_at is not None
+
+    def now(self) -> datetime:
+        value = self.clock() if self.clock is not None else datetime.now(UTC)
+        if value.tzinfo is None:
+            raise ValueError("the approval clock must return an aware datetime (with a tzinfo)")
+        return value
+
+    def deadline(self) -> datetime | None:
+        """The deadline of a pause raised in the running task (``None``: none)."""
+        if self.expires_at is not None:
+            return _deadline(self.expires_at)
+        if self.expires_in is None:
+            return None
+        return _step_time(self) + timedelta(seconds=_seconds(self.expires_in))
+
+    def merged(self, **given: Any) -> ApprovalPolicy:
+        """This policy with the explicitly ``given`` options (not ``None``) replacing its own."""
+        options = {k: v for k, v in given.items() if v is not None}
+        if not options:
+            return self
+        if "expires_in" in options or "expires_at" in options:
+            base = {"expires_in": None, "expires_at": None}
+        else:
+            base = {}
+        return ApprovalPolicy(
+            **{
+                **{f: getattr(self, f) for f in _FIELDS},
+                **base,
+                **options,
+            }
+        )
+
+
+_FIELDS = (
+    "expires_in",
+    "expires_at",
+    "on_expire",
+    "approvers",
+    "approvals_required",
+    "clock",
+)
+
+
+def _seconds(value: timedelta | float) -> float:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expires_in={value!r}: pass a timedelta or a number of seconds")
+    return float(value)
+
+
+def _deadline(value: datetime | str) -> datetime:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(
+                f"expires_at={value!r}: pass an ISO 8601 time, e.g. '2026-01-31T17:00:00+00:00'"
+            ) from None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ValueError(
+            f"expires_at={value!r}: pass an aware datetime (with a tzinfo, e.g. UTC) or an "
+            "ISO 8601 string with an offset"
+        )
+    return value.astimezone(UTC)
+
+
+def _uuid_time(checkpoint_id: str) -> datetime | None:
+    """The creation time of a LangGraph checkpoint id (a UUID version 6, time-ordered)."""
+    try:
+        u = uuid.UUID(checkpoint_id)
+    except (TypeError, ValueError):
+        return None
+    if u.version != 6:
+        return None
+    h = u.hex
+    ticks = int(h[:12] + h[13:16], 16)  # 100 ns since 1582-10-15 (RFC 9562, UUIDv6)
+    return datetime(1582, 10, 15, tzinfo=UTC) + timedelta(microseconds=ticks // 10)
+
+
+def _step_time(policy: ApprovalPolicy) -> datetime:
+    """When the running tool's step began: the newest checkpoint of the task's graphs.
+
+    Mirrors LangGraph's task config key ``checkpoint_map`` (``{namespace: checkpoint_id}``,
+    set by ``langgraph.pregel._algo.prepare_single_task`` in langgraph 1.2, pinned by
+    tests/test_approvals_production.py): the ids do not change when the task is resumed, so a
+    duration counts from the same moment on every re-run. Without it (no checkpointer) the
+    clock's time is used.
+    """
+    try:
+        mapping = get_config().get("configurable", {}).get("checkpoint_map")
+    except RuntimeError:
+        mapping = None
+    times = [_uuid_time(str(v)) for v in (mapping or {}).values()]
+    found = [t for t in times if t is not None]
+    return max(found) if found else policy.now()
+
+
+# --- the agent's policies: a context the tool node sets ---------------------------------
+
+_scope: ContextVar[ApprovalPolicy | Mapping[str, ApprovalPolicy] | None] = ContextVar(
+    "dynavec_approval_scope", default=None
+)
+
+
+@contextmanager
+def policy_scope(tool: Any) -> Iterator[None]:
+    """Around one tool call of the agent: the policy the agent attached to ``tool``."""
+    metadata = getattr(tool, "metadata", None)
+    policy = metadata.get(_POLICY_KEY) if isinstance(metadata, dict) else None
+    if policy is None:
+        yield
+        return
+    token = _scope.set(policy)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]) -> Any:
+    """``tools`` (a list) with ``policy`` attached (read by :func:`policy_scope`)."""
+    from dynavec_langgraph._tools import AgentTool, as_tools
+
+    if isinstance(policy, Mapping):
+        bad = {k: v for k, v in policy.items() if not isinstance(v, ApprovalPolicy)}
+        if bad or not all(isinstance(k, str) for k in policy):
+            raise TypeError(
+                "approval_policy=: pass an ApprovalPolicy or {node_id: ApprovalPolicy}, got "
+                f"{policy!r:.120}"
+            )
+    elif not isinstance(policy, ApprovalPolicy):
+        raise TypeError(
+            f"approval_policy={policy!r:.80}: pass an ApprovalPolicy or {{node_id: ApprovalPolicy}}"
+        )
+    if tools is None or hasattr(tools, "tools_by_name"):
+        raise TypeError(
+            "approval_policy= needs the tools as a list or a ToolRegistry (not a ToolNode): "
+            "pass them so, or give the policy to require_approval(...) / interrupt(...) instead"
+        )
+    out: list[Any] = []
+    for tool in as_tools(tools):
+        if isinstance(tool, AgentTool):
+            tool = tool.model_copy(
+                update={"metadata": {**(tool.metadata or {}), _POLICY_KEY: policy}}
+            )
+        out.append(tool)
+    return out
+
+
+def policy_for(
+    node_id: str, given: Mapping[str, Any], policy: ApprovalPolicy | None = None
+) -> ApprovalPolicy | None:
+    """The policy of a pause at ``node_id``: ``policy`` (given to ``interrupt`` /
+    ``require_approval``), else the agent's (for all nodes, or this node's), with the options
+    ``given`` (not ``None``) on top; ``None`` when there is none (the plain pause, which pays
+    nothing)."""
+    if policy is not None and not isinstance(policy, ApprovalPolicy):
+        raise TypeError(f"policy={policy!r:.80}: pass an ApprovalPolicy or None")
+    scoped = _scope.get()
+    base = policy or (scoped.get(node_id) if isinstance(scoped, Mapping) else scoped)
+    options = {k: v for k, v in given.items() if v is not None}
+    if base is None and not options:
+        return None
+    return (base or ApprovalPolicy()).merged(**options)
+
+
+# --- events (wired to the audit trail by the lead) ------------------------------------
+
+
+@dataclass(frozen=True)
+class ApprovalEvent:
+    """One thing that happened to a pause with a policy.
+
+    ``kind``: ``"approved"`` (one approval of several, ``approved_by`` so far), ``"refused"``
+    (an approver the policy does not allow, or one who already approved), ``"expired"``.
+    ``key`` identifies the answer (thread, tool call, node, answer index): the same event
+    seen twice (a tool re-run) has the same key.
+    """
+
+    kind: Literal["approved", "refused", "expired"]
+    thread_id: str | None
+    node_id: str
+    tool_call_id: str | None
+    approver: str | None
+    at: str
+    detail: str
+    approved_by: tuple[str, ...]
+    key: str
+    on_expire: Any = None
+    seconds: float | None = None
+
+
+_listeners: list[Callable[[ApprovalEvent], None]] = []
+
+
+def add_approval_listener(listener: Callable[[ApprovalEvent], None]) -> Callable[[], None]:
+    """Call ``listener(event)`` for every :class:`ApprovalEvent`; returns a function that
+    removes it. A failing listener never fails the run (its error is dropped)."""
+    _listeners.append(listener)
+
+    def remove() -> None:
+        if listener in _listeners:
+            _listeners.remove(listener)
+
+    return remove
+
+
+def _emit(event: ApprovalEvent) -> None:
+    for listener in list(_listeners):
+        try:
+            listener(event)
+        except Exception:  # a listener never fails the run (never GraphBubbleUp: not raised)
+            continue
+
+
+# --- answers ---------------------------------------------------------------------------
+
+
+def approver_decision(decision: Any, approver: Approver) -> dict[str, Any]:
+    """The resume value of ``decision`` given by ``approver``: what the doors send, and
+    what a raw-graph caller sends (``Command(resume=approver_decision("approved", "alice"))``)."""
+    return {"approver": approver, "decision": decision}
+
+
+def expiry_answer() -> dict[str, Any]:
+    """The resume value that settles an expired pause (the tool checks the deadline itself:
+    before it, this answer is refused and the pause stays)."""
+    return {_EXPIRED_KEY: True}
+
+
+def _is_expiry(raw: Any) -> bool:
+    return isinstance(raw, dict) and set(raw) == {_EXPIRED_KEY}
+
+
+def _unwrap(raw: Any, from_config: bool) -> tuple[dict[str, Any] | None, Any]:
+    """``(approver, decision)`` of an answer (the envelope, else the config's approver when
+    ``from_config``: not with several approvers, whose earlier answers are replayed under the
+    config of the latest run)."""
+    if isinstance(raw, dict) and set(raw) == {"approver", "decision"}:
+        return _approver(raw["approver"]), raw["decision"]
+    if not from_config:
+        return None, raw
+    try:
+        configured = get_config().get("configurable", {}).get(APPROVER_KEY)
+    except RuntimeError:
+        configured = None
+    return (_approver(configured) if configured is not None else None), raw
+
+
+def _approver(value: Any) -> dict[str, Any]:
+    if isinstance(value, str) and value:
+        return {"name": value, "roles": []}
+    if isinstance(value, Mapping) and isinstance(value.get("name"), str) and value["name"]:
+        roles = value.get("roles") or []
+        if isinstance(roles, list | tuple) and all(isinstance(r, str) for r in roles):
+            return {"name": value["name"], "roles": list(roles)}
+    raise InvalidDecisionError(
+        f"approver={value!r:.80}: pass a name or {{'name': ..., 'roles': [...]}}"
+    )
+
+
+def _allowed(rule: ApproverRule | None, who: Mapping[str, Any], pause: Mapping[str, Any]) -> bool:
+    if rule is None:
+        return True
+    if callable(rule):
+        return bool(rule(who, pause))
+    names = {r for r in rule if not r.startswith("role:")}
+    roles = {r[5:] for r in rule if r.startswith("role:")}
+    return who["name"] in names or bool(roles & set(who.get("roles") or []))
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).isoformat() if value is not None else None
+
+
+def _decorate(
+    value: Mapping[str, Any],
+    policy: ApprovalPolicy,
+    deadline: datetime | None,
+    approved: Sequence[str],
+    refused: str | None,
+) -> dict[str, Any]:
+    """The pause value with the policy's fields: ``expires_at`` (ISO 8601) and ``approval``."""
+    rule = policy.approvers
+    on_expire = "raise" if policy.on_expire == EXPIRE else policy.on_expire
+    state = {
+        "expires_at": _iso(deadline),
+        "approvals_required": policy.approvals_required,
+        "approved_by": list(approved),
+        "approvers": None if rule is None else ("callable" if callable(rule) else list(rule)),
+        "on_expire": on_expire,
+        "refused_approver": refused,
+    }
+    out = dict(value)
+    out["expires_at"] = state["expires_at"]
+    out["approval"] = state
+    notes = []
+    if deadline is not None:
+        notes.append(f"expires at {state['expires_at']}")
+    if policy.approvals_required > 1:
+        who = ", ".join(approved) or "nobody yet"
+        notes.append(f"approvals {len(approved)} of {policy.approvals_required} ({who})")
+    if notes:
+        text = f"{value.get('description', '')} [{'; '.join(notes)}]"
+        out["description"] = text
+        for action in out.get("action_requests") or []:
+            action["description"] = text
+    return out
+
+
+def _thread() -> str | None:
+    try:
+        tid = get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:
+        return None
+    return str(tid) if tid is not None else None
+
+
+def _note(
+    value: Any,
+    raw: Any,
+    index: int,
+    who: Mapping[str, Any] | None,
+    refusal: str | None,
+    kind: str | None = None,
+    outcome: str | None = None,
+) -> None:
+    """Record the answer ``raw`` to the ``index``-th ask in the audit trail (a no-op unless
+    recording is on: ``dynavec_langgraph._audit``)."""
+    from dynavec_langgraph import _audit
+
+    name = str(who["name"]) if who is not None else None
+    _audit.on_decision(value, raw, index - 1, refusal, kind=kind, outcome=outcome, who=name)
+
+
+def ask_with_policy(
+    build: Callable[[str | None], Mapping[str, Any]],
+    schema: dict[str, Any],
+    accept: Callable[[Any], T],
+    policy: ApprovalPolicy,
+    node_id: str,
+    *,
+    is_approval: Callable[[T], bool],
+    on_expired: Callable[[str], T],
+    tool_call_id: str | None,
+    explain: Callable[[Any, ValueError], str],
+) -> T:
+    """The ``ask`` loop of :func:`~dynavec_langgraph.interrupt.ask` with ``policy``.
+
+    Each stored answer is read in order: after the deadline any answer settles the pause as
+    expired (``on_expired(reason)``); an approver the policy does not allow, or one who already
+    approved, asks again with ``error`` set; an approval of several re-asks with the
+    approvals so far in the value; anything that is no approval (a rejection) ends it.
+    """
+    deadline = policy.deadline()
+    approved: list[str] = []
+    error: str | None = None
+    refused: str | None = None
+    held: ApprovalEvent | None = None  # emitted only when this answer was the newest
+    index = 0
+    thread_id = _thread()
+
+    def event(kind: Any, who: str | None, detail: str) -> ApprovalEvent:
+        seconds: Any = None  # dynavec's message shows the number as given
+        if isinstance(policy.expires_in, timedelta):
+            seconds = policy.expires_in.total_seconds()
+        elif policy.expires_in is not None:
+            seconds = policy.expires_in
+        return ApprovalEvent(
+            kind,
+            thread_id,
+            node_id,
+            tool_call_id,
+            who,
+            _iso(policy.now()) or "",
+            detail,
+            tuple(approved),
+            f"{thread_id}:{tool_call_id}:{node_id}:{index}",
+            policy.on_expire,
+            seconds,
+        )
+
+    from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
+
+    while True:
+        value = _decorate(build(error), policy, deadline, approved, refused)
+        try:
+            raw = lg_interrupt(value, response_schema=schema)
+        except GraphBubbleUp as paused:  # re-raised: the run pauses; the answer before was newest
+            if held is not None:
+                _emit(held)
+            if isinstance(paused, GraphInterrupt):  # recorded, then raised on: never swallowed
+                _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
+            raise
+        index += 1
+        held, error, refused = None, None, None
+        who: dict[str, Any] | None = None
+
+        if deadline is not None and policy.now() >= deadline:
+            reason = f"the approval of {node_id!r} expired at {_iso(deadline)}"
+            _emit(event("expired", None, reason))
+            _note(value, raw, index, who, None, "expired", reason)
+            return on_expired(reason)
+        if _is_expiry(raw):
+            error = f"the approval of {node_id!r} has not expired"
+            error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
+            _note(value, raw, index, who, error)
+            continue
+        try:
+            who, inner = _unwrap(raw, policy.approvals_required == 1)
+        except InvalidDecisionError as bad:
+            error = str(bad)
+            _note(value, raw, index, who, error)
+            continue
+        if who is None and (policy.approvers is not None or policy.approvals_required > 1):
+            error = (
+                f"{node_id!r} needs a named approver: resume with approver= (or "
+                "approver_decision(decision, name); with one approval needed, "
+                "config['configurable']['approver'] works too)"
+            )
+            _note(value, raw, index, who, error)
+            continue
+        if who is not None and not _allowed(policy.approvers, who, value):
+            refused = who["name"]
+            error = f"approver {who['name']!r} may not approve {node_id!r}"
+            held = event("refused", who["name"], error)
+            _note(value, raw, index, who, error)
+            continue
+        try:
+            result = accept(inner)
+        except ValueError as bad:
+            error = f"the decision {inner!r:.200} was refused: {explain(inner, bad)}"
+            _note(value, raw, index, who, error)
+            continue
+        if policy.approvals_required == 1 or not is_approval(result):
+            _note(value, raw, index, who, None)
+            return result
+        assert who is not None
+        if who["name"] in approved:
+            refused = who["name"]
+            error = f"{who['name']!r} already approved {node_id!r}: another approver is needed"
+            held = event("refused", who["name"], error)
+            _note(value, raw, index, who, error)
+            continue
+        approved.append(who["name"])
+        count = f"approval {len(approved)} of {policy.approvals_required}"
+        _note(value, raw, index, who, None, outcome=count)
+        if len(approved) >= policy.approvals_required:
+            return result
+        held = event("approved", who["name"], count)
+
+
+# --- the doors ---------------------------------------------------------------------------
+
+
+def _approval(item: Any) -> Mapping[str, Any] | None:
+    value = item.value if isinstance(item, Interrupt) else item
+    state = value.get("approval") if isinstance(value, Mapping) else None
+    return state if isinstance(state, Mapping) else None
+
+
+def sign_resume(
+    interrupts: Sequence[Interrupt], resume: Mapping[str, Any], approver: Approver | None
+) -> dict[str, Any]:
+    """``{interrupt_id: decision}`` with each decision for a pause with a policy wrapped with
+    ``approver`` (:func:`approver_decision`); a name list the pause shows is checked first.
+
+    Raises:
+        ApproverRefusedError: ``approver`` is not among the pause's approvers, or already
+            approved it; nothing was sent.
+    """
+    if approver is None:
+        return dict(resume)
+    who = _approver(approver)
+    by_id = {i.id: i for i in interrupts}
+    out: dict[str, Any] = {}
+    for key, decision in resume.items():
+        pending = by_id.get(key)
+        state = _approval(pending) if pending is not None else None
+        if state is None or pending is None:
+            out[key] = decision
+            continue
+        node = pending.value.get("node_id")
+        rule = state.get("approvers")
+        if isinstance(rule, list) and not _allowed(rule, who, pending.value):
+            raise ApproverRefusedError(node, who["name"], "is not among its approvers")
+        if who["name"] in (state.get("approved_by") or []):
+            raise ApproverRefusedError(node, who["name"], "already approved it")
+        out[key] = approver_decision(decision, approver)
+    return out
+
+
+def refuse_approver(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> None:
+    """After a resume: a pause asked again because the approver was refused.
+
+    Raises:
+        ApproverRefusedError: nothing ran; the thread is still paused at the same approval.
+    """
+    seen = {i.id for i in before}
+    for item in after:
+        state = _approval(item)
+        if item.id not in seen and state is not None and state.get("refused_approver"):
+            error = ApproverRefusedError(
+                item.value.get("node_id"), str(state["refused_approver"]), str(item.value["error"])
+            )
+            error.recorded = True  # the paused tool refused it: its audit trail has it
+            raise error
+
+
+def expired_pauses(interrupts: Sequence[Interrupt], now: datetime | None = None) -> list[Interrupt]:
+    """The pending pauses whose ``expires_at`` has passed (``now``: default the real time)."""
+    moment = now or datetime.now(UTC)
+    out = []
+    for item in interrupts:
+        state = _approval(item)
+        deadline = state.get("expires_at") if state is not None else None
+        try:
+            due = datetime.fromisoformat(deadline) if isinstance(deadline, str) else None
+        except ValueError:  # not a value this package wrote: the tool decides when answered
+            due = None
+        if due is not None and due <= moment:
+            out.append(item)
+    return out
+
+
+def timeout_error(events: Sequence[ApprovalEvent]) -> Exception | None:
+    """dynavec's ``ApprovalTimeoutError`` for the first expiry in ``events`` whose policy
+    says ``on_expire="raise"``, else ``None``."""
+    from dynavec_langgraph.exceptions import ApprovalTimeoutError
+
+    for e in events:
+        if e.kind == "expired" and e.on_expire == EXPIRE:
+            return ApprovalTimeoutError(e.thread_id, e.node_id, e.seconds)
+    return None
+
+
+@contextmanager
+def collected() -> Iterator[list[ApprovalEvent]]:
+    """The events emitted while the block runs (in any thread of this process)."""
+    seen: list[ApprovalEvent] = []
+    remove = add_approval_listener(seen.append)
+    try:
+        yield seen
+    finally:
+        remove()
+
+
+@contextmanager
+def raise_timeouts(thread_id: str | None) -> Iterator[None]:
+    """Around a door's run of ``thread_id``: an expiry whose policy says
+    ``on_expire="raise"`` raises dynavec's ``ApprovalTimeoutError`` once the run is done (the
+    pause is settled in the thread: the tool was answered with a rejection)."""
+    with collected() as seen:
+        yield
+    error = timeout_error([e for e in seen if e.thread_id == thread_id])
+    if error is not None:
+        raise error
+
+
+def expiry_command(interrupts: Sequence[Interrupt], now: datetime | None = None) -> Any:
+    """``Command(resume={id: expiry_answer()})`` for the expired pauses, else ``None``."""
+    from langgraph.types import Command
+
+    expired = expired_pauses(interrupts, now)
+    if not expired:
+        return None
+    return Command(resume={i.id: expiry_answer() for i in expired})
+
+
+def agent_clock(policy: Any) -> Callable[[], datetime] | None:
+    """The clock of an agent's ``approval_policy=`` (one policy, or the first of a map that
+    has one), for the doors' expiry checks."""
+    policies = list(policy.values()) if isinstance(policy, Mapping) else [policy]
+    for p in policies:
+        if isinstance(p, ApprovalPolicy) and p.clock is not None:
+            return p.clock
+    return None

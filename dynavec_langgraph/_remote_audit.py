@@ -1,0 +1,104 @@
+"""The audit trail of a thread on a LangGraph API server, read through ``langgraph_sdk``.
+
+On a server the graph records its trail in the server's store (see
+:mod:`dynavec_langgraph._audit`): items under ``(AUDIT_NS, <server thread id>)``. This module
+reads them back (``RemoteReActAgent.audit``, ``dynavec-langgraph inbox history --server``) and
+records what only the client sees (a resume the server refused as concurrent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dynavec_langgraph._audit import (
+    AUDIT_KEY,
+    AUDIT_NS,
+    NOTIFY_KEY,
+    SURFACE_KEY,
+    AuditEvent,
+    events_of,
+    make_event,
+    ordered,
+)
+
+__all__ = ["events_of_items", "run_config", "server_audit"]
+
+_PAGE = 100
+
+
+def run_config(audit: bool, notify: str | None) -> dict[str, Any] | None:
+    """The run ``config`` that turns recording on for the runs a client sends, or ``None``.
+
+    Raises:
+        ValueError: ``notify`` is no http(s) URL (a callable cannot travel to a server).
+    """
+    if notify is not None and not (
+        isinstance(notify, str) and notify.startswith(("http://", "https://"))
+    ):
+        raise ValueError(
+            f"notify={notify!r:.80}: a server calls a webhook URL (http:// or https://); a "
+            "callable cannot be sent to it"
+        )
+    if not audit and notify is None:
+        return None
+    configurable: dict[str, Any] = {AUDIT_KEY: True, SURFACE_KEY: "api"}
+    if notify is not None:
+        configurable[NOTIFY_KEY] = notify
+    return {"configurable": configurable}
+
+
+def events_of_items(items: Sequence[Mapping[str, Any]]) -> list[AuditEvent]:
+    """The audit entries of the store items ``store.search_items`` returned, oldest first."""
+    values = [dict(i["value"]) for i in items if isinstance(i.get("value"), Mapping)]
+    return events_of(ordered(values))
+
+
+def read_items(sync_client: Any, server_thread: str) -> list[AuditEvent]:
+    """Every audit entry of ``server_thread`` through a ``langgraph_sdk`` sync client."""
+    items: list[Mapping[str, Any]] = []
+    while True:
+        page = sync_client.store.search_items(
+            [AUDIT_NS, server_thread], limit=_PAGE, offset=len(items)
+        )["items"]
+        items += page
+        if len(page) < _PAGE:
+            return events_of_items(items)
+
+
+async def aread_items(client: Any, server_thread: str) -> list[AuditEvent]:
+    """Async twin of :func:`read_items`."""
+    items: list[Mapping[str, Any]] = []
+    while True:
+        result = await client.store.search_items(
+            [AUDIT_NS, server_thread], limit=_PAGE, offset=len(items)
+        )
+        page = result["items"]
+        items += page
+        if len(page) < _PAGE:
+            return events_of_items(items)
+
+
+def record_refusal(sync_client: Any, server_thread: str, decision: Any, error: Exception) -> None:
+    """Record a resume refused as concurrent in the server's store (the run never started,
+    so the graph could not)."""
+    event = make_event(
+        server_thread,
+        "refused",
+        outcome="concurrent resume refused",
+        surface="api",
+        decision=decision,
+        comment=str(error),
+    )
+    sync_client.store.put_item([AUDIT_NS, server_thread], event.event_id, event.as_dict())
+
+
+def server_audit(url: str, thread_id: str) -> list[AuditEvent]:
+    """The audit trail of ``thread_id`` on the server at ``url`` (``inbox history --server``)."""
+    from dynavec_langgraph.remote import RemoteReActAgent
+
+    agent = RemoteReActAgent(url, "-", timeout=30)
+    try:
+        return agent.audit(thread_id)
+    finally:
+        agent.close()
