@@ -22,6 +22,7 @@ if typing.TYPE_CHECKING:
         DynavecError,
         InboxError,
         IncompatibleThreadError,
+        InDoubtCallError,
         InterruptCallError,
         InvalidDecisionError,
         InvalidInputError,
@@ -31,7 +32,9 @@ if typing.TYPE_CHECKING:
         StaleDecisionError,
         StorageError,
         ThreadPausedError,
+        ToolContextError,
     )
+    from dynavec_langgraph._exactly_once import idempotency_key
     from dynavec_langgraph._graph import ReActState, create_react_agent
     from dynavec_langgraph._policy import ApprovalPolicy
     from dynavec_langgraph._tools import AgentTool, tool
@@ -72,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "DynamoDBCheckpointer": "dynavec_langgraph.dynamodb",
     "DynavecError": "dynavec_langgraph._errors",
     "Handoff": "dynavec_langgraph.supervisor",
+    "InDoubtCallError": "dynavec_langgraph._errors",
     "InboxError": "dynavec_langgraph._errors",
     "IncompatibleThreadError": "dynavec_langgraph._errors",
     "InterruptCallError": "dynavec_langgraph._errors",
@@ -94,11 +98,13 @@ _EXPORTS: dict[str, str] = {
     "StorageError": "dynavec_langgraph._errors",
     "Supervisor": "dynavec_langgraph.supervisor",
     "ThreadPausedError": "dynavec_langgraph._errors",
+    "ToolContextError": "dynavec_langgraph._errors",
     "ToolCall": "dynavec_langgraph.records",
     "ToolRegistry": "dynavec_langgraph.registry",
     "create_agent": "dynavec_langgraph._create_agent",
     "create_react_agent": "dynavec_langgraph._graph",
     "default_registry": "dynavec_langgraph.registry",
+    "idempotency_key": "dynavec_langgraph._exactly_once",
     "interrupt": "dynavec_langgraph.interrupt",
     "tool": "dynavec_langgraph._tools",
 }
@@ -148,6 +154,7 @@ __all__ = [
     "DynamoDBCheckpointer",
     "DynavecError",
     "Handoff",
+    "InDoubtCallError",
     "InboxError",
     "IncompatibleThreadError",
     "InterruptCallError",
@@ -171,10 +178,12 @@ __all__ = [
     "Supervisor",
     "ThreadPausedError",
     "ToolCall",
+    "ToolContextError",
     "ToolRegistry",
     "create_agent",
     "create_react_agent",
     "default_registry",
+    "idempotency_key",
     "interrupt",
     "tool",
 ]

@@ -24,9 +24,12 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     │   └── DamagedThreadError(RuntimeError)  a thread whose records contradict each other
     ├── ServerUnavailableError(ConnectionError)  RemoteReActAgent: no answer from the server
     ├── RemoteRunError(RuntimeError)         RemoteReActAgent: the run failed on the server
-    └── InboxError(ValueError)               an inbox request that cannot be served (a
-                                             --graph that does not load, a server that
-                                             cannot be reached)
+    ├── InboxError(ValueError)               an inbox request that cannot be served (a
+    │                                        --graph that does not load, a server that
+    │                                        cannot be reached)
+    ├── InDoubtCallError(RuntimeError)       a tool call with on_crash="fail" was running when
+    │                                        its process died: it may or may not have run
+    └── ToolContextError(RuntimeError)       idempotency_key() asked outside a tool call
 
 The texts of the errors live here, as the classes' constructors or as the functions below
 them; the modules that raise them pass the facts.
@@ -50,6 +53,7 @@ __all__ = [
     "ConcurrentResumeError",
     "DamagedThreadError",
     "DynavecError",
+    "InDoubtCallError",
     "InboxError",
     "IncompatibleThreadError",
     "InterruptCallError",
@@ -61,6 +65,7 @@ __all__ = [
     "StaleDecisionError",
     "StorageError",
     "ThreadPausedError",
+    "ToolContextError",
 ]
 
 
@@ -219,6 +224,38 @@ class InboxError(DynavecError, ValueError):
 
 
 # --- the texts of the errors raised by more than one module ----------------------------------
+
+
+class InDoubtCallError(DynavecError, RuntimeError):
+    """A tool declared with ``on_crash="fail"`` was running when its process died (its
+    durable start mark has no end): it may or may not have done its work, so it is not run
+    again. Nothing ran; the thread is unchanged. The message names the call, its idempotency
+    key and the two ways to settle it (docs/exactly-once.md).
+
+    Attributes:
+        thread_id: the thread.
+        call_id: the tool call's id.
+        tool: the tool's name.
+        key: the call's idempotency key (look the call up with it in the service it calls).
+    """
+
+    def __init__(self, thread_id: str, call_id: str, tool: str, key: str) -> None:
+        self.thread_id, self.call_id, self.tool, self.key = thread_id, call_id, tool, key
+        super().__init__(
+            f"thread {thread_id!r}: call {call_id!r} of {tool!r} was running when its process "
+            f"stopped and may or may not have run (idempotency key {key!r}); on_crash='fail' "
+            "does not run it again, and nothing ran now. Look the key up in the service the "
+            "tool calls, then settle the call: if it ran, answer it with graph.update_state("
+            f"config, {{'messages': [ToolMessage(content=<its result>, tool_call_id={call_id!r})]}}"
+            ", as_node='tools') and continue the thread; to run it again with the same key, "
+            f"continue with config['configurable']['dynavec_in_doubt'] = {{{call_id!r}: 'retry'}}"
+            f" (or 'skip' to answer it as not run again)"
+        )
+
+
+class ToolContextError(DynavecError, RuntimeError):
+    """``idempotency_key()`` was called outside a tool call run by this package's tool node
+    (call it inside the tool, or pass the tool's ``ToolRuntime`` / ``RunnableConfig``)."""
 
 
 def lone_surrogate_text(field: str, index: int, char: str) -> str:

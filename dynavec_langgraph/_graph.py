@@ -50,6 +50,15 @@ from langgraph.types import Checkpointer, Command, Send
 
 from dynavec_langgraph._claims import aclaimed, claimed
 from dynavec_langgraph._errors import DamagedThreadError, InterruptCallError, damaged_text
+from dynavec_langgraph._exactly_once import (
+    OnCrash,
+    aguarded,
+    call_key,
+    guarded,
+    keyed,
+    on_crash_of,
+    with_key,
+)
 from dynavec_langgraph._history import keep_conversations
 from dynavec_langgraph._messages import (
     ConversationChannel,
@@ -306,6 +315,9 @@ class ToolTask(TypedDict):
     """The graph state LangChain injects (``InjectedState``, ``ToolRuntime.state``)."""
     rest: NotRequired[list[LCToolCall]]
     """Sequential mode: the calls of the batch after this one."""
+    turn: NotRequired[str]
+    """Parallel mode: the id of the assistant message that made the call (its idempotency
+    key's part, :mod:`dynavec_langgraph._exactly_once`), when the task carries no state."""
 
 
 def _turn(messages: Sequence[AnyMessage], call_id: str | None) -> tuple[list[LCToolCall], bool]:
@@ -400,6 +412,7 @@ def _all_tasks(
     shared = dict(state.get("shared") or {})
     pending = pending_calls(messages)
     held = set(state.get("held") or ())
+    turn = _turn_of(messages, pending[0]["id"]) if pending else ""
     return [
         Send(
             TOOLS_NODE,
@@ -411,10 +424,20 @@ def _all_tasks(
                 closes=_closes(messages, c, direct, ends),
                 state=None if c["name"] in stateless else dict(state),
                 hold=len(pending) > 1 and c["id"] not in held,
+                turn=turn,
             ),
         )
         for c in pending
     ]
+
+
+def _turn_of(messages: Sequence[AnyMessage], call_id: str | None) -> str:
+    """The assistant message that made call ``call_id``: its id, else ``"#<position>"``."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, AIMessage) and any(c["id"] == call_id for c in calls_of(m)):
+            return m.id or f"#{i}"
+    return ""
 
 
 def _error_observation(error: Exception) -> str:
@@ -449,6 +472,8 @@ class _Call:
             "name": self.call["name"],
             "args": dict(self.call["args"]),
         }
+        self.key = ""
+        """The call's idempotency key (set by :meth:`keyed`)."""
 
     @property
     def skip(self) -> str | None:
@@ -511,10 +536,24 @@ class _Call:
         except Exception as error:
             return self.own_error(error)
 
+    def keyed(self, config: RunnableConfig) -> RunnableConfig:
+        """Set the call's idempotency key (``self.key``); ``config`` with it, for the tool."""
+        turn = self.task.get("turn")
+        if turn is None:
+            turn = _turn_of((self.task.get("state") or {}).get("messages") or [], self.ref["id"])
+        self.key = call_key(config, self.ref["id"], turn)
+        return with_key(config, self.key)
+
     @contextmanager
     def running(self) -> Iterator[None]:
-        """``interrupt()`` names this call; this package's tools see the shared state."""
-        with running_tool_call(self.ref), running_in_agent(self.shared), policy_scope(self.tool):
+        """``interrupt()`` names this call; this package's tools see the shared state and
+        the call's idempotency key (:meth:`keyed` first)."""
+        with (
+            running_tool_call(self.ref),
+            running_in_agent(self.shared),
+            policy_scope(self.tool),
+            keyed(self.key),
+        ):
             yield
 
     def _extra(self) -> dict[str, Any]:
@@ -710,6 +749,8 @@ class ReActNodes:
         else:
             self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
         self.max_steps = max_steps
+        for t in executor.tools_by_name.values():
+            on_crash_of(t)  # a bad on_crash= is refused when the agent is built
         self.state_view: Callable[[Any], Any] | None = None
         """Turns the state into the user's ``state_schema`` type for ``InjectedState``."""
 
@@ -732,6 +773,11 @@ class ReActNodes:
         if self.parallel and state.get("held"):
             update["held"] = None  # a new turn: its calls may be held once each
         return update
+
+    def on_crash(self, call: _Call) -> OnCrash:
+        """The call's ``on_crash`` policy (:mod:`dynavec_langgraph._exactly_once`)."""
+        tool = call.tool or self.executor.tools_by_name.get(call.call["name"])
+        return "retry" if tool is None else on_crash_of(tool)
 
     def _task(self, state_or_task: Any) -> _Call:
         task = _foreign_task(state_or_task)
@@ -765,15 +811,20 @@ class ReActNodes:
         if call.skip is not None:
             return call.answer(call.skip)
         own = self.own.get(call.call["name"])
+        tool_config = call.keyed(config)
         with call.running():
             try:
                 with claimed(config, call.ref):  # a resumed call: once per decision
-                    if own is not None:
-                        result = call.finish(
-                            call.own_result(lambda: own.invoke(call.tool_call, config))
-                        )
-                    else:
-                        result = call.finish(self.executor.invoke(call.request, config))
+
+                    def run() -> Any:
+                        if own is not None:
+                            return call.finish(
+                                call.own_result(lambda: own.invoke(call.tool_call, tool_config))
+                            )
+                        return call.finish(self.executor.invoke(call.request, tool_config))
+
+                    policy = self.on_crash(call)
+                    result = guarded(config, call.ref, call.key, policy, run, call.answer)
                     # recorded before the claim is marked done: if that write fails, the
                     # caller's error still says the call ran (and a retry does not repeat it)
                     return _remember(done, call, result)
@@ -800,18 +851,22 @@ class ReActNodes:
         config: RunnableConfig,
         done: dict[str, CompletedCall],
     ) -> Any:
+        tool_config = call.keyed(config)
         with call.running():
             try:
                 async with aclaimed(config, call.ref):  # a resumed call: once per decision
-                    if own is not None:
-                        try:
-                            message = await own.ainvoke(call.tool_call, config)
-                        except Exception as error:
-                            result = call.finish(call.own_error(error))
-                        else:
-                            result = call.finish({"messages": [message]})
-                    else:
-                        result = call.finish(await self.executor.ainvoke(call.request, config))
+
+                    async def run() -> Any:
+                        if own is not None:
+                            try:
+                                message = await own.ainvoke(call.tool_call, tool_config)
+                            except Exception as error:
+                                return call.finish(call.own_error(error))
+                            return call.finish({"messages": [message]})
+                        return call.finish(await self.executor.ainvoke(call.request, tool_config))
+
+                    policy = self.on_crash(call)
+                    result = await aguarded(config, call.ref, call.key, policy, run, call.answer)
                     return _remember(done, call, result)  # before the claim is marked done
             except GraphInterrupt:
                 if not call.task.get("hold"):

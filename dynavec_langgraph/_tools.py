@@ -8,7 +8,16 @@ import json
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from typing import Annotated, Any, cast, get_args, get_origin, get_type_hints, overload
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import RunnableConfig
@@ -451,8 +460,21 @@ def _make_tool(
     description: str | None,
     parameters: dict[str, Any] | None,
     tags: Sequence[str] | None,
+    on_crash: str | None = None,
 ) -> AgentTool:
-    return AgentTool(func, name=name, description=description, parameters=parameters, tags=tags)
+    made = AgentTool(func, name=name, description=description, parameters=parameters, tags=tags)
+    return _with_on_crash(made, on_crash)
+
+
+def _with_on_crash(agent_tool: AgentTool, on_crash: str | None) -> AgentTool:
+    """``@tool(on_crash=...)``: the policy kept in the tool's ``metadata["on_crash"]``
+    (where a LangChain tool declares it too; docs/exactly-once.md)."""
+    if on_crash is not None:
+        from dynavec_langgraph._exactly_once import check_on_crash
+
+        policy = check_on_crash(on_crash, agent_tool.name)
+        agent_tool.metadata = {**(agent_tool.metadata or {}), "on_crash": policy}
+    return agent_tool
 
 
 @overload
@@ -466,6 +488,7 @@ def tool(
     description: str | None = None,
     parameters: dict[str, Any] | None = None,
     tags: Sequence[str] | None = None,
+    on_crash: Literal["retry", "ask", "fail"] | None = None,
 ) -> Callable[[ToolFunc], AgentTool]: ...
 def tool(
     func_or_name: ToolFunc | str | None = None,
@@ -475,6 +498,7 @@ def tool(
     description: str | None = None,
     parameters: dict[str, Any] | None = None,
     tags: Sequence[str] | None = None,
+    on_crash: Literal["retry", "ask", "fail"] | None = None,
 ) -> AgentTool | Callable[[ToolFunc], AgentTool]:
     """Turn a function into an :class:`AgentTool`: ``@tool``, ``@tool()``, ``@tool("name")``.
 
@@ -484,6 +508,12 @@ def tool(
         description: defaults to the stripped docstring, else ``"Execute <name>"``.
         parameters: a JSON Schema object that replaces the schema made from the signature.
         tags: free-form tags.
+        on_crash: what happens when the call was running when its process died (it may or
+            may not have done its work): ``"retry"`` (the default) runs it again with the
+            same :func:`~dynavec_langgraph.idempotency_key`; ``"ask"`` pauses for a person
+            (run again / it ran, here is its result / skip); ``"fail"`` stops with
+            ``InDoubtCallError``. ``"ask"`` and ``"fail"`` cost two small writes per call
+            (docs/exactly-once.md).
 
     Example:
         >>> @tool
@@ -494,15 +524,15 @@ def tool(
         (7, 'add', ['a', 'b'])
     """
     if callable(func_or_name):
-        return _make_tool(func_or_name, name, description, parameters, tags)
+        return _make_tool(func_or_name, name, description, parameters, tags, on_crash)
     if func_or_name is not None and not isinstance(func_or_name, str):
         raise TypeError("@tool takes a function or a tool name")
     tool_name = name or func_or_name
 
     def decorator(func: ToolFunc) -> AgentTool:
         if isinstance(func, AgentTool):  # dynavec: options update that tool, same object
-            return _updated(func, tool_name, description, parameters)
-        return _make_tool(func, tool_name, description, parameters, tags)
+            return _with_on_crash(_updated(func, tool_name, description, parameters), on_crash)
+        return _make_tool(func, tool_name, description, parameters, tags, on_crash)
 
     return decorator
 
@@ -560,6 +590,7 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
         coroutine=arun,
         tags=lc_tool.tags,
         return_direct=lc_tool.return_direct,
+        metadata=lc_tool.metadata,
     )
     result._origin = lc_tool
     return result

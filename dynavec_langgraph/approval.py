@@ -314,4 +314,5 @@ def require_approval(
         func=gated,
         coroutine=agated,
         tags=inner.tags,
+        metadata=inner.metadata,  # its on_crash policy (docs/exactly-once.md)
     )

@@ -35,6 +35,7 @@ from dynavec_langgraph import (
     DynavecError,
     InboxError,
     IncompatibleThreadError,
+    InDoubtCallError,
     InterruptCallError,
     InvalidDecisionError,
     InvalidInputError,
@@ -48,6 +49,7 @@ from dynavec_langgraph import (
     StorageError,
     ThreadPausedError,
     ToolCall,
+    ToolContextError,
     interrupt,
     tool,
 )
@@ -89,6 +91,8 @@ ERRORS: dict[type[DynavecError], type[Exception]] = {
     InboxError: ValueError,
     ServerUnavailableError: ConnectionError,
     RemoteRunError: RuntimeError,
+    InDoubtCallError: RuntimeError,
+    ToolContextError: RuntimeError,
 }
 """The tree drawn in ``dynavec_langgraph._errors``' docstring."""
 
@@ -173,6 +177,7 @@ def _add_one(x: int) -> int:
 
 
 def test_tool_types() -> None:
+    assert_type(tool("pay", on_crash="ask"), Callable[[Callable[..., Any]], AgentTool])
     assert_type(add, AgentTool)
     assert_type(double, AgentTool)
     assert_type(tool(_add_one), AgentTool)
@@ -295,6 +300,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "DynamoDBCheckpointer",
         "DynavecError",
         "Handoff",
+        "InDoubtCallError",
         "InboxError",
         "IncompatibleThreadError",
         "InterruptCallError",
@@ -318,10 +324,12 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "Supervisor",
         "ThreadPausedError",
         "ToolCall",
+        "ToolContextError",
         "ToolRegistry",
         "create_agent",
         "create_react_agent",
         "default_registry",
+        "idempotency_key",
         "interrupt",
         "tool",
     ],

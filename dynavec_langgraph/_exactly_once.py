@@ -1,0 +1,490 @@
+"""Exactly once across crashes: an idempotency key per tool call, and in-doubt calls.
+
+**The key.** Every tool call the agent's tool node runs has an idempotency key,
+:func:`idempotency_key`, derived from what the thread stores durably: the thread id, the
+checkpoint namespace the agent runs in (node names only, without LangGraph's task ids), the
+assistant message that made the call (its id, else its position) and the tool call id. So it
+is the same on every re-run of that call (a resumed pause, a re-asked approval, a crash
+continuation, a ``ToolRetryMiddleware`` retry, another process or server continuing the
+thread) and differs for every other call (the same tool and arguments in a later turn, or in
+another thread). A call run without a thread (no checkpointer) gets a random key per run.
+
+**In-doubt calls.** A tool may declare what happens when its call was running when the
+process died (``on_crash``, see :data:`OnCrash`). For ``"ask"`` and ``"fail"`` the tool node
+writes a durable start mark before the tool body runs, as a pending write on the checkpoint
+the node runs from (in the thread's own saver, with the machinery of
+:mod:`dynavec_langgraph._claims`: a task id and a channel of its own, which LangGraph ignores
+when it loads the checkpoint), and an end mark when the body ends (``done`` with the node's
+update, ``closed`` when it paused, ``raised`` when it raised). A later run of the same call
+from the same checkpoint that finds a start mark without an end finds the call in doubt:
+
+- ``"retry"`` (the default): no mark is written at all; the call runs again, with the same key;
+- ``"ask"``: the call becomes a pause "this call may or may not have run" (node id
+  ``in_doubt_<tool>``), answered like any approval: approve = run it again (same key),
+  respond = it ran and the message is its result, reject = skip it (the model is told);
+- ``"fail"``: :class:`~dynavec_langgraph._errors.InDoubtCallError` names the call, its key and
+  how to settle it; nothing runs.
+
+A call whose ``done`` mark holds its update (the process died after the tool returned, before
+LangGraph saved the result) is answered from that record and never runs again. Tools that
+declare no ``on_crash`` (or ``"retry"``) pay nothing: no read, no write.
+
+The in-doubt pause is asked at a fixed position among the task's interrupts (how many
+decisions the task had when the doubt was found, kept in a ``doubt`` mark), and re-read on
+every later run of the task, so LangGraph's matching of resume values by position stays right
+for the tool's own pauses after it. What it reads from LangGraph that is not a public name
+(langgraph 1.2.24, pinned by ``tests/test_exactly_once.py``): the task config's
+``"checkpoint_map"``, the namespace separators ``"|"`` and ``":"`` (the task id is the last
+part), and the ``"__resume__"`` pending write of a task (``langgraph._internal._constants``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, get_args
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.errors import GraphInterrupt
+from langgraph.types import interrupt as lg_interrupt
+
+from dynavec_langgraph._errors import InDoubtCallError, InvalidDecisionError, ToolContextError
+from dynavec_langgraph.interrupt import (
+    Decision,
+    DecisionKind,
+    InterruptValue,
+    ToolCallRef,
+    ask,
+    decision_schema,
+    pause_value,
+    read_decision,
+)
+
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "IN_DOUBT_KEY",
+    "OnCrash",
+    "aguarded",
+    "call_key",
+    "check_on_crash",
+    "guarded",
+    "idempotency_key",
+    "keyed",
+    "on_crash_of",
+    "with_key",
+]
+
+OnCrash = Literal["retry", "ask", "fail"]
+"""What happens to a tool call that was running when its process died (module doc)."""
+IDEMPOTENCY_KEY: Final = "dynavec_idempotency_key"
+"""``config["configurable"][IDEMPOTENCY_KEY]``: the running call's key, in the config a
+LangChain tool gets (``ToolRuntime.config``, a ``config: RunnableConfig`` parameter)."""
+IN_DOUBT_KEY: Final = "dynavec_in_doubt"
+"""``config["configurable"][IN_DOUBT_KEY] = {call_id: "retry" | "skip"}``: settles in-doubt
+calls of ``on_crash="fail"`` tools on the next run (run again with the same key / answer as
+not run again)."""
+START_CHANNEL: Final = "__dynavec_started__"
+"""The channel of the start / end marks (no channel of the graph has this name)."""
+_PREFIX: Final = "dynavec-start:"
+_CHECKPOINT_MAP: Final = "checkpoint_map"
+_NS_SEP: Final = "|"
+_NS_END: Final = ":"
+_RESUME: Final = "__resume__"
+_ALLOWED: Final[tuple[DecisionKind, ...]] = ("approve", "respond", "reject")
+_PLAIN: Final[dict[str, DecisionKind]] = {"retry": "approve", "skip": "reject"}
+
+_running_key: ContextVar[str | None] = ContextVar("dynavec_idempotency_key", default=None)
+
+
+# --- the key -------------------------------------------------------------------------------
+
+
+def call_key(config: RunnableConfig, call_id: str, turn: str) -> str:
+    """The idempotency key of call ``call_id`` made by the assistant message ``turn`` (its id,
+    or ``"#<position>"``), in the thread and namespace of ``config``."""
+    conf = config.get("configurable") or {}
+    thread = conf.get("thread_id")
+    if thread is None:  # nothing durable: nothing re-runs this call, a key per run
+        return f"dynavec-{uuid.uuid4().hex}"
+    ns = str(conf.get("checkpoint_ns") or "")
+    parts = ns.split(_NS_SEP)[:-1]  # the graphs this agent runs in, not its own task
+    path = _NS_SEP.join(p.split(_NS_END, 1)[0] for p in parts)
+    text = "\x00".join((str(thread), path, turn, call_id))
+    return f"dynavec-{hashlib.sha256(text.encode()).hexdigest()[:32]}"
+
+
+def with_key(config: RunnableConfig, key: str) -> RunnableConfig:
+    """``config`` with the call's key in ``configurable`` (what LangChain tools read)."""
+    return {**config, "configurable": {**(config.get("configurable") or {}), IDEMPOTENCY_KEY: key}}
+
+
+@contextmanager
+def keyed(key: str) -> Iterator[None]:
+    """While a call runs: :func:`idempotency_key` returns ``key``."""
+    token = _running_key.set(key)
+    try:
+        yield
+    finally:
+        _running_key.reset(token)
+
+
+def idempotency_key(source: Any = None) -> str:
+    """The idempotency key of the tool call running now: the same on every re-run of that
+    call (resumes, re-asked approvals, crash continuations, retries, another server), another
+    one for every other call. Pass it to the service the tool calls (an ``Idempotency-Key``
+    header) so a repeat after a crash does the work once.
+
+    Args:
+        source: nothing inside a tool (this package's ``@tool``, a plain function, a
+            LangChain tool run by the agent), or a LangChain tool's ``ToolRuntime`` or
+            ``RunnableConfig``.
+
+    Raises:
+        ToolContextError: called outside a tool call run by this package's agent.
+
+    Example:
+        >>> from dynavec_langgraph import idempotency_key, tool
+        >>> @tool
+        ... def pay(amount: int) -> str:
+        ...     "Pay."
+        ...     return f"charged {amount} under {idempotency_key()}"
+    """
+    if source is not None:
+        config = getattr(source, "config", source)
+        conf = config.get("configurable") if isinstance(config, Mapping) else None
+        key = (conf or {}).get(IDEMPOTENCY_KEY)
+        if isinstance(key, str):
+            return key
+    key = _running_key.get()
+    if key is None:
+        raise ToolContextError(
+            "idempotency_key() was called outside a tool call of a dynavec_langgraph agent: "
+            "call it inside the tool while the agent runs it (or pass the tool's ToolRuntime "
+            "or RunnableConfig)"
+        )
+    return key
+
+
+# --- the policy ----------------------------------------------------------------------------
+
+
+def check_on_crash(value: Any, tool_name: str) -> OnCrash:
+    """``value`` as an :data:`OnCrash`.
+
+    Raises:
+        ValueError: anything but ``"retry"``, ``"ask"`` or ``"fail"``.
+    """
+    if value not in get_args(OnCrash):
+        raise ValueError(
+            f"tool {tool_name!r}: on_crash={value!r}; use 'retry' (run again with the same "
+            "idempotency key, the default), 'ask' (pause: it may or may not have run) or "
+            "'fail' (stop with InDoubtCallError)"
+        )
+    result: OnCrash = value
+    return result
+
+
+def on_crash_of(tool: Any) -> OnCrash:
+    """A tool's declared ``on_crash`` (``@tool(on_crash=...)``, or ``metadata={"on_crash":
+    ...}`` on a LangChain tool), ``"retry"`` if none."""
+    for source in (tool, getattr(tool, "_origin", None)):
+        metadata = getattr(source, "metadata", None)
+        if isinstance(metadata, Mapping) and metadata.get("on_crash") is not None:
+            return check_on_crash(metadata["on_crash"], str(getattr(tool, "name", "?")))
+    return "retry"
+
+
+# --- the marks -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Where:
+    saver: Any
+    thread_id: str
+    base: RunnableConfig
+    task_id: str
+
+
+def _where(config: RunnableConfig) -> _Where | None:
+    conf = config.get("configurable") or {}
+    saver = conf.get(CONFIG_KEY_CHECKPOINTER)
+    thread_id = conf.get("thread_id")
+    ns = str(conf.get("checkpoint_ns") or "")
+    parent = ns.rsplit(_NS_SEP, 1)[0] if _NS_SEP in ns else ""
+    checkpoint_id = (conf.get(_CHECKPOINT_MAP) or {}).get(parent)
+    if saver is None or thread_id is None or not checkpoint_id:
+        return None
+    base: RunnableConfig = {
+        "configurable": {
+            "thread_id": str(thread_id),
+            "checkpoint_ns": parent,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+    return _Where(saver, str(thread_id), base, ns.rsplit(_NS_END, 1)[-1])
+
+
+@dataclass
+class _Marks:
+    """What the checkpoint holds for one call: attempts, their ends, doubts."""
+
+    started: set[int] = field(default_factory=set)
+    ends: dict[int, dict[str, Any]] = field(default_factory=dict)
+    doubts: dict[int, int] = field(default_factory=dict)  # attempt -> decisions before it
+    answered: int = 0  # decisions the task holds (its "__resume__" write)
+
+    @property
+    def latest(self) -> int:
+        return max(self.started, default=-1)
+
+    @property
+    def in_doubt(self) -> bool:
+        return self.latest >= 0 and self.latest not in self.ends
+
+    def record(self) -> Any:
+        for end in self.ends.values():
+            if end.get("state") == "done" and isinstance(end.get("result"), dict):
+                return end["result"]
+        return None
+
+
+def _read_marks(tup: Any, prefix: str, task_id: str) -> _Marks:
+    marks = _Marks()
+    for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
+        if channel == _RESUME and tid == task_id and isinstance(value, list):
+            marks.answered = len(value)
+        if channel != START_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):
+            continue
+        attempt, state = int(value.get("attempt", 0)), value.get("state")
+        if state == "start":
+            marks.started.add(attempt)
+        elif state == "doubt":
+            marks.doubts.setdefault(attempt, int(value.get("skip", 0)))
+        else:
+            marks.ends[attempt] = value
+    return marks
+
+
+def _mark(prefix: str, attempt: int, state: str, **extra: Any) -> tuple[str, list[Any]]:
+    task_id = f"{prefix}{attempt}:{state}"
+    return task_id, [(START_CHANNEL, {"state": state, "attempt": attempt, **extra})]
+
+
+def _end(prefix: str, attempt: int, error: BaseException | None, result: Any) -> Any:
+    if error is None:
+        return _mark(prefix, attempt, "done", result=result if isinstance(result, dict) else None)
+    return _mark(prefix, attempt, "closed" if isinstance(error, GraphInterrupt) else "raised")
+
+
+@dataclass
+class _Gate:
+    """One guarded call: what the marks say, and what to do."""
+
+    call: ToolCallRef
+    key: str
+    policy: OnCrash
+    where: _Where
+    override: Any
+    marks: _Marks = field(default_factory=_Marks)
+
+    @property
+    def prefix(self) -> str:
+        return f"{_PREFIX}{self.key}:"
+
+    def new_doubt(self) -> tuple[str, list[Any]] | None:
+        """The doubt mark to write (an ``ask`` call found in doubt for the first time)."""
+        m = self.marks
+        if self.policy != "ask" or not m.in_doubt or m.latest in m.doubts:
+            return None
+        m.doubts[m.latest] = m.answered
+        return _mark(self.prefix, m.latest, "doubt", skip=m.answered)
+
+    def decide(self, answer: Callable[[str], Any]) -> tuple[bool, Any]:
+        """``(run, early)``: run the body, or return ``early`` (an update) instead. May
+        pause (``ask``) or raise :class:`InDoubtCallError` (``fail``)."""
+        m = self.marks
+        record = m.record()
+        if record is not None:  # it ran and returned; only its result was not saved
+            return False, record
+        if self.policy == "fail":
+            if not m.in_doubt:
+                return True, None
+            if self.override == "retry":
+                return True, None
+            if self.override == "skip":
+                return False, answer(_skipped(self.call, self.key))
+            raise InDoubtCallError(
+                self.where.thread_id, self.call["id"], self.call["name"], self.key
+            )
+        if not m.doubts:
+            return True, None
+        # replay the decisions before the latest doubt, then ask (or re-read) it
+        attempt = max(m.doubts)
+        for _ in range(min(m.doubts[attempt], m.answered)):
+            lg_interrupt(None)  # answered before: returns the stored decision
+        decision = _ask_in_doubt(self.call, self.key)
+        if decision.kind == "approve":
+            return True, None
+        if decision.kind == "respond":
+            return False, answer(str(decision.message))
+        return False, answer(_skipped(self.call, self.key, decision.message))
+
+
+def _skipped(call: ToolCallRef, key: str, reason: str | None = None) -> str:
+    why = f" Reason: {reason}" if reason else ""
+    return (
+        f"Not run again: the call of `{call['name']}` was running when the process stopped "
+        f"and may or may not have run (idempotency key {key}); the user chose to skip it.{why}"
+    )
+
+
+def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
+    node_id = f"in_doubt_{call['name']}"
+    text = (
+        f"This call may or may not have run: {call['name']}({call['args']!r}) (call "
+        f"{call['id']}, idempotency key {key}) was running when its process stopped. Approve: "
+        "run it again with the same key; respond: it ran, your message is its result; "
+        "reject: skip it (the model is told it may have run)."
+    )
+    payload = {
+        "in_doubt": True,
+        "name": call["name"],
+        "args": call["args"],
+        "tool_call_id": call["id"],
+        "idempotency_key": key,
+        "description": text,
+    }
+    schema: dict[str, Any] = {
+        "title": f"Decision for {node_id}",
+        "description": text,
+        "anyOf": [
+            _schema_of(decision_schema(_ALLOWED)),
+            {"enum": list(_PLAIN)},
+        ],
+    }
+
+    def build(error: str | None) -> InterruptValue:
+        return pause_value(
+            node_id,
+            payload,
+            tool_call=call,
+            name=call["name"],
+            args=call["args"],
+            description=text,
+            allowed=_ALLOWED,
+            error=error,
+        )
+
+    def accept(raw: Any) -> Decision:
+        decision = read_decision(raw, call["name"])
+        if decision is None:
+            kind = _PLAIN.get(raw) if isinstance(raw, str) else None
+            if kind is None:
+                raise InvalidDecisionError(
+                    f"{raw!r} is no answer to an in-doubt call: approve (or 'retry') runs it "
+                    "again with the same key, respond gives its result, reject (or 'skip') "
+                    "skips it"
+                )
+            decision = Decision(kind)
+        if decision.kind not in _ALLOWED:
+            raise InvalidDecisionError(
+                f"{decision.kind!r} is not allowed for an in-doubt call; allowed: "
+                f"{', '.join(_ALLOWED)}"
+            )
+        if decision.kind == "respond" and not decision.message:
+            raise InvalidDecisionError("respond needs a message: the result the call had")
+        return decision
+
+    return ask(build, schema, accept)
+
+
+def _schema_of(shape: Any) -> dict[str, Any]:
+    from pydantic import TypeAdapter
+
+    schema: dict[str, Any] = TypeAdapter(shape).json_schema()
+    return schema
+
+
+def _gate(config: RunnableConfig, call: ToolCallRef, key: str, policy: OnCrash) -> _Gate | None:
+    if policy == "retry":
+        return None
+    where = _where(config)
+    if where is None:  # no saver: nothing is durable, nothing to mark
+        return None
+    conf = config.get("configurable") or {}
+    override = (conf.get(IN_DOUBT_KEY) or {}).get(call["id"])
+    return _Gate(call, key, policy, where, override)
+
+
+def guarded(
+    config: RunnableConfig,
+    call: ToolCallRef,
+    key: str,
+    policy: OnCrash,
+    run: Callable[[], Any],
+    answer: Callable[[str], Any],
+) -> Any:
+    """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy;
+    ``answer(text)`` is the update that answers the call with ``text`` without running it."""
+    gate = _gate(config, call, key, policy)
+    if gate is None:
+        return run()
+    saver, base = gate.where.saver, gate.where.base
+    gate.marks = _read_marks(saver.get_tuple(base), gate.prefix, gate.where.task_id)
+    doubt = gate.new_doubt()
+    if doubt is not None:
+        saver.put_writes(base, doubt[1], doubt[0])
+    go, early = gate.decide(answer)
+    if not go:
+        return early
+    attempt = gate.marks.latest + 1
+    task_id, writes = _mark(gate.prefix, attempt, "start")
+    saver.put_writes(base, writes, task_id)
+    try:
+        result = run()
+    except BaseException as error:
+        saver.put_writes(base, *_swap(_end(gate.prefix, attempt, error, None)))
+        raise
+    saver.put_writes(base, *_swap(_end(gate.prefix, attempt, None, result)))
+    return result
+
+
+async def aguarded(
+    config: RunnableConfig,
+    call: ToolCallRef,
+    key: str,
+    policy: OnCrash,
+    run: Callable[[], Awaitable[Any]],
+    answer: Callable[[str], Any],
+) -> Any:
+    """Async twin of :func:`guarded`."""
+    gate = _gate(config, call, key, policy)
+    if gate is None:
+        return await run()
+    saver, base = gate.where.saver, gate.where.base
+    gate.marks = _read_marks(await saver.aget_tuple(base), gate.prefix, gate.where.task_id)
+    doubt = gate.new_doubt()
+    if doubt is not None:
+        await saver.aput_writes(base, doubt[1], doubt[0])
+    go, early = gate.decide(answer)
+    if not go:
+        return early
+    attempt = gate.marks.latest + 1
+    task_id, writes = _mark(gate.prefix, attempt, "start")
+    await saver.aput_writes(base, writes, task_id)
+    try:
+        result = await run()
+    except BaseException as error:
+        await saver.aput_writes(base, *_swap(_end(gate.prefix, attempt, error, None)))
+        raise
+    await saver.aput_writes(base, *_swap(_end(gate.prefix, attempt, None, result)))
+    return result
+
+
+def _swap(mark: tuple[str, list[Any]]) -> tuple[list[Any], str]:
+    return mark[1], mark[0]

@@ -1,0 +1,477 @@
+"""Exactly once across crashes: the idempotency key of a tool call, and in-doubt calls.
+
+Real parts: a fake payment service in its own process (``tests/payment_service.py``, it
+honours ``Idempotency-Key`` and counts charges), an agent in a child process
+(``tests/children/payment.py``) SIGKILLed after its charge reached the service and before the
+tool returned, on a SQLite file and on the PostgreSQL server the tests start."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool as lc_tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt import ToolRuntime
+from langgraph.types import Command
+
+from dynavec_langgraph import (
+    InDoubtCallError,
+    ToolContextError,
+    create_react_agent,
+    idempotency_key,
+    tool,
+)
+from dynavec_langgraph._exactly_once import START_CHANNEL, OnCrash
+from dynavec_langgraph.testing import ScriptedChatModel
+from tests.children.scenario import ROOT, TIMEOUT, wait_for
+from tests.payment_service import PaymentService
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[PaymentService]:
+    with PaymentService(tmp_path) as running:
+        yield running
+
+
+def _child(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.children.payment", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _run(*args: str) -> dict[str, Any]:
+    proc = _child(*args)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    if proc.returncode != 0 or not out.strip():
+        raise AssertionError(f"child failed ({proc.returncode}):\n{err}\n{out}")
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def _crash(db: str, service: PaymentService, policy: str, hang: Path, *extra: str) -> str:
+    """Run the agent until its charge reached the service, SIGKILL it there; the key."""
+    hang.mkdir()
+    proc = _child("--db", db, "--service", service.url, "--policy", policy, "--hang", str(hang),
+                  *extra, "run", "t1", "pay the invoice")  # fmt: skip
+    try:
+        wait_for(hang / "charged", proc)
+    finally:
+        proc.kill()  # SIGKILL: no cleanup, no last write
+        proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == -signal.SIGKILL
+    assert len(service.stats()["requests"]) == 1
+    return (hang / "charged").read_text()
+
+
+def _opts(db: str, service: PaymentService, policy: str) -> tuple[str, ...]:
+    return ("--db", db, "--service", service.url, "--policy", policy)
+
+
+@pytest.mark.parametrize("langchain", [False, True], ids=["package-tool", "langchain-tool"])
+def test_retry_repeats_the_call_with_the_same_key_and_charges_once(
+    db: str, service: PaymentService, tmp_path: Path, langchain: bool
+) -> None:
+    extra = ("--langchain",) if langchain else ()
+    key = _crash(db, service, "retry", tmp_path / "hang", *extra)
+    done = _run(*_opts(db, service, "retry"), *extra, "continue", "t1")
+    assert done["ok"] and done["interrupts"] == []
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key]  # two requests, one key
+    assert len(stats["charges"]) == 1  # charged once
+    answer = done["messages"][-1]["content"]
+    assert answer == f"Done: charged ch_1 (42) key={key} replayed=True"
+    assert key.startswith("dynavec-") and len(key) == len("dynavec-") + 32
+
+
+def test_ask_pauses_and_each_answer_does_what_it_says(
+    db: str, service: PaymentService, tmp_path: Path
+) -> None:
+    key = _crash(db, service, "ask", tmp_path / "hang")
+    paused = _run(*_opts(db, service, "ask"), "continue", "t1")
+    assert paused["ok"], paused
+    (value,) = paused["interrupts"]
+    assert value["node_id"] == "in_doubt_pay"
+    assert value["payload"]["in_doubt"] is True and value["payload"]["idempotency_key"] == key
+    assert "may or may not have run" in value["description"]
+    assert value["allowed_decisions"] == ["approve", "reject", "respond"]
+    assert value["action_requests"][0]["name"] == "pay"
+    assert len(service.stats()["requests"]) == 1  # nothing ran
+
+    # a stale plain "approved" (an approval re-sent) is no answer: asked again, nothing runs
+    again = _run(*_opts(db, service, "ask"), "resume", "t1", json.dumps("approved"))
+    (value,) = again["interrupts"]
+    assert value["node_id"] == "in_doubt_pay" and "no answer" in value["error"]
+    assert len(service.stats()["requests"]) == 1
+
+    # the inbox lists it
+    listed = subprocess.run(
+        [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "list", "--db", db, "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert "in_doubt_pay" in listed.stdout and "t1" in listed.stdout and key in listed.stdout
+
+    # respond: it ran, here is its result: answered with it, nothing runs
+    told = _run(*_opts(db, service, "ask"), "resume", "t1",
+                json.dumps({"type": "respond", "message": "charged ch_1 (42)"}))  # fmt: skip
+    assert told["interrupts"] == []
+    assert told["messages"][-2] == {"type": "tool", "content": "charged ch_1 (42)"}
+    assert told["messages"][-1]["content"] == "Done: charged ch_1 (42)"
+    assert len(service.stats()["requests"]) == 1
+
+
+@pytest.mark.parametrize("answer", ["approve", "reject"])
+def test_ask_approve_runs_again_with_the_key_reject_skips(
+    service: PaymentService, tmp_path: Path, answer: str
+) -> None:
+    db = str(tmp_path / "agent.db")
+    key = _crash(db, service, "ask", tmp_path / "hang")
+    assert _run(*_opts(db, service, "ask"), "continue", "t1")["interrupts"]
+    done = _run(*_opts(db, service, "ask"), "resume", "t1",
+                json.dumps({"decisions": [{"type": answer}]}))  # fmt: skip
+    assert done["interrupts"] == []
+    stats = service.stats()
+    tool_answer = done["messages"][-2]["content"]
+    if answer == "approve":
+        assert [r["key"] for r in stats["requests"]] == [key, key]
+        assert len(stats["charges"]) == 1
+        assert tool_answer == f"charged ch_1 (42) key={key} replayed=True"
+    else:
+        assert len(stats["requests"]) == 1
+        assert tool_answer.startswith("Not run again") and key in tool_answer
+
+
+def test_fail_stops_with_a_clear_error_and_runs_nothing(
+    db: str, service: PaymentService, tmp_path: Path
+) -> None:
+    key = _crash(db, service, "fail", tmp_path / "hang")
+    failed = _run(*_opts(db, service, "fail"), "continue", "t1")
+    assert failed["ok"] is False and failed["error"] == "InDoubtCallError"
+    assert failed["attrs"]["key"] == key and failed["attrs"]["tool"] == "pay"
+    assert failed["attrs"]["call_id"] in failed["message"] and key in failed["message"]
+    assert "update_state" in failed["message"] and "dynavec_in_doubt" in failed["message"]
+    assert len(service.stats()["requests"]) == 1  # nothing ran
+    # still in doubt on the next run, until settled
+    assert _run(*_opts(db, service, "fail"), "continue", "t1")["error"] == "InDoubtCallError"
+    settled = _run(*_opts(db, service, "fail"), "settle", "t1", "retry")
+    assert settled["ok"] and settled["messages"][-1]["content"].endswith("replayed=True")
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
+
+
+# --- the key, in process -----------------------------------------------------------------
+
+
+def _keys_agent(seen: list[str]) -> Any:
+    @tool
+    def pay(amount: int) -> str:
+        """Pay."""
+        seen.append(idempotency_key())
+        return "ok"
+
+    turns = [[{"name": "pay", "args": {"amount": 1}, "id": "same"}], "done"] * 2
+    return create_react_agent(ScriptedChatModel(turns=turns), [pay], checkpointer=InMemorySaver())
+
+
+def test_the_key_differs_per_turn_and_per_thread_even_for_the_same_call_id() -> None:
+    seen: list[str] = []
+    graph = _keys_agent(seen)
+    graph.invoke({"messages": [("user", "a")]}, {"configurable": {"thread_id": "k1"}})
+    graph.invoke({"messages": [("user", "b")]}, {"configurable": {"thread_id": "k1"}})
+    seen2: list[str] = []
+    other = _keys_agent(seen2)
+    other.invoke({"messages": [("user", "a")]}, {"configurable": {"thread_id": "k2"}})
+    assert len(set(seen)) == 2 and seen2[0] not in seen
+
+
+def test_the_key_is_the_same_when_a_paused_call_runs_again_and_in_langchain_tools() -> None:
+    from dynavec_langgraph import interrupt
+
+    seen: list[str] = []
+
+    @tool
+    def gated(amount: int) -> str:
+        """Pay after approval."""
+        seen.append(idempotency_key())
+        interrupt("approve_pay", {"amount": amount})
+        return "paid"
+
+    def by_runtime(x: int, runtime: ToolRuntime) -> str:
+        """Read the key from ToolRuntime."""
+        seen.append(idempotency_key(runtime))
+        seen.append(runtime.config["configurable"]["dynavec_idempotency_key"])
+        seen.append(idempotency_key())
+        return "ok"
+
+    turns = [[{"name": "gated", "args": {"amount": 1}}, {"name": "lc", "args": {"x": 1}}], "end"]
+    graph = create_react_agent(
+        ScriptedChatModel(turns=turns), [gated, lc_tool("lc")(by_runtime)],
+        checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    config: RunnableConfig = {"configurable": {"thread_id": "k3"}}
+    graph.invoke({"messages": [("user", "go")]}, config)
+    graph.invoke(Command(resume="approved"), config)
+    assert seen[0] == seen[1]  # the paused call ran again under its key
+    assert seen[2] == seen[3] == seen[4] != seen[0]  # the LangChain tool: one key, its own
+
+
+def test_idempotency_key_outside_a_tool_call_is_a_clear_error() -> None:
+    with pytest.raises(ToolContextError, match="outside a tool call"):
+        idempotency_key()
+
+
+def test_bad_on_crash_is_refused_at_decoration_and_at_build() -> None:
+    with pytest.raises(ValueError, match="on_crash='later'"):
+        tool(on_crash="later")(lambda: "x")  # type: ignore[call-overload]
+
+    def f(x: int) -> str:
+        """F."""
+        return "x"
+
+    lc = lc_tool("f")(f)
+    lc.metadata = {"on_crash": "sometimes"}
+    with pytest.raises(ValueError, match="use 'retry'"):
+        create_react_agent(ScriptedChatModel(turns=["x"]), [lc])
+
+
+def test_only_tools_with_ask_or_fail_write_marks() -> None:
+    """The rule: no read or write for a tool that declares no on_crash (or 'retry')."""
+    policies: tuple[tuple[OnCrash | None, bool], ...] = ((None, False), ("retry", False))
+    for on_crash, marked in (*policies, ("ask", True), ("fail", True)):
+        saver = InMemorySaver()
+        seen: list[str] = []
+
+        @tool(on_crash=on_crash)
+        def pay(amount: int) -> str:
+            """Pay."""
+            seen.append(idempotency_key())  # noqa: B023  (run inside this iteration)
+            return "ok"
+
+        graph = create_react_agent(
+            ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 1}}], "done"]), [pay],
+            checkpointer=saver,
+        )  # fmt: skip
+        graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "m"}})
+        channels = [w[1] for task in saver.writes.values() for w in task.values()]
+        assert (START_CHANNEL in channels) is marked, channels
+        assert channels.count(START_CHANNEL) == (2 if marked else 0)  # start + end
+        assert len(seen) == 1
+
+
+def test_a_tool_that_returned_before_the_crash_is_answered_from_its_done_mark() -> None:
+    """The window after the tool returned, before LangGraph saved its result: the done mark
+    holds the update, and the call is answered from it instead of running again."""
+    saver = InMemorySaver()
+    runs: list[str] = []
+
+    @tool(on_crash="ask")
+    def pay(amount: int) -> str:
+        """Pay."""
+        runs.append(idempotency_key())
+        return "paid once"
+
+    class Crash(BaseException):
+        pass
+
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 1}}], "done"]), [pay],
+        checkpointer=saver,
+    )  # fmt: skip
+    config: RunnableConfig = {"configurable": {"thread_id": "w"}}
+    original = saver.put_writes
+
+    def put_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        original(cfg, writes, task_id, task_path)
+        if any(c == "messages" for c, _ in writes) and not task_id.startswith("dynavec"):
+            raise Crash  # the tool node's result never lands
+
+    saver.put_writes = put_writes  # type: ignore[method-assign,assignment]
+    with pytest.raises(Crash):
+        graph.invoke({"messages": [("user", "go")]}, config, durability="sync")
+    saver.put_writes = original  # type: ignore[method-assign]
+    graph.invoke(None, config)
+    messages = graph.get_state(config).values["messages"]
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid once"]
+    assert len(runs) == 1
+
+
+def test_in_doubt_error_names_the_call_and_its_key() -> None:
+    error = InDoubtCallError("t", "call_1", "pay", "dynavec-abc")
+    assert isinstance(error, RuntimeError)
+    assert "'call_1'" in str(error) and "dynavec-abc" in str(error) and "'pay'" in str(error)
+
+
+def test_async_ask_pauses_after_a_crash_before_the_end_mark_and_approve_runs_again() -> None:
+    """The async tool node: the process 'dies' right after the tool body (its end mark never
+    lands), the next run pauses in doubt, approve runs it again under the same key."""
+    import asyncio
+
+    saver = InMemorySaver()
+    keys: list[str] = []
+
+    @tool(on_crash="ask")
+    async def pay(amount: int) -> str:
+        """Pay."""
+        keys.append(idempotency_key())
+        return f"paid {amount}"
+
+    class Crash(BaseException):
+        pass
+
+    original = saver.aput_writes
+
+    async def aput_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if task_id.endswith(":done") and not keys[1:]:
+            raise Crash  # dies before the end mark of the first run
+        await original(cfg, writes, task_id, task_path)
+
+    saver.aput_writes = aput_writes  # type: ignore[method-assign,assignment]
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"]), [pay],
+        checkpointer=saver,
+    )  # fmt: skip
+    config: RunnableConfig = {"configurable": {"thread_id": "a"}}
+
+    async def scenario() -> None:
+        with pytest.raises(Crash):
+            await graph.ainvoke({"messages": [("user", "go")]}, config, durability="sync")
+        await graph.ainvoke(None, config)
+        (pending,) = (await graph.aget_state(config)).interrupts
+        assert pending.value["node_id"] == "in_doubt_pay"
+        assert pending.value["payload"]["idempotency_key"] == keys[0]
+        await graph.ainvoke(Command(resume={"type": "approve"}), config)
+
+    asyncio.run(scenario())
+    assert len(keys) == 2 and keys[0] == keys[1]
+    messages = graph.get_state(config).values["messages"]
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5"]
+
+
+def test_ask_on_a_tool_with_its_own_approval_keeps_decisions_matched_to_pauses() -> None:
+    """require_approval(pay) with on_crash="ask": approved, crashed mid-body; the in-doubt
+    pause comes after the approval's stored decision, and "run again" asks the approval anew
+    (the crash lost the decision it had), then runs under the same key."""
+    from dynavec_langgraph.approval import require_approval
+
+    saver = InMemorySaver()
+    keys: list[str] = []
+    crash = [True]
+
+    @tool(on_crash="ask")
+    def pay(amount: int) -> str:
+        """Pay."""
+        keys.append(idempotency_key())
+        return f"paid {amount}"
+
+    class Crash(BaseException):
+        pass
+
+    original = saver.put_writes
+
+    def put_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if task_id.endswith(":done") and crash[0]:
+            crash[0] = False
+            raise Crash
+        original(cfg, writes, task_id, task_path)
+
+    saver.put_writes = put_writes  # type: ignore[method-assign,assignment]
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"]),
+        [require_approval(pay)], checkpointer=saver,
+    )  # fmt: skip
+    config: RunnableConfig = {"configurable": {"thread_id": "g"}}
+
+    def pending() -> str:
+        (one,) = graph.get_state(config).interrupts
+        node: str = one.value["node_id"]
+        return node
+
+    graph.invoke({"messages": [("user", "go")]}, config, durability="sync")
+    assert pending() == "approve_pay"
+    with pytest.raises(Crash):
+        graph.invoke(Command(resume="approved"), config, durability="sync")
+    assert len(keys) == 1
+    graph.invoke(None, config, durability="sync")
+    assert pending() == "in_doubt_pay"
+    graph.invoke(Command(resume={"type": "approve"}), config, durability="sync")
+    assert pending() == "approve_pay" and len(keys) == 1  # asked anew, nothing ran yet
+    graph.invoke(Command(resume="approved"), config, durability="sync")
+    assert graph.get_state(config).interrupts == ()
+    assert len(keys) == 2 and keys[0] == keys[1]
+    messages = graph.get_state(config).values["messages"]
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5"]
+
+
+def test_the_langgraph_internals_read_are_as_pinned() -> None:
+    """What _exactly_once reads from a task's config (langgraph 1.2.24): ``checkpoint_map``
+    keyed by the graph's namespace, and the task namespace ``<node>:<task id>``."""
+    from langgraph.config import get_config
+
+    seen: list[dict[str, Any]] = []
+
+    @tool
+    def look() -> str:
+        """Look."""
+        seen.append(dict(get_config()["configurable"]))
+        return "ok"
+
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "look", "args": {}}], "done"]), [look],
+        checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "p"}})
+    (conf,) = seen
+    node, task_id = conf["checkpoint_ns"].split(":")
+    assert node == "tools" and len(task_id) >= 32
+    assert set(conf["checkpoint_map"]) >= {""}
+
+
+def test_react_agent_applies_the_policy_when_it_continues_a_crashed_thread() -> None:
+    """dynavec's face: ``ReActAgent.resume(thread_id=...)`` without a decision continues a
+    crashed thread through the same tool node; an ``on_crash="fail"`` call is refused."""
+    from dynavec_langgraph import ReActAgent
+
+    saver = InMemorySaver()
+    keys: list[str] = []
+    crash = [True]
+
+    @tool(on_crash="fail")
+    def pay(amount: int) -> str:
+        """Pay."""
+        keys.append(idempotency_key())
+        return "paid"
+
+    class Crash(BaseException):
+        pass
+
+    original = saver.put_writes
+
+    def put_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if task_id.endswith(":done") and crash[0]:
+            crash[0] = False
+            raise Crash
+        original(cfg, writes, task_id, task_path)
+
+    saver.put_writes = put_writes  # type: ignore[method-assign,assignment]
+    agent = ReActAgent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"]), [pay],
+        checkpointer=saver,
+    )  # fmt: skip
+    with pytest.raises(Crash):
+        agent.run("go", thread_id="s")
+    with pytest.raises(InDoubtCallError) as refused:
+        agent.resume(thread_id="s")
+    assert refused.value.key == keys[0] and len(keys) == 1
