@@ -51,7 +51,6 @@ from typing import Any, Final, Literal, get_args
 from langchain_core.runnables import RunnableConfig
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphInterrupt
-from langgraph.types import interrupt as lg_interrupt
 
 from dynavec_langgraph._errors import InDoubtCallError, InvalidDecisionError, ToolContextError
 from dynavec_langgraph.interrupt import (
@@ -59,6 +58,7 @@ from dynavec_langgraph.interrupt import (
     DecisionKind,
     InterruptValue,
     ToolCallRef,
+    answer_slot,
     ask,
     decision_schema,
     pause_value,
@@ -326,7 +326,7 @@ class _Gate:
         # replay the decisions before the latest doubt, then ask (or re-read) it
         attempt = max(m.doubts)
         for _ in range(min(m.doubts[attempt], m.answered)):
-            lg_interrupt(None)  # answered before: returns the stored decision
+            answer_slot(None)  # answered before: returns the stored decision
         decision = _ask_in_doubt(self.call, self.key)
         if decision.kind == "approve":
             return True, None

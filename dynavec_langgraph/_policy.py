@@ -31,7 +31,6 @@ from typing import Any, Final, Literal, TypeVar
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Interrupt
-from langgraph.types import interrupt as lg_interrupt
 
 from dynavec_langgraph._digest import check_bound, pause_digest
 from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
@@ -510,12 +509,13 @@ def ask_with_policy(
         )
 
     from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
+    from dynavec_langgraph.interrupt import answer_slot  # the one call of LangGraph's interrupt
 
     while True:
         value = _decorate(build(error), policy, deadline, approved, refused)
         value["review_digest"] = pause_digest(value, asks)
         try:
-            raw = lg_interrupt(value, response_schema=schema)
+            raw = answer_slot(value, schema)
         except GraphBubbleUp as paused:  # re-raised: the run pauses; the answer before was newest
             if held is not None:
                 _emit(held)

@@ -54,10 +54,10 @@ from dynavec_langgraph.interrupt import (
     Decision,
     DecisionKind,
     InterruptValue,
-    _explain,
     ask,
     current_tool_call,
     decision_schema,
+    explain_refusal,
     pause_value,
     read_decision,
 )
@@ -269,7 +269,7 @@ def require_approval(
             is_approval=lambda decision: decision.kind == "approve",
             on_expired=expired,
             tool_call_id=call["id"] or None,
-            explain=lambda _, error: _explain(error),
+            explain=lambda _, error: explain_refusal(error),
         )
 
     given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}

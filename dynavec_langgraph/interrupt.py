@@ -501,7 +501,7 @@ def read_decision(raw: Any, action: str) -> Decision | None:
     return None
 
 
-def _explain(error: ValueError) -> str:
+def explain_refusal(error: ValueError) -> str:
     """A short text for a refused decision: pydantic's errors on one line each."""
     if isinstance(error, ValidationError):
         parts = []
@@ -510,6 +510,17 @@ def _explain(error: ValueError) -> str:
             parts.append(f"{where}: {e['msg']}" if where else str(e["msg"]))
         return "; ".join(parts)
     return str(error)
+
+
+def answer_slot(value: Any, schema: dict[str, Any] | None = None) -> Any:
+    """LangGraph's ``interrupt(value)``: the stored answer of this task's next interrupt slot,
+    or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`,
+    the approval-policy loop (``dynavec_langgraph._policy.ask_with_policy``) and the in-doubt
+    replay (``dynavec_langgraph._exactly_once``, which reads earlier answers with
+    ``answer_slot(None)``) all pause through it."""
+    if schema is None:
+        return lg_interrupt(value)
+    return lg_interrupt(value, response_schema=schema)
 
 
 def ask(
@@ -538,7 +549,7 @@ def ask(
         value = build(error)
         value["review_digest"] = pause_digest(value, asks)
         try:
-            raw = lg_interrupt(value, response_schema=schema)
+            raw = answer_slot(value, schema)
         except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
             _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
@@ -550,7 +561,7 @@ def ask(
             index += 1
             continue
         except ValueError as refused:  # never GraphInterrupt: it is no ValueError
-            error = f"the decision {_short(raw)} was refused: {_explain(refused)}"
+            error = f"the decision {_short(raw)} was refused: {explain_refusal(refused)}"
             _audit.on_decision(value, raw, index, error)
             index += 1
             asks += 1
@@ -797,7 +808,7 @@ def interrupt(
         is_approval=lambda value: bool(value == "approved"),
         on_expired=expired,
         tool_call_id=call["id"] if call else None,
-        explain=lambda _, error: _explain(error),
+        explain=lambda _, error: explain_refusal(error),
     )
 
 
