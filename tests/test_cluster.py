@@ -45,6 +45,8 @@ from dynavec_langgraph.remote import (
 )
 from tests.cluster import ENGINES, Cluster, ClusterUnavailable, Server
 from tests.cluster_graph import GATES_ENV
+from tests.cluster_payment_graph import PAYMENT_ENV
+from tests.payment_service import PaymentService
 from tests.pg import PostgresServer, _free_port
 
 CONFIG = Path(__file__).with_name("langgraph_cluster.json")
@@ -56,11 +58,14 @@ HEARTBEAT = "4"  # s; a killed server's run is re-claimed in 2-4 heartbeats; sho
 class Deployment:
     """The running cluster, its ledger and what the tests measure."""
 
-    def __init__(self, cluster: Cluster, ledger: Path, gates: Path) -> None:
+    def __init__(
+        self, cluster: Cluster, ledger: Path, gates: Path, payments: PaymentService
+    ) -> None:
         self.cluster = cluster
         self.engine = cluster.engine
         self.ledger = ledger
         self.gates = gates
+        self.payments = payments
 
     @property
     def a(self) -> Server:
@@ -101,6 +106,7 @@ def deployment(
     work = tmp_path_factory.mktemp(f"cluster-{engine}")
     ledger, gates = work / "ledger.jsonl", work / "gates"
     gates.mkdir()
+    payments = PaymentService(work).start()  # tests/cluster_payment_graph.py charges it
     cluster = Cluster(
         config=CONFIG,
         servers=2,
@@ -110,6 +116,7 @@ def deployment(
             "N_JOBS_PER_WORKER": "4",
             LEDGER_ENV: str(ledger),
             GATES_ENV: str(gates),
+            PAYMENT_ENV: payments.url,
             "OPENAI_API_KEY": "",  # the scripted demo model, offline
         },
         work=work,
@@ -119,11 +126,13 @@ def deployment(
     try:
         cluster.start()
     except ClusterUnavailable as error:
+        payments.stop()
         pytest.fail(f"the {engine} cluster could not start: {error}")
     try:
-        yield Deployment(cluster, ledger, gates)
+        yield Deployment(cluster, ledger, gates, payments)
     finally:
         cluster.stop()
+        payments.stop()
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items())
         took = time.monotonic() - started
         print(f"\n{engine} cluster: {timings}; module {took:.1f} s", file=sys.stderr)
@@ -417,6 +426,152 @@ def test_several_pending_approvals_decisions_and_inbox_node(
     assert final.finished
     assert "Wired 5 to Uma." in final.output and "Wire to Vic refused." in final.output
     assert deployment.wires("Uma", "Vic") == [("Uma", "approved"), ("Vic", "rejected")]
+
+
+# --- a server killed after its tool's charge reached the payment service ------------------------
+
+
+def _charge_then_kill(
+    deployment: Deployment, assistant: str, label: str
+) -> tuple[str, str, Server, Server, dict[str, Any]]:
+    """Start a run of ``assistant`` through A; SIGKILL the server that runs it once its
+    ``pay`` charged the service (the tool then waits at its gate: it never returned); open
+    the gate. Return the thread id, the run id, the killed server, the other one and the
+    ledger entry of the charge (its ``key``, ``charge`` id)."""
+    thread_id = server_thread_id(label)
+    client = deployment.agent(deployment.a, assistant).sync_client
+    client.threads.create(thread_id=thread_id, if_exists="do_nothing")
+    job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
+    run = client.runs.create(
+        thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
+    )
+    deadline = time.monotonic() + 60
+    while not [e for e in deployment.entries(thread_id) if e["tool"] == "pay"]:
+        assert time.monotonic() < deadline, "the run never charged"
+        time.sleep(0.05)  # the run runs in a server process; poll the ledger it writes
+    [charged] = deployment.entries(thread_id)
+    [victim] = [s for s in deployment.cluster.running if s.pid == charged["pid"]]
+    [survivor] = [s for s in deployment.cluster.running if s is not victim]
+    deployment.cluster.kill(victim)
+    (deployment.gates / thread_id).touch()
+    requests = [r for r in deployment.payments.stats()["requests"] if r["key"] == charged["key"]]
+    assert len(requests) == 1 and charged["replayed"] is False
+    return thread_id, run["run_id"], victim, survivor, charged
+
+
+def _charges(deployment: Deployment, key: str) -> tuple[int, int]:
+    """(requests, charges) the payment service saw under ``key``: its requests with that key,
+    and the distinct charges it answered them with (the ledger holds the answers)."""
+    requests = [r for r in deployment.payments.stats()["requests"] if r["key"] == key]
+    lines = deployment.ledger.read_text(encoding="utf-8").splitlines()
+    charges = {e["charge"] for e in map(json.loads, lines) if e.get("key") == key}
+    return len(requests), len(charges)
+
+
+def _aegra_continue(
+    deployment: Deployment, thread_id: str, run_id: str, survivor: Server, assistant: str
+) -> dict[str, Any]:
+    """Aegra has no run recovery: continue the thread through B explicitly (a new run,
+    ``input=None``); what B answers."""
+    client = deployment.agent(survivor, assistant).sync_client
+    outcome: dict[str, Any] = {"stuck": client.runs.get(thread_id, run_id)["status"]}
+    try:
+        again = client.runs.create(
+            thread_id, assistant, input=None, durability="sync", multitask_strategy="interrupt"
+        )
+        outcome["joined"] = client.runs.join(thread_id, again["run_id"])
+        outcome["status"] = client.runs.get(thread_id, again["run_id"])["status"]
+    except Exception as error:
+        outcome["error"] = f"{type(error).__name__}: {error}"
+    return outcome
+
+
+def test_sigkill_after_the_charge_retry_charges_once_through_b(deployment: Deployment) -> None:
+    """``on_crash="retry"``: B re-runs the call under the same key; the service sees two
+    requests with one key and charges once."""
+    assistant = "pay_retry_agent"
+    thread_id, run_id, victim, survivor, charged = _charge_then_kill(deployment, assistant, "pay-r")
+    key, done = (
+        charged["key"],
+        f"Done: charged {charged['charge']} (42) key={charged['key']} replayed=True",
+    )
+    try:
+        if deployment.engine == "aegra":
+            outcome = _aegra_continue(deployment, thread_id, run_id, survivor, assistant)
+            print(f"\naegra retry: {outcome}", file=sys.stderr)
+            assert outcome == {}, outcome
+            return
+        deployment.agent(survivor, assistant).sync_client.runs.join(thread_id, run_id)
+        result = deployment.agent(survivor, assistant).result(thread_id)
+        assert result.output == done
+        assert _charges(deployment, key) == (2, 1)  # two requests, one key, charged once
+        events = [(e["pid"], e["key"], e["replayed"]) for e in deployment.entries(thread_id)]
+        assert events == [(victim.pid, key, False), (survivor.pid, key, True)]
+    finally:
+        deployment.cluster.replace(victim)
+
+
+def test_sigkill_after_the_charge_ask_pauses_on_b_and_the_inbox_answers(
+    deployment: Deployment,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``on_crash="ask"``: B's re-claimed run pauses in doubt (thread state interrupts,
+    ``inbox list --server``, ``RemoteReActAgent``); ``inbox answer --server`` with approve runs
+    it again under the same key: charged once."""
+    monkeypatch.delenv(LEDGER_ENV, raising=False)
+    assistant = "pay_ask_agent"
+    thread_id, run_id, victim, survivor, charged = _charge_then_kill(deployment, assistant, "pay-a")
+    key, done = (
+        charged["key"],
+        f"Done: charged {charged['charge']} (42) key={charged['key']} replayed=True",
+    )
+    try:
+        if deployment.engine == "aegra":
+            outcome = _aegra_continue(deployment, thread_id, run_id, survivor, assistant)
+            print(f"\naegra ask: {outcome}", file=sys.stderr)
+            assert outcome == {}, outcome
+            return
+        client = deployment.agent(survivor, assistant).sync_client
+        client.runs.join(thread_id, run_id)
+        (pending,) = client.threads.get_state(thread_id)["interrupts"]
+        value = pending["value"]
+        assert value["node_id"] == "in_doubt_pay" and value["payload"]["in_doubt"] is True
+        assert value["payload"]["idempotency_key"] == key
+        assert "may or may not have run" in value["description"]
+        assert _charges(deployment, key) == (1, 1)  # nothing ran on B
+
+        paused = deployment.agent(survivor, assistant).result(thread_id)
+        assert paused.termination_reason == "interrupted" and paused.interrupt_payload
+        assert paused.interrupt_payload["node_id"] == "in_doubt_pay"
+
+        url = survivor.url
+        [row] = [
+            r
+            for r in json.loads(_cli(capsys, "inbox", "list", "--server", url, "--json"))
+            if r["thread_id"] == thread_id
+        ]
+        assert row["node_id"] == "in_doubt_pay" and row["payload"]["idempotency_key"] == key
+        listed = _cli(capsys, "inbox", "list", "--server", url, "--assistant", assistant)
+        assert thread_id in listed and "in_doubt_pay" in listed
+
+        answered = _cli(
+            capsys,
+            "inbox",
+            "answer",
+            "--server",
+            url,
+            "--thread",
+            thread_id,
+            "--decision",
+            json.dumps({"type": "approve"}),
+        )
+        assert answered.splitlines()[-1].endswith(f"key={key} replayed=True"), answered
+        assert _charges(deployment, key) == (2, 1)  # run again under the key: charged once
+        final = deployment.agent(survivor, assistant).result(thread_id)
+        assert final.finished and final.output == done
+    finally:
+        deployment.cluster.replace(victim)
 
 
 # --- a server killed while it runs a run -------------------------------------------------------
