@@ -6,9 +6,11 @@
 
 The cluster (``tests/cluster.py``) runs each from its own cached virtualenv and serves
 ``tests/langgraph_cluster.json`` unchanged: the demo agent (``dynavec_agent``) and the gated
-agent of ``tests/cluster_graph.py`` (``gated_agent``). The servers append every finished tool
-run to one ledger file, which the tests count. A part that cannot be installed or started
-fails the tests with the reason.
+agent of ``tests/cluster_graph.py`` (``gated_agent``), the payment agents of
+``tests/cluster_payment_graph.py`` (``pay_retry_agent``, ``pay_ask_agent``, charging the fake
+payment service ``tests/payment_service.py`` the module starts). The servers append every
+finished tool run to one ledger file, which the tests count. A part that cannot be installed
+or started fails the tests with the reason.
 """
 
 from __future__ import annotations
@@ -489,11 +491,13 @@ def _continue_on_b(
     client.runs.join(thread_id, again["run_id"])
     status = client.runs.get(thread_id, again["run_id"])["status"]
     print(f"\naegra: the continuation run ended {status!r}", file=sys.stderr)
+    assert client.runs.get(thread_id, run_id)["status"] == "running"  # still: never closed
 
 
 def test_sigkill_after_the_charge_retry_charges_once_through_b(deployment: Deployment) -> None:
-    """``on_crash="retry"``: B re-runs the call under the same key; the service sees two
-    requests with one key and charges once."""
+    """``on_crash="retry"``: B re-runs the call under the same key (langhost: in the re-claimed
+    run; Aegra: in the continuation B is asked for); the service sees two requests with one key
+    and charges once."""
     assistant = "pay_retry_agent"
     thread_id, run_id, victim, survivor, charged = _charge_then_kill(deployment, assistant, "pay-r")
     key, done = (
@@ -539,6 +543,11 @@ def test_sigkill_after_the_charge_ask_pauses_on_b_and_the_inbox_answers(
         paused = deployment.agent(survivor, assistant).result(thread_id)
         assert paused.termination_reason == "interrupted" and paused.interrupt_payload
         assert paused.interrupt_payload["node_id"] == "in_doubt_pay"
+
+        # a stale plain "approved" (an approval re-sent) is no answer: asked again, nothing runs
+        with pytest.raises(InvalidDecisionError, match="'approved' is no answer to an in-doubt"):
+            deployment.agent(survivor, assistant).resume("approved", thread_id=thread_id)
+        assert _charges(deployment, key) == (1, 1)
 
         url = survivor.url
         [row] = [
