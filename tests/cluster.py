@@ -324,6 +324,17 @@ class Cluster:
         """SIGKILL one server (what a crashed machine looks like to the others)."""
         _stop(server.proc, signal.SIGKILL)
 
+    def replace(self, server: Server) -> Server:
+        """Start a new server in the place of ``server`` (killed or stopped): the same
+        position in ``running``, a new port and PID; return it once it answers."""
+        _stop(server.proc)
+        index = self.running.index(server)
+        new = self._spawn(f"{server.name}-again")
+        self.running.remove(new)
+        self.running[index] = new
+        self._wait_up(new)
+        return new
+
     def stop(self) -> None:
         """Stop every process this cluster started, by PID; safe to call more than once."""
         for server in self.running:

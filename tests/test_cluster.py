@@ -6,9 +6,11 @@
 
 The cluster (``tests/cluster.py``) runs each from its own cached virtualenv and serves
 ``tests/langgraph_cluster.json`` unchanged: the demo agent (``dynavec_agent``) and the gated
-agent of ``tests/cluster_graph.py`` (``gated_agent``). The servers append every finished tool
-run to one ledger file, which the tests count. A part that cannot be installed or started
-fails the tests with the reason.
+agent of ``tests/cluster_graph.py`` (``gated_agent``), the payment agents of
+``tests/cluster_payment_graph.py`` (``pay_retry_agent``, ``pay_ask_agent``, charging the fake
+payment service ``tests/payment_service.py`` the module starts). The servers append every
+finished tool run to one ledger file, which the tests count. A part that cannot be installed
+or started fails the tests with the reason.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from dynavec_langgraph.remote import (
 )
 from tests.cluster import ENGINES, Cluster, ClusterUnavailable, Server
 from tests.cluster_graph import GATES_ENV
+from tests.cluster_payment_graph import PAYMENT_ENV
+from tests.payment_service import PaymentService
 from tests.pg import PostgresServer, _free_port
 
 CONFIG = Path(__file__).with_name("langgraph_cluster.json")
@@ -56,11 +60,14 @@ HEARTBEAT = "4"  # s; a killed server's run is re-claimed in 2-4 heartbeats; sho
 class Deployment:
     """The running cluster, its ledger and what the tests measure."""
 
-    def __init__(self, cluster: Cluster, ledger: Path, gates: Path) -> None:
+    def __init__(
+        self, cluster: Cluster, ledger: Path, gates: Path, payments: PaymentService
+    ) -> None:
         self.cluster = cluster
         self.engine = cluster.engine
         self.ledger = ledger
         self.gates = gates
+        self.payments = payments
 
     @property
     def a(self) -> Server:
@@ -101,6 +108,7 @@ def deployment(
     work = tmp_path_factory.mktemp(f"cluster-{engine}")
     ledger, gates = work / "ledger.jsonl", work / "gates"
     gates.mkdir()
+    payments = PaymentService(work).start()  # tests/cluster_payment_graph.py charges it
     cluster = Cluster(
         config=CONFIG,
         servers=2,
@@ -110,6 +118,7 @@ def deployment(
             "N_JOBS_PER_WORKER": "4",
             LEDGER_ENV: str(ledger),
             GATES_ENV: str(gates),
+            PAYMENT_ENV: payments.url,
             "OPENAI_API_KEY": "",  # the scripted demo model, offline
         },
         work=work,
@@ -119,11 +128,13 @@ def deployment(
     try:
         cluster.start()
     except ClusterUnavailable as error:
+        payments.stop()
         pytest.fail(f"the {engine} cluster could not start: {error}")
     try:
-        yield Deployment(cluster, ledger, gates)
+        yield Deployment(cluster, ledger, gates, payments)
     finally:
         cluster.stop()
+        payments.stop()
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items())
         took = time.monotonic() - started
         print(f"\n{engine} cluster: {timings}; module {took:.1f} s", file=sys.stderr)
@@ -418,6 +429,154 @@ def test_several_pending_approvals_decisions_and_inbox_node(
     assert final.finished
     assert "Wired 5 to Uma." in final.output and "Wire to Vic refused." in final.output
     assert deployment.wires("Uma", "Vic") == [("Uma", "approved"), ("Vic", "rejected")]
+
+
+# --- a server killed after its tool's charge reached the payment service ------------------------
+
+
+def _charge_then_kill(
+    deployment: Deployment, assistant: str, label: str
+) -> tuple[str, str, Server, Server, dict[str, Any]]:
+    """Start a run of ``assistant`` through A; SIGKILL the server that runs it once its
+    ``pay`` charged the service (the tool then waits at its gate: it never returned); open
+    the gate. Return the thread id, the run id, the killed server, the other one and the
+    ledger entry of the charge (its ``key``, ``charge`` id)."""
+    thread_id = server_thread_id(label)
+    client = deployment.agent(deployment.a, assistant).sync_client
+    client.threads.create(thread_id=thread_id, if_exists="do_nothing")
+    job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
+    run = client.runs.create(
+        thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
+    )
+    deadline = time.monotonic() + 60
+    while not [e for e in deployment.entries(thread_id) if e["tool"] == "pay"]:
+        assert time.monotonic() < deadline, "the run never charged"
+        time.sleep(0.05)  # the run runs in a server process; poll the ledger it writes
+    [charged] = deployment.entries(thread_id)
+    [victim] = [s for s in deployment.cluster.running if s.pid == charged["pid"]]
+    [survivor] = [s for s in deployment.cluster.running if s is not victim]
+    deployment.cluster.kill(victim)
+    (deployment.gates / thread_id).touch()
+    requests = [r for r in deployment.payments.stats()["requests"] if r["key"] == charged["key"]]
+    assert len(requests) == 1 and charged["replayed"] is False
+    return thread_id, run["run_id"], victim, survivor, charged
+
+
+def _charges(deployment: Deployment, key: str) -> tuple[int, int]:
+    """(requests, charges) the payment service saw under ``key``: its requests with that key,
+    and the distinct charges it answered them with (the ledger holds the answers)."""
+    requests = [r for r in deployment.payments.stats()["requests"] if r["key"] == key]
+    lines = deployment.ledger.read_text(encoding="utf-8").splitlines()
+    charges = {e["charge"] for e in map(json.loads, lines) if e.get("key") == key}
+    return len(requests), len(charges)
+
+
+def _continue_on_b(
+    deployment: Deployment, thread_id: str, run_id: str, survivor: Server, assistant: str
+) -> None:
+    """Let B finish the thread. langhost: B re-claims the killed server's run; wait for it.
+    Aegra 0.6.0 has no run recovery (the run stays ``running``): continue the thread through B
+    explicitly: a new run whose command adds no message (a continuation from the checkpoint,
+    like ``invoke(None)``: Aegra refuses ``input=None``, LangGraph an empty ``Command``),
+    interrupting the stuck run."""
+    client = deployment.agent(survivor, assistant).sync_client
+    if deployment.engine == "langhost":
+        client.runs.join(thread_id, run_id)
+        return
+    time.sleep(3)  # a recovering engine would have re-claimed the run by now (langhost: ~2 s)
+    assert client.runs.get(thread_id, run_id)["status"] == "running"  # nobody re-claims it
+    again = client.runs.create(
+        thread_id, assistant, command={"update": {"messages": []}}, durability="sync",
+        multitask_strategy="interrupt",
+    )  # fmt: skip
+    client.runs.join(thread_id, again["run_id"])
+    status = client.runs.get(thread_id, again["run_id"])["status"]
+    print(f"\naegra: the continuation run ended {status!r}", file=sys.stderr)
+    assert client.runs.get(thread_id, run_id)["status"] == "running"  # still: never closed
+
+
+def test_sigkill_after_the_charge_retry_charges_once_through_b(deployment: Deployment) -> None:
+    """``on_crash="retry"``: B re-runs the call under the same key (langhost: in the re-claimed
+    run; Aegra: in the continuation B is asked for); the service sees two requests with one key
+    and charges once."""
+    assistant = "pay_retry_agent"
+    thread_id, run_id, victim, survivor, charged = _charge_then_kill(deployment, assistant, "pay-r")
+    key, done = (
+        charged["key"],
+        f"Done: charged {charged['charge']} (42) key={charged['key']} replayed=True",
+    )
+    try:
+        _continue_on_b(deployment, thread_id, run_id, survivor, assistant)
+        result = deployment.agent(survivor, assistant).result(thread_id)
+        assert result.output == done
+        assert _charges(deployment, key) == (2, 1)  # two requests, one key, charged once
+        events = [(e["pid"], e["key"], e["replayed"]) for e in deployment.entries(thread_id)]
+        assert events == [(victim.pid, key, False), (survivor.pid, key, True)]
+    finally:
+        deployment.cluster.replace(victim)
+
+
+def test_sigkill_after_the_charge_ask_pauses_on_b_and_the_inbox_answers(
+    deployment: Deployment,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``on_crash="ask"``: B's re-claimed run pauses in doubt (thread state interrupts,
+    ``inbox list --server``, ``RemoteReActAgent``); ``inbox answer --server`` with approve runs
+    it again under the same key: charged once."""
+    monkeypatch.delenv(LEDGER_ENV, raising=False)
+    assistant = "pay_ask_agent"
+    thread_id, run_id, victim, survivor, charged = _charge_then_kill(deployment, assistant, "pay-a")
+    key, done = (
+        charged["key"],
+        f"Done: charged {charged['charge']} (42) key={charged['key']} replayed=True",
+    )
+    try:
+        _continue_on_b(deployment, thread_id, run_id, survivor, assistant)
+        client = deployment.agent(survivor, assistant).sync_client
+        (pending,) = client.threads.get_state(thread_id)["interrupts"]
+        value = pending["value"]
+        assert value["node_id"] == "in_doubt_pay" and value["payload"]["in_doubt"] is True
+        assert value["payload"]["idempotency_key"] == key
+        assert "may or may not have run" in value["description"]
+        assert _charges(deployment, key) == (1, 1)  # nothing ran on B
+
+        paused = deployment.agent(survivor, assistant).result(thread_id)
+        assert paused.termination_reason == "interrupted" and paused.interrupt_payload
+        assert paused.interrupt_payload["node_id"] == "in_doubt_pay"
+
+        # a stale plain "approved" (an approval re-sent) is no answer: asked again, nothing runs
+        with pytest.raises(InvalidDecisionError, match="'approved' is no answer to an in-doubt"):
+            deployment.agent(survivor, assistant).resume("approved", thread_id=thread_id)
+        assert _charges(deployment, key) == (1, 1)
+
+        url = survivor.url
+        [row] = [
+            r
+            for r in json.loads(_cli(capsys, "inbox", "list", "--server", url, "--json"))
+            if r["thread_id"] == thread_id
+        ]
+        assert row["node_id"] == "in_doubt_pay" and row["payload"]["idempotency_key"] == key
+        listed = _cli(capsys, "inbox", "list", "--server", url, "--assistant", assistant)
+        assert thread_id in listed and "in_doubt_pay" in listed
+
+        answered = _cli(
+            capsys,
+            "inbox",
+            "answer",
+            "--server",
+            url,
+            "--thread",
+            thread_id,
+            "--decision",
+            json.dumps({"type": "approve"}),
+        )
+        assert answered.splitlines()[-1].endswith(f"key={key} replayed=True"), answered
+        assert _charges(deployment, key) == (2, 1)  # run again under the key: charged once
+        final = deployment.agent(survivor, assistant).result(thread_id)
+        assert final.finished and final.output == done
+    finally:
+        deployment.cluster.replace(victim)
 
 
 # --- a server killed while it runs a run -------------------------------------------------------
