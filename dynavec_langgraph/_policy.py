@@ -547,7 +547,11 @@ def ask_with_policy(
             error = (
                 f"{node_id!r} needs a named approver: resume with approver= (or "
                 "approver_decision(decision, name); with one approval needed, "
-                "config['configurable']['approver'] works too)"
+                "config['configurable']['approver'] works too). A UI that sends no name "
+                "(Agent Chat UI, Agent Inbox, Studio) cannot approve it: answer with "
+                "`dynavec-langgraph inbox answer --server URL --assistant GRAPH_ID --thread ID "
+                "--approve --as NAME` or "
+                "RemoteReActAgent.resume(..., approver=NAME)"
             )
             _note(value, raw, index, who, error)
             continue
