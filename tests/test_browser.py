@@ -433,7 +433,7 @@ async def test_two_approvers_the_ui_is_asked_again_then_named_approvers_answer(
     assert ui_server.entries(thread_id) == []
     _open_description(browser, "asked-again")
     browser.until("reason-shown", lambda: browser.text("needs a named approver"))
-    browser.until("count-shown", lambda: _shown(browser, "[approvals 0 of 2 (nobody yet)]"))
+    browser.until("count-shown", lambda: _shown(browser, "approvals 0 of 2 (nobody yet)"))
     _close_panel(browser)
 
     agent = RemoteReActAgent(ui_server.url, "two_approver_agent", timeout=STEP_TIMEOUT)
