@@ -42,6 +42,7 @@ __all__ = [
     "ApprovalPolicy",
     "Approver",
     "add_approval_listener",
+    "approval_recorded",
     "approver_decision",
     "ask_with_policy",
     "expired_pauses",
@@ -547,7 +548,11 @@ def ask_with_policy(
             error = (
                 f"{node_id!r} needs a named approver: resume with approver= (or "
                 "approver_decision(decision, name); with one approval needed, "
-                "config['configurable']['approver'] works too)"
+                "config['configurable']['approver'] works too). A UI that sends no name "
+                "(Agent Chat UI, Agent Inbox, Studio) cannot approve it: answer with "
+                "`dynavec-langgraph inbox answer --server URL --assistant GRAPH_ID --thread ID "
+                "--approve --as NAME` or "
+                "RemoteReActAgent.resume(..., approver=NAME)"
             )
             _note(value, raw, index, who, error)
             continue
@@ -637,6 +642,34 @@ def refuse_approver(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> 
             )
             error.recorded = True  # the paused tool refused it: its audit trail has it
             raise error
+
+
+def approval_recorded(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> bool:
+    """After a resume: a pause with a policy whose ``approval.approved_by`` grew, i.e. the
+    answer was counted as one approval of several.
+
+    An ``error`` on that re-asked pause then comes from an older answer LangGraph replayed, not
+    from this one: an unkeyed resume (``Command(resume=value)``, what the Agent Chat UI template
+    sends) stays in the checkpoint's pending writes until the step ends, and each later run
+    hands it to the tool's next unanswered ask (measured with langgraph 1.2 through
+    ``langgraph dev``, pinned by tests/test_approval_ui_policies.py).
+    """
+
+    def counts(items: Sequence[Interrupt]) -> dict[tuple[Any, Any], int]:
+        out: dict[tuple[Any, Any], int] = {}
+        for item in items:
+            state = _approval(item)
+            if state is not None and isinstance(item.value, Mapping):
+                call = item.value.get("tool_call") or {}
+                key = (
+                    item.value.get("node_id"),
+                    call.get("id") if isinstance(call, Mapping) else None,
+                )
+                out[key] = len(state.get("approved_by") or [])
+        return out
+
+    was = counts(before)
+    return any(n > was.get(key, n) for key, n in counts(after).items())
 
 
 def expired_pauses(interrupts: Sequence[Interrupt], now: datetime | None = None) -> list[Interrupt]:

@@ -62,7 +62,7 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._graph import TOOLS_METADATA_KEY, TOOLS_NODE, CompletedCall, until_done
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
-from dynavec_langgraph._policy import refuse_approver, sign_resume
+from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
 from dynavec_langgraph.interrupt import (
     describe_pending,
     interrupt_fields,
@@ -346,6 +346,8 @@ def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt
             nothing ran, the pause stays.
         InvalidDecisionError: the decision was refused; the thread is still paused.
     """
+    if approval_recorded(before, after):  # counted: a re-ask's error is a replayed answer's
+        return
     stale = stale_refusal(before, after)
     if stale:
         raise StaleDecisionError(stale)

@@ -24,6 +24,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 from dynavec_langgraph.approval import EDIT_NOTICE
+from dynavec_langgraph.remote import RemoteReActAgent
+from tests import ui_graph
 from tests.agent_chat_ui import VERSION, UIBuildError, build
 from tests.test_approval_ui_gaps import ui_server
 from tests.test_studio import GRAPH_ID, Studio, studio
@@ -337,6 +340,130 @@ async def test_an_edit_is_asked_again_when_invalid_and_the_model_is_told(
     assert isinstance(values, dict)
     (told,) = [m["content"] for m in values["messages"] if m["type"] == "tool"]
     assert told.startswith(EDIT_NOTICE) and told.endswith("Tool response:\nsent 3 to Bob")
+
+
+def _open_description(browser: Browser, what: str) -> None:
+    """Click the pause's Description button (the panel with the pause value's description)."""
+    description = browser.until(what, lambda: browser.button("Description"))
+    # under the chat's sticky header once the page scrolled: click it where it is
+    browser.driver.execute_script("arguments[0].click();", description)
+
+
+def _shown(browser: Browser, words: str) -> WebElement | None:
+    """The innermost displayed element with a text node containing ``words`` (any of its
+    text nodes: a Markdown ``code`` span splits a paragraph's text)."""
+    xpath = f"//*[text()[contains(., {words!r})]]"
+    try:
+        shown = [e for e in browser.driver.find_elements(By.XPATH, xpath) if e.is_displayed()]
+    except StaleElementReferenceException:
+        return None
+    return shown[-1] if shown else None
+
+
+def _close_panel(browser: Browser) -> None:
+    """The description panel's close (X) button, back to the actions."""
+    close = browser.driver.find_element(
+        By.XPATH, "//button[.//*[local-name()='svg' and contains(@class, 'lucide-x')]]"
+    )
+    browser.driver.execute_script("arguments[0].click();", close)
+
+
+async def test_an_expired_approval_answered_from_the_ui_is_settled_as_expired(
+    browser: Browser, ui_server: Studio
+) -> None:
+    """``require_approval(expires_in=10)``: the template shows the deadline in the pause's
+    description; an Accept after it settles the approval as expired: the tool never runs, the
+    answer says it expired and the thread ends idle (not broken, nothing pending)."""
+    _open_chat(browser, ui_server, "expiring_agent", "go")
+    browser.until("approval-shown", lambda: browser.button("Accept"))
+    thread_id = _thread_id(browser.driver.current_url)
+    client = get_client(url=ui_server.url)
+    (pause,) = (await client.threads.get_state(thread_id))["interrupts"]
+    deadline = pause["value"]["expires_at"]
+    assert isinstance(deadline, str) and f"[expires at {deadline}]" in pause["value"]["description"]
+    assert pause["value"]["approval"]["on_expire"] == "rejected"
+    due = datetime.fromisoformat(deadline)
+    left = (due - datetime.now(UTC)).total_seconds()
+    assert 0 < left <= ui_graph.EXPIRES_IN, f"the deadline {deadline} is {left:.1f} s away"
+
+    _open_description(browser, "description-button")
+    browser.until("deadline-shown", lambda: browser.text(f"expires at {deadline}"))
+    _close_panel(browser)
+    accept = browser.until("accept-again", lambda: browser.button("Accept"))
+    await asyncio.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()) + 0.5)  # a real
+    # deadline: nothing to wait on but the clock
+    assert datetime.now(UTC) > due
+    accept.click()
+    browser.until("expired-answer", lambda: browser.text("Done: The approval of the tool call"))
+    await _settled(client, thread_id, runs=2)
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    state = await client.threads.get_state(thread_id)
+    assert state["interrupts"] == []
+    assert ui_server.entries(thread_id) == []  # send_money never ran
+    values = state["values"]
+    assert isinstance(values, dict)
+    (told,) = [m["content"] for m in values["messages"] if m["type"] == "tool"]
+    assert told.startswith("The approval of the tool call for `send_money` expired:")
+    assert f"expired at {due.isoformat()}" in told and told.endswith("The tool was not executed.")
+    answer = browser.text("Done: The approval of the tool call")
+    assert answer is not None and "expired" in answer.text
+
+
+async def test_two_approvers_the_ui_is_asked_again_then_named_approvers_answer(
+    browser: Browser, ui_server: Studio
+) -> None:
+    """``require_approval(approvals_required=2)``: the template's Accept carries no approver,
+    so the pause is asked again with the reason (and what to do) in its description; two
+    named approvers answer it instead (``RemoteReActAgent.aresume(approver="alice")``, then
+    ``inbox answer --server ... --as bob``), and the reloaded UI shows the final answer."""
+    _open_chat(browser, ui_server, "two_approver_agent", "go")
+    accept = browser.until("approval-shown", lambda: browser.button("Accept"))
+    thread_id = _thread_id(browser.driver.current_url)
+    client = get_client(url=ui_server.url)
+    (pause,) = (await client.threads.get_state(thread_id))["interrupts"]
+    assert "[approvals 0 of 2 (nobody yet)]" in pause["value"]["description"]
+
+    accept.click()
+    await _settled(client, thread_id, runs=2)
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    (again,) = (await client.threads.get_state(thread_id))["interrupts"]
+    assert "'approve_send_money' needs a named approver" in again["value"]["error"]
+    assert "inbox answer --server URL" in again["value"]["error"]
+    assert again["value"]["approval"]["approved_by"] == []
+    assert ui_server.entries(thread_id) == []
+    _open_description(browser, "asked-again")
+    browser.until("reason-shown", lambda: browser.text("needs a named approver"))
+    browser.until("count-shown", lambda: _shown(browser, "approvals 0 of 2 (nobody yet)"))
+    _close_panel(browser)
+
+    agent = RemoteReActAgent(ui_server.url, "two_approver_agent", timeout=STEP_TIMEOUT)
+    first = await agent.aresume("approved", thread_id=thread_id, approver="alice")
+    assert first.termination_reason == "interrupted"
+    (partial,) = (await client.threads.get_state(thread_id))["interrupts"]
+    assert partial["value"]["approval"]["approved_by"] == ["alice"]
+    assert "[approvals 1 of 2 (alice)]" in partial["value"]["description"]
+    assert ui_server.entries(thread_id) == []
+
+    argv = [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "answer"]
+    argv += ["--server", ui_server.url, "--assistant", "two_approver_agent"]
+    answered = await asyncio.create_subprocess_exec(
+        *argv,
+        *["--thread", thread_id, "--approve", "--as", "bob"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(answered.communicate(), timeout=180)
+    assert answered.returncode == 0, err.decode()
+    assert "Answer: Done: sent 10 to Ann" in out.decode(), out.decode()
+    await _settled(client, thread_id, runs=4)  # the UI's, alice's and bob's after the first
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    assert [(e["amount"], e["to"]) for e in ui_server.entries(thread_id)] == [(10, "Ann")]
+
+    browser.driver.refresh()  # the UI did not send these answers: it reads the thread again
+    browser.until("final-answer", lambda: browser.text("Done: sent 10 to Ann"))
+    assert browser.button("Accept") is None
 
 
 def test_a_ui_that_cannot_be_built_says_why(

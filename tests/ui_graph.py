@@ -7,6 +7,11 @@ served by ``langgraph dev`` from ``tests/langgraph_ui.json`` beside the demo.
   ``"Done: <the tool message>"``, so the test sees what the model was told.
 - ``plain_agent``: ``ask_first(amount: int)`` pauses at a plain ``interrupt("approve_plain",
   {"amount"})`` and returns what it received, with a reject's reason.
+- ``expiring_agent``: ``send_money`` behind ``require_approval(expires_in=EXPIRES_IN)`` (a real
+  deadline of a few seconds, counted from the tool's step): an answer after it settles the
+  approval as expired and the tool never runs.
+- ``two_approver_agent``: ``send_money`` behind ``require_approval(approvals_required=2)``:
+  an answer without an approver is asked again; two named approvers let it run.
 
 Every finished ``send_money`` / ``ask_first`` run appends a line to ``$DYNAVEC_DEMO_LEDGER``.
 """
@@ -26,7 +31,18 @@ from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
-__all__ = ["ask_first", "graph", "plain_graph", "send_money"]
+__all__ = [
+    "EXPIRES_IN",
+    "ask_first",
+    "expiring_graph",
+    "graph",
+    "plain_graph",
+    "send_money",
+    "two_approver_graph",
+]
+
+EXPIRES_IN = 10.0
+"""Seconds ``expiring_agent``'s approval stays open (from the step the tool runs in)."""
 
 
 def _record(entry: dict[str, Any]) -> None:
@@ -74,3 +90,17 @@ plain_graph = create_react_agent(
     ScriptedChatModel(policy=_policy("ask_first", {"amount": 7})), [ask_first], name="plain_agent"
 )
 """``ask_first`` with a plain ``interrupt()``."""
+
+expiring_graph = create_react_agent(
+    ScriptedChatModel(policy=_policy("send_money", {"amount": 10, "to": "Ann"})),
+    [require_approval(send_money, expires_in=EXPIRES_IN)],
+    name="expiring_agent",
+)
+"""``send_money`` behind an approval that expires ``EXPIRES_IN`` seconds after its step."""
+
+two_approver_graph = create_react_agent(
+    ScriptedChatModel(policy=_policy("send_money", {"amount": 10, "to": "Ann"})),
+    [require_approval(send_money, approvals_required=2)],
+    name="two_approver_agent",
+)
+"""``send_money`` behind an approval that needs two distinct named approvers."""
