@@ -475,3 +475,36 @@ def test_react_agent_applies_the_policy_when_it_continues_a_crashed_thread() -> 
     with pytest.raises(InDoubtCallError) as refused:
         agent.resume(thread_id="s")
     assert refused.value.key == keys[0] and len(keys) == 1
+
+
+def test_tool_retry_middleware_retries_under_the_same_key() -> None:
+    """LangChain's ``ToolRetryMiddleware`` re-runs a failing call: every try sees the same key
+    (the call's), and the next call its own."""
+    from langchain.agents.middleware import ToolRetryMiddleware
+
+    from dynavec_langgraph import create_agent
+
+    seen: list[str] = []
+
+    def flaky(amount: int) -> str:
+        """Charge; the service times out twice."""
+        seen.append(idempotency_key())
+        if len(seen) in (1, 2):
+            raise TimeoutError("the payment service timed out")
+        return f"charged {amount}"
+
+    turns = [
+        [{"name": "flaky", "args": {"amount": 5}}],
+        [{"name": "flaky", "args": {"amount": 6}}],
+        "done",
+    ]
+    agent = create_agent(
+        ScriptedChatModel(turns=turns),
+        [lc_tool("flaky")(flaky)],
+        middleware=[ToolRetryMiddleware(max_retries=3, initial_delay=0.0, jitter=False)],
+        checkpointer=InMemorySaver(),
+    )
+    out = agent.invoke({"messages": [("user", "pay")]}, {"configurable": {"thread_id": "r1"}})
+    answers = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ["charged 5", "charged 6"]
+    assert len(seen) == 4 and seen[0] == seen[1] == seen[2] != seen[3]
