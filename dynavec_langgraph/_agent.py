@@ -640,9 +640,12 @@ class ReActAgent:
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
-        with self._resuming(
-            messages, human_decision, decisions, thread_id, state, model_kwargs, approver
-        ) as (tid, plan):
+        with (
+            self._resuming(
+                messages, human_decision, decisions, thread_id, state, model_kwargs, approver
+            ) as (tid, plan),
+            raise_timeouts(tid),
+        ):
             snapshot = None
             for event in self._stream(plan.graph_input, plan.config):
                 if isinstance(event, _Done):
@@ -670,14 +673,15 @@ class ReActAgent:
         async with self._aresuming(
             messages, human_decision, decisions, thread_id, state, model_kwargs, approver
         ) as (tid, plan):
-            snapshot = None
-            async for event in self._astream(plan.graph_input, plan.config):
-                if isinstance(event, _Done):
-                    snapshot = event.snapshot
-                    break
-                yield event
-            assert snapshot is not None
-            plan.settle(snapshot.interrupts)
+            with raise_timeouts(tid):
+                snapshot = None
+                async for event in self._astream(plan.graph_input, plan.config):
+                    if isinstance(event, _Done):
+                        snapshot = event.snapshot
+                        break
+                    yield event
+                assert snapshot is not None
+                plan.settle(snapshot.interrupts)
         yield self._result_event(tid, _Done(snapshot), state)
 
     @contextmanager

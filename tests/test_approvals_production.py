@@ -641,3 +641,22 @@ def test_policy_pauses_carry_the_review_digest_and_refuse_a_stale_decision() -> 
     agent.resume(thread_id="t", human_decision="approved", approver="b")
     assert ran == [{"amount": 5, "to": "Ann"}]
     assert {e.digest for e in agent.audit("t") if e.kind == "paused"} == {digest}
+
+
+async def test_on_expire_raise_from_the_streaming_doors() -> None:
+    """``stream_resume`` / ``astream_resume`` raise ``ApprovalTimeoutError`` as ``resume`` does,
+    after the events of the run that settled the pause."""
+    for name in ("sync", "async"):
+        ran.clear()
+        clock = Clock()
+        agent = _agent(ApprovalPolicy(expires_in=30, on_expire=EXPIRE, clock=clock))
+        agent.run("pay", thread_id=name)
+        clock.advance(seconds=31)
+        events: list[Any] = []
+        with pytest.raises(ApprovalTimeoutError, match="timed out after 30 seconds"):
+            if name == "sync":
+                events.extend(agent.stream_resume(thread_id=name, human_decision="approved"))
+            else:
+                async for event in agent.astream_resume(thread_id=name, human_decision="approved"):
+                    events.append(event)
+        assert events and ran == [] and _pending(agent, name) == []
