@@ -93,12 +93,15 @@ def main() -> None:
             checkpointer=saver,
         )
         try:
+            # durability="sync" (as ReActAgent runs): with LangGraph's default "async" the
+            # model's step may not be saved yet when the tool starts, and a kill then loses
+            # the model turn itself (docs/exactly-once.md, "Not covered yet")
             if args.action == "run":
-                graph.invoke({"messages": [("user", args.arg)]}, config)
+                graph.invoke({"messages": [("user", args.arg)]}, config, durability="sync")
             elif args.action == "continue":
-                graph.invoke(None, config)
+                graph.invoke(None, config, durability="sync")
             elif args.action == "resume":
-                graph.invoke(Command(resume=json.loads(args.arg)), config)
+                graph.invoke(Command(resume=json.loads(args.arg)), config, durability="sync")
             else:
                 settle: RunnableConfig = {
                     "configurable": {
@@ -106,7 +109,7 @@ def main() -> None:
                         "dynavec_in_doubt": {_pending_id(graph, config): args.arg},
                     }
                 }
-                graph.invoke(None, settle)
+                graph.invoke(None, settle, durability="sync")
         except InDoubtCallError as error:
             attrs = {"call_id": error.call_id, "tool": error.tool, "key": error.key}
             print(json.dumps({"ok": False, "error": type(error).__name__, "message": str(error),
