@@ -51,6 +51,7 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import ConcurrentResumeError
+from dynavec_langgraph._lg_names import CHECKPOINT_MAP, INTERRUPT_WRITE, NS_SEP, RESUME_WRITE
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields
 
@@ -59,11 +60,11 @@ __all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
 CLAIM_CHANNEL: Final = "__dynavec_claim__"
 """The channel of the claim writes (no channel of the graph has this name)."""
 _CLAIM_PREFIX: Final = "dynavec-claim:"
-_CHECKPOINT_MAP: Final = "checkpoint_map"
+_CHECKPOINT_MAP: Final = CHECKPOINT_MAP
 _RESUMING: Final = "__pregel_resuming"
-_NS_SEP: Final = "|"
-_INTERRUPT: Final = "__interrupt__"
-_RESUME: Final = "__resume__"
+_NS_SEP: Final = NS_SEP
+_INTERRUPT: Final = INTERRUPT_WRITE
+_RESUME: Final = RESUME_WRITE
 _BUSY: Final = "is being resumed by another caller right now"
 CLAIM_REFUSED: Final = "nothing ran here and your decision was not applied"
 """Part of every refusal's message (a server that keeps only the message of a failed run,

@@ -53,6 +53,7 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import InDoubtCallError, InvalidDecisionError, ToolContextError
+from dynavec_langgraph._lg_names import CHECKPOINT_MAP, NS_SEP, RESUME_WRITE
 from dynavec_langgraph.interrupt import (
     Decision,
     DecisionKind,
@@ -91,10 +92,10 @@ not run again)."""
 START_CHANNEL: Final = "__dynavec_started__"
 """The channel of the start / end marks (no channel of the graph has this name)."""
 _PREFIX: Final = "dynavec-start:"
-_CHECKPOINT_MAP: Final = "checkpoint_map"
-_NS_SEP: Final = "|"
+_CHECKPOINT_MAP: Final = CHECKPOINT_MAP
+_NS_SEP: Final = NS_SEP
 _NS_END: Final = ":"
-_RESUME: Final = "__resume__"
+_RESUME: Final = RESUME_WRITE
 _ALLOWED: Final[tuple[DecisionKind, ...]] = ("approve", "respond", "reject")
 _PLAIN: Final[dict[str, DecisionKind]] = {"retry": "approve", "skip": "reject"}
 

@@ -34,6 +34,7 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._digest import check_bound, pause_digest
 from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
+from dynavec_langgraph._lg_names import CHECKPOINT_MAP
 
 __all__ = [
     "APPROVER_KEY",
@@ -215,7 +216,7 @@ def _step_time(policy: ApprovalPolicy) -> datetime:
     clock's time is used.
     """
     try:
-        mapping = get_config().get("configurable", {}).get("checkpoint_map")
+        mapping = get_config().get("configurable", {}).get(CHECKPOINT_MAP)
     except RuntimeError:
         mapping = None
     times = [_uuid_time(str(v)) for v in (mapping or {}).values()]

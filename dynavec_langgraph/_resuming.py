@@ -60,6 +60,7 @@ from dynavec_langgraph._errors import (
     not_storable_text,
 )
 from dynavec_langgraph._graph import TOOLS_METADATA_KEY, TOOLS_NODE, CompletedCall, until_done
+from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
@@ -391,7 +392,7 @@ def _refuse_foreign_tools(graph: Any, snapshot: StateSnapshot, thread_id: str) -
                 )
 
 
-_INTERRUPT_WRITE: Final = "__interrupt__"
+_INTERRUPT_WRITE: Final = INTERRUPT_WRITE
 """The channel of a pause's pending write: mirrors ``langgraph._internal._constants.INTERRUPT``
 (langgraph 1.2), which is not public; pinned by tests/test_adversarial_2.py."""
 _BRANCH: Final = "branch:to:"

@@ -1,0 +1,20 @@
+"""LangGraph's internal names the package reads, in one place (langgraph 1.2; pinned by
+``tests/test_claims.py`` and ``tests/test_exactly_once.py``).
+
+- ``CHECKPOINT_MAP``: the task config's ``configurable`` key holding the checkpoint each
+  namespace runs from;
+- ``NS_SEP``: the separator of a namespace's levels (``parent|child``);
+- ``INTERRUPT_WRITE`` / ``RESUME_WRITE``: the pending-write channels of a paused task (its
+  interrupts, the decisions given to it) (``langgraph._internal._constants``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["CHECKPOINT_MAP", "INTERRUPT_WRITE", "NS_SEP", "RESUME_WRITE"]
+
+CHECKPOINT_MAP: Final = "checkpoint_map"
+NS_SEP: Final = "|"
+INTERRUPT_WRITE: Final = "__interrupt__"
+RESUME_WRITE: Final = "__resume__"
