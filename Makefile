@@ -7,10 +7,24 @@ PG_BIN ?= /usr/lib/postgresql/15/bin
 .PHONY: demo test test-fast lint typecheck pytest reference-prebuilt reference-langchain \
 	lower-bounds bench notebooks postgres-binaries browser-tools agent-chat-ui redis-server cluster
 
-# What the demo needs: the package and its `sqlite` extra (no test tools).
-$(BIN)/.demo-installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'
+# uv installs the demo's packages in seconds (pip takes most of a minute): the `uv` on PATH, or
+# the `uv` package installed by name once into ~/.cache/dynavec-langgraph/uv/. When neither can
+# be had, the demo installs with pip.
+TOOLS ?= $(HOME)/.cache/dynavec-langgraph
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(TOOLS)/uv/bin/uv)
+
+$(TOOLS)/uv/bin/uv:
+	-PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore \
+	  $(PYTHON) -m pip install -q --no-compile --upgrade --target $(TOOLS)/uv uv
+
+# What the demo needs: the package and its `sqlite` extra (no test tools), in a virtualenv with
+# pip (`--seed`), so `make test` and `.venv/bin/python -m pip` work on it afterwards. If uv
+# fails, pip installs it.
+$(BIN)/.demo-installed: pyproject.toml | $(UV)
+	{ test -x $(UV) && { test -x $(BIN)/python || $(UV) venv -q --seed --no-python-downloads --python $(PYTHON) $(VENV); } && \
+	  $(UV) pip install -q --compile-bytecode --python $(BIN)/python -e '.[sqlite]'; } || \
+	{ $(PYTHON) -m venv $(VENV) && \
+	  $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'; }
 	touch $@
 
 # Everything else: the test tools and every extra (`.[dev]`).

@@ -11,11 +11,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _plan(target: str, venv: Path) -> list[str]:
+def _plan(target: str, venv: Path, *variables: str) -> list[str]:
     # run from `make test` itself, make would add "Entering directory" lines (MAKELEVEL)
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", "--no-print-directory", target, f"VENV={venv}"],
+        ["make", "-n", "--no-print-directory", target, f"VENV={venv}", *variables],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -27,13 +27,19 @@ def _plan(target: str, venv: Path) -> list[str]:
 
 
 def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
-    plan = _plan("demo", tmp_path / "venv")
+    tools, venv = tmp_path / "tools", tmp_path / "venv"
+    plan = _plan("demo", venv, f"TOOLS={tools}", f"UV={tools}/uv/bin/uv")
 
-    installs = [line for line in plan if "pip install" in line]
-    assert installs == [
-        f"{tmp_path}/venv/bin/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'"
+    # uv, by package name, into the tools folder outside the clone (kept when .venv is deleted)
+    assert f"--target {tools}/uv uv" in plan[1]
+    installs = [line.strip() for line in plan if " install " in line and "-e " in line]
+    assert installs == [  # with uv, and with pip when uv fails: the `sqlite` extra only
+        f"{tools}/uv/bin/uv pip install -q --compile-bytecode --python {venv}/bin/python"
+        " -e '.[sqlite]'; } || \\",
+        f"{venv}/bin/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'; }}",
     ]
-    assert plan[-1] == f"{tmp_path}/venv/bin/dynavec-langgraph demo"
+    assert f"{tools}/uv/bin/uv venv -q --seed" in "\n".join(plan)  # with pip, for `make test`
+    assert plan[-1] == f"{venv}/bin/dynavec-langgraph demo"
 
 
 def test_make_test_installs_the_rest_and_runs_the_whole_suite(tmp_path: Path) -> None:
