@@ -22,7 +22,7 @@ $(TOOLS)/uv/bin/uv:
 # fails, pip installs it.
 $(BIN)/.demo-installed: pyproject.toml | $(UV)
 	{ test -x $(UV) && { test -x $(BIN)/python || $(UV) venv -q --seed --no-python-downloads --python $(PYTHON) $(VENV); } && \
-	  $(UV) pip install -q --compile-bytecode --python $(BIN)/python -e '.[sqlite]'; } || \
+	  $(UV) pip install -q --python $(BIN)/python -e '.[sqlite]'; } || \
 	{ $(PYTHON) -m venv $(VENV) && \
 	  $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'; }
 	touch $@

@@ -34,7 +34,7 @@ def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
     assert f"--target {tools}/uv uv" in plan[1]
     installs = [line.strip() for line in plan if " install " in line and "-e " in line]
     assert installs == [  # with uv, and with pip when uv fails: the `sqlite` extra only
-        f"{tools}/uv/bin/uv pip install -q --compile-bytecode --python {venv}/bin/python"
+        f"{tools}/uv/bin/uv pip install -q --python {venv}/bin/python"
         " -e '.[sqlite]'; } || \\",
         f"{venv}/bin/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'; }}",
     ]
