@@ -100,9 +100,10 @@ reference-langchain: $(BIN)/.installed
 
 test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
 
-# The tests that start no server and no notebook kernel (not marked `service`, see tests/conftest.py).
+# The tests that start no server, no notebook kernel and no other process (not marked `service`,
+# see tests/conftest.py), on two pytest-xdist workers.
 test-fast: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -m "not service" $(FAST)
+	$(BIN)/python -m pytest -q -n 2 -m "not service" $(FAST)
 
 # Run every notebook and store it with its outputs (tests/test_notebooks.py compares them).
 notebooks: $(BIN)/.installed

@@ -1,10 +1,15 @@
 """Shared fixtures (the local OpenAI-compatible server, PostgreSQL, DynamoDB) and the ``service``
-marker: a test that starts a server or a notebook kernel is marked, ``make test-fast`` leaves it
-out."""
+marker: a test that starts a server, a notebook kernel or another process is marked, ``make
+test-fast`` leaves it out (and fails a test it runs that starts a process: mark that one)."""
 
 from __future__ import annotations
 
+import _posixsubprocess
+import os
 import re
+import subprocess
+from collections.abc import Callable, Generator
+from typing import Any
 
 import pytest
 
@@ -17,6 +22,7 @@ SERVICE_FIXTURES = frozenset(
 """Fixtures that start a server: a test using one is marked ``service``."""
 SERVICE_MODULES = frozenset(
     {
+        "test_approval_ui_policies",
         "test_benchmark_smoke",
         "test_browser",
         "test_cli",
@@ -27,11 +33,41 @@ SERVICE_MODULES = frozenset(
         "test_durability",
         "test_dynavec_locking",
         "test_dynavec_port",
+        "test_make",
         "test_notebooks",
         "test_studio",
     }
 )
 """Modules whose tests start a server, a notebook kernel or other processes."""
+SERVICE_TESTS = frozenset(
+    {
+        "test_a_damaged_thread_is_reported_as_damaged",
+        "test_a_deleted_pause_record_never_drops_a_decision",
+        "test_a_kill_while_the_receiver_is_up_delivers_at_least_once_with_one_event_id",
+        "test_a_receiver_down_then_up_gets_the_pause_once_and_the_run_never_waits",
+        "test_a_sqlite_file_turned_read_only_is_refused_before_the_tool_runs",
+        "test_a_stale_decision_is_refused_at_every_door_on_every_saver",
+        "test_agent_inbox_finds_the_arguments_and_every_button",
+        "test_ask_approve_runs_again_with_the_key_reject_skips",
+        "test_ask_pauses_and_each_answer_does_what_it_says",
+        "test_bad_notify_options_say_what_to_pass",
+        "test_fail_stops_with_a_clear_error_and_runs_nothing",
+        "test_k3_mcp_tools_from_a_real_async_session",
+        "test_k3_mcp_tools_run_in_an_agent",
+        "test_k4_mcp_tools_from_a_sync_session",
+        "test_k4_the_sync_connector_refuses_an_async_session",
+        "test_n7_importing_chat_imports_no_provider_sdk",
+        "test_retry_repeats_the_call_with_the_same_key_and_charges_once",
+        "test_the_cli_names_another_applications_checkpoints_table",
+        "test_the_cli_refuses_a_lone_surrogate_in_a_decision",
+        "test_the_command_line_records_its_answers_on_an_audited_thread",
+        "test_the_demo_command_line_shows_the_digest_and_resume_takes_it",
+        "test_the_trail_survives_a_restart_and_a_later_failure_of_the_run",
+    }
+)
+"""Tests (by function name, every parametrization) that run the CLI, an MCP server, a fresh
+interpreter or another child process of their own; a fast run fails a test that starts a
+process without being marked, so a new one is added here."""
 SERVICE_PARAMS = frozenset({"postgres", "dynamodb"})
 """Parameter values that make a test open PostgreSQL or DynamoDB (``db``, ``saver``, ...)."""
 SERVICE_WORDS = re.compile(r"postgres|dynamodb|(?<!in_)process|fresh_interpreter")
@@ -54,6 +90,8 @@ def _needs_service(item: pytest.Item) -> bool:
         return True
     if item.path.stem in SERVICE_MODULES or SERVICE_WORDS.search(item.name):
         return True
+    if getattr(item, "originalname", item.name) in SERVICE_TESTS:
+        return True
     callspec = getattr(item, "callspec", None)
     params = callspec.params.values() if callspec is not None else ()
     return any(isinstance(v, str) and v in SERVICE_PARAMS for v in params)
@@ -63,3 +101,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _needs_service(item):
             item.add_marker(pytest.mark.service)
+
+
+_SPAWNED = [0]
+"""Processes started so far in this pytest process (every way Python starts one: subprocess,
+asyncio subprocesses, multiprocessing, os.fork / posix_spawn)."""
+
+
+def _counted(start: Callable[..., Any]) -> Callable[..., Any]:
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        _SPAWNED[0] += 1
+        return start(*args, **kwargs)
+
+    return counting
+
+
+# subprocess keeps its own reference to fork_exec (Python 3.11+: `from _posixsubprocess import
+# fork_exec as _fork_exec`); multiprocessing calls _posixsubprocess.fork_exec
+for _owner, _name in (
+    (subprocess, "_fork_exec"),
+    (_posixsubprocess, "fork_exec"),
+    (os, "fork"),
+    (os, "posix_spawn"),
+    (os, "posix_spawnp"),
+):
+    if callable(getattr(_owner, _name, None)):
+        setattr(_owner, _name, _counted(getattr(_owner, _name)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """In the fast subset (``-m "not service"``), a test that starts a process fails: the subset
+    stays what it says (the whole suite, without ``-m``, runs every test unchecked)."""
+    before = _SPAWNED[0]
+    result = yield
+    checked = "not service" in (item.config.getoption("markexpr", "") or "")
+    if checked and _SPAWNED[0] != before and item.get_closest_marker("service") is None:
+        pytest.fail(
+            f"{item.nodeid} started {_SPAWNED[0] - before} process(es) but is not marked "
+            "`service`: add its module to SERVICE_MODULES in tests/conftest.py or mark it "
+            "@pytest.mark.service, so `make test-fast` leaves it out",
+            pytrace=False,
+        )
+    return result

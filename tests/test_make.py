@@ -34,8 +34,7 @@ def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
     assert f"--target {tools}/uv uv" in plan[1]
     installs = [line.strip() for line in plan if " install " in line and "-e " in line]
     assert installs == [  # with uv, and with pip when uv fails: the `sqlite` extra only
-        f"{tools}/uv/bin/uv pip install -q --python {venv}/bin/python"
-        " -e '.[sqlite]'; } || \\",
+        f"{tools}/uv/bin/uv pip install -q --python {venv}/bin/python -e '.[sqlite]'; }} || \\",
         f"{venv}/bin/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'; }}",
     ]
     assert f"{tools}/uv/bin/uv venv -q --seed" in "\n".join(plan)  # with pip, for `make test`
@@ -55,7 +54,7 @@ def test_make_test_installs_the_rest_and_runs_the_whole_suite(tmp_path: Path) ->
 def test_make_test_fast_leaves_out_the_service_tests(tmp_path: Path) -> None:
     plan = _plan("test-fast", tmp_path / "venv")
 
-    assert plan[-1].startswith(f'{tmp_path}/venv/bin/python -m pytest -q -m "not service"')
+    assert plan[-1].startswith(f'{tmp_path}/venv/bin/python -m pytest -q -n 2 -m "not service"')
 
 
 def test_the_licence_is_the_one_pyproject_names() -> None:
