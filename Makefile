@@ -101,9 +101,11 @@ reference-langchain: $(BIN)/.installed
 test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
 
 # The tests that start no server, no notebook kernel and no other process (not marked `service`,
-# see tests/conftest.py), on two pytest-xdist workers.
+# see tests/conftest.py), on two pytest-xdist workers, keeping Python's bytecode cache
+# (__pycache__/, ignored by git) where the environment turns it off: collecting reads every test
+# module, and a second run then skips recompiling them (half of each worker's start).
 test-fast: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -n 2 -m "not service" $(FAST)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 2 -m "not service" $(FAST)
 
 # Run every notebook and store it with its outputs (tests/test_notebooks.py compares them).
 notebooks: $(BIN)/.installed

@@ -54,7 +54,10 @@ def test_make_test_installs_the_rest_and_runs_the_whole_suite(tmp_path: Path) ->
 def test_make_test_fast_leaves_out_the_service_tests(tmp_path: Path) -> None:
     plan = _plan("test-fast", tmp_path / "venv")
 
-    assert plan[-1].startswith(f'{tmp_path}/venv/bin/python -m pytest -q -n 2 -m "not service"')
+    python = f"{tmp_path}/venv/bin/python"
+    assert plan[-1].startswith(
+        f'PYTHONDONTWRITEBYTECODE= {python} -m pytest -q -n 2 -m "not service"'
+    )
 
 
 def test_the_licence_is_the_one_pyproject_names() -> None:
