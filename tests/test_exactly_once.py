@@ -3,7 +3,8 @@
 Real parts: a fake payment service in its own process (``tests/payment_service.py``, it
 honours ``Idempotency-Key`` and counts charges), an agent in a child process
 (``tests/children/payment.py``) SIGKILLed after its charge reached the service and before the
-tool returned, on a SQLite file and on the PostgreSQL server the tests start."""
+tool returned, on a SQLite file, on the PostgreSQL server and on the local DynamoDB endpoint
+the tests start."""
 
 from __future__ import annotations
 
@@ -154,6 +155,32 @@ def test_ask_approve_runs_again_with_the_key_reject_skips(
     else:
         assert len(stats["requests"]) == 1
         assert tool_answer.startswith("Not run again") and key in tool_answer
+
+
+def test_retry_on_dynamodb_charges_once(
+    dynamodb_url: str, service: PaymentService, tmp_path: Path
+) -> None:
+    """The same crash on the DynamoDB saver (the package's adapter, on the local endpoint)."""
+    key = _crash(dynamodb_url, service, "retry", tmp_path / "hang")
+    done = _run(*_opts(dynamodb_url, service, "retry"), "continue", "t1")
+    assert done["ok"] and done["interrupts"] == []
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
+
+
+def test_ask_on_dynamodb_pauses_and_approve_runs_again_under_the_key(
+    dynamodb_url: str, service: PaymentService, tmp_path: Path
+) -> None:
+    key = _crash(dynamodb_url, service, "ask", tmp_path / "hang")
+    paused = _run(*_opts(dynamodb_url, service, "ask"), "continue", "t1")
+    (value,) = paused["interrupts"]
+    assert value["node_id"] == "in_doubt_pay" and value["payload"]["idempotency_key"] == key
+    assert len(service.stats()["requests"]) == 1  # nothing ran
+    done = _run(*_opts(dynamodb_url, service, "ask"), "resume", "t1",
+                json.dumps({"type": "approve"}))  # fmt: skip
+    assert done["interrupts"] == []
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
 
 
 def test_fail_stops_with_a_clear_error_and_runs_nothing(
