@@ -7,14 +7,17 @@
 The cluster (``tests/cluster.py``) runs each from its own cached virtualenv and serves
 ``tests/langgraph_cluster.json`` unchanged: the demo agent (``dynavec_agent``) and the gated
 agent of ``tests/cluster_graph.py`` (``gated_agent``), the payment agents of
-``tests/cluster_payment_graph.py`` (``pay_retry_agent``, ``pay_ask_agent``, charging the fake
-payment service ``tests/payment_service.py`` the module starts). The servers append every
-finished tool run to one ledger file, which the tests count. A part that cannot be installed
-or started fails the tests with the reason.
+``tests/cluster_payment_graph.py`` (``pay_retry_agent``, ``pay_ask_agent``, ``pay_fail_agent``,
+charging the fake payment service ``tests/payment_service.py`` the module starts), and the
+approval agents of ``tests/approvals_graph.py`` (``pay_two``; ``pay_expiring``, whose approvals
+expire with ``on_expire="raise"``). The servers append every finished tool run to one ledger
+file, which the tests count. A part that cannot be installed or started fails the tests with
+the reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -22,13 +25,18 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from dynavec_langgraph import (
     AgentState,
+    ApprovalPolicy,
+    ApprovalTimeoutError,
     ConcurrentResumeError,
     InvalidDecisionError,
     NothingToResumeError,
@@ -45,6 +53,8 @@ from dynavec_langgraph.remote import (
     _Seen,
     server_thread_id,
 )
+from dynavec_langgraph.testing import ScriptedChatModel
+from tests.approvals_graph import RAISE_IN, expiring_policy, expiring_tools
 from tests.cluster import ENGINES, Cluster, ClusterUnavailable, Server
 from tests.cluster_graph import GATES_ENV
 from tests.cluster_payment_graph import PAYMENT_ENV
@@ -429,6 +439,160 @@ def test_several_pending_approvals_decisions_and_inbox_node(
     assert final.finished
     assert "Wired 5 to Uma." in final.output and "Wire to Vic refused." in final.output
     assert deployment.wires("Uma", "Vic") == [("Uma", "approved"), ("Vic", "rejected")]
+
+
+# --- on_expire="raise": ApprovalTimeoutError, as ReActAgent raises it -------------------------
+
+EXPIRING = "pay_expiring"
+
+
+class Clocked(RemoteReActAgent):
+    """A client whose clock is ``offset`` away from the servers' (the paused tool on the
+    server compares the deadline with the server's clock)."""
+
+    def __init__(self, url: str, assistant_id: str, offset: timedelta) -> None:
+        super().__init__(url, assistant_id, timeout=60)
+        self.offset = offset
+
+    def _now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
+def _deadline(agent: RemoteReActAgent, thread_id: str) -> datetime:
+    (pending,) = agent.sync_client.threads.get_state(server_thread_id(thread_id))["interrupts"]
+    value: Any = pending["value"]
+    assert value["approval"]["on_expire"] == "raise"
+    return datetime.fromisoformat(value["expires_at"])
+
+
+def _told(agent: RemoteReActAgent, thread_id: str) -> list[str]:
+    """The tool answers of ``thread_id``, deadlines replaced by ``D``."""
+    values: Any = agent.sync_client.threads.get_state(server_thread_id(thread_id))["values"]
+    answers = [str(m["content"]) for m in values["messages"] if m["type"] == "tool"]
+    return [re.sub(r"expired at \S+\+00:00", "expired at D", a) for a in answers]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
+def _local_timeouts() -> tuple[str, str, list[str]]:
+    """What ``ReActAgent`` raises on the same agent (its tools and model) for an expired
+    ``pay`` approval: from ``resume`` and from ``run`` (thread ids ``exp-resume`` and
+    ``exp-run``), and the tool answer the thread then holds."""
+    clock = _Clock()
+    local = ReActAgent(
+        ScriptedChatModel(policy=expiring_policy),
+        expiring_tools(),
+        checkpointer=InMemorySaver(),
+        approval_policy=ApprovalPolicy(clock=clock),
+    )
+    local.run("pay 3 to Di", thread_id="exp-resume")
+    local.run("pay 5 to Fay", thread_id="exp-run")
+    clock.offset = timedelta(seconds=RAISE_IN + 1)
+    with pytest.raises(ApprovalTimeoutError) as by_resume:
+        local.resume(thread_id="exp-resume", human_decision="approved")
+    with pytest.raises(ApprovalTimeoutError) as by_run:
+        local.run("pay 50 to Zed", thread_id="exp-run")
+    state = local.graph.get_state({"configurable": {"thread_id": "exp-resume"}})
+    told = [str(m.content) for m in state.values["messages"] if isinstance(m, ToolMessage)]
+    told = [re.sub(r"expired at \S+\+00:00", "expired at D", a) for a in told]
+    return str(by_resume.value), str(by_run.value), told
+
+
+async def test_on_expire_raise_gives_approval_timeout_error_as_react_agent_does(
+    deployment: Deployment,
+) -> None:
+    """An approval whose policy says ``on_expire="raise"``, answered (``resume`` /
+    ``aresume``) or run on (``run`` / ``arun``) through B after its deadline: the paused tool
+    settles it on the server (the call does not run) and the client raises dynavec's
+    ``ApprovalTimeoutError`` with ``ReActAgent``'s message. Also a decision the client sends
+    before the deadline by its clock that the server's tool gets after it (``require_approval``
+    tells why in the tool answer), a plain ``interrupt()`` pause, and a client clock ahead of
+    the server's (the tool refuses the expiry answer: the decision is then sent as given)."""
+    a, b = deployment.agent(deployment.a, EXPIRING), deployment.agent(deployment.b, EXPIRING)
+    behind = Clocked(deployment.b.url, EXPIRING, -timedelta(hours=1))
+    ahead = Clocked(deployment.b.url, EXPIRING, timedelta(hours=1))
+    goals = {
+        "exp-resume": "pay 3 to Di",
+        "exp-aresume": "pay 4 to Ed",
+        "exp-run": "pay 5 to Fay",
+        "exp-arun": "pay 6 to Gus",
+        "exp-late": "pay 7 to Hal",
+        "exp-refund": "refund 8 to Ivy within 3",
+        "exp-skew": "refund 9 to Jo within 600",
+    }
+    deadlines = []
+    for thread_id, goal in goals.items():
+        assert a.run(goal, thread_id=thread_id).termination_reason == "interrupted"
+        deadlines.append(_deadline(a, thread_id))
+
+    # a client clock an hour ahead sees the 600 s approval expired: the server's tool does
+    # not, asks again, and the client sends the decision as given: the refund runs once
+    done = ahead.resume("approved", thread_id="exp-skew")
+    assert done.finished and done.output == "Done: Refunded 9 to Jo."
+    assert [e for e in _entries_of(deployment, "refund") if e["to"] == "Jo"] == [
+        {"tool": "refund", "to": "Jo", "decision": "ran"}
+    ]
+
+    await asyncio.sleep(max(0.0, (max(deadlines[:-1]) - datetime.now(UTC)).total_seconds()) + 0.5)
+    local_resume, local_run, local_told = _local_timeouts()
+    assert local_resume == (
+        f"Approval request at node 'approve_pay' for thread 'exp-resume' timed out after "
+        f"{RAISE_IN} seconds."
+    )
+
+    with pytest.raises(ApprovalTimeoutError) as caught:
+        b.resume("approved", thread_id="exp-resume")
+    assert str(caught.value) == local_resume  # ReActAgent's message, for the caller's thread id
+    assert (caught.value.thread_id, caught.value.node_id) == ("exp-resume", "approve_pay")
+    assert caught.value.timeout_seconds == RAISE_IN
+    assert _told(b, "exp-resume") == local_told  # the same settlement in the thread
+    assert b.result("exp-resume").finished
+    with pytest.raises(NothingToResumeError, match="not paused"):  # settled: nothing pending
+        b.resume("approved", thread_id="exp-resume")
+
+    with pytest.raises(ApprovalTimeoutError, match="'exp-aresume' timed out after"):
+        await b.aresume("approved", thread_id="exp-aresume")
+
+    with pytest.raises(ApprovalTimeoutError) as caught:
+        b.run("pay 50 to Zed", thread_id="exp-run")
+    assert str(caught.value) == local_run
+    with pytest.raises(ApprovalTimeoutError, match="'exp-arun' timed out after"):
+        await b.arun("pay 60 to Zoe", thread_id="exp-arun")
+    for thread_id in ("exp-run", "exp-arun"):  # settled, and the new goal was not sent
+        values: Any = b.sync_client.threads.get_state(server_thread_id(thread_id))["values"]
+        humans = [m["content"] for m in values["messages"] if m["type"] == "human"]
+        assert humans == [goals[thread_id]] and _told(b, thread_id) == local_told
+
+    # the client's clock an hour behind: it sends the decision; the server's tool settles it
+    # as expired and its answer says so
+    with pytest.raises(ApprovalTimeoutError, match="'exp-late' timed out after"):
+        behind.resume("approved", thread_id="exp-late")
+
+    # a plain interrupt() pause with on_expire="raise": the tool gets a rejection
+    with pytest.raises(ApprovalTimeoutError) as caught:
+        b.resume("approved", thread_id="exp-refund")
+    assert str(caught.value) == (
+        "Approval request at node 'approve_refund' for thread 'exp-refund' timed out after 3 "
+        "seconds."
+    )
+    assert _told(b, "exp-refund") == ["Refund to Ivy not approved (rejected)."]
+
+    paid = {e["to"] for e in _entries_of(deployment, "pay")}
+    assert paid.isdisjoint({"Di", "Ed", "Fay", "Gus", "Hal", "Zed", "Zoe"})  # nothing ran late
+    assert [e["to"] for e in _entries_of(deployment, "refund")] == ["Jo"]
+
+
+def _entries_of(deployment: Deployment, tool: str) -> list[dict[str, Any]]:
+    if not deployment.ledger.exists():
+        return []
+    lines = deployment.ledger.read_text(encoding="utf-8").splitlines()
+    return [e for e in map(json.loads, lines) if e.get("tool") == tool]
 
 
 # --- a server killed after its tool's charge reached the payment service ------------------------
