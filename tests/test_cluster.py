@@ -743,6 +743,141 @@ def test_sigkill_after_the_charge_ask_pauses_on_b_and_the_inbox_answers(
         deployment.cluster.replace(victim)
 
 
+def _charge_then_kill_all(
+    deployment: Deployment, jobs: dict[str, str]
+) -> tuple[dict[str, tuple[str, str, dict[str, Any]]], Server]:
+    """``_charge_then_kill`` for several threads at once (``jobs``: label -> assistant):
+    start each run through A; once every ``pay`` charged the service, SIGKILL every server
+    that runs one (langhost's run queue may give them to both servers: then a new server is
+    started in the first one's place, and it re-claims them). Return label -> (thread id,
+    run id, ledger entry of the charge), and the server left to continue them."""
+    client = deployment.agent(deployment.a).sync_client
+    job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
+    runs: dict[str, tuple[str, str]] = {}
+    for label, assistant in jobs.items():
+        thread_id = server_thread_id(label)
+        client.threads.create(thread_id=thread_id, if_exists="do_nothing")
+        run = client.runs.create(
+            thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
+        )
+        runs[label] = (thread_id, str(run["run_id"]))
+    deadline = time.monotonic() + 60
+    while not all(deployment.entries(t) for t, _ in runs.values()):
+        assert time.monotonic() < deadline, "a run never charged"
+        time.sleep(0.05)  # the runs run in server processes; poll the ledger they write
+    charged = {label: deployment.entries(t) for label, (t, _) in runs.items()}
+    pids = {entry["pid"] for (entry,) in charged.values()}
+    victims = [s for s in deployment.cluster.running if s.pid in pids]
+    for victim in victims:
+        deployment.cluster.kill(victim)
+    for thread_id, _ in runs.values():
+        (deployment.gates / thread_id).touch()
+    survivors = [s for s in deployment.cluster.running if s not in victims]
+    survivor = survivors[0] if survivors else deployment.cluster.replace(victims[0])
+    print(f"\n{len(victims)} server(s) killed; {survivor.name} continues", file=sys.stderr)
+    for (entry,) in charged.values():
+        assert _charges(deployment, entry["key"]) == (1, 1) and entry["replayed"] is False
+    return {k: (t, r, charged[k][0]) for k, (t, r) in runs.items()}, survivor
+
+
+def _revive(deployment: Deployment) -> None:
+    """A new server in the place of every killed one."""
+    for server in list(deployment.cluster.running):
+        if server.proc.poll() is not None:
+            deployment.cluster.replace(server)
+
+
+def _failure(client: Any, thread_id: str) -> str:
+    """What the failed runs of ``thread_id`` say (langhost: the joined run's ``__error__``;
+    Aegra: the run's ``error_message``)."""
+    failed = [r for r in client.runs.list(thread_id, limit=10) if r["status"] == "error"]
+    assert failed, "no run of the thread failed"
+    return " ".join(
+        str(r.get("error_message") or "") or json.dumps(client.runs.join(thread_id, r["run_id"]))
+        for r in failed
+    )
+
+
+def test_sigkill_after_the_charge_ask_respond_reject_and_fail_through_b(
+    deployment: Deployment,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other answers of the in-doubt question (``approve``: the test above), and
+    ``on_crash="fail"``, on three threads killed at once: ``respond`` (it ran, here is its
+    result; through ``RemoteReActAgent``) answers the call with the result and nothing runs;
+    ``reject`` (through ``inbox answer --server``, LangChain's decision format) answers it as
+    not run again and nothing runs; ``fail``: the continued run fails with the
+    ``InDoubtCallError`` naming the call and its key, nothing runs, and a run with
+    ``configurable["dynavec_in_doubt"] = {call_id: "retry"}`` runs it again under the key:
+    charged once."""
+    monkeypatch.delenv(LEDGER_ENV, raising=False)
+    jobs = {"pay-respond": "pay_ask_agent", "pay-reject": "pay_ask_agent"}
+    jobs["pay-fail"] = "pay_fail_agent"
+    runs, survivor = _charge_then_kill_all(deployment, jobs)
+    try:
+        for label, (thread_id, run_id, _) in runs.items():
+            _continue_on_b(deployment, thread_id, run_id, survivor, jobs[label])
+
+        # respond: answered with the result given, nothing runs
+        thread_id, _, charged = runs["pay-respond"]
+        key, told = charged["key"], f"charged {charged['charge']} (42)"
+        asked = deployment.agent(survivor, "pay_ask_agent")
+        paused = asked.result(thread_id)
+        assert paused.interrupt_payload and paused.interrupt_payload["node_id"] == "in_doubt_pay"
+        final = asked.resume({"type": "respond", "message": told}, thread_id=thread_id)
+        assert final.finished and final.output == f"Done: {told}"
+        assert _tool_answers(asked, thread_id) == [told]
+        assert _charges(deployment, key) == (1, 1)
+
+        # reject: answered as not run again (the key in the answer), nothing runs
+        thread_id, _, charged = runs["pay-reject"]
+        key = charged["key"]
+        (pending,) = asked.sync_client.threads.get_state(thread_id)["interrupts"]
+        assert pending["value"]["payload"]["idempotency_key"] == key
+        rejected = _cli(
+            capsys, "inbox", "answer", "--server", survivor.url, "--thread", thread_id,
+            "--decision", json.dumps({"decisions": [{"type": "reject"}]}),
+        )  # fmt: skip
+        assert rejected.splitlines()[-1].startswith("Done: Not run again"), rejected
+        (answer,) = _tool_answers(asked, thread_id)
+        assert answer.startswith("Not run again") and key in answer
+        assert asked.result(thread_id).finished
+        assert _charges(deployment, key) == (1, 1)
+
+        # fail: the continued run fails naming the call and its key; nothing runs
+        thread_id, _, charged = runs["pay-fail"]
+        key = charged["key"]
+        failing = deployment.agent(survivor, "pay_fail_agent")
+        status = failing.sync_client.threads.get(thread_id)["status"]
+        print(f"\n{deployment.engine}: the failed thread is {status!r}", file=sys.stderr)
+        with pytest.raises(RemoteRunError, match=r"failed on the server|is busy"):
+            failing.result(thread_id)
+        values: Any = failing.sync_client.threads.get_state(thread_id)["values"]
+        (call,) = values["messages"][-1]["tool_calls"]
+        error = _failure(failing.sync_client, thread_id)
+        assert "InDoubtCallError" in error and key in error and call["id"] in error
+        assert _charges(deployment, key) == (1, 1)
+        # settled as the error says: run it again under the same key
+        again = failing.sync_client.runs.create(
+            thread_id, "pay_fail_agent", command={"update": {"messages": []}},
+            config={"configurable": {"dynavec_in_doubt": {call["id"]: "retry"}}},
+            durability="sync", multitask_strategy="interrupt",
+        )  # fmt: skip
+        failing.sync_client.runs.join(thread_id, again["run_id"])
+        done = failing.result(thread_id)
+        assert done.finished
+        assert done.output == f"Done: charged {charged['charge']} (42) key={key} replayed=True"
+        assert _charges(deployment, key) == (2, 1)  # two requests, one key: charged once
+    finally:
+        _revive(deployment)
+
+
+def _tool_answers(agent: RemoteReActAgent, thread_id: str) -> list[str]:
+    values: Any = agent.sync_client.threads.get_state(thread_id)["values"]
+    return [str(m["content"]) for m in values["messages"] if m["type"] == "tool"]
+
+
 # --- a server killed while it runs a run -------------------------------------------------------
 
 
