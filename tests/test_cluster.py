@@ -774,7 +774,6 @@ def _charge_then_kill_all(
         (deployment.gates / thread_id).touch()
     survivors = [s for s in deployment.cluster.running if s not in victims]
     survivor = survivors[0] if survivors else deployment.cluster.replace(victims[0])
-    print(f"\n{len(victims)} server(s) killed; {survivor.name} continues", file=sys.stderr)
     for (entry,) in charged.values():
         assert _charges(deployment, entry["key"]) == (1, 1) and entry["replayed"] is False
     return {k: (t, r, charged[k][0]) for k, (t, r) in runs.items()}, survivor
@@ -839,7 +838,7 @@ def test_sigkill_after_the_charge_ask_respond_reject_and_fail_through_b(
             capsys, "inbox", "answer", "--server", survivor.url, "--thread", thread_id,
             "--decision", json.dumps({"decisions": [{"type": "reject"}]}),
         )  # fmt: skip
-        assert rejected.splitlines()[-1].startswith("Done: Not run again"), rejected
+        assert "\nAnswer: Done: Not run again: the call of `pay`" in rejected, rejected
         (answer,) = _tool_answers(asked, thread_id)
         assert answer.startswith("Not run again") and key in answer
         assert asked.result(thread_id).finished
@@ -849,14 +848,16 @@ def test_sigkill_after_the_charge_ask_respond_reject_and_fail_through_b(
         thread_id, _, charged = runs["pay-fail"]
         key = charged["key"]
         failing = deployment.agent(survivor, "pay_fail_agent")
-        status = failing.sync_client.threads.get(thread_id)["status"]
-        print(f"\n{deployment.engine}: the failed thread is {status!r}", file=sys.stderr)
-        with pytest.raises(RemoteRunError, match=r"failed on the server|is busy"):
+        assert failing.sync_client.threads.get(thread_id)["status"] == "error"
+        with pytest.raises(RemoteRunError, match="failed on the server"):
             failing.result(thread_id)
         values: Any = failing.sync_client.threads.get_state(thread_id)["values"]
         (call,) = values["messages"][-1]["tool_calls"]
         error = _failure(failing.sync_client, thread_id)
-        assert "InDoubtCallError" in error and key in error and call["id"] in error
+        assert f"call {call['id']!r} of 'pay' was running when its process stopped" in error
+        assert f"(idempotency key {key!r})" in error and "dynavec_in_doubt" in error
+        if deployment.engine == "langhost":  # Aegra keeps the message, not the error's name
+            assert '"error": "InDoubtCallError"' in error
         assert _charges(deployment, key) == (1, 1)
         # settled as the error says: run it again under the same key
         again = failing.sync_client.runs.create(
