@@ -505,7 +505,7 @@ def _local_timeouts() -> tuple[str, str, list[str]]:
 
 
 async def test_on_expire_raise_gives_approval_timeout_error_as_react_agent_does(
-    deployment: Deployment,
+    deployment: Deployment, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An approval whose policy says ``on_expire="raise"``, answered (``resume`` /
     ``aresume``) or run on (``run`` / ``arun``) through B after its deadline: the paused tool
@@ -513,7 +513,9 @@ async def test_on_expire_raise_gives_approval_timeout_error_as_react_agent_does(
     ``ApprovalTimeoutError`` with ``ReActAgent``'s message. Also a decision the client sends
     before the deadline by its clock that the server's tool gets after it (``require_approval``
     tells why in the tool answer), a plain ``interrupt()`` pause, and a client clock ahead of
-    the server's (the tool refuses the expiry answer: the decision is then sent as given)."""
+    the server's (the tool refuses the expiry answer: the decision is then sent as given).
+    ``inbox answer --server`` (which answers through ``RemoteReActAgent``) fails with the same
+    message, as the database mode does."""
     a, b = deployment.agent(deployment.a, EXPIRING), deployment.agent(deployment.b, EXPIRING)
     behind = Clocked(deployment.b.url, EXPIRING, -timedelta(hours=1))
     ahead = Clocked(deployment.b.url, EXPIRING, timedelta(hours=1))
@@ -523,6 +525,7 @@ async def test_on_expire_raise_gives_approval_timeout_error_as_react_agent_does(
         "exp-run": "pay 5 to Fay",
         "exp-arun": "pay 6 to Gus",
         "exp-late": "pay 7 to Hal",
+        "exp-inbox": "pay 2 to Kim",
         "exp-refund": "refund 8 to Ivy within 3",
         "exp-skew": "refund 9 to Jo within 600",
     }
@@ -583,8 +586,18 @@ async def test_on_expire_raise_gives_approval_timeout_error_as_react_agent_does(
     )
     assert _told(b, "exp-refund") == ["Refund to Ivy not approved (rejected)."]
 
+    refused = _cli(
+        capsys, "inbox", "answer", "--server", deployment.b.url, "--thread", "exp-inbox",
+        "--approve", code=2,
+    )  # fmt: skip
+    assert (
+        "error: Approval request at node 'approve_pay' for thread 'exp-inbox' timed out after "
+        f"{RAISE_IN} seconds." in refused
+    )
+    assert _told(b, "exp-inbox") == local_told
+
     paid = {e["to"] for e in _entries_of(deployment, "pay")}
-    assert paid.isdisjoint({"Di", "Ed", "Fay", "Gus", "Hal", "Zed", "Zoe"})  # nothing ran late
+    assert paid.isdisjoint({"Di", "Ed", "Fay", "Gus", "Hal", "Kim", "Zed", "Zoe"})  # none late
     assert [e["to"] for e in _entries_of(deployment, "refund")] == ["Jo"]
 
 
