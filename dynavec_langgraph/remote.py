@@ -934,8 +934,31 @@ class RemoteReActAgent:
             if time.monotonic() > deadline:
                 break
             time.sleep(_POLL)  # an overlapping run (Aegra): its outcome decides
+        writer = self._first_writer(sid, seen.checkpoint_id)
+        if writer is not None:
+            found = writer != run_id
         if found:
             raise _lost(thread_id)
+
+    def _first_writer(self, sid: str, paused: str | None) -> str | None:
+        """The run that wrote the first checkpoint after the paused one (see
+        :func:`_writer_after`)."""
+        before: str | None = None
+        for _ in range(_HISTORY_PAGES):
+            page = self.sync_client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
+            writer, before = _writer_after(page, paused)
+            if writer is not None or before is None:
+                return writer
+        return None
+
+    async def _afirst_writer(self, sid: str, paused: str | None) -> str | None:
+        before: str | None = None
+        for _ in range(_HISTORY_PAGES):
+            page = await self.client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
+            writer, before = _writer_after(page, paused)
+            if writer is not None or before is None:
+                return writer
+        return None
 
     async def _acheck_won(
         self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
@@ -956,8 +979,40 @@ class RemoteReActAgent:
             if time.monotonic() > deadline:
                 break
             await asyncio.sleep(_POLL)
+        writer = await self._afirst_writer(sid, seen.checkpoint_id)
+        if writer is not None:
+            found = writer != run_id
         if found:
             raise _lost(thread_id)
+
+
+_HISTORY_PAGE = 20
+_HISTORY_PAGES = 10
+"""Checkpoints read per page, and pages at most, to find the one after a pause."""
+
+
+def _writer_after(
+    page: Sequence[Mapping[str, Any]], paused: str | None
+) -> tuple[str | None, str | None]:
+    """In one page of a thread's history (newest first): the ``run_id`` (checkpoint metadata,
+    which both langgraph-api and Aegra record) of the checkpoint whose parent is ``paused``,
+    and the checkpoint to read the next page before (``None``: stop).
+
+    The run that wrote it answered the pause first, whatever the order the runs were created
+    in: on a server whose runs of a thread overlap (Aegra), a resume created first can start
+    after another one finished, find nothing to answer and end ``success`` having applied
+    nothing. ``(None, None)`` when the pause has no successor (or no recorded run): the caller
+    falls back on the order of the runs."""
+    for state in page:
+        checkpoint = (state.get("checkpoint") or {}).get("checkpoint_id")
+        if paused is None or checkpoint == paused:
+            return None, None
+        parent = (state.get("parent_checkpoint") or {}).get("checkpoint_id")
+        if parent == paused:
+            run = (state.get("metadata") or {}).get("run_id")
+            return (str(run) if run else None), None
+    last = (page[-1].get("checkpoint") or {}).get("checkpoint_id") if page else None
+    return None, (str(last) if last and len(page) >= _HISTORY_PAGE else None)
 
 
 def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:

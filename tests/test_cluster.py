@@ -188,8 +188,14 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
     assert _shape(paused) == _shape(reference)
     assert _tools(deployment.entries("pause-a-resume-b")) == [("get_balance", None)]
 
+    sid = server_thread_id("pause-a-resume-b")
+    before = a._state(sid).checkpoint_id
     final = b.resume("approved", thread_id="pause-a-resume-b", state=shared)
     assert shared.data == {"customer": "c-17"}  # sent with the run, read back from the thread
+    # the engine records the run that wrote the checkpoint after the pause: the resume's
+    # (what the client reads to tell who answered first, remote._writer_after)
+    (resumed,) = b.sync_client.runs.list(sid, limit=1)
+    assert b._first_writer(sid, before) == str(resumed["run_id"])
 
     assert _shape(final) == _shape(local.resume(thread_id="local", human_decision="approved"))
     assert final.finished and final.output.endswith("Transferred 75 to Alice.")

@@ -36,6 +36,7 @@ from dynavec_langgraph.remote import (
     _settling,
     _tagged,
     _timeout,
+    _writer_after,
 )
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.approvals_graph import RAISE_IN, expiring_policy, expiring_tools
@@ -179,3 +180,28 @@ def test_an_expiry_that_raises_is_read_from_the_pause_and_the_settled_thread() -
     plain = Interrupt(value={**pause.value, "approval": {"on_expire": "rejected"}}, id=pause.id)
     assert _timeout("t", [plain], [pause.id], settled) is None  # the policy does not raise
     assert _settling(_Seen(True, "c1", [plain], {}), {plain.id: "approved"}, deadline)[1] == []
+
+
+def _state(checkpoint: str, parent: str | None, run: str | None) -> dict[str, Any]:
+    return {
+        "checkpoint": {"checkpoint_id": checkpoint},
+        "parent_checkpoint": {"checkpoint_id": parent} if parent else None,
+        "metadata": {"run_id": run} if run else {},
+    }
+
+
+def test_the_run_that_answered_a_pause_is_the_writer_of_the_checkpoint_after_it() -> None:
+    # Aegra (seen by a helper): B's resume was created first but started after A's had
+    # finished; it found nothing to answer and ended "success": A's run wrote the successor
+    history = [
+        _state("c4", "c3", "run-b"),  # B's no-op run, after A's end
+        _state("c3", "c2", "run-a"),
+        _state("c2", "paused", "run-a"),
+        _state("paused", "c0", "run-0"),
+    ]
+    assert _writer_after(history, "paused") == ("run-a", None)
+    assert _writer_after(history[:1], "paused") == (None, None)  # a short page: the end
+    assert _writer_after(history[3:], "paused") == (None, None)  # no successor yet
+    assert _writer_after([_state("c1", "paused", None)], "paused") == (None, None)  # no run id
+    full = [_state(f"c{i}", f"c{i - 1}", "r") for i in range(40, 20, -1)]
+    assert _writer_after(full, "paused") == (None, "c21")  # read the next page before c21
