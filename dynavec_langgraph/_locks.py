@@ -46,6 +46,7 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -300,25 +301,60 @@ async def _apg_run(conn: psycopg.AsyncConnection[Any], statement: str, key: int)
     return bool(row and row[0])
 
 
+_SESSIONS: ContextVar[tuple[tuple[Any, bool, Any], ...]] = ContextVar(
+    "dynavec_resume_lock_sessions", default=()
+)
+"""The PostgreSQL sessions that hold a resume lock in this context, as ``(source, is_async,
+connection)``. A lock taken inside another one on the same saver (the claim of a resumed call,
+:mod:`dynavec_langgraph._claims`, inside a door's thread lock) takes its advisory lock on the
+session that already holds one instead of a second connection: advisory locks are per
+session, so it excludes every other session exactly as before, and a nested lock of the same
+key is refused earlier, by the in-process lock."""
+
+
+def _held_session(source: Any, is_async: bool) -> Any:
+    for held, kind, conn in _SESSIONS.get():
+        if held is source and kind is is_async:
+            return conn
+    return None
+
+
+@contextmanager
+def _session(source: Any, is_async: bool, conn: Any) -> Iterator[None]:
+    before = _SESSIONS.get()
+    _SESSIONS.set((*before, (source, is_async, conn)))
+    try:
+        yield
+    finally:
+        _SESSIONS.set(before)  # not a token: an async generator may exit in another context
+
+
 @contextmanager
 def _pg_lock(source: Any, thread_id: str) -> Iterator[None]:
     import psycopg
 
     key = _lock_key(thread_id)
+    held = _held_session(source, is_async=False)
+    if held is not None:
+        with _locked_on(held, None, key, thread_id, owned=False):
+            yield
+        return
     with _from_pool(source, async_pool=False) as shared:
         pool = source if shared else None
         if pool is not None:
             conn: psycopg.Connection[Any] = pool.getconn()
         else:
             conn = psycopg.connect(_conninfo(source), autocommit=True)
-        with _locked_on(conn, pool, key, thread_id):
+        with _locked_on(conn, pool, key, thread_id), _session(source, False, conn):
             yield
 
 
 @contextmanager
 def _locked_on(
-    conn: psycopg.Connection[Any], pool: Any, key: int, thread_id: str
+    conn: psycopg.Connection[Any], pool: Any, key: int, thread_id: str, *, owned: bool = True
 ) -> Iterator[None]:
+    """The advisory lock ``key`` on ``conn``; the connection goes back to ``pool`` (or is
+    closed) afterwards, unless it is not ``owned`` (an enclosing lock's session)."""
     import psycopg
 
     try:
@@ -332,9 +368,9 @@ def _locked_on(
             except psycopg.Error:
                 conn.close()  # ending the session releases the lock
     finally:
-        if pool is not None:
+        if owned and pool is not None:
             pool.putconn(conn)
-        else:
+        elif owned:
             conn.close()
 
 
@@ -343,6 +379,11 @@ async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
     import psycopg
 
     key = _lock_key(thread_id)
+    held = _held_session(source, is_async=True)
+    if held is not None:
+        async with _alocked_on(held, None, key, thread_id, owned=False):
+            yield
+        return
     with _from_pool(source, async_pool=True) as shared:
         pool = source if shared else None
         if pool is not None:
@@ -350,13 +391,20 @@ async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
         else:
             conn = await psycopg.AsyncConnection.connect(_conninfo(source), autocommit=True)
         async with _alocked_on(conn, pool, key, thread_id):
-            yield
+            with _session(source, True, conn):
+                yield
 
 
 @asynccontextmanager
 async def _alocked_on(
-    conn: psycopg.AsyncConnection[Any], pool: Any, key: int, thread_id: str
+    conn: psycopg.AsyncConnection[Any],
+    pool: Any,
+    key: int,
+    thread_id: str,
+    *,
+    owned: bool = True,
 ) -> AsyncIterator[None]:
+    """Async twin of :func:`_locked_on`."""
     import psycopg
 
     try:
@@ -370,9 +418,9 @@ async def _alocked_on(
             except psycopg.Error:
                 await conn.close()
     finally:
-        if pool is not None:
+        if owned and pool is not None:
             await pool.putconn(conn)
-        else:
+        elif owned:
             await conn.close()
 
 
