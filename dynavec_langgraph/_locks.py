@@ -47,6 +47,7 @@ import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -301,31 +302,42 @@ async def _apg_run(conn: psycopg.AsyncConnection[Any], statement: str, key: int)
     return bool(row and row[0])
 
 
-_SESSIONS: ContextVar[tuple[tuple[Any, bool, Any], ...]] = ContextVar(
-    "dynavec_resume_lock_sessions", default=()
-)
-"""The PostgreSQL sessions that hold a resume lock in this context, as ``(source, is_async,
-connection)``. A lock taken inside another one on the same saver (the claim of a resumed call,
-:mod:`dynavec_langgraph._claims`, inside a door's thread lock) takes its advisory lock on the
-session that already holds one instead of a second connection: advisory locks are per
-session, so it excludes every other session exactly as before, and a nested lock of the same
-key is refused earlier, by the in-process lock."""
+@dataclass
+class _Session:
+    """A PostgreSQL session holding a resume lock, while ``open`` (the lock is held)."""
+
+    source: Any
+    is_async: bool
+    conn: Any
+    open: bool = True
+
+
+_SESSIONS: ContextVar[tuple[_Session, ...]] = ContextVar("dynavec_resume_lock_sessions", default=())
+"""The PostgreSQL sessions that hold a resume lock in this context. A lock taken inside another
+one on the same saver (the claim of a resumed call, :mod:`dynavec_langgraph._claims`, inside a
+door's thread lock) takes its advisory lock on the session that already holds one instead of a
+second connection: advisory locks are per session, so it excludes every other session exactly
+as before, and a nested lock of the same key is refused earlier, by the in-process lock. A task
+started inside the lock that outlives it (its context is a copy) finds the session closed and
+takes a connection of its own."""
 
 
 def _held_session(source: Any, is_async: bool) -> Any:
-    for held, kind, conn in _SESSIONS.get():
-        if held is source and kind is is_async:
-            return conn
+    for held in _SESSIONS.get():
+        if held.open and held.source is source and held.is_async is is_async:
+            return held.conn
     return None
 
 
 @contextmanager
 def _session(source: Any, is_async: bool, conn: Any) -> Iterator[None]:
     before = _SESSIONS.get()
-    _SESSIONS.set((*before, (source, is_async, conn)))
+    session = _Session(source, is_async, conn)
+    _SESSIONS.set((*before, session))
     try:
         yield
     finally:
+        session.open = False
         _SESSIONS.set(before)  # not a token: an async generator may exit in another context
 
 

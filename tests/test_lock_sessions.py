@@ -8,6 +8,7 @@ two, so 8 workers resuming at once do not open connections beyond the pool's.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import psycopg
@@ -74,3 +75,28 @@ async def test_a_nested_aresume_lock_takes_no_second_pool_connection(pg_uri: str
             assert _advisory(pg_uri) == {"locks": 1, "sessions": 1}
         assert _advisory(pg_uri) == {"locks": 0, "sessions": 0}
         assert pool.get_stats()["pool_available"] == 4
+
+
+async def test_a_task_that_outlives_the_lock_takes_a_connection_of_its_own(pg_uri: str) -> None:
+    kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    async with AsyncConnectionPool(
+        pg_uri, min_size=4, max_size=4, kwargs=kwargs, open=False
+    ) as pool:
+        await pool.wait()
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        go = asyncio.Event()
+        seen: list[int] = []
+
+        async def later() -> None:  # its context is a copy of the lock holder's
+            await go.wait()
+            async with aresume_lock(saver, "t2"):
+                seen.append(pool.get_stats()["pool_available"])
+                assert _advisory(pg_uri) == {"locks": 1, "sessions": 1}
+
+        async with aresume_lock(saver, "t"):
+            task = asyncio.create_task(later())
+        assert pool.get_stats()["pool_available"] == 4
+        go.set()
+        await task
+        assert seen == [3]  # it took a connection of the pool, not the returned one
+        assert _advisory(pg_uri) == {"locks": 0, "sessions": 0}
