@@ -24,6 +24,8 @@ What the lock relies on, per saver:
   (from the saver's pool when it has one with room to spare, else a new connection with the
   saver's connection parameters) and released right after. It covers every process and machine
   using that database; if the holder crashes, its session ends and the server releases the lock.
+  A lock taken while another one of the same saver is held in this context (a resumed call's
+  claim inside a door's thread lock) is taken on that session, not on another connection.
 * ``InMemorySaver`` and any other saver: the in-process lock only (which is all that can see
   them unless the saver is shared some other way).
 * A saver wrapping another (the package's ``ConnectionSaver`` from a connection string, or any
