@@ -54,6 +54,7 @@ from dynavec_langgraph._exactly_once import (
     OnCrash,
     aguarded,
     call_key,
+    declared_on_crash,
     guarded,
     keyed,
     on_crash_of,
@@ -774,10 +775,11 @@ class ReActNodes:
             update["held"] = None  # a new turn: its calls may be held once each
         return update
 
-    def on_crash(self, call: _Call) -> OnCrash:
-        """The call's ``on_crash`` policy (:mod:`dynavec_langgraph._exactly_once`)."""
+    def on_crash(self, call: _Call) -> OnCrash | None:
+        """The call's declared ``on_crash`` policy, ``None`` if its tool declares none
+        (:mod:`dynavec_langgraph._exactly_once`)."""
         tool = call.tool or self.executor.tools_by_name.get(call.call["name"])
-        return "retry" if tool is None else on_crash_of(tool)
+        return None if tool is None else declared_on_crash(tool)
 
     def _task(self, state_or_task: Any) -> _Call:
         task = _foreign_task(state_or_task)
