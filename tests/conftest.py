@@ -33,6 +33,7 @@ SERVICE_MODULES = frozenset(
         "test_durability",
         "test_dynavec_locking",
         "test_dynavec_port",
+        "test_lazy_imports",
         "test_make",
         "test_notebooks",
         "test_studio",
