@@ -84,6 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
         'kernel or other processes (set by tests/conftest.py); `make test-fast` runs -m "not '
         'service"',
     )
+    _count_processes(config)
 
 
 def _needs_service(item: pytest.Item) -> bool:
@@ -117,17 +118,26 @@ def _counted(start: Callable[..., Any]) -> Callable[..., Any]:
     return counting
 
 
-# subprocess keeps its own reference to fork_exec (Python 3.11+: `from _posixsubprocess import
-# fork_exec as _fork_exec`); multiprocessing calls _posixsubprocess.fork_exec
-for _owner, _name in (
-    (subprocess, "_fork_exec"),
-    (_posixsubprocess, "fork_exec"),
-    (os, "fork"),
-    (os, "posix_spawn"),
-    (os, "posix_spawnp"),
-):
-    if callable(getattr(_owner, _name, None)):
-        setattr(_owner, _name, _counted(getattr(_owner, _name)))
+def _fast_subset(config: pytest.Config) -> bool:
+    return "not service" in (config.getoption("markexpr", "") or "")
+
+
+def _count_processes(config: pytest.Config) -> None:
+    """Only in the fast subset: count the processes started (the whole suite runs unpatched).
+
+    subprocess keeps its own reference to fork_exec (Python 3.11+: ``from _posixsubprocess
+    import fork_exec as _fork_exec``); multiprocessing calls ``_posixsubprocess.fork_exec``."""
+    if not _fast_subset(config):
+        return
+    for owner, name in (
+        (subprocess, "_fork_exec"),
+        (_posixsubprocess, "fork_exec"),
+        (os, "fork"),
+        (os, "posix_spawn"),
+        (os, "posix_spawnp"),
+    ):
+        if callable(getattr(owner, name, None)):
+            setattr(owner, name, _counted(getattr(owner, name)))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -136,7 +146,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     stays what it says (the whole suite, without ``-m``, runs every test unchecked)."""
     before = _SPAWNED[0]
     result = yield
-    checked = "not service" in (item.config.getoption("markexpr", "") or "")
+    checked = _fast_subset(item.config)
     if checked and _SPAWNED[0] != before and item.get_closest_marker("service") is None:
         pytest.fail(
             f"{item.nodeid} started {_SPAWNED[0] - before} process(es) but is not marked "
