@@ -39,14 +39,12 @@ from dynavec_langgraph._errors import (
     ThreadPausedError,
     not_a_message_text,
 )
+from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
 from dynavec_langgraph._graph import (
     AGENT_NODE,
     COMPLETED_CALLS_KEY,
     MODEL_KWARGS_KEY,
     CompletedCall,
-    check_max_steps,
-    create_react_agent,
-    with_bookkeeping,
 )
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import uuid
-import warnings
-from collections.abc import Callable, Coroutine, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -25,8 +24,6 @@ from typing import (
     NotRequired,
     Required,
     TypedDict,
-    get_args,
-    get_type_hints,
 )
 
 from langchain_core.language_models import LanguageModelInput
@@ -40,13 +37,10 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer, Command, Send
+from langgraph.graph import END
+from langgraph.types import Command, Send
 
 from dynavec_langgraph._claims import aclaimed, claimed
 from dynavec_langgraph._errors import DamagedThreadError, InterruptCallError, damaged_text
@@ -59,7 +53,6 @@ from dynavec_langgraph._exactly_once import (
     on_crash_of,
     with_key,
 )
-from dynavec_langgraph._history import keep_conversations
 from dynavec_langgraph._messages import (
     ConversationChannel,
     add_conversation,
@@ -71,8 +64,6 @@ from dynavec_langgraph._messages import (
 from dynavec_langgraph._policy import policy_scope
 from dynavec_langgraph._tools import (
     AgentTool,
-    as_tools,
-    executable,
     format_tool_error,
     running_in_agent,
     unknown_tool_observation,
@@ -82,23 +73,30 @@ from dynavec_langgraph.records import AgentState, TerminationReason
 
 if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
     from langgraph.prebuilt import ToolNode
-    from langgraph.prebuilt.tool_node import ToolInvocationError
 
-    from dynavec_langgraph.registry import ToolRegistry
 
 __all__ = [
     "AGENT_NODE",
+    "BOOKKEEPING",
     "COMPLETED_CALLS_KEY",
     "MODEL_KWARGS_KEY",
+    "PREBUILT_FACE",
     "TOOLS_METADATA_KEY",
     "TOOLS_NODE",
+    "AgentFace",
     "CompletedCall",
+    "FullReActState",
     "MessageStorage",
+    "NodeRunnable",
+    "ReActNodes",
     "ReActState",
-    "check_max_steps",
     "completed_calls",
-    "create_react_agent",
+    "error_observation",
+    "model_kwargs",
+    "model_update",
+    "node_input",
     "steps_in_run",
+    "tools_router",
     "until_done",
 ]
 
@@ -115,11 +113,6 @@ so it is never copied into checkpoint metadata)."""
 MessageStorage = Literal["delta", "full"]
 """How checkpoints store ``messages``: ``"delta"`` stores each step's new messages
 (LangGraph's ``DeltaChannel``; storage grows linearly), ``"full"`` the whole list each step."""
-
-_RECURSION_LIMIT = 10_000  # max_steps bounds the loop; LangGraph's default (25) is too low
-_SUPERSTEPS_PER_STEP = 1_000
-"""LangGraph's recursion limit follows ``max_steps`` (a model call, then one superstep per tool
-call of its turn), so a run ends at ``max_steps``, never at a limit the caller did not set."""
 
 
 def _last(_old: Any, new: Any) -> Any:
@@ -178,7 +171,7 @@ class ReActState(TypedDict, total=False):
     continued_at: NotRequired[Annotated[str | None, _last]]
 
 
-class _FullReActState(TypedDict, total=False):
+class FullReActState(TypedDict, total=False):
     messages: Required[Annotated[list[AnyMessage], add_conversation]]
     step: NotRequired[Annotated[int, _last]]
     termination_reason: NotRequired[Annotated[TerminationReason | None, _last]]
@@ -201,7 +194,7 @@ def route_after_agent(state: Mapping[str, Any]) -> Literal["tools", "__end__"]:
     return TOOLS_NODE if pending_calls(state["messages"]) else "__end__"
 
 
-def _route_start_parallel(max_steps: int, nodes: ReActNodes) -> Any:
+def route_start_parallel(max_steps: int, nodes: ReActNodes) -> Any:
     def route_start(state: Mapping[str, Any]) -> list[Send] | Literal["agent"]:
         """Unanswered calls each become a task; otherwise the model."""
         return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or AGENT_NODE
@@ -209,7 +202,7 @@ def _route_start_parallel(max_steps: int, nodes: ReActNodes) -> Any:
     return route_start
 
 
-def _route_after_agent_parallel(max_steps: int, nodes: ReActNodes) -> Any:
+def route_after_agent_parallel(max_steps: int, nodes: ReActNodes) -> Any:
     def route_after_agent(state: Mapping[str, Any]) -> list[Send] | Literal["__end__"]:
         """Each tool call of the turn as its own task, all at once; no calls ends the run."""
         return _all_tasks(state, max_steps, nodes.direct, nodes.stateless) or "__end__"
@@ -217,7 +210,7 @@ def _route_after_agent_parallel(max_steps: int, nodes: ReActNodes) -> Any:
     return route_after_agent
 
 
-def _route_after_task(max_steps: int) -> Any:
+def route_after_task_parallel(max_steps: int) -> Any:
     def route_after_task(state: Mapping[str, Any]) -> Literal["agent", "__end__"]:
         """After the turn's tasks: the model again, or the end once ``max_steps`` is spent or
         a ``return_direct`` tool answered. Held calls go back through the agent node, which
@@ -440,7 +433,7 @@ def _turn_of(messages: Sequence[AnyMessage], call_id: str | None) -> str:
     return ""
 
 
-def _error_observation(error: Exception) -> str:
+def error_observation(error: Exception) -> str:
     """A tool's exception is the observation ``Error executing tool '<name>': ...``
     (docs/compatibility.md §3; the tool node runs one call at a time, so the running call
     names the tool)."""
@@ -942,175 +935,6 @@ def node_input() -> Any:
     return _NODE_INPUT.get()
 
 
-class _Default(str):
-    """The default of ``version=`` ("v2"), told apart from an explicit ``version="v2"``."""
-
-    __slots__ = ()
-
-
-_DEFAULT_VERSION: Final[Any] = _Default("v2")
-
-
-def check_max_steps(max_steps: Any) -> int:
-    """``max_steps`` as the number of model calls per run (below 1 counts as 1).
-
-    Raises:
-        TypeError: anything but a whole number (``2.7``, ``"3"``, ``None``, ``True``).
-    """
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int):
-        raise TypeError(
-            f"max_steps={max_steps!r}: pass a whole number of model calls per run (e.g. 10)"
-        )
-    return max(1, max_steps)
-
-
-def create_react_agent(
-    model: Any,
-    tools: Sequence[Any] | ToolNode | ToolRegistry | None = None,
-    *,
-    system_prompt: str | SystemMessage | None = None,
-    max_steps: int = 10,
-    checkpointer: Checkpointer | str | Any = None,
-    store: BaseStore | None = None,
-    name: str | None = None,
-    message_storage: MessageStorage = "delta",
-    parallel_tool_calls: bool = False,
-    prompt: Any = None,
-    response_format: Any = None,
-    middleware: Sequence[Any] = (),
-    state_schema: Any = None,
-    context_schema: Any = None,
-    pre_model_hook: Any = None,
-    post_model_hook: Any = None,
-    interrupt_before: list[str] | None = None,
-    interrupt_after: list[str] | None = None,
-    debug: bool = False,
-    cache: Any = None,
-    version: Literal["v1", "v2"] = _DEFAULT_VERSION,
-    approval_policy: Any = None,
-    **unknown: Any,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Build dynavec's ReAct agent as a compiled LangGraph graph.
-
-    Run it alone (``graph.invoke({"messages": [...]}, config)``) or add it as a node of a
-    parent graph whose state has ``messages``. Tools may call
-    :func:`dynavec_langgraph.interrupt` to pause for a person; answer with
-    ``Command(resume=decision)``.
-
-    Args:
-        model: a LangChain chat model that can bind tools, a ``"provider:model"`` string,
-            or a dynavec-style model (``invoke(messages, tools=...)``).
-        tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools,
-            or a LangGraph ``ToolNode`` (its tools and its ``handle_tool_errors``).
-        system_prompt: a str or ``SystemMessage``, added before the conversation at every
-            model call (not stored).
-        max_steps: model calls per run (per user message); below 1 counts as 1.
-        checkpointer: a LangGraph saver, or what ``ReActAgent`` takes (a connection string,
-            a dynavec checkpointer such as ``DynamoDBCheckpointer``; a connection opened
-            from a string stays open for the process); ``None`` when the graph is a
-            subgraph (it uses the parent's). Interrupts need one to be resumed.
-        store: a LangGraph store, passed to ``compile``.
-        name: the graph's name (the node name Studio and parent graphs show), also set as
-            the ``name`` of the agent's ``AIMessage``s (as the prebuilt agent does; multi-agent
-            tools find an agent's messages by it). ``None`` (the default): no name on the
-            messages and LangGraph's default graph name.
-        message_storage: ``"delta"`` (default; linear storage) or ``"full"``.
-        parallel_tool_calls: run the calls of a turn concurrently, each as its own task
-            (several approvals can be pending at once). The default runs them one at a
-            time in the model's order, each checkpointed before the next starts.
-        prompt: the prebuilt agent's ``prompt``: a str or ``SystemMessage`` (as
-            ``system_prompt``), or a callable / Runnable taking the state and returning the
-            model's input messages.
-        response_format: as ``create_agent``'s: a pydantic model, dataclass, TypedDict,
-            JSON-schema dict, ``ToolStrategy`` or ``ProviderStrategy``; the result is in
-            ``state["structured_response"]``. Needs ``langchain``.
-        middleware: LangChain ``AgentMiddleware`` instances (and decorator forms), wired as
-            ``create_agent`` wires them. Needs ``langchain``.
-        state_schema: a state with ``messages`` (e.g. LangChain's ``AgentState`` or the
-            prebuilt agent's state) whose other keys the graph keeps.
-        context_schema: the type of ``invoke(..., context=...)``; tools read it through
-            ``ToolRuntime.context`` or ``get_runtime()``.
-        pre_model_hook / post_model_hook: the prebuilt agent's hooks: a node run before
-            each model call (it may return ``llm_input_messages``, the model's input for
-            that call, not stored) and one run after it.
-        interrupt_before / interrupt_after / debug / cache: passed to ``compile``.
-        version: the prebuilt agent's ``"v1"`` / ``"v2"`` (default); both keep this
-            package's tool node (one call per superstep, or ``parallel_tool_calls=True``),
-            see docs/prebuilt.md.
-        approval_policy: an ``ApprovalPolicy`` (or ``{node_id: ApprovalPolicy}``) for the
-            pauses of the tools (expiry, who may approve, several approvers;
-            docs/approvals-in-production.md); ``tools`` must be a list.
-
-    Returns:
-        The compiled graph (an :class:`AgentGraph`). Its state is :class:`ReActState` (plus
-        the ``state_schema``'s keys); ``invoke`` and ``stream`` give the state schema's keys
-        only, as the prebuilt agent's; the bookkeeping (:data:`BOOKKEEPING`) is in
-        ``get_state`` and in the output when asked for (``output_keys=``).
-
-    Raises:
-        TypeError: a model that cannot call tools, or a tool that cannot be used.
-        ValueError: an unknown ``message_storage`` or two tools with one name.
-
-    Example:
-        >>> from dynavec_langgraph.testing import ScriptedChatModel
-        >>> graph = create_react_agent(ScriptedChatModel(turns=["Hi!"]), [])
-        >>> graph.invoke({"messages": [("user", "hello")]})["messages"][-1].content
-        'Hi!'
-    """
-    if "config_schema" in unknown:  # as the prebuilt agent: the deprecated context_schema
-        from langgraph.warnings import LangGraphDeprecatedSinceV10
-
-        warnings.warn(
-            "`config_schema` is deprecated and will be removed. Please use `context_schema` "
-            "instead.",
-            category=LangGraphDeprecatedSinceV10,
-            stacklevel=2,
-        )
-        config_schema = unknown.pop("config_schema")
-        if context_schema is None:
-            context_schema = config_schema
-    if unknown:
-        raise TypeError(
-            f"create_react_agent() got unexpected keyword arguments: {unknown} (unknown "
-            f"option(s) {sorted(unknown)}); it takes {', '.join(_OPTIONS)}"
-        )
-    if version not in ("v1", "v2"):
-        raise ValueError(
-            f"version={version!r}: use 'v1' or 'v2' (both run the calls of a turn as this "
-            "package's contract says: one at a time, or concurrently with "
-            "parallel_tool_calls=True; see docs/prebuilt.md)"
-        )
-    if approval_policy is not None:
-        from dynavec_langgraph._policy import attach_policy
-
-        tools = attach_policy(tools, approval_policy)
-    return build_agent(
-        PREBUILT_FACE,
-        model,
-        tools,
-        system_prompt=system_prompt,
-        max_steps=max_steps,
-        checkpointer=checkpointer,
-        store=store,
-        name=name,
-        message_storage=message_storage,
-        parallel_tool_calls=parallel_tool_calls,
-        prompt=prompt,
-        response_format=response_format,
-        middleware=middleware,
-        state_schema=state_schema,
-        context_schema=context_schema,
-        pre_model_hook=pre_model_hook,
-        post_model_hook=post_model_hook,
-        interrupt_before=interrupt_before,
-        interrupt_after=interrupt_after,
-        debug=debug,
-        cache=cache,
-        version=version,
-        unknown={},
-    )
-
-
 @dataclass(frozen=True)
 class AgentFace:
     """What differs between the two faces of the one factory (:func:`build_agent`):
@@ -1135,347 +959,8 @@ PREBUILT_FACE: Final = AgentFace("create_react_agent")
 """``create_react_agent``'s face."""
 
 
-def build_agent(
-    face: AgentFace,
-    model: Any,
-    tools: Sequence[Any] | ToolNode | ToolRegistry | None,
-    *,
-    system_prompt: str | SystemMessage | None,
-    max_steps: int,
-    checkpointer: Checkpointer | str | Any,
-    store: BaseStore | None,
-    name: str | None,
-    message_storage: MessageStorage,
-    parallel_tool_calls: bool,
-    prompt: Any,
-    response_format: Any,
-    middleware: Sequence[Any],
-    state_schema: Any,
-    context_schema: Any,
-    pre_model_hook: Any,
-    post_model_hook: Any,
-    interrupt_before: list[str] | None,
-    interrupt_after: list[str] | None,
-    debug: bool,
-    cache: Any,
-    unknown: Mapping[str, Any],
-    version: str = _DEFAULT_VERSION,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The one factory behind ``create_react_agent`` and ``create_agent``."""
-    if unknown:
-        raise TypeError(
-            f"{face.function}() got unknown option(s) {sorted(unknown)}; it takes "
-            f"{', '.join(_OPTIONS)}"
-        )
-    if message_storage not in get_args(MessageStorage):
-        raise ValueError(
-            f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
-        )
-    from langgraph.prebuilt import ToolNode
-    from langgraph.prebuilt.tool_node import ToolInvocationError
-
-    from dynavec_langgraph import _middleware as mw
-    from dynavec_langgraph._models import bind_model  # chat-model machinery: imported on use
-
-    # ToolNode reads the handler's annotation to know what it answers inside the wrappers
-    _wrapped_error_observation.__annotations__["error"] = ToolInvocationError
-
-    from dynavec_langgraph import _prebuilt as pb
-
-    view = pb.StateView(state_schema)
-    dynamic = pb.is_dynamic_model(model)
-    if prompt is not None and not isinstance(prompt, str | SystemMessage):
-        prompt = pb.PromptRunnable(prompt, view)  # the state as the user's type, the store
-    prebuilt_format = not face.create_agent and _prebuilt_response_format(
-        response_format,
-        middleware,
-        explicit_version=not isinstance(version, _Default),
-        prebuilt_only=dynamic
-        or prompt is not None
-        or pre_model_hook is not None
-        or post_model_hook is not None,
-    )
-    system_message, prompt_runnable = mw.resolve_prompt(system_prompt, prompt)
-    options = mw.AgentOptions(
-        system_message=system_message,
-        prompt=prompt_runnable,
-        response_format=None if prebuilt_format else response_format,
-        state_schema=state_schema,
-        context_schema=context_schema,
-        pre_model_hook=None
-        if pre_model_hook is None
-        else pb.hook_node(mw.PRE_MODEL_HOOK, pre_model_hook, view),
-        post_model_hook=None
-        if post_model_hook is None
-        else pb.hook_node(mw.POST_MODEL_HOOK, post_model_hook, view),
-        middleware=list(middleware or ()),
-    )
-    if options.middleware:
-        mw.need_langchain("middleware")
-    if options.response_format is not None:
-        mw.need_langchain("response_format")
-    if options.extended and parallel_tool_calls:
-        raise ValueError(
-            "parallel_tool_calls=True is not available with middleware, response_format, "
-            "state_schema, a callable prompt or pre/post model hooks yet: drop one of them"
-        )
-    extra_tools = [t for m in options.middleware for t in getattr(m, "tools", None) or ()]
-    builtin: list[dict[str, Any]] = []
-    wrap, awrap = mw.tool_wrappers(options.middleware) if options.middleware else (None, None)
-    if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
-        if extra_tools or wrap is not None:
-            raise ValueError(
-                "tools=ToolNode(...) cannot take middleware tools or wrap_tool_call "
-                "middleware: pass the tools as a list"
-            )
-        executor = tools
-        agent_tools = as_tools(list(tools.tools_by_name.values()))
-    else:
-        if isinstance(tools, list | tuple):  # provider built-in tools (dicts): bound to the
-            builtin = [t for t in tools if isinstance(t, dict)]  # model, never run
-            tools = [t for t in tools if not isinstance(t, dict)]
-        agent_tools = as_tools(tools)
-        if extra_tools:  # create_agent: the middleware's tools come first
-            agent_tools = as_tools([*extra_tools, *agent_tools])
-        executor = ToolNode(
-            [executable(t) for t in agent_tools],
-            handle_tool_errors=_error_observation if wrap is None else _wrapped_error_observation,
-            wrap_tool_call=wrap,
-            awrap_tool_call=awrap,
-        )
-        if face.create_agent:  # ToolNode's default: bad arguments answered, exceptions raised
-            executor = mw.create_agent_tool_node(executor, wrap, awrap)
-    steps = check_max_steps(max_steps)
-    model_runnable = (
-        pb.DynamicModel(model, view) if dynamic else bind_model(model, agent_tools, builtin)
-    )
-    finish = (
-        pb.StructuredResponseNode(response_format, model_runnable).node()
-        if prebuilt_format
-        else None
-    )
-    node_args = (
-        model_runnable,
-        agent_tools,
-        executor,
-        system_message,
-        steps,
-        name,
-        parallel_tool_calls,
-    )
-    own = not isinstance(tools, ToolNode) and wrap is None and not face.create_agent
-    base: Any = ReActState if message_storage == "delta" else _FullReActState
-    if finish is not None:  # the prebuilt agent's structured_response
-        fields = {
-            **get_type_hints(base, include_extras=True),
-            "structured_response": NotRequired[Any],
-        }
-        base = TypedDict("DynavecStructuredState", fields, total=False)  # type: ignore[misc,no-redef]
-    if options.extended or face.create_agent:
-        ext = mw.ExtendedNodes(*node_args, own_executor=own)
-        ext.state_view = view if view.typed else None
-        request_tools = [*(executable(t) for t in agent_tools), *face.builtin_tools]
-        ext.setup(options, _chat_model(model), request_tools, middleware, face)
-        builder = mw.build_graph(
-            mw.merged_state(base, options, options.middleware, face),
-            ext,
-            options,
-            options.middleware,
-            steps,
-            has_tools=bool(agent_tools) or (face.create_agent and wrap is not None),
-            finish=finish,
-            face=face,
-        )
-    else:
-        nodes = ReActNodes(*node_args, own_executor=own)
-        builder = _plain_graph(nodes, base, context_schema, steps, parallel_tool_calls, finish)
-    graph = _compile(
-        builder,
-        checkpointer,
-        store,
-        name,
-        steps,
-        agent_tools,
-        interrupt_before,
-        interrupt_after,
-        debug,
-        cache,
-        transformers=mw.create_agent_transformers(options.middleware, face.transformers)
-        if face.create_agent
-        else None,
-        # create_agent's own input/output schemas already say what invoke() gives
-        hide_bookkeeping=not face.create_agent,
-    )
-    return mw.create_agent_config(graph, name) if face.create_agent else graph
-
-
-def _plain_graph(
-    nodes: ReActNodes,
-    schema: Any,
-    context_schema: Any,
-    steps: int,
-    parallel_tool_calls: bool,
-    finish: NodeRunnable | None = None,
-) -> StateGraph[Any, Any, Any, Any]:
-    """The two-node graph (no middleware, no create_agent option that needs more nodes);
-    ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
-    builder = StateGraph(schema, context_schema=context_schema)
-    builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
-    builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
-    end: Any = END
-    if finish is not None:
-        builder.add_node(finish.name, finish)
-        builder.add_edge(finish.name, END)
-        end = finish.name
-
-    def paths(*names: str) -> dict[Hashable, str]:
-        return {n: end if n == END else n for n in names}
-
-    if parallel_tool_calls:
-        builder.add_conditional_edges(
-            START, _route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
-        )
-        builder.add_conditional_edges(
-            AGENT_NODE, _route_after_agent_parallel(steps, nodes), paths(TOOLS_NODE, END)
-        )
-        builder.add_conditional_edges(TOOLS_NODE, _route_after_task(steps), paths(AGENT_NODE, END))
-    else:
-        builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
-        builder.add_conditional_edges(AGENT_NODE, route_after_agent, paths(TOOLS_NODE, END))
-        builder.add_conditional_edges(
-            TOOLS_NODE, tools_router(steps), paths(AGENT_NODE, TOOLS_NODE, END)
-        )
-    return builder
-
-
-_STRATEGIES = frozenset({"ToolStrategy", "ProviderStrategy", "AutoStrategy"})
-
-
-def _prebuilt_response_format(
-    response_format: Any, middleware: Any, *, explicit_version: bool, prebuilt_only: bool
-) -> bool:
-    """Whether ``response_format`` has the prebuilt agent's meaning (a structured-output call
-    after the run, ``generate_structured_response``) rather than ``create_agent``'s (a
-    strategy inside the loop): a ``(prompt, schema)`` tuple, or a schema with an option only
-    the prebuilt agent has (``version=``, ``prompt=``, model hooks, a callable model) and no
-    middleware. A ``ToolStrategy`` / ``ProviderStrategy`` is always ``create_agent``'s."""
-    if response_format is None:
-        return False
-    if isinstance(response_format, tuple):
-        return True
-    if type(response_format).__name__ in _STRATEGIES or middleware:
-        return False
-    return explicit_version or prebuilt_only
-
-
-_OPTIONS = (
-    "model", "tools", "system_prompt", "max_steps", "checkpointer", "store", "name",
-    "message_storage", "parallel_tool_calls", "prompt", "response_format", "middleware",
-    "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
-    "interrupt_after", "debug", "cache", "version", "approval_policy",
-)  # fmt: skip
-
-
-def _wrapped_error_observation(error: ToolInvocationError) -> str:
-    """With ``wrap_tool_call`` middleware: inside the wrappers ``ToolNode`` answers only bad
-    arguments (the annotation tells it so), so the wrappers see a tool's exceptions (retries
-    need them); what leaves the wrappers is answered as docs/compatibility.md §3 says."""
-    return _error_observation(error)
-
-
-def _chat_model(model: Any) -> Any:
-    """The chat model a ``ModelRequest`` carries (a ``"provider:model"`` string resolved)."""
-    if isinstance(model, str):
-        from langchain.chat_models import init_chat_model
-
-        return init_chat_model(model)
-    return model
-
-
-def _compile(
-    builder: StateGraph[Any, Any, Any, Any],
-    checkpointer: Any,
-    store: BaseStore | None,
-    name: str | None,
-    steps: int,
-    agent_tools: list[AgentTool],
-    interrupt_before: list[str] | None,
-    interrupt_after: list[str] | None,
-    debug: bool,
-    cache: Any,
-    transformers: Sequence[Any] | None = None,
-    hide_bookkeeping: bool = True,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    if not isinstance(checkpointer, bool | None | BaseCheckpointSaver):
-        # a dynavec checkpointer or a connection string, as ReActAgent takes them
-        from dynavec_langgraph.savers import resolve_checkpointer
-
-        checkpointer = resolve_checkpointer(checkpointer)
-    for option, nodes in (
-        ("interrupt_before", interrupt_before),
-        ("interrupt_after", interrupt_after),
-    ):
-        unknown = [n for n in nodes or () if n != "*" and n not in builder.nodes]
-        if unknown:
-            raise ValueError(
-                f"{option}={nodes!r}: the agent has no node {unknown}; its nodes are "
-                f"{sorted(builder.nodes)} (the model node is {AGENT_NODE!r}; create_agent "
-                "calls it 'model')"
-            )
-    if isinstance(checkpointer, BaseCheckpointSaver):
-        checkpointer = keep_conversations(checkpointer, builder.channels)
-    compiled = builder.compile(
-        checkpointer=checkpointer,
-        store=store,
-        name=name,
-        interrupt_before=interrupt_before,
-        interrupt_after=interrupt_after,
-        debug=debug,
-        cache=cache,
-        transformers=transformers,
-    )
-    graph: CompiledStateGraph[Any, Any, Any, Any] = compiled
-    if hide_bookkeeping:
-        # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes
-        # (langgraph 1.2); AgentGraph is built the same way (tests/test_graph.py pins its
-        # outputs)
-        attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
-        attrs["output_channels"] = [
-            k for k in compiled.stream_channels_list if k not in BOOKKEEPING | _MODEL_INPUT
-        ]
-        graph = AgentGraph(**attrs)
-    return graph.with_config(
-        recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
-        metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},
-    )
-
-
-_MODEL_INPUT: Final = frozenset({"llm_input_messages"})  # pre_model_hook's, not stored
 BOOKKEEPING: Final = frozenset(
     {"step", "termination_reason", "shared", "held", "continued_at", "dynavec_reviewed"}
 )
 """The state keys this package keeps for itself: in the thread state (``get_state``), not in
 ``invoke()`` / ``stream()`` output unless asked for (:func:`with_bookkeeping`)."""
-
-
-class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """The compiled agent: a ``CompiledStateGraph`` whose ``stream`` / ``astream`` give the
-    state schema's keys only by default (as ``invoke`` does, and as the prebuilt agent's
-    output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
-    ``output_keys=`` picks other keys, as in LangGraph."""
-
-    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        if kwargs.get("output_keys") is None:
-            kwargs["output_keys"] = self.output_channels
-        return super().stream(input, config, **kwargs)
-
-    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        if kwargs.get("output_keys") is None:
-            kwargs["output_keys"] = self.output_channels
-        return super().astream(input, config, **kwargs)
-
-
-def with_bookkeeping(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:
-    """``graph`` whose ``invoke`` / ``stream`` output also has :data:`BOOKKEEPING` (what
-    ``ReActAgent`` and the package's own served graphs read from a run)."""
-    return graph.copy({"output_channels": list(graph.stream_channels_list)})
