@@ -736,8 +736,9 @@ def review_redirect(middleware: Sequence[Any], request: Any) -> Any:
     tools again) before it runs. Returns the request to run, or the ``ToolMessage`` answering
     the call instead (rejected, or responded to). Any other call is returned unchanged.
 
-    Mirrors ``HumanInTheLoopMiddleware._resolve_per_call`` (langchain 1.5.2, its per-call
-    review), pinned by tests/test_review_digest.py.
+    The review is :func:`dynavec_langgraph._per_call_review.review_call`, a mirror of
+    ``HumanInTheLoopMiddleware._resolve_per_call`` (langchain 1.5.2), pinned by
+    tests/test_review_digest.py.
     """
     name = request.tool_call.get("name")
     asked = _model_call_name(request)
@@ -745,10 +746,11 @@ def review_redirect(middleware: Sequence[Any], request: Any) -> Any:
         return request
     from langchain.agents.middleware import HumanInTheLoopMiddleware
 
+    from dynavec_langgraph._per_call_review import review_call  # needs langchain, as here
+
     for m in middleware:
         if isinstance(m, HumanInTheLoopMiddleware) and name in m.interrupt_on:
-            resolved = m._resolve_per_call(request)
-            return resolved if isinstance(resolved, ToolMessage) else resolved[0]
+            return review_call(m, request)
     return request
 
 

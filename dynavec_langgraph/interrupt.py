@@ -512,12 +512,14 @@ def explain_refusal(error: ValueError) -> str:
     return str(error)
 
 
-def answer_slot(value: Any, schema: dict[str, Any] | None = None) -> Any:
+def answer_slot(value: Any, schema: dict[str, Any] | type | Any = None) -> Any:
     """LangGraph's ``interrupt(value)``: the stored answer of this task's next interrupt slot,
     or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`,
     the approval-policy loop (``dynavec_langgraph._policy.ask_with_policy``) and the in-doubt
     replay (``dynavec_langgraph._exactly_once``, which reads earlier answers with
-    ``answer_slot(None)``) all pause through it."""
+    ``answer_slot(None)``) and the per-call review of a redirected edit
+    (``dynavec_langgraph._per_call_review``, whose ``schema`` is a type, as LangChain's) all
+    pause through it."""
     if schema is None:
         return lg_interrupt(value)
     return lg_interrupt(value, response_schema=schema)

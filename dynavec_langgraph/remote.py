@@ -245,9 +245,19 @@ _RECENT = 5
 """Runs read to find the one that finished last."""
 
 
-def _last_done(runs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The run updated last (the one whose end set the thread's status)."""
-    return max(runs, key=lambda r: str(r.get("updated_at") or ""), default=None)
+def _failures_since_last_result(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The failed runs among ``runs`` that may have left the thread's ``error`` status: those
+    that ended after the newest run that left a result (``success`` / ``interrupted``) began.
+
+    Not simply the run updated last: runs of a thread overlap on Aegra, whose end of a run
+    writes the run's status and then, in another statement, the thread's; so a refused resume
+    whose run row was updated just before the winner's can still write the thread's status
+    after it. A failure older than the newest result's start was followed by that result."""
+    done = [r for r in runs if r.get("status") in {"success", "interrupted"}]
+    since = max((str(r.get("created_at") or "") for r in done), default="")
+    return [
+        r for r in runs if r.get("status") == "error" and str(r.get("updated_at") or "") >= since
+    ]
 
 
 def _refusal(run: Mapping[str, Any], joined: Any) -> bool:
@@ -707,22 +717,24 @@ class RemoteReActAgent:
         return _seen(state, now, _run_id(last))
 
     def _was_refused(self, sid: str) -> bool:
-        """Whether the run that finished last (and left the thread's ``error`` status) is a
-        resume the tool node's claim refused: then the state is the winner's, valid."""
-        run = _last_done(self.sync_client.runs.list(sid, limit=_RECENT))
-        if run is None or run.get("status") != "error":
-            return False
-        rid = str(run["run_id"])
-        joined = None if run.get("error_message") else self.sync_client.runs.join(sid, rid)
-        return _refusal(run, joined)
+        """Whether the failed runs that may have left the thread's ``error`` status are all
+        resumes the tool node's claim refused: then the state is the winner's, valid."""
+        failed = _failures_since_last_result(self.sync_client.runs.list(sid, limit=_RECENT))
+        for run in failed:
+            rid = str(run["run_id"])
+            joined = None if run.get("error_message") else self.sync_client.runs.join(sid, rid)
+            if not _refusal(run, joined):
+                return False
+        return bool(failed)
 
     async def _awas_refused(self, sid: str) -> bool:
-        run = _last_done(await self.client.runs.list(sid, limit=_RECENT))
-        if run is None or run.get("status") != "error":
-            return False
-        rid = str(run["run_id"])
-        joined = None if run.get("error_message") else await self.client.runs.join(sid, rid)
-        return _refusal(run, joined)
+        failed = _failures_since_last_result(await self.client.runs.list(sid, limit=_RECENT))
+        for run in failed:
+            rid = str(run["run_id"])
+            joined = None if run.get("error_message") else await self.client.runs.join(sid, rid)
+            if not _refusal(run, joined):
+                return False
+        return bool(failed)
 
     async def _astate(self, thread_id: str) -> _Seen:
         try:

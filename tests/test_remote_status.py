@@ -20,7 +20,7 @@ from dynavec_langgraph.remote import (
     RemoteRunError,
     _answers_any,
     _check_run,
-    _last_done,
+    _failures_since_last_result,
     _Seen,
     _settled,
     _tagged,
@@ -78,10 +78,32 @@ def test_runs_tagged_with_the_interrupt_ids_they_answer() -> None:
     assert _answers_any({"config": {}}, [PAUSE.id])  # untagged (new input): it moved the thread
 
 
-def test_the_run_that_finished_last() -> None:
-    runs = [
-        {"run_id": "new", "updated_at": "2026-12-01T10:00:01+00:00"},
-        {"run_id": "old", "updated_at": "2026-12-01T10:00:02+00:00"},
-    ]
-    assert _last_done(runs) == runs[1]
-    assert _last_done([]) is None
+def test_the_failures_that_may_have_set_the_threads_error_status() -> None:
+    # Aegra, two resumes at once (seen in CI): the refused run's row was updated just before
+    # the winner's, and its end wrote the thread's ``error`` status after the winner's ``idle``
+    refused = {
+        "run_id": "lost",
+        "status": "error",
+        "created_at": "10:00:00.2",
+        "updated_at": "10:00:01.0",
+    }
+    won = {
+        "run_id": "won",
+        "status": "success",
+        "created_at": "10:00:00.1",
+        "updated_at": "10:00:01.1",
+    }
+    paused = {
+        "run_id": "first",
+        "status": "interrupted",
+        "created_at": "09:59",
+        "updated_at": "09:59:30",
+    }
+    assert _failures_since_last_result([refused, won, paused]) == [refused]
+    # a failure before the newest result began was followed by that result
+    old = {"run_id": "old", "status": "error", "created_at": "09:58", "updated_at": "09:58:30"}
+    assert _failures_since_last_result([won, old]) == []
+    # a run in flight left no result: the failures before it still count
+    flying = {"run_id": "fly", "status": "running", "created_at": "10:01", "updated_at": "10:01"}
+    assert _failures_since_last_result([flying, old]) == [old]
+    assert _failures_since_last_result([]) == []

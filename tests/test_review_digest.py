@@ -508,6 +508,96 @@ def test_a_hitl_edit_redirected_to_an_ungated_tool_runs_it_as_langchain_does() -
     assert "__interrupt__" not in out and ran == ["draft"]
 
 
+def test_a_redirected_review_takes_an_edit_of_its_own_tool_and_a_response() -> None:
+    """The redirected call's own review (``_per_call_review.review_call``) takes every decision
+    its rule allows: an edit of that tool's args runs it with them; a response answers the call
+    without running it; an edit naming yet another tool is refused (the schema pins the name)."""
+    ran: list[str] = []
+    agent = _redirecting_agent(ran, {"send": True, "delete_all": True})
+    cfg = {"configurable": {"thread_id": "edit-again"}}
+    agent.invoke({"messages": [("user", "go")]}, cfg)
+    agent.invoke(_redirect("delete_all"), cfg)
+    with pytest.raises(ValueError, match="delete_all"):
+        again = {"name": "draft", "args": {"to": "bo"}}
+        agent.invoke(Command(resume={"type": "edit", "edited_action": again}), cfg)
+    assert ran == []
+    edited = {"name": "delete_all", "args": {"to": "bo"}}
+    out = agent.invoke(Command(resume={"type": "edit", "edited_action": edited}), cfg)
+    assert "__interrupt__" not in out and ran == ["delete_all"]
+    (call,) = out["messages"][1].tool_calls
+    assert call["name"] == "send"  # the model's own call stays in the conversation
+
+    ran.clear()
+    cfg = {"configurable": {"thread_id": "respond"}}
+    agent.invoke({"messages": [("user", "go")]}, cfg)
+    agent.invoke(_redirect("delete_all"), cfg)
+    out = agent.invoke(Command(resume={"type": "respond", "message": "not today"}), cfg)
+    assert ran == []
+    (answered,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert answered.status == "success"  # the first edit's notice, then the response
+    assert str(answered.content).endswith(
+        'Executed instead: delete_all with arguments {"to": "ann"}.\n\nTool response:\nnot today'
+    )
+
+
+MIRRORED_REVIEW = {
+    # langchain.agents.middleware.human_in_the_loop internals that
+    # dynavec_langgraph/_per_call_review.py mirrors; a change in the installed langchain
+    # changes a digest: re-check the mirror, then update the digest.
+    "HumanInTheLoopMiddleware._resolve_per_call": "a1fa38c6537bd438",
+    "HumanInTheLoopMiddleware._tool_approval_request": "e37686836d3adba4",
+    "HumanInTheLoopMiddleware._create_action_and_config": "b1f611f6702d2568",
+    "HumanInTheLoopMiddleware._apply_edit": "7f0800beb8e5e637",
+    "_decision_schema": "2c78f7afa4d13503",
+    "_edit_decision": "07e08f1e0eb7c0ef",
+    "_edit_args": "b57a352816780d99",
+    "_as_sent": "a210bc3bf7d00c55",
+    "_answer_message": "15bf6b83ff6f2195",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIRRORED_REVIEW))
+def test_the_mirrored_per_call_review_has_not_changed(name: str) -> None:
+    import hashlib
+    import inspect
+
+    import langchain.agents.middleware.human_in_the_loop as hitl
+
+    target: Any = hitl
+    for part in name.split("."):
+        target = getattr(target, part)
+    source = inspect.getsource(target)
+    assert hashlib.sha256(source.encode()).hexdigest()[:16] == MIRRORED_REVIEW[name], name
+
+
+def test_the_mirror_builds_the_schemas_and_messages_langchain_builds() -> None:
+    import langchain.agents.middleware.human_in_the_loop as hitl
+    from pydantic import TypeAdapter
+
+    from dynavec_langgraph import _per_call_review as mirror
+
+    @tool
+    def pay(to: str, amount: int) -> str:
+        """Pay someone."""
+        return "paid"
+
+    theirs_schema = getattr(hitl, "_decision_schema")  # noqa: B009
+    for allowed in (["approve"], ["approve", "reject"], ["approve", "edit", "reject", "respond"]):
+        for given in (pay, None):
+            ours = TypeAdapter(mirror._decision_schema(allowed, "pay", given)).json_schema()
+            theirs = TypeAdapter(theirs_schema(allowed, "pay", given)).json_schema()
+            assert ours == theirs, (allowed, given)
+    theirs_message = getattr(hitl, "_answer_message")  # noqa: B009
+    call = {"name": "pay", "args": {"to": "bo", "amount": 1}, "id": "c1", "type": "tool_call"}
+    for decision in (
+        {"type": "reject"},
+        {"type": "reject", "message": "too much"},
+        {"type": "respond", "message": "done by hand"},
+    ):
+        ours_m, theirs_m = mirror._answer_message(call, decision), theirs_message(call, decision)  # type: ignore[arg-type]
+        assert ours_m == theirs_m, decision
+
+
 def test_the_demo_command_line_shows_the_digest_and_resume_takes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
