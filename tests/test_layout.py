@@ -93,7 +93,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     ("the graph's parts: state, routing, the tool call, the nodes", frozenset({"_graph"})),
-    ("the create_agent mirror, the prebuilt options", frozenset({"_middleware", "_prebuilt"})),
+    (
+        "the create_agent mirror, the prebuilt options",
+        frozenset({"_middleware", "_per_call_review", "_prebuilt"}),
+    ),
     ("the factory", frozenset({"_factory", "_create_agent"})),
     (
         "runs: the agent, resuming, events, the inbox, remote agents, the dynavec graph engine",
