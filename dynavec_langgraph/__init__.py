@@ -36,8 +36,8 @@ if typing.TYPE_CHECKING:
     )
     from dynavec_langgraph._exactly_once import idempotency_key
     from dynavec_langgraph._factory import create_react_agent
-    from dynavec_langgraph._graph import ReActState
     from dynavec_langgraph._policy import ApprovalPolicy
+    from dynavec_langgraph._state import ReActState
     from dynavec_langgraph._tools import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
     from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
@@ -92,7 +92,7 @@ _EXPORTS: dict[str, str] = {
     "PlanStep": "dynavec_langgraph.planner",
     "Planner": "dynavec_langgraph.planner",
     "ReActAgent": "dynavec_langgraph._agent",
-    "ReActState": "dynavec_langgraph._graph",
+    "ReActState": "dynavec_langgraph._state",
     "RemoteRunError": "dynavec_langgraph._errors",
     "ServerUnavailableError": "dynavec_langgraph._errors",
     "StaleDecisionError": "dynavec_langgraph._errors",

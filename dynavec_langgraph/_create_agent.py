@@ -19,7 +19,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from dynavec_langgraph._factory import build_agent
-from dynavec_langgraph._graph import AgentFace
+from dynavec_langgraph._nodes import AgentFace
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -28,19 +28,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from dynavec_langgraph._graph import (
-    AGENT_NODE,
-    BOOKKEEPING,
-    PREBUILT_FACE,
-    TOOLS_METADATA_KEY,
-    TOOLS_NODE,
-    AgentFace,
-    FullReActState,
-    MessageStorage,
-    NodeRunnable,
-    ReActNodes,
-    ReActState,
-    error_observation,
+from dynavec_langgraph._history import keep_conversations
+from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, ReActNodes
+from dynavec_langgraph._routing import (
     route_after_agent,
     route_after_agent_parallel,
     route_after_task_parallel,
@@ -48,7 +38,16 @@ from dynavec_langgraph._graph import (
     route_start_parallel,
     tools_router,
 )
-from dynavec_langgraph._history import keep_conversations
+from dynavec_langgraph._state import (
+    AGENT_NODE,
+    BOOKKEEPING,
+    TOOLS_METADATA_KEY,
+    TOOLS_NODE,
+    FullReActState,
+    MessageStorage,
+    ReActState,
+)
+from dynavec_langgraph._tool_call import error_observation
 from dynavec_langgraph._tools import AgentTool, as_tools, executable
 
 if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)

@@ -50,18 +50,17 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict as ExtTypedDict
 
-from dynavec_langgraph._graph import (
+from dynavec_langgraph._messages import calls_of, new_turn, pending_calls
+from dynavec_langgraph._nodes import (
     PREBUILT_FACE,
-    TOOLS_NODE,
     AgentFace,
     NodeRunnable,
     ReActNodes,
     model_kwargs,
     model_update,
-    steps_in_run,
-    tools_router,
 )
-from dynavec_langgraph._messages import calls_of, new_turn, pending_calls
+from dynavec_langgraph._routing import tools_router
+from dynavec_langgraph._state import TOOLS_NODE, steps_in_run
 from dynavec_langgraph._subagent_cause import with_tool_call_cause
 
 if TYPE_CHECKING:

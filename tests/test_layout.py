@@ -92,7 +92,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("the graph's parts: state, routing, the tool call, the nodes", frozenset({"_graph"})),
+    (
+        "the graph's parts: state and reducers, task planning, routing, the tool call, the nodes",
+        frozenset({"_nodes", "_routing", "_state", "_tasks", "_tool_call"}),
+    ),
     (
         "the create_agent mirror, the prebuilt options",
         frozenset({"_middleware", "_per_call_review", "_prebuilt"}),
