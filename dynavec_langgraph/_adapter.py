@@ -240,6 +240,12 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
 
     # --- encoding -----------------------------------------------------------------------
 
+    @property
+    def lock_owner(self) -> Any:
+        """The dynavec checkpointer this saver stores in (the locks' hook,
+        ``_locks.AdaptsCheckpointer``)."""
+        return self.checkpointer
+
     def _enc(self, value: Any) -> list[str]:
         kind, data = self.serde.dumps_typed(value)
         return [kind, base64.b64encode(data).decode("ascii")]

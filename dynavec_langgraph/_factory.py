@@ -52,7 +52,6 @@ from dynavec_langgraph._tools import AgentTool, as_tools, executable
 
 if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
     from langgraph.prebuilt import ToolNode
-    from langgraph.prebuilt.tool_node import ToolInvocationError
 
     from dynavec_langgraph.registry import ToolRegistry
 
@@ -277,15 +276,11 @@ def build_agent(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
         )
     from langgraph.prebuilt import ToolNode
-    from langgraph.prebuilt.tool_node import ToolInvocationError
 
     from dynavec_langgraph import _middleware as mw
-    from dynavec_langgraph._models import bind_model  # chat-model machinery: imported on use
-
-    # ToolNode reads the handler's annotation to know what it answers inside the wrappers
-    _wrapped_error_observation.__annotations__["error"] = ToolInvocationError
-
     from dynavec_langgraph import _prebuilt as pb
+    from dynavec_langgraph._models import bind_model  # chat-model machinery: imported on use
+    from dynavec_langgraph._tool_errors import wrapped_error_observation
 
     view = pb.StateView(state_schema)
     dynamic = pb.is_dynamic_model(model)
@@ -344,7 +339,7 @@ def build_agent(
             agent_tools = as_tools([*extra_tools, *agent_tools])
         executor = ToolNode(
             [executable(t) for t in agent_tools],
-            handle_tool_errors=error_observation if wrap is None else _wrapped_error_observation,
+            handle_tool_errors=error_observation if wrap is None else wrapped_error_observation,
             wrap_tool_call=wrap,
             awrap_tool_call=awrap,
         )
@@ -481,13 +476,6 @@ _OPTIONS = (
     "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
     "interrupt_after", "debug", "cache", "version", "approval_policy",
 )  # fmt: skip
-
-
-def _wrapped_error_observation(error: ToolInvocationError) -> str:
-    """With ``wrap_tool_call`` middleware: inside the wrappers ``ToolNode`` answers only bad
-    arguments (the annotation tells it so), so the wrappers see a tool's exceptions (retries
-    need them); what leaves the wrappers is answered as docs/compatibility.md §3 says."""
-    return error_observation(error)
 
 
 def _chat_model(model: Any) -> Any:

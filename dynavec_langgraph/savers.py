@@ -177,6 +177,11 @@ class ConnectionSaver(ThreadedAsyncSaver[Any]):
         self._close = close
         self.closed = False
 
+    @property
+    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
+        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
+        return self.inner
+
     def close(self) -> None:
         """Close what was opened; idempotent."""
         if not self.closed:

@@ -94,7 +94,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "the graph's parts: state and reducers, task planning, routing, the tool call, the nodes",
-        frozenset({"_nodes", "_routing", "_state", "_tasks", "_tool_call"}),
+        frozenset({"_nodes", "_routing", "_state", "_tasks", "_tool_call", "_tool_errors"}),
     ),
     (
         "the create_agent mirror, the prebuilt options",
