@@ -27,7 +27,10 @@ from the same checkpoint that finds a start mark without an end finds the call i
 
 A call whose ``done`` mark holds its update (the process died after the tool returned, before
 LangGraph saved the result) is answered from that record and never runs again. Tools that
-declare no ``on_crash`` (or ``"retry"``) pay nothing: no read, no write.
+declare no ``on_crash`` pay nothing: no read, no write. Under LangGraph's default
+``durability="async"`` a declared tool (``"retry"`` too) starts only once the checkpoint its
+call runs from is stored (LangGraph saves it in the background): a crash then re-runs the same
+call, never a new model turn with a new key.
 
 The in-doubt pause is asked at a fixed position among the task's interrupts (how many
 decisions the task had when the doubt was found, kept in a ``doubt`` mark), and re-read on
@@ -40,7 +43,9 @@ part), and the ``"__resume__"`` pending write of a task (``langgraph._internal._
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -52,8 +57,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphInterrupt
 
-from dynavec_langgraph._errors import InDoubtCallError, InvalidDecisionError, ToolContextError
-from dynavec_langgraph._lg_names import CHECKPOINT_MAP, NS_SEP, RESUME_WRITE
+from dynavec_langgraph._errors import (
+    InDoubtCallError,
+    InvalidDecisionError,
+    StorageError,
+    ToolContextError,
+)
+from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUME_WRITE
 from dynavec_langgraph.interrupt import (
     Decision,
     DecisionKind,
@@ -73,6 +83,7 @@ __all__ = [
     "aguarded",
     "call_key",
     "check_on_crash",
+    "declared_on_crash",
     "guarded",
     "idempotency_key",
     "keyed",
@@ -193,11 +204,16 @@ def check_on_crash(value: Any, tool_name: str) -> OnCrash:
 def on_crash_of(tool: Any) -> OnCrash:
     """A tool's declared ``on_crash`` (``@tool(on_crash=...)``, or ``metadata={"on_crash":
     ...}`` on a LangChain tool), ``"retry"`` if none."""
+    return declared_on_crash(tool) or "retry"
+
+
+def declared_on_crash(tool: Any) -> OnCrash | None:
+    """A tool's declared ``on_crash``, ``None`` if it declares none (it then pays nothing)."""
     for source in (tool, getattr(tool, "_origin", None)):
         metadata = getattr(source, "metadata", None)
         if isinstance(metadata, Mapping) and metadata.get("on_crash") is not None:
             return check_on_crash(metadata["on_crash"], str(getattr(tool, "name", "?")))
-    return "retry"
+    return None
 
 
 # --- the marks -----------------------------------------------------------------------------
@@ -411,32 +427,85 @@ def _schema_of(shape: Any) -> dict[str, Any]:
     return schema
 
 
-def _gate(config: RunnableConfig, call: ToolCallRef, key: str, policy: OnCrash) -> _Gate | None:
-    if policy == "retry":
-        return None
-    where = _where(config)
-    if where is None:  # no saver: nothing is durable, nothing to mark
-        return None
+def _gate(
+    config: RunnableConfig, call: ToolCallRef, key: str, where: _Where, policy: OnCrash
+) -> _Gate:
     conf = config.get("configurable") or {}
     override = (conf.get(IN_DOUBT_KEY) or {}).get(call["id"])
     return _Gate(call, key, policy, where, override)
+
+
+STORED_WAIT: Final = 30.0
+"""Seconds a declared tool's call waits for the checkpoint it runs from to be stored."""
+_STORED_POLL: Final = 0.002
+
+
+def _saved_in_background(config: RunnableConfig) -> bool:
+    """Whether the run saves its checkpoints in the background (LangGraph's default
+    ``durability="async"``): then a task may start before the checkpoint it runs from is
+    stored. ``"sync"`` stores it first; ``"exit"`` stores none per step (nothing to wait for)."""
+    durability = (config.get("configurable") or {}).get(DURABILITY) or "async"
+    return bool(durability == "async")
+
+
+def _not_stored(where: _Where, call: ToolCallRef) -> StorageError:
+    return StorageError(
+        f"thread {where.thread_id!r}: the checkpoint call {call['id']!r} ({call['name']}) runs "
+        f"from was not stored within {STORED_WAIT:.0f} s, so the call did not run (its "
+        "idempotency key and crash marks rest on that checkpoint). Check the checkpointer, "
+        "then run the thread again (it is unchanged)",
+        where.thread_id,
+        [],
+    )
+
+
+def _stored(where: _Where, call: ToolCallRef) -> Any:
+    """The checkpoint the call runs from, once the saver holds it (see
+    :func:`_saved_in_background`)."""
+    deadline = time.monotonic() + STORED_WAIT
+    while (found := where.saver.get_tuple(where.base)) is None:
+        if time.monotonic() > deadline:
+            raise _not_stored(where, call)
+        time.sleep(_STORED_POLL)  # LangGraph's background save of that checkpoint
+    return found
+
+
+async def _astored(where: _Where, call: ToolCallRef) -> Any:
+    deadline = time.monotonic() + STORED_WAIT
+    while (found := await where.saver.aget_tuple(where.base)) is None:
+        if time.monotonic() > deadline:
+            raise _not_stored(where, call)
+        await asyncio.sleep(_STORED_POLL)
+    return found
 
 
 def guarded(
     config: RunnableConfig,
     call: ToolCallRef,
     key: str,
-    policy: OnCrash,
+    policy: OnCrash | None,
     run: Callable[[], Any],
     answer: Callable[[str], Any],
 ) -> Any:
-    """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy;
-    ``answer(text)`` is the update that answers the call with ``text`` without running it."""
-    gate = _gate(config, call, key, policy)
-    if gate is None:
+    """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy
+    (``None``: the tool declares none and pays nothing); ``answer(text)`` is the update that
+    answers the call with ``text`` without running it.
+
+    A declared tool's call never starts before the checkpoint it runs from is stored (under
+    ``durability="async"`` LangGraph saves it in the background): a crash after the start then
+    re-runs the same call from that checkpoint, with the same key, never a new model turn."""
+    where = None if policy is None else _where(config)
+    if policy is None or where is None:  # no saver: nothing is durable, nothing to mark
         return run()
-    saver, base = gate.where.saver, gate.where.base
-    gate.marks = _read_marks(saver.get_tuple(base), gate.prefix, gate.where.task_id)
+    background = _saved_in_background(config)
+    if policy == "retry":
+        if background:
+            _stored(where, call)
+        return run()
+    gate = _gate(config, call, key, where, policy)
+    saver, base = where.saver, where.base
+    found = _stored(where, call) if background else saver.get_tuple(base)
+    gate.marks = _read_marks(found, gate.prefix, where.task_id)
     doubt = gate.new_doubt()
     if doubt is not None:
         saver.put_writes(base, doubt[1], doubt[0])
@@ -459,16 +528,23 @@ async def aguarded(
     config: RunnableConfig,
     call: ToolCallRef,
     key: str,
-    policy: OnCrash,
+    policy: OnCrash | None,
     run: Callable[[], Awaitable[Any]],
     answer: Callable[[str], Any],
 ) -> Any:
     """Async twin of :func:`guarded`."""
-    gate = _gate(config, call, key, policy)
-    if gate is None:
+    where = None if policy is None else _where(config)
+    if policy is None or where is None:
         return await run()
-    saver, base = gate.where.saver, gate.where.base
-    gate.marks = _read_marks(await saver.aget_tuple(base), gate.prefix, gate.where.task_id)
+    background = _saved_in_background(config)
+    if policy == "retry":
+        if background:
+            await _astored(where, call)
+        return await run()
+    gate = _gate(config, call, key, where, policy)
+    saver, base = where.saver, where.base
+    found = await _astored(where, call) if background else await saver.aget_tuple(base)
+    gate.marks = _read_marks(found, gate.prefix, where.task_id)
     doubt = gate.new_doubt()
     if doubt is not None:
         await saver.aput_writes(base, doubt[1], doubt[0])

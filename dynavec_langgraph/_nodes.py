@@ -21,7 +21,13 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._claims import aclaimed, claimed
-from dynavec_langgraph._exactly_once import OnCrash, aguarded, guarded, on_crash_of
+from dynavec_langgraph._exactly_once import (
+    OnCrash,
+    aguarded,
+    declared_on_crash,
+    guarded,
+    on_crash_of,
+)
 from dynavec_langgraph._messages import new_turn, pending_calls
 from dynavec_langgraph._state import AGENT_NODE, ReActState, steps_in_run
 from dynavec_langgraph._tasks import foreign_task, next_task
@@ -135,10 +141,11 @@ class ReActNodes:
             update["held"] = None  # a new turn: its calls may be held once each
         return update
 
-    def on_crash(self, call: ToolCallRun) -> OnCrash:
-        """The call's ``on_crash`` policy (:mod:`dynavec_langgraph._exactly_once`)."""
+    def on_crash(self, call: ToolCallRun) -> OnCrash | None:
+        """The call's declared ``on_crash`` policy, ``None`` if its tool declares none
+        (:mod:`dynavec_langgraph._exactly_once`)."""
         tool = call.tool or self.executor.tools_by_name.get(call.call["name"])
-        return "retry" if tool is None else on_crash_of(tool)
+        return None if tool is None else declared_on_crash(tool)
 
     def _task(self, state_or_task: Any) -> ToolCallRun:
         task = foreign_task(state_or_task)

@@ -3,14 +3,17 @@
 Real parts: a fake payment service in its own process (``tests/payment_service.py``, it
 honours ``Idempotency-Key`` and counts charges), an agent in a child process
 (``tests/children/payment.py``) SIGKILLed after its charge reached the service and before the
-tool returned, on a SQLite file and on the PostgreSQL server the tests start."""
+tool returned, on a SQLite file, on the PostgreSQL server and on the local DynamoDB endpoint
+the tests start."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool as lc_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import ToolRuntime
-from langgraph.types import Command
+from langgraph.types import Command, Durability
 
 from dynavec_langgraph import (
     InDoubtCallError,
@@ -154,6 +157,32 @@ def test_ask_approve_runs_again_with_the_key_reject_skips(
         assert tool_answer.startswith("Not run again") and key in tool_answer
 
 
+def test_retry_on_dynamodb_charges_once(
+    dynamodb_url: str, service: PaymentService, tmp_path: Path
+) -> None:
+    """The same crash on the DynamoDB saver (the package's adapter, on the local endpoint)."""
+    key = _crash(dynamodb_url, service, "retry", tmp_path / "hang")
+    done = _run(*_opts(dynamodb_url, service, "retry"), "continue", "t1")
+    assert done["ok"] and done["interrupts"] == []
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
+
+
+def test_ask_on_dynamodb_pauses_and_approve_runs_again_under_the_key(
+    dynamodb_url: str, service: PaymentService, tmp_path: Path
+) -> None:
+    key = _crash(dynamodb_url, service, "ask", tmp_path / "hang")
+    paused = _run(*_opts(dynamodb_url, service, "ask"), "continue", "t1")
+    (value,) = paused["interrupts"]
+    assert value["node_id"] == "in_doubt_pay" and value["payload"]["idempotency_key"] == key
+    assert len(service.stats()["requests"]) == 1  # nothing ran
+    done = _run(*_opts(dynamodb_url, service, "ask"), "resume", "t1",
+                json.dumps({"type": "approve"}))  # fmt: skip
+    assert done["interrupts"] == []
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
+
+
 def test_fail_stops_with_a_clear_error_and_runs_nothing(
     db: str, service: PaymentService, tmp_path: Path
 ) -> None:
@@ -248,7 +277,8 @@ def test_bad_on_crash_is_refused_at_decoration_and_at_build() -> None:
 
 
 def test_only_tools_with_ask_or_fail_write_marks() -> None:
-    """The rule: no read or write for a tool that declares no on_crash (or 'retry')."""
+    """The rule: no mark for a tool that declares no on_crash or 'retry' (no read either when it
+    declares none: `test_an_undeclared_tool_pays_nothing_and_sync_durability_needs_no_wait`)."""
     policies: tuple[tuple[OnCrash | None, bool], ...] = ((None, False), ("retry", False))
     for on_crash, marked in (*policies, ("ask", True), ("fail", True)):
         saver = InMemorySaver()
@@ -508,3 +538,132 @@ def test_tool_retry_middleware_retries_under_the_same_key() -> None:
     answers = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
     assert answers == ["charged 5", "charged 6"]
     assert len(seen) == 4 and seen[0] == seen[1] == seen[2] != seen[3]
+
+
+# --- LangGraph's default durability="async": a declared call waits for its checkpoint ---------
+
+
+class _SlowSaver(InMemorySaver):
+    """Stores each checkpoint ``delay`` seconds late (a slow database under LangGraph's
+    background saves) and counts the checkpoint reads."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+        self.reads = 0
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        time.sleep(self.delay)
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        await asyncio.sleep(self.delay)
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def get_tuple(self, config: Any) -> Any:
+        self.reads += "checkpoint_id" in config["configurable"]  # not LangGraph's first read
+        return super().get_tuple(config)
+
+    async def aget_tuple(self, config: Any) -> Any:
+        self.reads += "checkpoint_id" in config["configurable"]
+        return super().get_tuple(config)
+
+
+def _stored_turn(saver: InMemorySaver) -> bool:
+    """Whether the checkpoint the running tool task runs from (the model's step, holding its
+    call) is stored (read around the counting)."""
+    from langgraph.config import get_config
+
+    conf = get_config()["configurable"]
+    base = {"configurable": {"thread_id": conf["thread_id"], "checkpoint_ns": "",
+                             "checkpoint_id": conf["checkpoint_map"][""]}}  # fmt: skip
+    return InMemorySaver.get_tuple(saver, base) is not None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("policy", ["retry", "ask", "fail"])
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_declared_call_starts_only_once_its_checkpoint_is_stored(
+    policy: OnCrash, use_async: bool
+) -> None:
+    """Under LangGraph's default ``durability="async"`` the model's step is saved in the
+    background: a tool declaring ``on_crash`` (any policy) does not start before the checkpoint
+    holding the model's call is stored, so a crash in the tool can only re-run that call (same
+    key), never lose the model's turn (a new call, a new key)."""
+    saver = _SlowSaver(delay=0.3)
+    seen: list[bool] = []
+
+    @tool(on_crash=policy)
+    def pay(amount: int) -> str:
+        """Pay."""
+        seen.append(_stored_turn(saver))
+        return f"paid {amount}"
+
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"]), [pay],
+        checkpointer=saver,
+    )  # fmt: skip
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    start = {"messages": [("user", "go")]}
+    out = await graph.ainvoke(start, config) if use_async else graph.invoke(start, config)
+    assert seen == [True]
+    assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["paid 5"]
+
+
+def test_an_undeclared_tool_pays_nothing_and_sync_durability_needs_no_wait() -> None:
+    saver = _SlowSaver(delay=0.0)
+    ran: list[str] = []
+
+    @tool
+    def look() -> str:
+        """Look."""
+        ran.append(idempotency_key())
+        return "ok"
+
+    @tool(on_crash="retry")
+    def pay() -> str:
+        """Pay."""
+        ran.append(idempotency_key())
+        return "ok"
+
+    cases: list[tuple[list[Any], Durability, int]] = [
+        ([look], "async", 0), ([pay], "sync", 0), ([pay], "async", 1)
+    ]  # fmt: skip
+    for tools, durability, reads in cases:
+        # reads: of the checkpoint the call runs from (polled until stored: at least one)
+        graph = create_react_agent(
+            ScriptedChatModel(turns=[[{"name": tools[0].name, "args": {}}], "done"]), tools,
+            checkpointer=saver,
+        )  # fmt: skip
+        saver.reads = 0
+        config: RunnableConfig = {"configurable": {"thread_id": f"{tools[0].name}-{durability}"}}
+        graph.invoke({"messages": [("user", "go")]}, config, durability=durability)
+        assert min(saver.reads, 1) == reads, (tools[0].name, durability)
+
+
+def test_the_durability_key_read_is_langgraphs() -> None:
+    """``_lg_names.DURABILITY`` is where a task's config holds the run's durability
+    (langgraph 1.2.24; absent when the run passes none: LangGraph's default ``"async"``)."""
+    from langgraph.config import get_config
+
+    from dynavec_langgraph._lg_names import DURABILITY
+
+    seen: list[Any] = []
+
+    @tool
+    def look() -> str:
+        """Look."""
+        seen.append(get_config()["configurable"].get(DURABILITY))
+        return "ok"
+
+    graph = create_react_agent(
+        ScriptedChatModel(policy=lambda m: "done" if isinstance(m[-1], ToolMessage) else [
+            {"name": "look", "args": {}}]), [look], checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    given: list[Durability | None] = ["sync", "async", "exit", None]
+    for i, durability in enumerate(given):
+        config: RunnableConfig = {"configurable": {"thread_id": f"d{i}"}}
+        if durability is None:
+            graph.invoke({"messages": [("user", "go")]}, config)
+        else:
+            graph.invoke({"messages": [("user", "go")]}, config, durability=durability)
+    assert seen == ["sync", "async", "exit", None]

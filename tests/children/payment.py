@@ -93,15 +93,14 @@ def main() -> None:
             checkpointer=saver,
         )
         try:
-            # durability="sync" (as ReActAgent runs): with LangGraph's default "async" the
-            # model's step may not be saved yet when the tool starts, and a kill then loses
-            # the model turn itself (docs/exactly-once.md, "Not covered yet")
+            # LangGraph's default durability ("async"): the model's step is saved in the
+            # background; the declared tool waits for it before it starts
             if args.action == "run":
-                graph.invoke({"messages": [("user", args.arg)]}, config, durability="sync")
+                graph.invoke({"messages": [("user", args.arg)]}, config)
             elif args.action == "continue":
-                graph.invoke(None, config, durability="sync")
+                graph.invoke(None, config)
             elif args.action == "resume":
-                graph.invoke(Command(resume=json.loads(args.arg)), config, durability="sync")
+                graph.invoke(Command(resume=json.loads(args.arg)), config)
             else:
                 settle: RunnableConfig = {
                     "configurable": {
@@ -109,7 +108,7 @@ def main() -> None:
                         "dynavec_in_doubt": {_pending_id(graph, config): args.arg},
                     }
                 }
-                graph.invoke(None, settle, durability="sync")
+                graph.invoke(None, settle)
         except InDoubtCallError as error:
             attrs = {"call_id": error.call_id, "tool": error.tool, "key": error.key}
             print(json.dumps({"ok": False, "error": type(error).__name__, "message": str(error),
