@@ -23,17 +23,11 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
-from dynavec_langgraph._audit import (
-    AuditEvent,
-    Notifier,
-    aaudit_trail,
-    audit_refusals,
-    audit_trail,
-    with_audit,
-)
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
+    ApproverRefusedError,
     CheckpointNotFoundError,
+    ConcurrentResumeError,
     InvalidInputError,
     NothingToResumeError,
     ThreadPausedError,
@@ -66,11 +60,12 @@ from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._tool_call import COMPLETED_CALLS_KEY, CompletedCall
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
-from dynavec_langgraph.events import STREAM_MODES, AgentEvent, ResultEvent, events_from_chunk
-from dynavec_langgraph.memory import BaseMemory
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
+    from dynavec_langgraph._audit import AuditEvent, Notifier
+    from dynavec_langgraph.events import AgentEvent, ResultEvent
+    from dynavec_langgraph.memory import BaseMemory
     from dynavec_langgraph.registry import ToolRegistry
 
 from dynavec_langgraph.savers import (
@@ -156,6 +151,27 @@ async def _anull() -> AsyncIterator[None]:
     yield
 
 
+def _is_memory(memory: Any) -> bool:
+    from dynavec_langgraph.memory import BaseMemory  # imported for an agent given a memory
+
+    return isinstance(memory, BaseMemory)
+
+
+@contextmanager
+def _audit_refusals(
+    graph: Any, target: Any, thread_id: str | None, decision: Any
+) -> Iterator[None]:
+    """:func:`dynavec_langgraph._audit.audit_refusals` of a door's resume (surface ``"api"``),
+    whose module is imported only when a refusal is raised (it records nothing otherwise)."""
+    try:
+        yield
+    except (ApproverRefusedError, ConcurrentResumeError):
+        from dynavec_langgraph._audit import audit_refusals
+
+        with audit_refusals(graph, target, thread_id, decision, "api"):
+            raise
+
+
 @dataclass
 class _Plan:
     """What one run call sends to the graph."""
@@ -216,7 +232,7 @@ class ReActAgent:
         notify: Notifier | None = None,
         **options: Any,
     ) -> None:
-        if memory is not None and not isinstance(memory, BaseMemory):
+        if memory is not None and not _is_memory(memory):
             raise TypeError(
                 f"memory={memory!r:.80}: pass a dynavec_langgraph.memory.BaseMemory "
                 "(InMemoryMemoryStore, DynamoDBMemoryStore) or None"
@@ -244,7 +260,10 @@ class ReActAgent:
         )
         # the runs' output carries the bookkeeping (termination_reason, shared, ...)
         self.graph = with_bookkeeping(self.graph)
-        self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
+        if audit or notify is not None:  # the audit trail's module only for an agent that has one
+            from dynavec_langgraph._audit import with_audit
+
+            self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
         self._notify = notify
         self._approval_clock = agent_clock(options.get("approval_policy"))
 
@@ -701,7 +720,7 @@ class ReActAgent:
                 else self._dynavec_seeder(thread_id, config, state, answer)
             )
             with (
-                audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"),
+                _audit_refusals(self.graph, self._audit_target(), thread_id, decision),
                 resuming(
                     self.graph,
                     self.checkpointer,
@@ -734,7 +753,7 @@ class ReActAgent:
                 if messages is not None
                 else self._adynavec_seeder(thread_id, config, state, answer)
             )
-            with audit_refusals(self.graph, self._audit_target(), thread_id, decision, "api"):
+            with _audit_refusals(self.graph, self._audit_target(), thread_id, decision):
                 async with aresuming(
                     self.graph,
                     self.checkpointer,
@@ -773,6 +792,8 @@ class ReActAgent:
 
     def _stream(self, graph_input: Any, config: RunnableConfig) -> Iterator[AgentEvent | _Done]:
         """The run's events, then a :class:`_Done` with the thread's state afterwards."""
+        from dynavec_langgraph.events import STREAM_MODES, events_from_chunk
+
         for mode, chunk in self.graph.stream(
             graph_input, config, stream_mode=STREAM_MODES, durability=_DURABILITY
         ):
@@ -783,6 +804,8 @@ class ReActAgent:
         self, graph_input: Any, config: RunnableConfig
     ) -> AsyncIterator[AgentEvent | _Done]:
         """Async twin of :meth:`_stream`."""
+        from dynavec_langgraph.events import STREAM_MODES, events_from_chunk
+
         async for mode, chunk in self.graph.astream(
             graph_input, config, stream_mode=STREAM_MODES, durability=_DURABILITY
         ):
@@ -791,6 +814,8 @@ class ReActAgent:
         yield _Done(await self.graph.aget_state(config))
 
     def _result_event(self, thread_id: str, done: _Done, state: AgentState | None) -> ResultEvent:
+        from dynavec_langgraph.events import ResultEvent
+
         snapshot = done.snapshot
         return ResultEvent(
             self._finish(thread_id, dict(snapshot.values), snapshot.interrupts, state)
@@ -1008,6 +1033,8 @@ class ReActAgent:
         (and the settlements other features record), as :class:`AuditEvent` entries.
         Empty unless the agent was made with ``audit=True`` or ``notify=...``."""
         check_text(thread_id, "thread_id")
+        from dynavec_langgraph._audit import audit_trail
+
         return audit_trail(self._audit_target(), thread_id)
 
     def _audit_target(self) -> Any:
@@ -1018,6 +1045,8 @@ class ReActAgent:
     async def aaudit(self, thread_id: str) -> list[AuditEvent]:
         """Async twin of :meth:`audit` (for async savers)."""
         check_text(thread_id, "thread_id")
+        from dynavec_langgraph._audit import aaudit_trail
+
         return await aaudit_trail(self._audit_target(), thread_id)
 
     def close(self) -> None:

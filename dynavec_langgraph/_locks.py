@@ -24,6 +24,8 @@ What the lock relies on, per saver:
   (from the saver's pool when it has one with room to spare, else a new connection with the
   saver's connection parameters) and released right after. It covers every process and machine
   using that database; if the holder crashes, its session ends and the server releases the lock.
+  A lock taken while another one of the same saver is held in this context (a resumed call's
+  claim inside a door's thread lock) is taken on that session, not on another connection.
 * ``InMemorySaver`` and any other saver: the in-process lock only (which is all that can see
   them unless the saver is shared some other way).
 * A saver wrapping another is locked as the saver it wraps. The package's wrappers
@@ -56,6 +58,8 @@ from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
@@ -363,25 +367,71 @@ async def _apg_run(conn: psycopg.AsyncConnection[Any], statement: str, key: int)
     return bool(row and row[0])
 
 
+@dataclass
+class _Session:
+    """A PostgreSQL session holding a resume lock, while ``open`` (the lock is held)."""
+
+    source: Any
+    is_async: bool
+    conn: Any
+    open: bool = True
+
+
+_SESSIONS: ContextVar[tuple[_Session, ...]] = ContextVar("dynavec_resume_lock_sessions", default=())
+"""The PostgreSQL sessions that hold a resume lock in this context. A lock taken inside another
+one on the same saver (the claim of a resumed call, :mod:`dynavec_langgraph._claims`, inside a
+door's thread lock) takes its advisory lock on the session that already holds one instead of a
+second connection: advisory locks are per session, so it excludes every other session exactly
+as before, and a nested lock of the same key is refused earlier, by the in-process lock. A task
+started inside the lock that outlives it (its context is a copy) finds the session closed and
+takes a connection of its own."""
+
+
+def _held_session(source: Any, is_async: bool) -> Any:
+    for held in _SESSIONS.get():
+        if held.open and held.source is source and held.is_async is is_async:
+            return held.conn
+    return None
+
+
+@contextmanager
+def _session(source: Any, is_async: bool, conn: Any) -> Iterator[None]:
+    before = _SESSIONS.get()
+    session = _Session(source, is_async, conn)
+    _SESSIONS.set((*before, session))
+    try:
+        yield
+    finally:
+        session.open = False
+        _SESSIONS.set(before)  # not a token: an async generator may exit in another context
+
+
 @contextmanager
 def _pg_lock(source: Any, thread_id: str) -> Iterator[None]:
     import psycopg
 
     key = _lock_key(thread_id)
+    held = _held_session(source, is_async=False)
+    if held is not None:
+        with _locked_on(held, None, key, thread_id, owned=False):
+            yield
+        return
     with _from_pool(source, async_pool=False) as shared:
         pool = source if shared else None
         if pool is not None:
             conn: psycopg.Connection[Any] = pool.getconn()
         else:
             conn = psycopg.connect(_conninfo(source), autocommit=True)
-        with _locked_on(conn, pool, key, thread_id):
+        with _locked_on(conn, pool, key, thread_id), _session(source, False, conn):
             yield
 
 
 @contextmanager
 def _locked_on(
-    conn: psycopg.Connection[Any], pool: Any, key: int, thread_id: str
+    conn: psycopg.Connection[Any], pool: Any, key: int, thread_id: str, *, owned: bool = True
 ) -> Iterator[None]:
+    """The advisory lock ``key`` on ``conn``; the connection goes back to ``pool`` (or is
+    closed) afterwards, unless it is not ``owned`` (an enclosing lock's session)."""
     import psycopg
 
     try:
@@ -395,9 +445,9 @@ def _locked_on(
             except psycopg.Error:
                 conn.close()  # ending the session releases the lock
     finally:
-        if pool is not None:
+        if owned and pool is not None:
             pool.putconn(conn)
-        else:
+        elif owned:
             conn.close()
 
 
@@ -406,6 +456,11 @@ async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
     import psycopg
 
     key = _lock_key(thread_id)
+    held = _held_session(source, is_async=True)
+    if held is not None:
+        async with _alocked_on(held, None, key, thread_id, owned=False):
+            yield
+        return
     with _from_pool(source, async_pool=True) as shared:
         pool = source if shared else None
         if pool is not None:
@@ -413,13 +468,20 @@ async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
         else:
             conn = await psycopg.AsyncConnection.connect(_conninfo(source), autocommit=True)
         async with _alocked_on(conn, pool, key, thread_id):
-            yield
+            with _session(source, True, conn):
+                yield
 
 
 @asynccontextmanager
 async def _alocked_on(
-    conn: psycopg.AsyncConnection[Any], pool: Any, key: int, thread_id: str
+    conn: psycopg.AsyncConnection[Any],
+    pool: Any,
+    key: int,
+    thread_id: str,
+    *,
+    owned: bool = True,
 ) -> AsyncIterator[None]:
+    """Async twin of :func:`_locked_on`."""
     import psycopg
 
     try:
@@ -433,9 +495,9 @@ async def _alocked_on(
             except psycopg.Error:
                 await conn.close()
     finally:
-        if pool is not None:
+        if owned and pool is not None:
             await pool.putconn(conn)
-        else:
+        elif owned:
             await conn.close()
 
 

@@ -402,6 +402,14 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat() if value is not None else None
 
 
+def _given_seconds(policy: ApprovalPolicy) -> Any:
+    """``expires_in`` as given (dynavec's timeout message shows the number so), in seconds;
+    ``None`` for a deadline (``expires_at``) or no expiry."""
+    if isinstance(policy.expires_in, timedelta):
+        return policy.expires_in.total_seconds()
+    return policy.expires_in
+
+
 def _decorate(
     value: Mapping[str, Any],
     policy: ApprovalPolicy,
@@ -414,6 +422,7 @@ def _decorate(
     on_expire = "raise" if policy.on_expire == EXPIRE else policy.on_expire
     state = {
         "expires_at": _iso(deadline),
+        "expires_in": _given_seconds(policy),  # ApprovalTimeoutError's seconds, for clients
         "approvals_required": policy.approvals_required,
         "approved_by": list(approved),
         "approvers": None if rule is None else ("callable" if callable(rule) else list(rule)),
@@ -491,11 +500,7 @@ def ask_with_policy(
     thread_id = _thread()
 
     def event(kind: Any, who: str | None, detail: str) -> ApprovalEvent:
-        seconds: Any = None  # dynavec's message shows the number as given
-        if isinstance(policy.expires_in, timedelta):
-            seconds = policy.expires_in.total_seconds()
-        elif policy.expires_in is not None:
-            seconds = policy.expires_in
+        seconds = _given_seconds(policy)
         return ApprovalEvent(
             kind,
             thread_id,

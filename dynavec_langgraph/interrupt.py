@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Annotated, Any, Literal, NotRequired, TypeVar, Union, overload
 
 from langgraph.config import get_config
@@ -392,12 +393,17 @@ _INBOX_KIND: dict[str, DecisionKind] = {
     "response": "respond",
 }
 _TYPES = {"approve", "edit", "reject", "respond", "accept", "ignore", "response"}
-_ONE: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union[_Approve, _Reject, _Respond, _Edit], Discriminator("type")]  # noqa: UP007
-)
-_ONE_INBOX: TypeAdapter[Any] = TypeAdapter(
-    Union[_InboxAccept, _InboxIgnore, _InboxResponse, _InboxEdit]  # noqa: UP007
-)
+
+
+@cache
+def _adapter(inbox: bool) -> TypeAdapter[Any]:
+    """The validator of one UI decision (LangChain's shape, or Agent Inbox's): built on first
+    use, not when the package is imported (a pydantic schema build)."""
+    if inbox:
+        return TypeAdapter(Union[_InboxAccept, _InboxIgnore, _InboxResponse, _InboxEdit])  # noqa: UP007
+    return TypeAdapter(
+        Annotated[Union[_Approve, _Reject, _Respond, _Edit], Discriminator("type")]  # noqa: UP007
+    )
 
 
 def decision_schema(allowed: Sequence[DecisionKind]) -> Any:
@@ -429,7 +435,7 @@ def _short(value: Any, limit: int = 200) -> str:
 
 def _one(raw: Mapping[str, Any], action: str) -> Decision:
     kind = raw["type"]
-    adapter = _ONE_INBOX if kind in _INBOX_KIND or (kind == "edit" and "args" in raw) else _ONE
+    adapter = _adapter(kind in _INBOX_KIND or (kind == "edit" and "args" in raw))
     data = adapter.validate_python(raw)
     if data["type"] in _INBOX_KIND:
         kind = _INBOX_KIND[data["type"]]

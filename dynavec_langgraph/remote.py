@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -51,7 +52,13 @@ from dynavec_langgraph._errors import (
     RemoteRunError,
     ServerUnavailableError,
 )
-from dynavec_langgraph._policy import expiry_command, refuse_approver
+from dynavec_langgraph._policy import (
+    EXPIRE,
+    expired_pauses,
+    expiry_answer,
+    expiry_command,
+    refuse_approver,
+)
 from dynavec_langgraph._remote_audit import aread_items, read_items, record_refusal, run_config
 from dynavec_langgraph._resuming import (
     MISSING,
@@ -63,6 +70,7 @@ from dynavec_langgraph._resuming import (
     schema_refusal,
 )
 from dynavec_langgraph._view import build_result
+from dynavec_langgraph.exceptions import ApprovalTimeoutError
 from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:
@@ -338,6 +346,111 @@ def _messages(values: Mapping[str, Any]) -> list[BaseMessage]:
     return convert_to_messages(values.get("messages") or [])
 
 
+# --- expired approvals whose policy says on_expire="raise" -----------------------------------
+#
+# The paused tool settles an expiry on the server, which does not tell the client what the
+# policy chose; the pause value does (``approval.on_expire``, ``expires_at``, ``expires_in``).
+# The client knows a pause was settled as expired when it answered it with the expiry answer
+# (``run()``, and ``resume()`` when its clock says the deadline passed: the tool accepts that
+# answer only after its deadline, else asks again) and the pause is gone; or, for a decision
+# the tool received after its deadline, when the call's tool answer gives the expiry reason
+# (``require_approval``'s answer does).
+
+
+def _raising(item: Interrupt) -> Mapping[str, Any] | None:
+    """The approval state of a pause whose policy says ``on_expire="raise"``, else None."""
+    value = item.value
+    state = value.get("approval") if isinstance(value, Mapping) else None
+    if isinstance(state, Mapping) and state.get("on_expire") == EXPIRE and state.get("expires_at"):
+        return state
+    return None
+
+
+def _call_id(item: Interrupt) -> Any:
+    call = item.value.get("tool_call") if isinstance(item.value, Mapping) else None
+    return call.get("id") if isinstance(call, Mapping) else None
+
+
+def _still_asked(item: Interrupt, after: _Seen) -> bool:
+    """Whether ``item`` is pending in ``after``, or asked again (same node and call)."""
+    node = item.value.get("node_id")
+    return any(
+        i.id == item.id
+        or (
+            isinstance(i.value, Mapping)
+            and i.value.get("node_id") == node
+            and _call_id(i) == _call_id(item)
+        )
+        for i in after.interrupts
+    )
+
+
+def _expiry_told(item: Interrupt, state: Mapping[str, Any], after: _Seen) -> bool:
+    """Whether the tool answer of ``item``'s call gives its expiry reason (``ask_with_policy``
+    settles with ``the approval of NODE expired at DEADLINE``)."""
+    reason = f"the approval of {item.value.get('node_id')!r} expired at {state['expires_at']}"
+    call = _call_id(item)
+    return call is not None and any(
+        getattr(m, "tool_call_id", None) == call and reason in str(m.content)
+        for m in _messages(after.values)
+    )
+
+
+def _timeout(
+    thread_id: str, answered: Sequence[Interrupt], settled: Collection[str], after: _Seen
+) -> ApprovalTimeoutError | None:
+    """dynavec's ``ApprovalTimeoutError`` for the first pause of ``answered`` whose policy
+    says ``on_expire="raise"`` and that the run settled as expired (``settled``: the ids
+    answered with the expiry answer), as ``ReActAgent`` raises it; else None."""
+    for item in answered:
+        state = _raising(item)
+        if state is None or _still_asked(item, after):
+            continue
+        if item.id in settled or _expiry_told(item, state, after):
+            return ApprovalTimeoutError(
+                thread_id, item.value.get("node_id"), state.get("expires_in")
+            )
+    return None
+
+
+def _settling(
+    seen: _Seen, resume: Mapping[str, Any], now: datetime
+) -> tuple[dict[str, Any], list[str]]:
+    """``resume`` with the decision for each answered pause that expired by ``now`` and whose
+    policy raises replaced by the expiry answer (the tool settles it as ``ReActAgent``'s
+    door raises for it); and the ids replaced."""
+    due = [i.id for i in expired_pauses(seen.interrupts, now) if i.id in resume and _raising(i)]
+    return {k: expiry_answer() if k in due else v for k, v in resume.items()}, due
+
+
+def _not_yet(
+    seen: _Seen, due: Sequence[str], decided: Mapping[str, Any], after: _Seen
+) -> tuple[dict[str, Any], list[str]]:
+    """After a resume that answered the pauses ``due`` with the expiry answer: the decisions
+    to send again (a pause the tool asked again, its own clock saying the deadline has not
+    passed, gets the decision ``decided`` gave it, under its new interrupt id) and the ids of
+    ``due`` the tool did settle."""
+    again: dict[str, Any] = {}
+    settled: list[str] = []
+    for item in seen.interrupts:
+        if item.id not in due:
+            continue
+        node = item.value.get("node_id")
+        asked = [
+            new.id
+            for new in after.interrupts
+            if new.id != item.id
+            and isinstance(new.value, Mapping)
+            and new.value.get("node_id") == node
+            and _call_id(new) == _call_id(item)
+        ]
+        if asked:
+            again[asked[0]] = decided[item.id]
+        elif not _still_asked(item, after):
+            settled.append(item.id)
+    return again, settled
+
+
 def _result(thread_id: str, seen: _Seen, max_steps: int, state: AgentState | None) -> AgentResult:
     values = {**seen.values, "messages": _messages(seen.values)}
     if state is not None and isinstance(values.get("shared"), Mapping):
@@ -472,6 +585,9 @@ class RemoteReActAgent:
             ConcurrentResumeError: another run of the thread is in flight (nothing sent).
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
+            ApprovalTimeoutError: the thread's pause had expired and its policy says
+                ``on_expire="raise"``: the paused tool settled it (the call did not run)
+                and ``goal`` was not sent, as ``ReActAgent.run`` does.
         """
         _check_input(thread_id, goal, state)
         tid = thread_id or str(uuid.uuid4())
@@ -479,7 +595,7 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(self.sync_client.threads.get_state(sid))
-            settle = expiry_command(seen.interrupts)
+            settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
                 settling = self.sync_client.runs.create(
                     sid,
@@ -488,7 +604,10 @@ class RemoteReActAgent:
                     **self._resume_options(settle.resume),
                 )
                 self._wait(sid, str(settling["run_id"]))
-                seen = _seen(self.sync_client.threads.get_state(sid))
+                before, seen = seen, _seen(self.sync_client.threads.get_state(sid))
+                expired = _timeout(tid, before.interrupts, settle.resume, seen)
+                if expired is not None:  # on_expire="raise": settled, the goal is not run
+                    raise expired
             refuse_if_paused(tid, seen.interrupts)
             run = self.sync_client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
@@ -509,7 +628,7 @@ class RemoteReActAgent:
         with _translated(self.url, tid, f"running thread {tid!r}"):
             await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
             seen = _seen(await self.client.threads.get_state(sid))
-            settle = expiry_command(seen.interrupts)
+            settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
                 settling = await self.client.runs.create(
                     sid,
@@ -518,7 +637,10 @@ class RemoteReActAgent:
                     **self._resume_options(settle.resume),
                 )
                 await self._await(sid, str(settling["run_id"]))
-                seen = _seen(await self.client.threads.get_state(sid))
+                before, seen = seen, _seen(await self.client.threads.get_state(sid))
+                expired = _timeout(tid, before.interrupts, settle.resume, seen)
+                if expired is not None:  # on_expire="raise": settled, the goal is not run
+                    raise expired
             refuse_if_paused(tid, seen.interrupts)
             run = await self.client.runs.create(
                 sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
@@ -554,6 +676,13 @@ class RemoteReActAgent:
             RemoteRunError: the run failed on the server.
             ApproverRefusedError: ``approver`` may not answer the pause (its approval
                 policy, checked here and by the paused tool on the server); nothing ran.
+            ApprovalTimeoutError: the pause had expired and its policy says
+                ``on_expire="raise"``: the paused tool settled it (the call did not run) and
+                the run went on, as ``ReActAgent.resume`` does. A pause this client sees
+                expired is answered with the expiry answer; a decision the server's tool got
+                after the deadline is recognised by the tool's answer (``require_approval``'s
+                says why; a plain ``interrupt()`` tool's answer is its own: then the result
+                is returned, docs/approvals-in-production.md).
 
         ``approver`` (a name or ``{"name", "roles"}``) travels in the resume value to a
         pause with an approval policy (docs/approvals-in-production.md).
@@ -564,17 +693,47 @@ class RemoteReActAgent:
         given = decisions if decisions is not None else human_decision
         with _translated(self.url, tid, f"resuming thread {tid!r}"), self._refusals(sid, given):
             seen = self._state(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions, approver)
-            run = self.sync_client.runs.create(
-                sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
-            )
-            joined, done = self._wait(sid, str(run["run_id"]))
-            _check_run(tid, done, joined, seen, _seen(self.sync_client.threads.get_state(sid)))
-            self._check_won(sid, tid, seen, str(run["run_id"]), resume)
-            after = _seen(self.sync_client.threads.get_state(sid))
+            decided = _resume_map(tid, seen, human_decision, decisions, approver)
+            resume, due = _settling(seen, decided, self._now())
+            after = self._send(sid, tid, seen, resume)
+            again, settled = _not_yet(seen, due, decided, after)
+            answered = [i for i in seen.interrupts if i.id in resume]
+            if again:  # the server's clock: not expired yet; the decision goes as given
+                seen = self._state(sid)
+                after = self._send(sid, tid, seen, again)
+                answered += [i for i in seen.interrupts if i.id in again]
             refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
+            expired = _timeout(tid, answered, settled, after)
+            if expired is not None:  # on_expire="raise": settled, the call did not run
+                raise expired
         return _result(tid, after, self.max_steps, state)
+
+    def _send(self, sid: str, tid: str, seen: _Seen, resume: Mapping[str, Any]) -> _Seen:
+        """Send the resume ``resume`` of the pauses ``seen`` showed, wait for its run, check
+        it won; the thread afterwards."""
+        run = self.sync_client.runs.create(
+            sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
+        )
+        joined, done = self._wait(sid, str(run["run_id"]))
+        _check_run(tid, done, joined, seen, _seen(self.sync_client.threads.get_state(sid)))
+        self._check_won(sid, tid, seen, str(run["run_id"]), resume)
+        return _seen(self.sync_client.threads.get_state(sid))
+
+    async def _asend(self, sid: str, tid: str, seen: _Seen, resume: Mapping[str, Any]) -> _Seen:
+        run = await self.client.runs.create(
+            sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
+        )
+        joined, done = await self._await(sid, str(run["run_id"]))
+        now = _seen(await self.client.threads.get_state(sid))
+        _check_run(tid, done, joined, seen, now)
+        await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
+        return _seen(await self.client.threads.get_state(sid))
+
+    def _now(self) -> datetime:
+        """The time an approval's deadline is compared with before anything is sent (the
+        paused tool on the server compares it with its own clock again)."""
+        return datetime.now(UTC)
 
     async def aresume(
         self,
@@ -591,17 +750,20 @@ class RemoteReActAgent:
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"resuming thread {tid!r}"):
             seen = await self._astate(sid)
-            resume = _resume_map(tid, seen, human_decision, decisions, approver)
-            run = await self.client.runs.create(
-                sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
-            )
-            joined, done = await self._await(sid, str(run["run_id"]))
-            now = _seen(await self.client.threads.get_state(sid))
-            _check_run(tid, done, joined, seen, now)
-            await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
-            after = _seen(await self.client.threads.get_state(sid))
+            decided = _resume_map(tid, seen, human_decision, decisions, approver)
+            resume, due = _settling(seen, decided, self._now())
+            after = await self._asend(sid, tid, seen, resume)
+            again, settled = _not_yet(seen, due, decided, after)
+            answered = [i for i in seen.interrupts if i.id in resume]
+            if again:  # the server's clock: not expired yet; the decision goes as given
+                seen = await self._astate(sid)
+                after = await self._asend(sid, tid, seen, again)
+                answered += [i for i in seen.interrupts if i.id in again]
             refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
+            expired = _timeout(tid, answered, settled, after)
+            if expired is not None:  # on_expire="raise": settled, the call did not run
+                raise expired
         return _result(tid, after, self.max_steps, state)
 
     # --- reading ----------------------------------------------------------------------
@@ -772,8 +934,31 @@ class RemoteReActAgent:
             if time.monotonic() > deadline:
                 break
             time.sleep(_POLL)  # an overlapping run (Aegra): its outcome decides
+        writer = self._first_writer(sid, seen.checkpoint_id)
+        if writer is not None:
+            found = writer != run_id
         if found:
             raise _lost(thread_id)
+
+    def _first_writer(self, sid: str, paused: str | None) -> str | None:
+        """The run that wrote the first checkpoint after the paused one (see
+        :func:`_writer_after`)."""
+        before: str | None = None
+        for _ in range(_HISTORY_PAGES):
+            page = self.sync_client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
+            writer, before = _writer_after(page, paused)
+            if writer is not None or before is None:
+                return writer
+        return None
+
+    async def _afirst_writer(self, sid: str, paused: str | None) -> str | None:
+        before: str | None = None
+        for _ in range(_HISTORY_PAGES):
+            page = await self.client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
+            writer, before = _writer_after(page, paused)
+            if writer is not None or before is None:
+                return writer
+        return None
 
     async def _acheck_won(
         self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
@@ -794,8 +979,40 @@ class RemoteReActAgent:
             if time.monotonic() > deadline:
                 break
             await asyncio.sleep(_POLL)
+        writer = await self._afirst_writer(sid, seen.checkpoint_id)
+        if writer is not None:
+            found = writer != run_id
         if found:
             raise _lost(thread_id)
+
+
+_HISTORY_PAGE = 20
+_HISTORY_PAGES = 10
+"""Checkpoints read per page, and pages at most, to find the one after a pause."""
+
+
+def _writer_after(
+    page: Sequence[Mapping[str, Any]], paused: str | None
+) -> tuple[str | None, str | None]:
+    """In one page of a thread's history (newest first): the ``run_id`` (checkpoint metadata,
+    which both langgraph-api and Aegra record) of the checkpoint whose parent is ``paused``,
+    and the checkpoint to read the next page before (``None``: stop).
+
+    The run that wrote it answered the pause first, whatever the order the runs were created
+    in: on a server whose runs of a thread overlap (Aegra), a resume created first can start
+    after another one finished, find nothing to answer and end ``success`` having applied
+    nothing. ``(None, None)`` when the pause has no successor (or no recorded run): the caller
+    falls back on the order of the runs."""
+    for state in page:
+        checkpoint = (state.get("checkpoint") or {}).get("checkpoint_id")
+        if paused is None or checkpoint == paused:
+            return None, None
+        parent = (state.get("parent_checkpoint") or {}).get("checkpoint_id")
+        if parent == paused:
+            run = (state.get("metadata") or {}).get("run_id")
+            return (str(run) if run else None), None
+    last = (page[-1].get("checkpoint") or {}).get("checkpoint_id") if page else None
+    return None, (str(last) if last and len(page) >= _HISTORY_PAGE else None)
 
 
 def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:

@@ -4,7 +4,12 @@
 ``$DYNAVEC_DEMO_LEDGER`` when it runs. ``two_approvers`` needs two of alice, bob or anyone with
 the role ``finance``; ``short_deadline`` expires ``$DYNAVEC_TEST_EXPIRES_IN`` seconds (default
 2) after the step that paused. The scripted model calls ``pay`` for "AMOUNT to NAME", then
-answers with the tool's result. Both graphs are compiled without a checkpointer.
+answers with the tool's result. ``expiring`` asks approvals whose policy says
+``on_expire="raise"``: ``pay`` through ``require_approval`` (expiring ``$DYNAVEC_TEST_RAISE_IN``
+seconds, default 3, after its step) and ``refund`` through a plain ``interrupt()`` expiring
+``within`` seconds (an argument: "refund AMOUNT to NAME within SECONDS"); ``refund`` appends
+``{"tool": "refund", "to", "decision": "ran"}`` when approved. The graphs are compiled without a
+checkpointer.
 """
 
 from __future__ import annotations
@@ -16,12 +21,22 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from dynavec_langgraph import create_react_agent, tool
+from dynavec_langgraph import create_react_agent, interrupt, tool
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
-__all__ = ["pay", "policy", "short_deadline", "two_approvers"]
+__all__ = [
+    "RAISE_IN",
+    "expiring",
+    "expiring_policy",
+    "expiring_tools",
+    "pay",
+    "policy",
+    "refund",
+    "short_deadline",
+    "two_approvers",
+]
 
 _PAIR = re.compile(r"(\d+) to ([A-Za-z]+)")
 
@@ -54,4 +69,48 @@ short_deadline = create_react_agent(
     ScriptedChatModel(policy=policy),
     [require_approval(pay, expires_in=float(os.environ.get("DYNAVEC_TEST_EXPIRES_IN", "2")))],
     name="pay_agent",
+)
+
+
+RAISE_IN = int(os.environ.get("DYNAVEC_TEST_RAISE_IN", "3"))
+"""Seconds ``expiring``'s ``pay`` approval lasts after its step."""
+_REFUND = re.compile(r"refund (\d+) to ([A-Za-z]+) within (\d+)")
+
+
+@tool
+def refund(amount: int, to: str, within: int) -> str:
+    """Refund ``amount`` to ``to`` once approved (the approval expires after ``within`` s)."""
+    answer = interrupt(
+        "approve_refund", {"amount": amount, "to": to}, expires_in=within, on_expire="raise"
+    )
+    if answer != "approved":
+        return f"Refund to {to} not approved ({answer})."
+    path = os.environ.get(LEDGER_ENV)
+    if path:
+        with Path(path).open("a", encoding="utf-8") as file:
+            file.write(json.dumps({"tool": "refund", "to": to, "decision": "ran"}) + "\n")
+    return f"Refunded {amount} to {to}."
+
+
+def expiring_policy(messages: list[BaseMessage]) -> Turn:
+    """A tool result -> the answer; "refund A to N within S" -> ``refund``; else ``pay``."""
+    if messages and isinstance(messages[-1], ToolMessage):
+        return f"Done: {messages[-1].content}"
+    request = next((str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    found = _REFUND.findall(request)
+    if found:
+        amount, to, within = found[0]
+        args = {"amount": int(amount), "to": to, "within": int(within)}
+        return [{"name": "refund", "args": args}]
+    return policy(messages)
+
+
+def expiring_tools() -> list[object]:
+    """``expiring``'s tools: ``pay`` behind an approval expiring after :data:`RAISE_IN`
+    seconds with ``on_expire="raise"``, and ``refund``."""
+    return [require_approval(pay, expires_in=RAISE_IN, on_expire="raise"), refund]
+
+
+expiring = create_react_agent(
+    ScriptedChatModel(policy=expiring_policy), expiring_tools(), name="pay_agent"
 )

@@ -7,7 +7,7 @@ its URL in ``$DYNAVEC_PAYMENT_URL``) under the call's ``idempotency_key()``, app
 (``$DYNAVEC_DEMO_LEDGER``) and then waits until the file ``$DYNAVEC_CLUSTER_GATES/<thread_id>``
 exists: the test SIGKILLs the server running it there (the charge reached the service, the tool
 never returned). ``pay_retry_agent``'s tool is ``on_crash="retry"``, ``pay_ask_agent``'s
-``on_crash="ask"``.
+``on_crash="ask"``, ``pay_fail_agent``'s ``on_crash="fail"``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.cluster_graph import GATE_TIMEOUT, GATES_ENV, _record, _thread_id
 from tests.payment_service import charge
 
-__all__ = ["PAYMENT_ENV", "ask_graph", "retry_graph"]
+__all__ = ["PAYMENT_ENV", "ask_graph", "fail_graph", "retry_graph"]
 
 PAYMENT_ENV = "DYNAVEC_PAYMENT_URL"
 
@@ -62,3 +62,4 @@ def _agent(on_crash: OnCrash, name: str) -> object:
 
 retry_graph = _agent("retry", "pay_retry_agent")
 ask_graph = _agent("ask", "pay_ask_agent")
+fail_graph = _agent("fail", "pay_fail_agent")

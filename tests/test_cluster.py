@@ -7,14 +7,17 @@
 The cluster (``tests/cluster.py``) runs each from its own cached virtualenv and serves
 ``tests/langgraph_cluster.json`` unchanged: the demo agent (``dynavec_agent``) and the gated
 agent of ``tests/cluster_graph.py`` (``gated_agent``), the payment agents of
-``tests/cluster_payment_graph.py`` (``pay_retry_agent``, ``pay_ask_agent``, charging the fake
-payment service ``tests/payment_service.py`` the module starts). The servers append every
-finished tool run to one ledger file, which the tests count. A part that cannot be installed
-or started fails the tests with the reason.
+``tests/cluster_payment_graph.py`` (``pay_retry_agent``, ``pay_ask_agent``, ``pay_fail_agent``,
+charging the fake payment service ``tests/payment_service.py`` the module starts), and the
+approval agents of ``tests/approvals_graph.py`` (``pay_two``; ``pay_expiring``, whose approvals
+expire with ``on_expire="raise"``). The servers append every finished tool run to one ledger
+file, which the tests count. A part that cannot be installed or started fails the tests with
+the reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -22,13 +25,18 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from dynavec_langgraph import (
     AgentState,
+    ApprovalPolicy,
+    ApprovalTimeoutError,
     ConcurrentResumeError,
     InvalidDecisionError,
     NothingToResumeError,
@@ -45,6 +53,8 @@ from dynavec_langgraph.remote import (
     _Seen,
     server_thread_id,
 )
+from dynavec_langgraph.testing import ScriptedChatModel
+from tests.approvals_graph import RAISE_IN, expiring_policy, expiring_tools
 from tests.cluster import ENGINES, Cluster, ClusterUnavailable, Server
 from tests.cluster_graph import GATES_ENV
 from tests.cluster_payment_graph import PAYMENT_ENV
@@ -178,8 +188,14 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
     assert _shape(paused) == _shape(reference)
     assert _tools(deployment.entries("pause-a-resume-b")) == [("get_balance", None)]
 
+    sid = server_thread_id("pause-a-resume-b")
+    before = a._state(sid).checkpoint_id
     final = b.resume("approved", thread_id="pause-a-resume-b", state=shared)
     assert shared.data == {"customer": "c-17"}  # sent with the run, read back from the thread
+    # the engine records the run that wrote the checkpoint after the pause: the resume's
+    # (what the client reads to tell who answered first, remote._writer_after)
+    (resumed,) = b.sync_client.runs.list(sid, limit=1)
+    assert b._first_writer(sid, before) == str(resumed["run_id"])
 
     assert _shape(final) == _shape(local.resume(thread_id="local", human_decision="approved"))
     assert final.finished and final.output.endswith("Transferred 75 to Alice.")
@@ -431,6 +447,173 @@ def test_several_pending_approvals_decisions_and_inbox_node(
     assert deployment.wires("Uma", "Vic") == [("Uma", "approved"), ("Vic", "rejected")]
 
 
+# --- on_expire="raise": ApprovalTimeoutError, as ReActAgent raises it -------------------------
+
+EXPIRING = "pay_expiring"
+
+
+class Clocked(RemoteReActAgent):
+    """A client whose clock is ``offset`` away from the servers' (the paused tool on the
+    server compares the deadline with the server's clock)."""
+
+    def __init__(self, url: str, assistant_id: str, offset: timedelta) -> None:
+        super().__init__(url, assistant_id, timeout=60)
+        self.offset = offset
+
+    def _now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
+def _deadline(agent: RemoteReActAgent, thread_id: str) -> datetime:
+    (pending,) = agent.sync_client.threads.get_state(server_thread_id(thread_id))["interrupts"]
+    value: Any = pending["value"]
+    assert value["approval"]["on_expire"] == "raise"
+    return datetime.fromisoformat(value["expires_at"])
+
+
+def _told(agent: RemoteReActAgent, thread_id: str) -> list[str]:
+    """The tool answers of ``thread_id``, deadlines replaced by ``D``."""
+    values: Any = agent.sync_client.threads.get_state(server_thread_id(thread_id))["values"]
+    answers = [str(m["content"]) for m in values["messages"] if m["type"] == "tool"]
+    return [re.sub(r"expired at \S+\+00:00", "expired at D", a) for a in answers]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
+def _local_timeouts() -> tuple[str, str, list[str]]:
+    """What ``ReActAgent`` raises on the same agent (its tools and model) for an expired
+    ``pay`` approval: from ``resume`` and from ``run`` (thread ids ``exp-resume`` and
+    ``exp-run``), and the tool answer the thread then holds."""
+    clock = _Clock()
+    local = ReActAgent(
+        ScriptedChatModel(policy=expiring_policy),
+        expiring_tools(),
+        checkpointer=InMemorySaver(),
+        approval_policy=ApprovalPolicy(clock=clock),
+    )
+    local.run("pay 3 to Di", thread_id="exp-resume")
+    local.run("pay 5 to Fay", thread_id="exp-run")
+    clock.offset = timedelta(seconds=RAISE_IN + 1)
+    with pytest.raises(ApprovalTimeoutError) as by_resume:
+        local.resume(thread_id="exp-resume", human_decision="approved")
+    with pytest.raises(ApprovalTimeoutError) as by_run:
+        local.run("pay 50 to Zed", thread_id="exp-run")
+    state = local.graph.get_state({"configurable": {"thread_id": "exp-resume"}})
+    told = [str(m.content) for m in state.values["messages"] if isinstance(m, ToolMessage)]
+    told = [re.sub(r"expired at \S+\+00:00", "expired at D", a) for a in told]
+    return str(by_resume.value), str(by_run.value), told
+
+
+async def test_on_expire_raise_gives_approval_timeout_error_as_react_agent_does(
+    deployment: Deployment, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An approval whose policy says ``on_expire="raise"``, answered (``resume`` /
+    ``aresume``) or run on (``run`` / ``arun``) through B after its deadline: the paused tool
+    settles it on the server (the call does not run) and the client raises dynavec's
+    ``ApprovalTimeoutError`` with ``ReActAgent``'s message. Also a decision the client sends
+    before the deadline by its clock that the server's tool gets after it (``require_approval``
+    tells why in the tool answer), a plain ``interrupt()`` pause, and a client clock ahead of
+    the server's (the tool refuses the expiry answer: the decision is then sent as given).
+    ``inbox answer --server`` (which answers through ``RemoteReActAgent``) fails with the same
+    message, as the database mode does."""
+    a, b = deployment.agent(deployment.a, EXPIRING), deployment.agent(deployment.b, EXPIRING)
+    behind = Clocked(deployment.b.url, EXPIRING, -timedelta(hours=1))
+    ahead = Clocked(deployment.b.url, EXPIRING, timedelta(hours=1))
+    goals = {
+        "exp-resume": "pay 3 to Di",
+        "exp-aresume": "pay 4 to Ed",
+        "exp-run": "pay 5 to Fay",
+        "exp-arun": "pay 6 to Gus",
+        "exp-late": "pay 7 to Hal",
+        "exp-inbox": "pay 2 to Kim",
+        "exp-refund": "refund 8 to Ivy within 3",
+        "exp-skew": "refund 9 to Jo within 600",
+    }
+    deadlines = []
+    for thread_id, goal in goals.items():
+        assert a.run(goal, thread_id=thread_id).termination_reason == "interrupted"
+        deadlines.append(_deadline(a, thread_id))
+
+    # a client clock an hour ahead sees the 600 s approval expired: the server's tool does
+    # not, asks again, and the client sends the decision as given: the refund runs once
+    done = ahead.resume("approved", thread_id="exp-skew")
+    assert done.finished and done.output == "Done: Refunded 9 to Jo."
+    assert [e for e in _entries_of(deployment, "refund") if e["to"] == "Jo"] == [
+        {"tool": "refund", "to": "Jo", "decision": "ran"}
+    ]
+
+    await asyncio.sleep(max(0.0, (max(deadlines[:-1]) - datetime.now(UTC)).total_seconds()) + 0.5)
+    local_resume, local_run, local_told = _local_timeouts()
+    assert local_resume == (
+        f"Approval request at node 'approve_pay' for thread 'exp-resume' timed out after "
+        f"{RAISE_IN} seconds."
+    )
+
+    with pytest.raises(ApprovalTimeoutError) as caught:
+        b.resume("approved", thread_id="exp-resume")
+    assert str(caught.value) == local_resume  # ReActAgent's message, for the caller's thread id
+    assert (caught.value.thread_id, caught.value.node_id) == ("exp-resume", "approve_pay")
+    assert caught.value.timeout_seconds == RAISE_IN
+    assert _told(b, "exp-resume") == local_told  # the same settlement in the thread
+    assert b.result("exp-resume").finished
+    with pytest.raises(NothingToResumeError, match="not paused"):  # settled: nothing pending
+        b.resume("approved", thread_id="exp-resume")
+
+    with pytest.raises(ApprovalTimeoutError, match="'exp-aresume' timed out after"):
+        await b.aresume("approved", thread_id="exp-aresume")
+
+    with pytest.raises(ApprovalTimeoutError) as caught:
+        b.run("pay 50 to Zed", thread_id="exp-run")
+    assert str(caught.value) == local_run
+    with pytest.raises(ApprovalTimeoutError, match="'exp-arun' timed out after"):
+        await b.arun("pay 60 to Zoe", thread_id="exp-arun")
+    for thread_id in ("exp-run", "exp-arun"):  # settled, and the new goal was not sent
+        values: Any = b.sync_client.threads.get_state(server_thread_id(thread_id))["values"]
+        humans = [m["content"] for m in values["messages"] if m["type"] == "human"]
+        assert humans == [goals[thread_id]] and _told(b, thread_id) == local_told
+
+    # the client's clock an hour behind: it sends the decision; the server's tool settles it
+    # as expired and its answer says so
+    with pytest.raises(ApprovalTimeoutError, match="'exp-late' timed out after"):
+        behind.resume("approved", thread_id="exp-late")
+
+    # a plain interrupt() pause with on_expire="raise": the tool gets a rejection
+    with pytest.raises(ApprovalTimeoutError) as caught:
+        b.resume("approved", thread_id="exp-refund")
+    assert str(caught.value) == (
+        "Approval request at node 'approve_refund' for thread 'exp-refund' timed out after 3 "
+        "seconds."
+    )
+    assert _told(b, "exp-refund") == ["Refund to Ivy not approved (rejected)."]
+
+    refused = _cli(
+        capsys, "inbox", "answer", "--server", deployment.b.url, "--thread", "exp-inbox",
+        "--approve", code=2,
+    )  # fmt: skip
+    assert (
+        "error: Approval request at node 'approve_pay' for thread 'exp-inbox' timed out after "
+        f"{RAISE_IN} seconds." in refused
+    )
+    assert _told(b, "exp-inbox") == local_told
+
+    paid = {e["to"] for e in _entries_of(deployment, "pay")}
+    assert paid.isdisjoint({"Di", "Ed", "Fay", "Gus", "Hal", "Kim", "Zed", "Zoe"})  # none late
+    assert [e["to"] for e in _entries_of(deployment, "refund")] == ["Jo"]
+
+
+def _entries_of(deployment: Deployment, tool: str) -> list[dict[str, Any]]:
+    if not deployment.ledger.exists():
+        return []
+    lines = deployment.ledger.read_text(encoding="utf-8").splitlines()
+    return [e for e in map(json.loads, lines) if e.get("tool") == tool]
+
+
 # --- a server killed after its tool's charge reached the payment service ------------------------
 
 
@@ -577,6 +760,142 @@ def test_sigkill_after_the_charge_ask_pauses_on_b_and_the_inbox_answers(
         assert final.finished and final.output == done
     finally:
         deployment.cluster.replace(victim)
+
+
+def _charge_then_kill_all(
+    deployment: Deployment, jobs: dict[str, str]
+) -> tuple[dict[str, tuple[str, str, dict[str, Any]]], Server]:
+    """``_charge_then_kill`` for several threads at once (``jobs``: label -> assistant):
+    start each run through A; once every ``pay`` charged the service, SIGKILL every server
+    that runs one (langhost's run queue may give them to both servers: then a new server is
+    started in the first one's place, and it re-claims them). Return label -> (thread id,
+    run id, ledger entry of the charge), and the server left to continue them."""
+    client = deployment.agent(deployment.a).sync_client
+    job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
+    runs: dict[str, tuple[str, str]] = {}
+    for label, assistant in jobs.items():
+        thread_id = server_thread_id(label)
+        client.threads.create(thread_id=thread_id, if_exists="do_nothing")
+        run = client.runs.create(
+            thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
+        )
+        runs[label] = (thread_id, str(run["run_id"]))
+    deadline = time.monotonic() + 60
+    while not all(deployment.entries(t) for t, _ in runs.values()):
+        assert time.monotonic() < deadline, "a run never charged"
+        time.sleep(0.05)  # the runs run in server processes; poll the ledger they write
+    charged = {label: deployment.entries(t) for label, (t, _) in runs.items()}
+    pids = {entry["pid"] for (entry,) in charged.values()}
+    victims = [s for s in deployment.cluster.running if s.pid in pids]
+    for victim in victims:
+        deployment.cluster.kill(victim)
+    for thread_id, _ in runs.values():
+        (deployment.gates / thread_id).touch()
+    survivors = [s for s in deployment.cluster.running if s not in victims]
+    survivor = survivors[0] if survivors else deployment.cluster.replace(victims[0])
+    for (entry,) in charged.values():
+        assert _charges(deployment, entry["key"]) == (1, 1) and entry["replayed"] is False
+    return {k: (t, r, charged[k][0]) for k, (t, r) in runs.items()}, survivor
+
+
+def _revive(deployment: Deployment) -> None:
+    """A new server in the place of every killed one."""
+    for server in list(deployment.cluster.running):
+        if server.proc.poll() is not None:
+            deployment.cluster.replace(server)
+
+
+def _failure(client: Any, thread_id: str) -> str:
+    """What the failed runs of ``thread_id`` say (langhost: the joined run's ``__error__``;
+    Aegra: the run's ``error_message``)."""
+    failed = [r for r in client.runs.list(thread_id, limit=10) if r["status"] == "error"]
+    assert failed, "no run of the thread failed"
+    return " ".join(
+        str(r.get("error_message") or "") or json.dumps(client.runs.join(thread_id, r["run_id"]))
+        for r in failed
+    )
+
+
+def test_sigkill_after_the_charge_ask_respond_reject_and_fail_through_b(
+    deployment: Deployment,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other answers of the in-doubt question (``approve``: the test above), and
+    ``on_crash="fail"``, on three threads killed at once: ``respond`` (it ran, here is its
+    result; through ``RemoteReActAgent``) answers the call with the result and nothing runs;
+    ``reject`` (through ``inbox answer --server``, LangChain's decision format) answers it as
+    not run again and nothing runs; ``fail``: the continued run fails with the
+    ``InDoubtCallError`` naming the call and its key, nothing runs, and a run with
+    ``configurable["dynavec_in_doubt"] = {call_id: "retry"}`` runs it again under the key:
+    charged once."""
+    monkeypatch.delenv(LEDGER_ENV, raising=False)
+    jobs = {"pay-respond": "pay_ask_agent", "pay-reject": "pay_ask_agent"}
+    jobs["pay-fail"] = "pay_fail_agent"
+    runs, survivor = _charge_then_kill_all(deployment, jobs)
+    try:
+        for label, (thread_id, run_id, _) in runs.items():
+            _continue_on_b(deployment, thread_id, run_id, survivor, jobs[label])
+
+        # respond: answered with the result given, nothing runs
+        thread_id, _, charged = runs["pay-respond"]
+        key, told = charged["key"], f"charged {charged['charge']} (42)"
+        asked = deployment.agent(survivor, "pay_ask_agent")
+        paused = asked.result(thread_id)
+        assert paused.interrupt_payload and paused.interrupt_payload["node_id"] == "in_doubt_pay"
+        final = asked.resume({"type": "respond", "message": told}, thread_id=thread_id)
+        assert final.finished and final.output == f"Done: {told}"
+        assert _tool_answers(asked, thread_id) == [told]
+        assert _charges(deployment, key) == (1, 1)
+
+        # reject: answered as not run again (the key in the answer), nothing runs
+        thread_id, _, charged = runs["pay-reject"]
+        key = charged["key"]
+        (pending,) = asked.sync_client.threads.get_state(thread_id)["interrupts"]
+        assert pending["value"]["payload"]["idempotency_key"] == key
+        rejected = _cli(
+            capsys, "inbox", "answer", "--server", survivor.url, "--thread", thread_id,
+            "--decision", json.dumps({"decisions": [{"type": "reject"}]}),
+        )  # fmt: skip
+        assert "\nAnswer: Done: Not run again: the call of `pay`" in rejected, rejected
+        (answer,) = _tool_answers(asked, thread_id)
+        assert answer.startswith("Not run again") and key in answer
+        assert asked.result(thread_id).finished
+        assert _charges(deployment, key) == (1, 1)
+
+        # fail: the continued run fails naming the call and its key; nothing runs
+        thread_id, _, charged = runs["pay-fail"]
+        key = charged["key"]
+        failing = deployment.agent(survivor, "pay_fail_agent")
+        assert failing.sync_client.threads.get(thread_id)["status"] == "error"
+        with pytest.raises(RemoteRunError, match="failed on the server"):
+            failing.result(thread_id)
+        values: Any = failing.sync_client.threads.get_state(thread_id)["values"]
+        (call,) = values["messages"][-1]["tool_calls"]
+        error = _failure(failing.sync_client, thread_id)
+        assert f"call {call['id']!r} of 'pay' was running when its process stopped" in error
+        assert f"(idempotency key {key!r})" in error and "dynavec_in_doubt" in error
+        if deployment.engine == "langhost":  # Aegra keeps the message, not the error's name
+            assert '"error": "InDoubtCallError"' in error
+        assert _charges(deployment, key) == (1, 1)
+        # settled as the error says: run it again under the same key
+        again = failing.sync_client.runs.create(
+            thread_id, "pay_fail_agent", command={"update": {"messages": []}},
+            config={"configurable": {"dynavec_in_doubt": {call["id"]: "retry"}}},
+            durability="sync", multitask_strategy="interrupt",
+        )  # fmt: skip
+        failing.sync_client.runs.join(thread_id, again["run_id"])
+        done = failing.result(thread_id)
+        assert done.finished
+        assert done.output == f"Done: charged {charged['charge']} (42) key={key} replayed=True"
+        assert _charges(deployment, key) == (2, 1)  # two requests, one key: charged once
+    finally:
+        _revive(deployment)
+
+
+def _tool_answers(agent: RemoteReActAgent, thread_id: str) -> list[str]:
+    values: Any = agent.sync_client.threads.get_state(thread_id)["values"]
+    return [str(m["content"]) for m in values["messages"] if m["type"] == "tool"]
 
 
 # --- a server killed while it runs a run -------------------------------------------------------

@@ -9,22 +9,37 @@ does not record a run's command (a resume of this package tags its run config in
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Interrupt
 
-from dynavec_langgraph import ConcurrentResumeError, InvalidDecisionError
+from dynavec_langgraph import (
+    ApprovalPolicy,
+    ApprovalTimeoutError,
+    ConcurrentResumeError,
+    InvalidDecisionError,
+    ReActAgent,
+)
 from dynavec_langgraph._claims import CLAIM_REFUSED
+from dynavec_langgraph._policy import expiry_answer
 from dynavec_langgraph.remote import (
     RemoteRunError,
     _answers_any,
     _check_run,
     _failures_since_last_result,
+    _not_yet,
     _Seen,
     _settled,
+    _settling,
     _tagged,
+    _timeout,
+    _writer_after,
 )
+from dynavec_langgraph.testing import ScriptedChatModel
+from tests.approvals_graph import RAISE_IN, expiring_policy, expiring_tools
 
 PAUSE = Interrupt(value={"node_id": "approve", "payload": {}}, id="a" * 32)
 PAUSED = _Seen(True, "c1", [PAUSE], {})
@@ -107,3 +122,86 @@ def test_the_failures_that_may_have_set_the_threads_error_status() -> None:
     flying = {"run_id": "fly", "status": "running", "created_at": "10:01", "updated_at": "10:01"}
     assert _failures_since_last_result([flying, old]) == [old]
     assert _failures_since_last_result([]) == []
+
+
+# --- expired approvals whose policy says on_expire="raise" -------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
+def test_an_expiry_that_raises_is_read_from_the_pause_and_the_settled_thread() -> None:
+    """What the remote client reads to raise ``ApprovalTimeoutError`` as ``ReActAgent`` does,
+    pinned on the values this package's tools write (the same tools run locally): the pause
+    value's ``approval`` (``on_expire``, ``expires_at``, ``expires_in``) and the tool answer
+    of a settled ``require_approval`` call."""
+    clock = _Clock()
+    agent = ReActAgent(
+        ScriptedChatModel(policy=expiring_policy),
+        expiring_tools(),
+        checkpointer=InMemorySaver(),
+        approval_policy=ApprovalPolicy(clock=clock),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    agent.run("pay 3 to Di", thread_id="t")
+    (pause,) = agent.graph.get_state(config).interrupts
+    assert pause.value["approval"]["on_expire"] == "raise"
+    assert pause.value["approval"]["expires_in"] == RAISE_IN
+    seen = _Seen(True, "c1", [pause], {})
+    deadline = datetime.fromisoformat(pause.value["expires_at"])
+
+    # before the deadline (by the client's clock) the decision goes as given; after it, the
+    # expiry answer, which the paused tool accepts only after its own deadline
+    early = deadline - timedelta(seconds=1)
+    assert _settling(seen, {pause.id: "approved"}, early) == ({pause.id: "approved"}, [])
+    resume, due = _settling(seen, {pause.id: "approved"}, deadline)
+    assert resume == {pause.id: expiry_answer()} and due == [pause.id]
+    # the tool asked again (its clock: not expired yet): the decision again, under the new id
+    asked = Interrupt(value={**pause.value, "error": "not expired"}, id="f" * 32)
+    again = _Seen(True, "c2", [asked], {})
+    assert _not_yet(seen, due, {pause.id: "approved"}, again) == ({asked.id: "approved"}, [])
+    assert _timeout("t", [pause], [], again) is None
+
+    clock.offset = timedelta(seconds=RAISE_IN + 1)
+    with pytest.raises(ApprovalTimeoutError) as local:
+        agent.resume(thread_id="t", human_decision="approved")
+    settled = _Seen(True, "c3", [], {"messages": agent.graph.get_state(config).values["messages"]})
+    assert _not_yet(seen, due, {pause.id: "approved"}, settled) == ({}, [pause.id])
+    by_answer = _timeout("t", [pause], [pause.id], settled)  # answered with the expiry answer
+    by_told = _timeout("t", [pause], [], settled)  # a decision: the tool answer says why
+    for raised in (by_answer, by_told):
+        assert isinstance(raised, ApprovalTimeoutError) and str(raised) == str(local.value)
+    assert _timeout("t", [pause], [pause.id], seen) is None  # still pending: not settled
+    plain = Interrupt(value={**pause.value, "approval": {"on_expire": "rejected"}}, id=pause.id)
+    assert _timeout("t", [plain], [pause.id], settled) is None  # the policy does not raise
+    assert _settling(_Seen(True, "c1", [plain], {}), {plain.id: "approved"}, deadline)[1] == []
+
+
+def _state(checkpoint: str, parent: str | None, run: str | None) -> dict[str, Any]:
+    return {
+        "checkpoint": {"checkpoint_id": checkpoint},
+        "parent_checkpoint": {"checkpoint_id": parent} if parent else None,
+        "metadata": {"run_id": run} if run else {},
+    }
+
+
+def test_the_run_that_answered_a_pause_is_the_writer_of_the_checkpoint_after_it() -> None:
+    # Aegra (seen by a helper): B's resume was created first but started after A's had
+    # finished; it found nothing to answer and ended "success": A's run wrote the successor
+    history = [
+        _state("c4", "c3", "run-b"),  # B's no-op run, after A's end
+        _state("c3", "c2", "run-a"),
+        _state("c2", "paused", "run-a"),
+        _state("paused", "c0", "run-0"),
+    ]
+    assert _writer_after(history, "paused") == ("run-a", None)
+    assert _writer_after(history[:1], "paused") == (None, None)  # a short page: the end
+    assert _writer_after(history[3:], "paused") == (None, None)  # no successor yet
+    assert _writer_after([_state("c1", "paused", None)], "paused") == (None, None)  # no run id
+    full = [_state(f"c{i}", f"c{i - 1}", "r") for i in range(40, 20, -1)]
+    assert _writer_after(full, "paused") == (None, "c21")  # read the next page before c21

@@ -52,7 +52,9 @@ def make_tools(service: str, on_crash: str, hang: Path | None, langchain: bool) 
     def work(amount: int, key: str) -> str:
         result = charge(service, amount, key)
         if hang is not None:
-            (hang / "charged").write_text(key)
+            written = hang / "charged.part"
+            written.write_text(key)
+            written.rename(hang / "charged")  # whole or absent: the test reads it once it exists
             time.sleep(3600)  # killed here: the charge went out, the tool never returns
         return f"charged {result['id']} ({amount}) key={key} replayed={result['replayed']}"
 

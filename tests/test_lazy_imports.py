@@ -1,0 +1,79 @@
+"""What importing the package costs: the modules ``import dynavec_langgraph`` and the names an
+agent needs load (docs/benchmarks.md, the import-cost row).
+
+The optional features (the audit trail and outbox, streaming events, memory stores, DynamoDB,
+the chat providers and middleware, the inbox, the remote client) are imported where they are
+used, not when the package or ``ReActAgent`` / ``create_react_agent`` / ``interrupt`` / ``tool``
+are imported. Each check runs in a fresh interpreter, so a module imported eagerly again (a
+top-level ``from dynavec_langgraph._audit import ...`` in ``_agent.py``) fails it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+AGENT_NAMES = "from dynavec_langgraph import ReActAgent, create_react_agent, interrupt, tool"
+"""The statement the import benchmark times (benchmarks/measure.py ``IMPORTS``)."""
+
+NOT_AT_IMPORT = (
+    "dynavec_langgraph._audit",
+    "dynavec_langgraph._remote_audit",
+    "dynavec_langgraph._inbox",
+    "dynavec_langgraph._models",
+    "dynavec_langgraph._middleware",
+    "dynavec_langgraph._prebuilt",
+    "dynavec_langgraph.events",
+    "dynavec_langgraph.memory",
+    "dynavec_langgraph.dynamodb",
+    "dynavec_langgraph.remote",
+    "dynavec_langgraph.chat._providers",
+    "langgraph.prebuilt",
+    "langchain.agents",
+    "boto3",
+    "botocore",
+    "psycopg",
+)
+"""Modules a plain agent does not need when it is imported."""
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_the_package_alone_loads_none_of_its_modules() -> None:
+    loaded = _loaded_after("import dynavec_langgraph")
+    assert "dynavec_langgraph" in loaded
+    assert sorted(m for m in loaded if m.startswith("dynavec_langgraph.")) == []
+    assert "langgraph" not in loaded
+
+
+def test_the_names_an_agent_needs_load_no_optional_feature() -> None:
+    loaded = _loaded_after(AGENT_NAMES)
+    assert {"dynavec_langgraph._agent", "dynavec_langgraph.interrupt"} <= loaded
+    assert sorted(m for m in NOT_AT_IMPORT if m in loaded) == []
+
+
+def test_each_feature_is_imported_by_the_call_that_needs_it() -> None:
+    code = (
+        f"{AGENT_NAMES}\n"
+        "import sys\n"
+        "from dynavec_langgraph.memory import InMemoryMemoryStore\n"
+        "from dynavec_langgraph.testing import ScriptedChatModel\n"
+        "before = {'dynavec_langgraph._audit', 'dynavec_langgraph.events'} & set(sys.modules)\n"
+        "agent = ReActAgent(ScriptedChatModel(turns=['hi', 'there']), audit=True,\n"
+        "                   memory=InMemoryMemoryStore())\n"
+        "assert 'dynavec_langgraph._audit' in sys.modules\n"
+        "events = list(agent.stream('hello', thread_id='t'))\n"
+        "assert 'dynavec_langgraph.events' in sys.modules\n"
+        "assert type(events[-1]).__name__ == 'ResultEvent', events\n"
+        "assert events[-1].result.output == 'hi', events[-1]\n"
+        "print(sorted(before), [e.kind for e in agent.audit('t')])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("[] ")
