@@ -35,8 +35,9 @@ if typing.TYPE_CHECKING:
         ToolContextError,
     )
     from dynavec_langgraph._exactly_once import idempotency_key
-    from dynavec_langgraph._graph import ReActState, create_react_agent
+    from dynavec_langgraph._factory import create_react_agent
     from dynavec_langgraph._policy import ApprovalPolicy
+    from dynavec_langgraph._state import ReActState
     from dynavec_langgraph._tools import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
     from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
@@ -91,7 +92,7 @@ _EXPORTS: dict[str, str] = {
     "PlanStep": "dynavec_langgraph.planner",
     "Planner": "dynavec_langgraph.planner",
     "ReActAgent": "dynavec_langgraph._agent",
-    "ReActState": "dynavec_langgraph._graph",
+    "ReActState": "dynavec_langgraph._state",
     "RemoteRunError": "dynavec_langgraph._errors",
     "ServerUnavailableError": "dynavec_langgraph._errors",
     "StaleDecisionError": "dynavec_langgraph._errors",
@@ -102,7 +103,7 @@ _EXPORTS: dict[str, str] = {
     "ToolCall": "dynavec_langgraph.records",
     "ToolRegistry": "dynavec_langgraph.registry",
     "create_agent": "dynavec_langgraph._create_agent",
-    "create_react_agent": "dynavec_langgraph._graph",
+    "create_react_agent": "dynavec_langgraph._factory",
     "default_registry": "dynavec_langgraph.registry",
     "idempotency_key": "dynavec_langgraph._exactly_once",
     "interrupt": "dynavec_langgraph.interrupt",

@@ -71,9 +71,9 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from dynavec_langgraph._errors import StorageError
 from dynavec_langgraph._messages import ConversationChannel, pending_calls
+from dynavec_langgraph._persistence.records import Checkpoint
 from dynavec_langgraph._serde import safe_serializer
 from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
-from dynavec_langgraph.checkpoint import Checkpoint
 
 __all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]
 
@@ -239,6 +239,12 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         self._messages: OrderedDict[tuple[str, str], list[BaseMessage]] = OrderedDict()
 
     # --- encoding -----------------------------------------------------------------------
+
+    @property
+    def lock_owner(self) -> Any:
+        """The dynavec checkpointer this saver stores in (the locks' hook,
+        ``_locks.AdaptsCheckpointer``)."""
+        return self.checkpointer
 
     def _enc(self, value: Any) -> list[str]:
         kind, data = self.serde.dumps_typed(value)

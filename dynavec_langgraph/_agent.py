@@ -33,17 +33,10 @@ from dynavec_langgraph._errors import (
     ThreadPausedError,
     not_a_message_text,
 )
-from dynavec_langgraph._graph import (
-    AGENT_NODE,
-    COMPLETED_CALLS_KEY,
-    MODEL_KWARGS_KEY,
-    CompletedCall,
-    check_max_steps,
-    create_react_agent,
-    with_bookkeeping,
-)
+from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._nodes import MODEL_KWARGS_KEY
 from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
 from dynavec_langgraph._resuming import (
     MISSING,
@@ -63,6 +56,8 @@ from dynavec_langgraph._resuming import (
     storage_guard,
 )
 from dynavec_langgraph._scratch import ScratchThreads
+from dynavec_langgraph._state import AGENT_NODE
+from dynavec_langgraph._tool_call import COMPLETED_CALLS_KEY, CompletedCall
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.records import AgentResult, AgentState, Message

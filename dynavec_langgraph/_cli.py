@@ -561,9 +561,13 @@ def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
 
     _inbox_source(args)
     if args.server is not None:
-        from dynavec_langgraph._remote_audit import server_audit
+        from dynavec_langgraph.remote import RemoteReActAgent
 
-        events = server_audit(args.server, args.thread)
+        agent = RemoteReActAgent(args.server, "-", timeout=30)
+        try:
+            events = agent.audit(args.thread)
+        finally:
+            agent.close()
     else:
         with open_saver(args.db, must_exist=True) as saver:
             events = thread_history(saver, args.thread)

@@ -18,7 +18,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from dynavec_langgraph._graph import AgentFace, build_agent
+from dynavec_langgraph._factory import build_agent
+from dynavec_langgraph._nodes import AgentFace
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -121,6 +121,11 @@ class HistoryCache(BaseCheckpointSaver[Any]):
         self._kept: OrderedDict[str, OrderedDict[str, _Values]] = OrderedDict()
         self._parents: OrderedDict[_Key, RunnableConfig | None] = OrderedDict()
 
+    @property
+    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
+        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
+        return self.inner
+
     def __getattr__(self, name: str) -> Any:
         # what only the wrapped saver has (``conn``, ``setup``, ...)
         if name == "inner":

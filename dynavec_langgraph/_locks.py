@@ -28,12 +28,15 @@ What the lock relies on, per saver:
   claim inside a door's thread lock) is taken on that session, not on another connection.
 * ``InMemorySaver`` and any other saver: the in-process lock only (which is all that can see
   them unless the saver is shared some other way).
-* A saver wrapping another (the package's ``ConnectionSaver`` from a connection string, or any
-  saver whose ``inner``, ``saver`` or ``wrapped`` attribute holds a LangGraph saver) is locked
-  as the saver it wraps. A ``DynavecCheckpointSaver`` (a dynavec checkpointer adapted) gets the
-  in-process lock keyed by the dynavec checkpointer, so agents sharing one checkpointer share
-  it; a dynavec checkpointer shared between processes is not locked across them, unless it
-  has ``resume_lock(thread_id)`` / ``aresume_lock(thread_id)`` context managers of its own:
+* A saver wrapping another is locked as the saver it wraps. The package's wrappers
+  (``HistoryCache``, ``ScratchThreads``, ``ConnectionSaver``) declare it: they are
+  :class:`WrapsSaver` (``wrapped_saver``). A wrapper that is not the package's and declares
+  nothing is locked as the LangGraph saver its ``inner``, ``saver`` or ``wrapped`` attribute
+  holds, if any. A ``DynavecCheckpointSaver`` (a dynavec checkpointer adapted) declares the
+  checkpointer it stores in (:class:`AdaptsCheckpointer`, ``lock_owner``): the in-process lock
+  is keyed by it, so agents sharing one checkpointer share it; a dynavec checkpointer shared
+  between processes is not locked across them, unless it has ``resume_lock(thread_id)`` /
+  ``aresume_lock(thread_id)`` context managers of its own (:class:`OwnsResumeLock`):
   ``DynamoDBCheckpointer`` does (a conditional write, across processes and machines).
 """
 
@@ -47,11 +50,18 @@ import sys
 import threading
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    AsyncExitStack,
+    ExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -60,12 +70,64 @@ from dynavec_langgraph._errors import ConcurrentResumeError, StorageError
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["LOCK_DIR_SUFFIX", "aresume_lock", "check_writable", "resume_lock"]
+__all__ = [
+    "LOCK_DIR_SUFFIX",
+    "AdaptsCheckpointer",
+    "OwnsAsyncResumeLock",
+    "OwnsResumeLock",
+    "WrapsSaver",
+    "aresume_lock",
+    "check_writable",
+    "resume_lock",
+]
 
 LOCK_DIR_SUFFIX: Final = ".resume-locks"
 """SQLite lock files live in ``<database file><LOCK_DIR_SUFFIX>/``."""
 
-_INNER_ATTRS: Final = ("inner", "saver", "wrapped")
+
+@runtime_checkable
+class WrapsSaver(Protocol):
+    """A saver that stores through another saver, which it declares: its threads are locked as
+    that saver's (this package's ``HistoryCache``, ``ScratchThreads``, ``ConnectionSaver``)."""
+
+    @property
+    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
+        """The saver this one stores through."""
+        ...
+
+
+@runtime_checkable
+class AdaptsCheckpointer(Protocol):
+    """A saver that stores in a dynavec checkpointer, which it declares
+    (``DynavecCheckpointSaver``): the in-process lock is keyed by that checkpointer, and its
+    own resume lock (:class:`OwnsResumeLock`) is taken when it has one."""
+
+    @property
+    def lock_owner(self) -> Any:
+        """The dynavec checkpointer the saver stores in."""
+        ...
+
+
+@runtime_checkable
+class OwnsResumeLock(Protocol):
+    """A dynavec checkpointer with a resume lock of its own, across processes and machines
+    (``DynamoDBCheckpointer``); its async twin is :class:`OwnsAsyncResumeLock`."""
+
+    def resume_lock(self, thread_id: str) -> AbstractContextManager[None]:
+        """Hold the lock of ``thread_id``; raise ``ConcurrentResumeError`` when it is held."""
+        ...
+
+
+@runtime_checkable
+class OwnsAsyncResumeLock(Protocol):
+    """The async twin of :class:`OwnsResumeLock`."""
+
+    def aresume_lock(self, thread_id: str) -> AbstractAsyncContextManager[None]:
+        """Hold the lock of ``thread_id``; raise ``ConcurrentResumeError`` when it is held."""
+        ...
+
+
+_INNER_ATTRS: Final = ("inner", "saver", "wrapped")  # a foreign wrapper that declares nothing
 _KEY_PREFIX: Final = b"dynavec_langgraph.resume:"
 
 _registry_guard = threading.Lock()
@@ -84,6 +146,9 @@ def _unwrap(saver: Any) -> Any:
     seen: set[int] = set()
     while id(saver) not in seen:
         seen.add(id(saver))
+        if isinstance(saver, WrapsSaver):
+            saver = saver.wrapped_saver
+            continue
         for attr in _INNER_ATTRS:
             inner = getattr(saver, attr, None)
             if isinstance(inner, BaseCheckpointSaver):
@@ -96,9 +161,7 @@ def _unwrap(saver: Any) -> Any:
 
 def _identity(saver: Any) -> Any:
     """What the in-process lock is keyed by: the dynavec checkpointer of an adapter."""
-    if _is(saver, "dynavec_langgraph._adapter", "DynavecCheckpointSaver"):
-        return saver.checkpointer
-    return saver
+    return saver.lock_owner if isinstance(saver, AdaptsCheckpointer) else saver
 
 
 def _is(saver: Any, module: str, name: str) -> bool:
@@ -481,8 +544,8 @@ def resume_lock(saver: Any, thread_id: str) -> Iterator[None]:
                 stack.enter_context(_file_lock(database, thread_id))
         elif _is_postgres(target):
             stack.enter_context(_pg_lock(target.conn, thread_id))
-        elif callable(own := getattr(_identity(target), "resume_lock", None)):
-            stack.enter_context(own(thread_id))  # a dynavec checkpointer's (DynamoDB)
+        elif isinstance(own := _identity(target), OwnsResumeLock):
+            stack.enter_context(own.resume_lock(thread_id))  # a dynavec checkpointer's (DynamoDB)
         yield
 
 
@@ -501,6 +564,6 @@ async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[None]:
                 stack.enter_context(_file_lock(database, thread_id))
         elif _is_postgres(target):
             await stack.enter_async_context(_apg_lock(target.conn, thread_id))
-        elif callable(own := getattr(_identity(target), "aresume_lock", None)):
-            await stack.enter_async_context(own(thread_id))  # a dynavec checkpointer's
+        elif isinstance(own := _identity(target), OwnsAsyncResumeLock):
+            await stack.enter_async_context(own.aresume_lock(thread_id))  # a dynavec checkpointer's
         yield

@@ -36,7 +36,8 @@ from langgraph.config import get_store, get_stream_writer
 from langgraph.runtime import get_runtime
 from pydantic import BaseModel
 
-from dynavec_langgraph._graph import BOOKKEEPING, NodeRunnable, node_input
+from dynavec_langgraph._nodes import NodeRunnable, node_input
+from dynavec_langgraph._state import BOOKKEEPING
 
 __all__ = [
     "STRUCTURED_NODE",

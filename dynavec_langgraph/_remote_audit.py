@@ -2,8 +2,8 @@
 
 On a server the graph records its trail in the server's store (see
 :mod:`dynavec_langgraph._audit`): items under ``(AUDIT_NS, <server thread id>)``. This module
-reads them back (``RemoteReActAgent.audit``, ``dynavec-langgraph inbox history --server``) and
-records what only the client sees (a resume the server refused as concurrent).
+reads them back (``RemoteReActAgent.audit``, which ``dynavec-langgraph inbox history --server``
+calls) and records what only the client sees (a resume the server refused as concurrent).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dynavec_langgraph._audit import (
     ordered,
 )
 
-__all__ = ["events_of_items", "run_config", "server_audit"]
+__all__ = ["events_of_items", "run_config"]
 
 _PAGE = 100
 
@@ -91,14 +91,3 @@ def record_refusal(sync_client: Any, server_thread: str, decision: Any, error: E
         comment=str(error),
     )
     sync_client.store.put_item([AUDIT_NS, server_thread], event.event_id, event.as_dict())
-
-
-def server_audit(url: str, thread_id: str) -> list[AuditEvent]:
-    """The audit trail of ``thread_id`` on the server at ``url`` (``inbox history --server``)."""
-    from dynavec_langgraph.remote import RemoteReActAgent
-
-    agent = RemoteReActAgent(url, "-", timeout=30)
-    try:
-        return agent.audit(thread_id)
-    finally:
-        agent.close()

@@ -59,11 +59,13 @@ from dynavec_langgraph._errors import (
     no_pause_record_text,
     not_storable_text,
 )
-from dynavec_langgraph._graph import TOOLS_METADATA_KEY, TOOLS_NODE, CompletedCall, until_done
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._nodes import until_done
 from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
+from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
+from dynavec_langgraph._tool_call import CompletedCall
 from dynavec_langgraph.interrupt import (
     describe_pending,
     interrupt_fields,
@@ -724,7 +726,7 @@ async def asaved_on_cancel(
 ) -> AsyncIterator[None]:
     """Entered under the thread's lock: when the caller is cancelled (an ``asyncio`` timeout,
     a dropped web request), the tool calls that still ran to their end (a sync tool, which
-    the cancellation cannot stop: the tool node waits for it, ``_graph.until_done``) are
+    the cancellation cannot stop: the tool node waits for it, ``_nodes.until_done``) are
     saved to the thread before the lock is released, as if their step had finished. A retry,
     from this process or another, then continues after them instead of running them again.
 

@@ -49,6 +49,11 @@ class ScratchThreads(BaseCheckpointSaver[Any]):
         self._marked: set[str] = set()
         self._lock = threading.Lock()
 
+    @property
+    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
+        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
+        return self.inner
+
     def mark(self, thread_id: str) -> str:
         """Keep ``thread_id`` in the process from now on; returns ``"scratch"``."""
         with self._lock:

@@ -34,7 +34,7 @@ from dynavec_langgraph._messages import pending_calls
 __all__ = ["ToolCallCause", "with_tool_call_cause"]
 
 TOOL_NODE = "tools"
-"""The name of this package's tool node (``_graph.TOOLS_NODE``)."""
+"""The name of this package's tool node (``_state.TOOLS_NODE``)."""
 
 
 def _call_of(task_input: Any) -> dict[str, Any] | None:

@@ -43,7 +43,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from dynavec_langgraph._graph import create_react_agent
+from dynavec_langgraph._factory import create_react_agent
 from dynavec_langgraph._tools import AgentTool, tool
 from dynavec_langgraph.interrupt import Rejected, interrupt
 from dynavec_langgraph.testing import ScriptedChatModel, Turn

@@ -524,8 +524,8 @@ def answer_slot(value: Any, schema: dict[str, Any] | type | Any = None) -> Any:
     the approval-policy loop (``dynavec_langgraph._policy.ask_with_policy``) and the in-doubt
     replay (``dynavec_langgraph._exactly_once``, which reads earlier answers with
     ``answer_slot(None)``) and the per-call review of a redirected edit
-    (``dynavec_langgraph._per_call_review``, whose ``schema`` is a type, as LangChain's) all
-    pause through it."""
+    (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as
+    LangChain's) all pause through it."""
     if schema is None:
         return lg_interrupt(value)
     return lg_interrupt(value, response_schema=schema)

@@ -45,8 +45,8 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 from dynavec_langgraph._adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
 from dynavec_langgraph._locks import check_writable
+from dynavec_langgraph._persistence.records import BaseCheckpointer
 from dynavec_langgraph._serde import safe_serializer
-from dynavec_langgraph.checkpoint import BaseCheckpointer
 
 __all__ = [
     "ConnectionSaver",
@@ -176,6 +176,11 @@ class ConnectionSaver(ThreadedAsyncSaver[Any]):
         self.url = url
         self._close = close
         self.closed = False
+
+    @property
+    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
+        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
+        return self.inner
 
     def close(self) -> None:
         """Close what was opened; idempotent."""
@@ -386,9 +391,9 @@ def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
         if kind == "postgres":
             return _open_postgres(checkpointer)
         if kind == "dynamodb":  # dynavec's table layout, adapted
-            from dynavec_langgraph.dynamodb import from_url
+            from dynavec_langgraph._persistence.dynamodb import DynamoDBCheckpointer
 
-            return DynavecCheckpointSaver(from_url(checkpointer))
+            return DynavecCheckpointSaver(DynamoDBCheckpointer(**dynamodb_options(checkpointer)))
         raise CheckpointerConfigError(
             f"checkpointer={masked_url(checkpointer)!r}: unknown scheme; use "
             "'sqlite:///path/to.db', 'postgresql://user:password@host:port/database' "

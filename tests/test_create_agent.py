@@ -327,7 +327,7 @@ def test_trace_policy_resolution_mirrors_create_agents() -> None:
 MIRRORED = {
     # create_agent internals whose logic this package re-implements (see each mirror's
     # docstring); a change in the installed langchain changes the digest: re-check the mirror
-    # (dynavec_langgraph/_middleware.py) and update the digest.
+    # (dynavec_langgraph/_middleware/) and update the digest.
     "_chain_model_call_handlers": "272c0933c5414b8c",
     "_build_commands": "6bb49e7a7e640383",
     "_make_tools_to_model_edge": "7f40311e71b8cf99",

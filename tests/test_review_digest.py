@@ -509,9 +509,10 @@ def test_a_hitl_edit_redirected_to_an_ungated_tool_runs_it_as_langchain_does() -
 
 
 def test_a_redirected_review_takes_an_edit_of_its_own_tool_and_a_response() -> None:
-    """The redirected call's own review (``_per_call_review.review_call``) takes every decision
-    its rule allows: an edit of that tool's args runs it with them; a response answers the call
-    without running it; an edit naming yet another tool is refused (the schema pins the name)."""
+    """The redirected call's own review (``_middleware.per_call_review.review_call``) takes every
+    decision its rule allows: an edit of that tool's args runs it with them; a response answers
+    the call without running it; an edit naming yet another tool is refused (the schema pins the
+    name)."""
     ran: list[str] = []
     agent = _redirecting_agent(ran, {"send": True, "delete_all": True})
     cfg = {"configurable": {"thread_id": "edit-again"}}
@@ -542,7 +543,7 @@ def test_a_redirected_review_takes_an_edit_of_its_own_tool_and_a_response() -> N
 
 MIRRORED_REVIEW = {
     # langchain.agents.middleware.human_in_the_loop internals that
-    # dynavec_langgraph/_per_call_review.py mirrors; a change in the installed langchain
+    # dynavec_langgraph/_middleware/per_call_review.py mirrors; a change in the installed langchain
     # changes a digest: re-check the mirror, then update the digest.
     "HumanInTheLoopMiddleware._resolve_per_call": "a1fa38c6537bd438",
     "HumanInTheLoopMiddleware._tool_approval_request": "e37686836d3adba4",
@@ -574,7 +575,7 @@ def test_the_mirror_builds_the_schemas_and_messages_langchain_builds() -> None:
     import langchain.agents.middleware.human_in_the_loop as hitl
     from pydantic import TypeAdapter
 
-    from dynavec_langgraph import _per_call_review as mirror
+    from dynavec_langgraph._middleware import per_call_review as mirror
 
     @tool
     def pay(to: str, amount: int) -> str:

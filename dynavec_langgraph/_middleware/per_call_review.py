@@ -9,7 +9,8 @@ pinned by ``tests/test_review_digest.py``: a change in the installed langchain f
 re-check this mirror, then update the digests.
 
 The package uses it for a call a reviewer's edit redirected to another gated tool
-(:func:`dynavec_langgraph._middleware.review_redirect`): that tool's own rule asks about it.
+(:func:`dynavec_langgraph._middleware.tool_calls.review_redirect`): that tool's own rule asks
+about it.
 """
 
 from __future__ import annotations

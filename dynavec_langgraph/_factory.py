@@ -1,0 +1,571 @@
+"""The factory on top: ``create_react_agent``'s options, the graph built from them (the plain
+two-node graph here, the middleware graph by :mod:`dynavec_langgraph._middleware`) and compiled.
+
+Nothing in the package imports this module back but the public faces (``create_react_agent``
+re-exported by the package, ``create_agent``, ``ReActAgent``, the demo); it is the only importer
+of the middleware code.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Literal,
+    NotRequired,
+    TypedDict,
+    get_args,
+    get_type_hints,
+)
+
+from langchain_core.messages import SystemMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+from langgraph.types import Checkpointer
+
+from dynavec_langgraph._history import keep_conversations
+from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, ReActNodes
+from dynavec_langgraph._routing import (
+    route_after_agent,
+    route_after_agent_parallel,
+    route_after_task_parallel,
+    route_start,
+    route_start_parallel,
+    tools_router,
+)
+from dynavec_langgraph._state import (
+    AGENT_NODE,
+    BOOKKEEPING,
+    TOOLS_METADATA_KEY,
+    TOOLS_NODE,
+    FullReActState,
+    MessageStorage,
+    ReActState,
+)
+from dynavec_langgraph._tool_call import error_observation
+from dynavec_langgraph._tools import AgentTool, as_tools, executable
+
+if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
+    from langgraph.prebuilt import ToolNode
+
+    from dynavec_langgraph.registry import ToolRegistry
+
+__all__ = [
+    "AgentGraph",
+    "build_agent",
+    "check_max_steps",
+    "create_react_agent",
+    "with_bookkeeping",
+]
+
+
+_RECURSION_LIMIT = 10_000  # max_steps bounds the loop; LangGraph's default (25) is too low
+_SUPERSTEPS_PER_STEP = 1_000
+"""LangGraph's recursion limit follows ``max_steps`` (a model call, then one superstep per tool
+call of its turn), so a run ends at ``max_steps``, never at a limit the caller did not set."""
+
+
+class _Default(str):
+    """The default of ``version=`` ("v2"), told apart from an explicit ``version="v2"``."""
+
+    __slots__ = ()
+
+
+_DEFAULT_VERSION: Final[Any] = _Default("v2")
+
+
+def check_max_steps(max_steps: Any) -> int:
+    """``max_steps`` as the number of model calls per run (below 1 counts as 1).
+
+    Raises:
+        TypeError: anything but a whole number (``2.7``, ``"3"``, ``None``, ``True``).
+    """
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int):
+        raise TypeError(
+            f"max_steps={max_steps!r}: pass a whole number of model calls per run (e.g. 10)"
+        )
+    return max(1, max_steps)
+
+
+def create_react_agent(
+    model: Any,
+    tools: Sequence[Any] | ToolNode | ToolRegistry | None = None,
+    *,
+    system_prompt: str | SystemMessage | None = None,
+    max_steps: int = 10,
+    checkpointer: Checkpointer | str | Any = None,
+    store: BaseStore | None = None,
+    name: str | None = None,
+    message_storage: MessageStorage = "delta",
+    parallel_tool_calls: bool = False,
+    prompt: Any = None,
+    response_format: Any = None,
+    middleware: Sequence[Any] = (),
+    state_schema: Any = None,
+    context_schema: Any = None,
+    pre_model_hook: Any = None,
+    post_model_hook: Any = None,
+    interrupt_before: list[str] | None = None,
+    interrupt_after: list[str] | None = None,
+    debug: bool = False,
+    cache: Any = None,
+    version: Literal["v1", "v2"] = _DEFAULT_VERSION,
+    approval_policy: Any = None,
+    **unknown: Any,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build dynavec's ReAct agent as a compiled LangGraph graph.
+
+    Run it alone (``graph.invoke({"messages": [...]}, config)``) or add it as a node of a
+    parent graph whose state has ``messages``. Tools may call
+    :func:`dynavec_langgraph.interrupt` to pause for a person; answer with
+    ``Command(resume=decision)``.
+
+    Args:
+        model: a LangChain chat model that can bind tools, a ``"provider:model"`` string,
+            or a dynavec-style model (``invoke(messages, tools=...)``).
+        tools: ``@tool`` functions, plain functions, LangChain tools or dynavec-style tools,
+            or a LangGraph ``ToolNode`` (its tools and its ``handle_tool_errors``).
+        system_prompt: a str or ``SystemMessage``, added before the conversation at every
+            model call (not stored).
+        max_steps: model calls per run (per user message); below 1 counts as 1.
+        checkpointer: a LangGraph saver, or what ``ReActAgent`` takes (a connection string,
+            a dynavec checkpointer such as ``DynamoDBCheckpointer``; a connection opened
+            from a string stays open for the process); ``None`` when the graph is a
+            subgraph (it uses the parent's). Interrupts need one to be resumed.
+        store: a LangGraph store, passed to ``compile``.
+        name: the graph's name (the node name Studio and parent graphs show), also set as
+            the ``name`` of the agent's ``AIMessage``s (as the prebuilt agent does; multi-agent
+            tools find an agent's messages by it). ``None`` (the default): no name on the
+            messages and LangGraph's default graph name.
+        message_storage: ``"delta"`` (default; linear storage) or ``"full"``.
+        parallel_tool_calls: run the calls of a turn concurrently, each as its own task
+            (several approvals can be pending at once). The default runs them one at a
+            time in the model's order, each checkpointed before the next starts.
+        prompt: the prebuilt agent's ``prompt``: a str or ``SystemMessage`` (as
+            ``system_prompt``), or a callable / Runnable taking the state and returning the
+            model's input messages.
+        response_format: as ``create_agent``'s: a pydantic model, dataclass, TypedDict,
+            JSON-schema dict, ``ToolStrategy`` or ``ProviderStrategy``; the result is in
+            ``state["structured_response"]``. Needs ``langchain``.
+        middleware: LangChain ``AgentMiddleware`` instances (and decorator forms), wired as
+            ``create_agent`` wires them. Needs ``langchain``.
+        state_schema: a state with ``messages`` (e.g. LangChain's ``AgentState`` or the
+            prebuilt agent's state) whose other keys the graph keeps.
+        context_schema: the type of ``invoke(..., context=...)``; tools read it through
+            ``ToolRuntime.context`` or ``get_runtime()``.
+        pre_model_hook / post_model_hook: the prebuilt agent's hooks: a node run before
+            each model call (it may return ``llm_input_messages``, the model's input for
+            that call, not stored) and one run after it.
+        interrupt_before / interrupt_after / debug / cache: passed to ``compile``.
+        version: the prebuilt agent's ``"v1"`` / ``"v2"`` (default); both keep this
+            package's tool node (one call per superstep, or ``parallel_tool_calls=True``),
+            see docs/prebuilt.md.
+        approval_policy: an ``ApprovalPolicy`` (or ``{node_id: ApprovalPolicy}``) for the
+            pauses of the tools (expiry, who may approve, several approvers;
+            docs/approvals-in-production.md); ``tools`` must be a list.
+
+    Returns:
+        The compiled graph (an :class:`AgentGraph`). Its state is :class:`ReActState` (plus
+        the ``state_schema``'s keys); ``invoke`` and ``stream`` give the state schema's keys
+        only, as the prebuilt agent's; the bookkeeping (:data:`BOOKKEEPING`) is in
+        ``get_state`` and in the output when asked for (``output_keys=``).
+
+    Raises:
+        TypeError: a model that cannot call tools, or a tool that cannot be used.
+        ValueError: an unknown ``message_storage`` or two tools with one name.
+
+    Example:
+        >>> from dynavec_langgraph.testing import ScriptedChatModel
+        >>> graph = create_react_agent(ScriptedChatModel(turns=["Hi!"]), [])
+        >>> graph.invoke({"messages": [("user", "hello")]})["messages"][-1].content
+        'Hi!'
+    """
+    if "config_schema" in unknown:  # as the prebuilt agent: the deprecated context_schema
+        from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "`config_schema` is deprecated and will be removed. Please use `context_schema` "
+            "instead.",
+            category=LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        config_schema = unknown.pop("config_schema")
+        if context_schema is None:
+            context_schema = config_schema
+    if unknown:
+        raise TypeError(
+            f"create_react_agent() got unexpected keyword arguments: {unknown} (unknown "
+            f"option(s) {sorted(unknown)}); it takes {', '.join(_OPTIONS)}"
+        )
+    if version not in ("v1", "v2"):
+        raise ValueError(
+            f"version={version!r}: use 'v1' or 'v2' (both run the calls of a turn as this "
+            "package's contract says: one at a time, or concurrently with "
+            "parallel_tool_calls=True; see docs/prebuilt.md)"
+        )
+    if approval_policy is not None:
+        from dynavec_langgraph._policy import attach_policy
+
+        tools = attach_policy(tools, approval_policy)
+    return build_agent(
+        PREBUILT_FACE,
+        model,
+        tools,
+        system_prompt=system_prompt,
+        max_steps=max_steps,
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+        message_storage=message_storage,
+        parallel_tool_calls=parallel_tool_calls,
+        prompt=prompt,
+        response_format=response_format,
+        middleware=middleware,
+        state_schema=state_schema,
+        context_schema=context_schema,
+        pre_model_hook=pre_model_hook,
+        post_model_hook=post_model_hook,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        cache=cache,
+        version=version,
+        unknown={},
+    )
+
+
+def build_agent(
+    face: AgentFace,
+    model: Any,
+    tools: Sequence[Any] | ToolNode | ToolRegistry | None,
+    *,
+    system_prompt: str | SystemMessage | None,
+    max_steps: int,
+    checkpointer: Checkpointer | str | Any,
+    store: BaseStore | None,
+    name: str | None,
+    message_storage: MessageStorage,
+    parallel_tool_calls: bool,
+    prompt: Any,
+    response_format: Any,
+    middleware: Sequence[Any],
+    state_schema: Any,
+    context_schema: Any,
+    pre_model_hook: Any,
+    post_model_hook: Any,
+    interrupt_before: list[str] | None,
+    interrupt_after: list[str] | None,
+    debug: bool,
+    cache: Any,
+    unknown: Mapping[str, Any],
+    version: str = _DEFAULT_VERSION,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The one factory behind ``create_react_agent`` and ``create_agent``."""
+    if unknown:
+        raise TypeError(
+            f"{face.function}() got unknown option(s) {sorted(unknown)}; it takes "
+            f"{', '.join(_OPTIONS)}"
+        )
+    if message_storage not in get_args(MessageStorage):
+        raise ValueError(
+            f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
+        )
+    from langgraph.prebuilt import ToolNode
+
+    from dynavec_langgraph import _middleware as mw
+    from dynavec_langgraph import _prebuilt as pb
+    from dynavec_langgraph._models import bind_model  # chat-model machinery: imported on use
+    from dynavec_langgraph._tool_errors import wrapped_error_observation
+
+    view = pb.StateView(state_schema)
+    dynamic = pb.is_dynamic_model(model)
+    if prompt is not None and not isinstance(prompt, str | SystemMessage):
+        prompt = pb.PromptRunnable(prompt, view)  # the state as the user's type, the store
+    prebuilt_format = not face.create_agent and _prebuilt_response_format(
+        response_format,
+        middleware,
+        explicit_version=not isinstance(version, _Default),
+        prebuilt_only=dynamic
+        or prompt is not None
+        or pre_model_hook is not None
+        or post_model_hook is not None,
+    )
+    system_message, prompt_runnable = mw.resolve_prompt(system_prompt, prompt)
+    options = mw.AgentOptions(
+        system_message=system_message,
+        prompt=prompt_runnable,
+        response_format=None if prebuilt_format else response_format,
+        state_schema=state_schema,
+        context_schema=context_schema,
+        pre_model_hook=None
+        if pre_model_hook is None
+        else pb.hook_node(mw.PRE_MODEL_HOOK, pre_model_hook, view),
+        post_model_hook=None
+        if post_model_hook is None
+        else pb.hook_node(mw.POST_MODEL_HOOK, post_model_hook, view),
+        middleware=list(middleware or ()),
+    )
+    if options.middleware:
+        mw.need_langchain("middleware")
+    if options.response_format is not None:
+        mw.need_langchain("response_format")
+    if options.extended and parallel_tool_calls:
+        raise ValueError(
+            "parallel_tool_calls=True is not available with middleware, response_format, "
+            "state_schema, a callable prompt or pre/post model hooks yet: drop one of them"
+        )
+    extra_tools = [t for m in options.middleware for t in getattr(m, "tools", None) or ()]
+    builtin: list[dict[str, Any]] = []
+    wrap, awrap = mw.tool_wrappers(options.middleware) if options.middleware else (None, None)
+    if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
+        if extra_tools or wrap is not None:
+            raise ValueError(
+                "tools=ToolNode(...) cannot take middleware tools or wrap_tool_call "
+                "middleware: pass the tools as a list"
+            )
+        executor = tools
+        agent_tools = as_tools(list(tools.tools_by_name.values()))
+    else:
+        if isinstance(tools, list | tuple):  # provider built-in tools (dicts): bound to the
+            builtin = [t for t in tools if isinstance(t, dict)]  # model, never run
+            tools = [t for t in tools if not isinstance(t, dict)]
+        agent_tools = as_tools(tools)
+        if extra_tools:  # create_agent: the middleware's tools come first
+            agent_tools = as_tools([*extra_tools, *agent_tools])
+        executor = ToolNode(
+            [executable(t) for t in agent_tools],
+            handle_tool_errors=error_observation if wrap is None else wrapped_error_observation,
+            wrap_tool_call=wrap,
+            awrap_tool_call=awrap,
+        )
+        if face.create_agent:  # ToolNode's default: bad arguments answered, exceptions raised
+            executor = mw.create_agent_tool_node(executor, wrap, awrap)
+    steps = check_max_steps(max_steps)
+    model_runnable = (
+        pb.DynamicModel(model, view) if dynamic else bind_model(model, agent_tools, builtin)
+    )
+    finish = (
+        pb.StructuredResponseNode(response_format, model_runnable).node()
+        if prebuilt_format
+        else None
+    )
+    node_args = (
+        model_runnable,
+        agent_tools,
+        executor,
+        system_message,
+        steps,
+        name,
+        parallel_tool_calls,
+    )
+    own = not isinstance(tools, ToolNode) and wrap is None and not face.create_agent
+    base: Any = ReActState if message_storage == "delta" else FullReActState
+    if finish is not None:  # the prebuilt agent's structured_response
+        fields = {
+            **get_type_hints(base, include_extras=True),
+            "structured_response": NotRequired[Any],
+        }
+        base = TypedDict("DynavecStructuredState", fields, total=False)  # type: ignore[misc,no-redef]
+    if options.extended or face.create_agent:
+        ext = mw.ExtendedNodes(*node_args, own_executor=own)
+        ext.state_view = view if view.typed else None
+        request_tools = [*(executable(t) for t in agent_tools), *face.builtin_tools]
+        ext.setup(options, _chat_model(model), request_tools, middleware, face)
+        builder = mw.build_graph(
+            mw.merged_state(base, options, options.middleware, face),
+            ext,
+            options,
+            options.middleware,
+            steps,
+            has_tools=bool(agent_tools) or (face.create_agent and wrap is not None),
+            finish=finish,
+            face=face,
+        )
+    else:
+        nodes = ReActNodes(*node_args, own_executor=own)
+        builder = _plain_graph(nodes, base, context_schema, steps, parallel_tool_calls, finish)
+    graph = _compile(
+        builder,
+        checkpointer,
+        store,
+        name,
+        steps,
+        agent_tools,
+        interrupt_before,
+        interrupt_after,
+        debug,
+        cache,
+        transformers=mw.create_agent_transformers(options.middleware, face.transformers)
+        if face.create_agent
+        else None,
+        # create_agent's own input/output schemas already say what invoke() gives
+        hide_bookkeeping=not face.create_agent,
+    )
+    return mw.create_agent_config(graph, name) if face.create_agent else graph
+
+
+def _plain_graph(
+    nodes: ReActNodes,
+    schema: Any,
+    context_schema: Any,
+    steps: int,
+    parallel_tool_calls: bool,
+    finish: NodeRunnable | None = None,
+) -> StateGraph[Any, Any, Any, Any]:
+    """The two-node graph (no middleware, no create_agent option that needs more nodes);
+    ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
+    builder = StateGraph(schema, context_schema=context_schema)
+    builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
+    builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
+    end: Any = END
+    if finish is not None:
+        builder.add_node(finish.name, finish)
+        builder.add_edge(finish.name, END)
+        end = finish.name
+
+    def paths(*names: str) -> dict[Hashable, str]:
+        return {n: end if n == END else n for n in names}
+
+    if parallel_tool_calls:
+        builder.add_conditional_edges(
+            START, route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
+        )
+        builder.add_conditional_edges(
+            AGENT_NODE, route_after_agent_parallel(steps, nodes), paths(TOOLS_NODE, END)
+        )
+        builder.add_conditional_edges(
+            TOOLS_NODE, route_after_task_parallel(steps), paths(AGENT_NODE, END)
+        )
+    else:
+        builder.add_conditional_edges(START, route_start, [AGENT_NODE, TOOLS_NODE])
+        builder.add_conditional_edges(AGENT_NODE, route_after_agent, paths(TOOLS_NODE, END))
+        builder.add_conditional_edges(
+            TOOLS_NODE, tools_router(steps), paths(AGENT_NODE, TOOLS_NODE, END)
+        )
+    return builder
+
+
+_STRATEGIES = frozenset({"ToolStrategy", "ProviderStrategy", "AutoStrategy"})
+
+
+def _prebuilt_response_format(
+    response_format: Any, middleware: Any, *, explicit_version: bool, prebuilt_only: bool
+) -> bool:
+    """Whether ``response_format`` has the prebuilt agent's meaning (a structured-output call
+    after the run, ``generate_structured_response``) rather than ``create_agent``'s (a
+    strategy inside the loop): a ``(prompt, schema)`` tuple, or a schema with an option only
+    the prebuilt agent has (``version=``, ``prompt=``, model hooks, a callable model) and no
+    middleware. A ``ToolStrategy`` / ``ProviderStrategy`` is always ``create_agent``'s."""
+    if response_format is None:
+        return False
+    if isinstance(response_format, tuple):
+        return True
+    if type(response_format).__name__ in _STRATEGIES or middleware:
+        return False
+    return explicit_version or prebuilt_only
+
+
+_OPTIONS = (
+    "model", "tools", "system_prompt", "max_steps", "checkpointer", "store", "name",
+    "message_storage", "parallel_tool_calls", "prompt", "response_format", "middleware",
+    "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
+    "interrupt_after", "debug", "cache", "version", "approval_policy",
+)  # fmt: skip
+
+
+def _chat_model(model: Any) -> Any:
+    """The chat model a ``ModelRequest`` carries (a ``"provider:model"`` string resolved)."""
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(model)
+    return model
+
+
+def _compile(
+    builder: StateGraph[Any, Any, Any, Any],
+    checkpointer: Any,
+    store: BaseStore | None,
+    name: str | None,
+    steps: int,
+    agent_tools: list[AgentTool],
+    interrupt_before: list[str] | None,
+    interrupt_after: list[str] | None,
+    debug: bool,
+    cache: Any,
+    transformers: Sequence[Any] | None = None,
+    hide_bookkeeping: bool = True,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    if not isinstance(checkpointer, bool | None | BaseCheckpointSaver):
+        # a dynavec checkpointer or a connection string, as ReActAgent takes them
+        from dynavec_langgraph.savers import resolve_checkpointer
+
+        checkpointer = resolve_checkpointer(checkpointer)
+    for option, nodes in (
+        ("interrupt_before", interrupt_before),
+        ("interrupt_after", interrupt_after),
+    ):
+        unknown = [n for n in nodes or () if n != "*" and n not in builder.nodes]
+        if unknown:
+            raise ValueError(
+                f"{option}={nodes!r}: the agent has no node {unknown}; its nodes are "
+                f"{sorted(builder.nodes)} (the model node is {AGENT_NODE!r}; create_agent "
+                "calls it 'model')"
+            )
+    if isinstance(checkpointer, BaseCheckpointSaver):
+        checkpointer = keep_conversations(checkpointer, builder.channels)
+    compiled = builder.compile(
+        checkpointer=checkpointer,
+        store=store,
+        name=name,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        cache=cache,
+        transformers=transformers,
+    )
+    graph: CompiledStateGraph[Any, Any, Any, Any] = compiled
+    if hide_bookkeeping:
+        # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes
+        # (langgraph 1.2); AgentGraph is built the same way (tests/test_graph.py pins its
+        # outputs)
+        attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+        attrs["output_channels"] = [
+            k for k in compiled.stream_channels_list if k not in BOOKKEEPING | _MODEL_INPUT
+        ]
+        graph = AgentGraph(**attrs)
+    return graph.with_config(
+        recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
+        metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},
+    )
+
+
+_MODEL_INPUT: Final = frozenset({"llm_input_messages"})  # pre_model_hook's, not stored
+
+
+class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """The compiled agent: a ``CompiledStateGraph`` whose ``stream`` / ``astream`` give the
+    state schema's keys only by default (as ``invoke`` does, and as the prebuilt agent's
+    output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
+    ``output_keys=`` picks other keys, as in LangGraph."""
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        if kwargs.get("output_keys") is None:
+            kwargs["output_keys"] = self.output_channels
+        return super().stream(input, config, **kwargs)
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        if kwargs.get("output_keys") is None:
+            kwargs["output_keys"] = self.output_channels
+        return super().astream(input, config, **kwargs)
+
+
+def with_bookkeeping(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:
+    """``graph`` whose ``invoke`` / ``stream`` output also has :data:`BOOKKEEPING` (what
+    ``ReActAgent`` and the package's own served graphs read from a run)."""
+    return graph.copy({"output_channels": list(graph.stream_channels_list)})

@@ -1,0 +1,152 @@
+"""Mirrors ``langchain.agents.create_agent``'s options (checked against langchain 1.5.2):
+``system_prompt``, the state schema merged from the user's ``state_schema`` and each
+middleware's ``state_schema`` (as ``create_agent`` collects its ``state_schemas``), the
+``structured_response`` key of ``response_format``; also the prebuilt agent's ``prompt`` and
+model hooks, and the one check that LangChain is installed when an option needs it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, get_type_hints
+
+from langchain_core.messages import AnyMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from langgraph.channels import EphemeralValue
+
+from dynavec_langgraph._middleware.hooks import REVIEWED_KEY, overrides
+from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware
+
+__all__ = [
+    "EXTRA_HINT",
+    "HOOKS",
+    "JUMPS",
+    "POST_MODEL_HOOK",
+    "PRE_MODEL_HOOK",
+    "AgentOptions",
+    "merged_state",
+    "need_langchain",
+    "resolve_prompt",
+]
+
+
+EXTRA_HINT = "pip install 'dynavec-langgraph[middleware]' (or '[all]')"
+"""How to install the extra LangChain middleware needs."""
+HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+JUMPS = ("model", "tools", "end")
+PRE_MODEL_HOOK = "pre_model_hook"
+POST_MODEL_HOOK = "post_model_hook"
+
+
+def need_langchain(option: str) -> None:
+    """Raise an ImportError naming the extra when ``langchain`` is not installed."""
+    try:
+        import langchain.agents.middleware
+        import langchain.agents.structured_output  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            f"{option}= needs the `langchain` package (LangChain's middleware and "
+            f"structured-output types): {EXTRA_HINT}. The agent works without it when "
+            f"{option}= is not used."
+        ) from None
+
+
+@dataclass
+class AgentOptions:
+    """The options beyond the two-node graph, checked and resolved."""
+
+    system_message: SystemMessage | None = None
+    prompt: Runnable[Any, Any] | None = None
+    """A callable or Runnable prompt: the state in, the model's input messages out."""
+    response_format: Any = None
+    state_schema: Any = None
+    context_schema: Any = None
+    pre_model_hook: Any = None
+    post_model_hook: Any = None
+    middleware: list[Any] = field(default_factory=list)
+
+    @property
+    def extended(self) -> bool:
+        return bool(
+            self.middleware
+            or self.response_format is not None
+            or self.state_schema is not None
+            or self.prompt is not None
+            or self.pre_model_hook is not None
+            or self.post_model_hook is not None
+        )
+
+
+def resolve_prompt(
+    system_prompt: Any, prompt: Any
+) -> tuple[SystemMessage | None, Runnable[Any, Any] | None]:
+    """``system_prompt`` / ``prompt`` as a system message or a prompt Runnable."""
+    if system_prompt is not None and prompt is not None:
+        raise ValueError(
+            "pass either system_prompt= (create_agent) or prompt= (the prebuilt agent), not both"
+        )
+    value = prompt if prompt is not None else system_prompt
+    option = "prompt" if prompt is not None else "system_prompt"
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, str):
+        return SystemMessage(content=value), None
+    if isinstance(value, SystemMessage):
+        return value, None
+    if option == "prompt" and isinstance(value, Runnable):
+        return None, value
+    if option == "prompt" and callable(value):
+        return None, RunnableLambda(value, name="prompt")
+    kinds = "a str or SystemMessage" + (
+        ", a callable of the state or a Runnable" if option == "prompt" else ""
+    )
+    raise TypeError(f"{option}={value!r:.80}: pass {kinds}")
+
+
+# --- state schema -----------------------------------------------------------------------------
+
+
+def _hints(schema: Any, option: str) -> dict[str, Any]:
+    try:
+        return dict(get_type_hints(schema, include_extras=True))
+    except Exception as error:
+        raise TypeError(
+            f"{option}={schema!r}: pass a TypedDict (or class with annotations) with a "
+            f"'messages' key, e.g. LangChain's AgentState or a subclass ({error})"
+        ) from None
+
+
+def merged_state(
+    base: type[Any],
+    options: AgentOptions,
+    middleware: Sequence[AgentMiddleware[Any, Any]],
+    face: AgentFace = PREBUILT_FACE,
+) -> type[Any]:
+    """The graph's state: the user's ``state_schema`` and the middleware's schemas, with this
+    package's keys (its ``messages`` reducer keeps tool-call ids unique in a thread)."""
+    fields: dict[str, Any] = {}
+    if options.state_schema is not None:
+        user = _hints(options.state_schema, "state_schema")
+        if "messages" not in user:
+            raise ValueError(
+                f"state_schema={options.state_schema!r} has no 'messages' key: the agent keeps "
+                "its conversation there. Subclass LangChain's AgentState (or add "
+                "`messages: Annotated[list[AnyMessage], add_messages]`)."
+            )
+        fields.update(user)
+    for m in middleware:
+        schema = getattr(m, "state_schema", None)
+        if schema is not None:
+            fields.update(_hints(schema, f"middleware {m.name!r} state_schema"))
+    if options.response_format is not None and "structured_response" not in fields:
+        fields["structured_response"] = NotRequired[Any]
+    if any(overrides(m, "after_model") for m in middleware):
+        fields[REVIEWED_KEY] = NotRequired[str | None]
+    if options.pre_model_hook is not None:
+        fields["llm_input_messages"] = NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
+    fields.update(get_type_hints(base, include_extras=True))
+    state: type[Any] = TypedDict("DynavecAgentState", fields, total=False)  # type: ignore[misc]
+    return state

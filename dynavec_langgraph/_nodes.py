@@ -1,0 +1,334 @@
+"""The graph's nodes: the model node and the tool node (sync and async twins), the runnable
+they are wrapped in, and the face of the factory that builds them (:mod:`._factory`).
+
+The graph has two nodes. ``agent`` calls the model; ``tools`` runs ONE tool call of the
+model's turn per visit, in the model's order, so every call is its own superstep and is
+checkpointed before the next one starts. On resume only the paused call runs again; calls
+that finished never do, and calls after it run only once the decision is in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+from langgraph.errors import GraphInterrupt
+
+from dynavec_langgraph._claims import aclaimed, claimed
+from dynavec_langgraph._exactly_once import (
+    OnCrash,
+    aguarded,
+    declared_on_crash,
+    guarded,
+    on_crash_of,
+)
+from dynavec_langgraph._messages import new_turn, pending_calls
+from dynavec_langgraph._state import AGENT_NODE, ReActState, steps_in_run
+from dynavec_langgraph._tasks import foreign_task, next_task
+from dynavec_langgraph._tool_call import CompletedCall, ToolCallRun, completed_calls, remember
+from dynavec_langgraph._tools import AgentTool
+
+if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
+    from langgraph.prebuilt import ToolNode
+
+__all__ = [
+    "MODEL_KWARGS_KEY",
+    "PREBUILT_FACE",
+    "AgentFace",
+    "NodeRunnable",
+    "ReActNodes",
+    "model_kwargs",
+    "model_update",
+    "node_input",
+    "until_done",
+]
+
+MODEL_KWARGS_KEY = "dynavec_model_kwargs"
+"""``config["configurable"][MODEL_KWARGS_KEY]``: extra keyword arguments for the model call."""
+
+
+def model_update(state: ReActState, response: Any, name: str | None) -> dict[str, Any]:
+    if not isinstance(response, AIMessage):
+        raise TypeError(
+            f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
+            "pass a LangChain chat model (or a dynavec model whose invoke returns an assistant "
+            "message); nothing of this turn was saved"
+        )
+    response = new_turn(state["messages"], response)
+    if response.name is None and name is not None:
+        response.name = name  # as LangGraph's agents do: multi-agent tools find it by name
+    has_calls = bool(response.tool_calls or response.invalid_tool_calls)
+    return {
+        "messages": [response],
+        "step": steps_in_run(state) + 1,
+        "termination_reason": None if has_calls else "completed",
+    }
+
+
+def model_kwargs(config: RunnableConfig) -> dict[str, Any]:
+    return dict((config.get("configurable") or {}).get(MODEL_KWARGS_KEY) or {})
+
+
+class ReActNodes:
+    """The two nodes, sync and async; they differ only in the line that does I/O."""
+
+    run_unknown = False
+    """A call of a tool the agent does not have goes to the executor (``create_agent``'s face:
+    ``wrap_tool_call`` middleware may run tools a ``wrap_model_call`` added) instead of being
+    answered "not registered"."""
+
+    def __init__(
+        self,
+        model: Runnable[LanguageModelInput, Any],
+        tools: list[AgentTool],
+        executor: ToolNode,
+        system_prompt: str | SystemMessage | None,
+        max_steps: int,
+        name: str | None,
+        parallel: bool,
+        own_executor: bool = True,
+    ) -> None:
+        self.model = model
+        self.name = name
+        self.parallel = parallel
+        self.tools = {t.name: t for t in tools}
+        self.executor = executor
+        self.direct = frozenset(n for n, t in executor.tools_by_name.items() if t.return_direct)
+        # this package's tools get no LangGraph state injected: their tasks need not carry it
+        self.stateless = frozenset(
+            n for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)
+        )
+        # this package's tools, run without ToolNode (unless the user passed a ToolNode, whose
+        # error handling and wrappers then apply to every call)
+        self.own: dict[str, AgentTool] = (
+            {}
+            if own_executor is False
+            else {n: t for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)}
+        )
+        if isinstance(system_prompt, SystemMessage):
+            self.prompt = [system_prompt]
+        else:
+            self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
+        self.max_steps = max_steps
+        for t in executor.tools_by_name.values():
+            on_crash_of(t)  # a bad on_crash= is refused when the agent is built
+        self.state_view: Callable[[Any], Any] | None = None
+        """Turns the state into the user's ``state_schema`` type for ``InjectedState``."""
+
+    def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+        if self.parallel and pending_calls(state["messages"]):
+            return {}  # held calls: the router sends them again; no model call
+        messages = self.prompt + list(state["messages"])
+        response = self.model.invoke(messages, config, **model_kwargs(config))
+        return self._after_model(state, response)
+
+    async def acall_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+        if self.parallel and pending_calls(state["messages"]):
+            return {}
+        messages = self.prompt + list(state["messages"])
+        response = await self.model.ainvoke(messages, config, **model_kwargs(config))
+        return self._after_model(state, response)
+
+    def _after_model(self, state: ReActState, response: Any) -> dict[str, Any]:
+        update = model_update(state, response, self.name)
+        if self.parallel and state.get("held"):
+            update["held"] = None  # a new turn: its calls may be held once each
+        return update
+
+    def on_crash(self, call: ToolCallRun) -> OnCrash | None:
+        """The call's declared ``on_crash`` policy, ``None`` if its tool declares none
+        (:mod:`dynavec_langgraph._exactly_once`)."""
+        tool = call.tool or self.executor.tools_by_name.get(call.call["name"])
+        return None if tool is None else declared_on_crash(tool)
+
+    def _task(self, state_or_task: Any) -> ToolCallRun:
+        task = foreign_task(state_or_task)
+        if task is None:
+            task = (
+                state_or_task
+                if "call" in state_or_task
+                else next_task(state_or_task, self.max_steps, self.direct)
+            )
+        return ToolCallRun(task, self.tools, self.state_view, self.run_unknown)
+
+    # Every call goes through LangChain's tool-call path with the whole tool call and the run's
+    # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which
+    # injects (InjectedState/Store/ToolCallId, ToolRuntime), calls back, keeps artifacts and
+    # returns a tool's Command, exactly as in LangGraph's own agents. This package's own tools
+    # take nothing LangGraph injects and return text only; for them ToolNode would add nothing
+    # but a new worker thread per call (0.5-1 ms a call on 2 CPUs), so they are invoked with
+    # the same tool call and config here, and their errors answered as the ToolNode would.
+    #
+    # Parallel mode, a turn of several calls: a call that reaches a pause is held (its
+    # GraphInterrupt is not raised in this step, and only then), so the step completes and the
+    # results of the calls that finished are saved in the checkpoint. The held call is sent
+    # again in the next step and pauses for good there. Raised in the first step, the pause
+    # would leave those results as pending writes, which LangGraph drops when new input
+    # reaches the paused thread, and the finished calls would run again.
+    def call_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
+        call = self._task(state_or_task)
+        done = completed_calls(config)
+        if call.ref["id"] in done:  # ran before its result could be saved: not again
+            return done[call.ref["id"]].update
+        if call.skip is not None:
+            return call.answer(call.skip)
+        own = self.own.get(call.call["name"])
+        tool_config = call.keyed(config)
+        with call.running():
+            try:
+                with claimed(config, call.ref):  # a resumed call: once per decision
+
+                    def run() -> Any:
+                        if own is not None:
+                            return call.finish(
+                                call.own_result(lambda: own.invoke(call.tool_call, tool_config))
+                            )
+                        return call.finish(self.executor.invoke(call.request, tool_config))
+
+                    policy = self.on_crash(call)
+                    result = guarded(config, call.ref, call.key, policy, run, call.answer)
+                    # recorded before the claim is marked done: if that write fails, the
+                    # caller's error still says the call ran (and a retry does not repeat it)
+                    return remember(done, call, result)
+            except GraphInterrupt:
+                if not call.task.get("hold"):
+                    raise
+                return {"held": [call.ref["id"]]}
+
+    async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
+        call = self._task(state_or_task)
+        done = completed_calls(config)
+        if call.ref["id"] in done:  # ran before its result could be saved: not again
+            return done[call.ref["id"]].update
+        if call.skip is not None:
+            return call.answer(call.skip)
+        own = self.own.get(call.call["name"])
+        # a call that started runs to its end even if the caller is cancelled (until_done)
+        return await until_done(self._arun_call(call, own, config, done))
+
+    async def _arun_call(
+        self,
+        call: ToolCallRun,
+        own: AgentTool | None,
+        config: RunnableConfig,
+        done: dict[str, CompletedCall],
+    ) -> Any:
+        tool_config = call.keyed(config)
+        with call.running():
+            try:
+                async with aclaimed(config, call.ref):  # a resumed call: once per decision
+
+                    async def run() -> Any:
+                        if own is not None:
+                            try:
+                                message = await own.ainvoke(call.tool_call, tool_config)
+                            except Exception as error:
+                                return call.finish(call.own_error(error))
+                            return call.finish({"messages": [message]})
+                        return call.finish(await self.executor.ainvoke(call.request, tool_config))
+
+                    policy = self.on_crash(call)
+                    result = await aguarded(config, call.ref, call.key, policy, run, call.answer)
+                    return remember(done, call, result)  # before the claim is marked done
+            except GraphInterrupt:
+                if not call.task.get("hold"):
+                    raise
+                return {"held": [call.ref["id"]]}
+
+
+async def until_done(run: Coroutine[Any, Any, Any]) -> Any:
+    """Await ``run`` to its end even when the caller is cancelled, then re-raise the
+    cancellation: a tool call that started always runs to its end, and cancelling the caller
+    (an ``asyncio`` timeout, a dropped web request) takes effect when it has.
+
+    A sync tool goes on in its worker thread when the task awaiting it is cancelled (Python
+    cannot stop the thread), and an async tool stopped half-way may have done its side effect
+    (the payment request sent, the answer not read). Letting the cancellation through at once
+    would end the run, and release the thread's resume lock, while the call still runs or
+    with its effect unrecorded, and a retry would run it a second time. Waiting keeps the lock
+    held until the call really ended, and its result is recorded (the caller's
+    :data:`COMPLETED_CALLS_KEY` record, which ``ReActAgent`` saves to the thread before it
+    lets the cancellation go on) so the retry uses it instead of running the tool again.
+    """
+    task = asyncio.ensure_future(run)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = cancelled or not task.done()  # this wait was cancelled, not the call
+        except BaseException:
+            pass  # the call's own error: task.result() raises it below
+    if cancelled:
+        if not task.cancelled():
+            task.exception()  # retrieved: the call's error, if any, is in its result
+        raise asyncio.CancelledError
+    return task.result()
+
+
+class NodeRunnable(Runnable[Any, Any]):
+    """A node with sync and async twins. LangGraph traces every node run itself; a
+    ``RunnableLambda`` would add a second, nested run to each step, and its cost."""
+
+    name: str
+
+    def __init__(
+        self,
+        name: str,
+        func: Callable[[Any, RunnableConfig], Any],
+        afunc: Callable[[Any, RunnableConfig], Coroutine[Any, Any, Any]],
+    ) -> None:
+        self.name = name
+        self.func, self.afunc = func, afunc
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        token = _NODE_INPUT.set(input)
+        try:
+            return self.func(input, ensure_config(config))
+        finally:
+            _NODE_INPUT.reset(token)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        token = _NODE_INPUT.set(input)
+        try:
+            return await self.afunc(input, ensure_config(config))
+        finally:
+            _NODE_INPUT.reset(token)
+
+
+_NODE_INPUT: ContextVar[Any] = ContextVar("dynavec_node_input", default=None)
+
+
+def node_input() -> Any:
+    """The state the running node of the agent got (a callable model reads it)."""
+    return _NODE_INPUT.get()
+
+
+@dataclass(frozen=True)
+class AgentFace:
+    """What differs between the two faces of the one factory (:func:`build_agent`):
+    ``create_react_agent`` (the prebuilt agent's signature, this package's defaults) and
+    ``create_agent`` (``langchain.agents.create_agent``'s)."""
+
+    function: str
+    """The public function's name, for error messages."""
+    model_node: str = AGENT_NODE
+    """The name of the model node (``create_agent`` calls it ``"model"``)."""
+    create_agent: bool = False
+    """``create_agent``'s behaviour: the middleware graph always, a tool's exception raised
+    unless middleware handles it, the model's message named only when ``name`` is given,
+    ``create_agent``'s stream transformers, schemas and run config."""
+    transformers: tuple[Any, ...] = ()
+    """``create_agent(transformers=...)``."""
+    builtin_tools: tuple[dict[str, Any], ...] = ()
+    """``create_agent``'s provider built-in tools (dicts): bound to the model, never run."""
+
+
+PREBUILT_FACE: Final = AgentFace("create_react_agent")
+"""``create_react_agent``'s face."""
