@@ -284,11 +284,27 @@ def storage(
     return rows
 
 
+def compiled_as_installed() -> None:
+    """Write the bytecode of the package and of ``benchmarks/`` as pip does when it installs a
+    package: the installed libraries compared with it have theirs, and an editable checkout run
+    with ``PYTHONDONTWRITEBYTECODE`` set (as on the development machine) would otherwise compile
+    every module of the package from source in every fresh process the fresh-process parts
+    start."""
+    import compileall
+
+    import dynavec_langgraph
+
+    for folder in (Path(dynavec_langgraph.__file__).parent, Path(__file__).parent):
+        compileall.compile_dir(folder, quiet=1)
+
+
 def fresh_process_resume(
     settings: Settings, workdir: Path, log: Callable[[str], None]
 ) -> list[Row]:
     """Pause threads in a SQLite file here, resume each in a new ``python`` process."""
     from benchmarks.savers import sqlite_saver
+
+    compiled_as_installed()
 
     db = workdir / "resume.db"
     saver = sqlite_saver(db)
@@ -359,6 +375,7 @@ IMPORTS: dict[str, str] = {
 
 def import_cost(settings: Settings, log: Callable[[str], None]) -> list[Row]:
     """Median in-process import time of each statement, each in a fresh interpreter."""
+    compiled_as_installed()
     samples: dict[str, list[float]] = {k: [] for k in IMPORTS}
     names = list(IMPORTS)
 
