@@ -1,4 +1,4 @@
-"""What the approval UIs showed wrong (issue 23), each now a tested behaviour, through a real
+"""What the approval UIs showed wrong, each now a tested behaviour, through a real
 ``langgraph dev`` serving tests/langgraph_ui.json (the demo, ``ui_agent``, ``plain_agent`` of
 :mod:`tests.ui_graph`) and driven with ``langgraph_sdk`` as the UIs drive it.
 
