@@ -36,7 +36,6 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
 from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
-from dynavec_langgraph._nodes import MODEL_KWARGS_KEY
 from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
 from dynavec_langgraph._resuming import (
     MISSING,
@@ -55,9 +54,9 @@ from dynavec_langgraph._resuming import (
     resuming,
     storage_guard,
 )
+from dynavec_langgraph._run_data import CompletedCall, durability, run_config
 from dynavec_langgraph._scratch import ScratchThreads
 from dynavec_langgraph._state import AGENT_NODE
-from dynavec_langgraph._tool_call import COMPLETED_CALLS_KEY, CompletedCall
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.records import AgentResult, AgentState, Message
@@ -85,10 +84,8 @@ DEFAULT_SYSTEM_PROMPT = (
 ``DEFAULT_REACT_SYSTEM_PROMPT``): four lines, the first dynavec's own; dynavec's other three
 lines are not known here, so these are this package's (docs/compatibility.md A4)."""
 
-_DURABILITY: Durability = "sync"
-"""Each step's checkpoint is written before the next step starts: a process killed right after a
-tool call finished does not run that call again when the thread is resumed (with LangGraph's
-default, "async", the last finished call is lost about half the time)."""
+_DURABILITY: Durability = durability("agent")
+"""The durability of every run of ``ReActAgent`` (:func:`._run_data.durability`)."""
 MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
 
 
@@ -96,14 +93,15 @@ MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
 
 
 def _config(
-    thread_id: str, model_kwargs: dict[str, Any], checkpoint_id: str | None = None
+    thread_id: str,
+    model_kwargs: dict[str, Any],
+    checkpoint_id: str | None = None,
+    completed: dict[str, CompletedCall] | None = None,
 ) -> RunnableConfig:
     check_text(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
-    configurable: dict[str, Any] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
     if checkpoint_id:
         check_text(checkpoint_id, "checkpoint_id")
-        configurable["checkpoint_id"] = checkpoint_id
-    return {"configurable": configurable}
+    return run_config(thread_id, model_kwargs, checkpoint_id=checkpoint_id, completed=completed)
 
 
 def _check_thread_id(thread_id: Any) -> None:
@@ -302,8 +300,7 @@ class ReActAgent:
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
             graph_input["shared"] = dict(state.data)
-        config = _config(tid, model_kwargs, resume_from)
-        config["configurable"][COMPLETED_CALLS_KEY] = record
+        config = _config(tid, model_kwargs, resume_from, record)
         return _Plan(config, graph_input, tid)
 
     def _check_run(
@@ -837,8 +834,7 @@ class ReActAgent:
                 "nothing to resume: pass the paused messages or thread_id= of a paused thread"
             )
         tid = thread_id if thread_id is not None else self._scratch_thread()
-        config = _config(tid, model_kwargs)
-        config["configurable"][COMPLETED_CALLS_KEY] = record
+        config = _config(tid, model_kwargs, completed=record)
         return tid, config
 
     def _seed_values(

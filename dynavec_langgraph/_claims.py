@@ -47,12 +47,12 @@ from typing import Any, Final
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
-from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import ConcurrentResumeError
-from dynavec_langgraph._lg_names import CHECKPOINT_MAP, INTERRUPT_WRITE, NS_SEP, RESUME_WRITE
+from dynavec_langgraph._lg_names import INTERRUPT_WRITE, RESUME_WRITE
 from dynavec_langgraph._locks import aresume_lock, resume_lock
+from dynavec_langgraph._run_data import RunData
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields
 
 __all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
@@ -60,9 +60,6 @@ __all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
 CLAIM_CHANNEL: Final = "__dynavec_claim__"
 """The channel of the claim writes (no channel of the graph has this name)."""
 _CLAIM_PREFIX: Final = "dynavec-claim:"
-_CHECKPOINT_MAP: Final = CHECKPOINT_MAP
-_RESUMING: Final = "__pregel_resuming"
-_NS_SEP: Final = NS_SEP
 _INTERRUPT: Final = INTERRUPT_WRITE
 _RESUME: Final = RESUME_WRITE
 _BUSY: Final = "is being resumed by another caller right now"
@@ -89,15 +86,11 @@ class _Target:
     latest: RunnableConfig  # the thread's latest checkpoint in that namespace
 
 
-def _target(config: RunnableConfig) -> _Target | None:
-    conf = config.get("configurable") or {}
-    if not conf.get(_RESUMING):
+def _target(data: RunData) -> _Target | None:
+    if not data.resuming:
         return None
-    saver = conf.get(CONFIG_KEY_CHECKPOINTER)
-    thread_id = conf.get("thread_id")
-    ns = str(conf.get("checkpoint_ns") or "")
-    parent = ns.rsplit(_NS_SEP, 1)[0] if _NS_SEP in ns else ""
-    checkpoint_id = (conf.get(_CHECKPOINT_MAP) or {}).get(parent)
+    saver, thread_id = data.saver, data.thread_id
+    parent, checkpoint_id = data.parent_ns, data.parent_checkpoint_id
     if saver is None or thread_id is None or not checkpoint_id:
         return None
     tid = str(thread_id)
@@ -200,10 +193,10 @@ class _Claim:
 
 
 @contextmanager
-def claimed(config: RunnableConfig, call: ToolCallRef) -> Iterator[None]:
+def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
     """Around one tool call in the tool node: the claim of a resumed call (nothing for any
     other call). Raises ``ConcurrentResumeError`` before the tool runs if it lost."""
-    target = _target(config)
+    target = _target(data)
     if target is None:
         yield
         return
@@ -238,9 +231,9 @@ def claimed(config: RunnableConfig, call: ToolCallRef) -> Iterator[None]:
 
 
 @asynccontextmanager
-async def aclaimed(config: RunnableConfig, call: ToolCallRef) -> AsyncIterator[None]:
+async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
     """Async twin of :func:`claimed`."""
-    target = _target(config)
+    target = _target(data)
     if target is None:
         yield
         return

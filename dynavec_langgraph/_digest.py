@@ -31,6 +31,7 @@ from typing import Any
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._errors import InvalidDecisionError, StaleDecisionError, stale_text
+from dynavec_langgraph._run_data import current_run
 
 __all__ = [
     "DIGEST_KEY",
@@ -102,13 +103,8 @@ def compute_review_digest(
 
 
 def _thread_id() -> str | None:
-    from langgraph.config import get_config
-
-    try:
-        value = get_config().get("configurable", {}).get("thread_id")
-    except RuntimeError:  # outside a run
-        return None
-    return None if value is None else str(value)
+    run = current_run()  # None outside a run
+    return None if run is None else run.thread_id
 
 
 def pause_digest(value: Mapping[str, Any], ask: int = 0) -> str:

@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import (
@@ -63,7 +62,8 @@ from dynavec_langgraph._errors import (
     StorageError,
     ToolContextError,
 )
-from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUME_WRITE
+from dynavec_langgraph._lg_names import NS_SEP, RESUME_WRITE
+from dynavec_langgraph._run_data import IN_DOUBT_KEY, RunData
 from dynavec_langgraph.interrupt import (
     Decision,
     DecisionKind,
@@ -96,14 +96,9 @@ OnCrash = Literal["retry", "ask", "fail"]
 IDEMPOTENCY_KEY: Final = "dynavec_idempotency_key"
 """``config["configurable"][IDEMPOTENCY_KEY]``: the running call's key, in the config a
 LangChain tool gets (``ToolRuntime.config``, a ``config: RunnableConfig`` parameter)."""
-IN_DOUBT_KEY: Final = "dynavec_in_doubt"
-"""``config["configurable"][IN_DOUBT_KEY] = {call_id: "retry" | "skip"}``: settles in-doubt
-calls of ``on_crash="fail"`` tools on the next run (run again with the same key / answer as
-not run again)."""
 START_CHANNEL: Final = "__dynavec_started__"
 """The channel of the start / end marks (no channel of the graph has this name)."""
 _PREFIX: Final = "dynavec-start:"
-_CHECKPOINT_MAP: Final = CHECKPOINT_MAP
 _NS_SEP: Final = NS_SEP
 _NS_END: Final = ":"
 _RESUME: Final = RESUME_WRITE
@@ -116,14 +111,13 @@ _running_key: ContextVar[str | None] = ContextVar("dynavec_idempotency_key", def
 # --- the key -------------------------------------------------------------------------------
 
 
-def call_key(config: RunnableConfig, call_id: str, turn: str) -> str:
+def call_key(data: RunData, call_id: str, turn: str) -> str:
     """The idempotency key of call ``call_id`` made by the assistant message ``turn`` (its id,
-    or ``"#<position>"``), in the thread and namespace of ``config``."""
-    conf = config.get("configurable") or {}
-    thread = conf.get("thread_id")
+    or ``"#<position>"``), in the thread and namespace of the run ``data``."""
+    thread = data.thread_id
     if thread is None:  # nothing durable: nothing re-runs this call, a key per run
         return f"dynavec-{uuid.uuid4().hex}"
-    ns = str(conf.get("checkpoint_ns") or "")
+    ns = data.checkpoint_ns
     parts = ns.split(_NS_SEP)[:-1]  # the graphs this agent runs in, not its own task
     path = _NS_SEP.join(p.split(_NS_END, 1)[0] for p in parts)
     text = "\x00".join((str(thread), path, turn, call_id))
@@ -227,13 +221,9 @@ class _Where:
     task_id: str
 
 
-def _where(config: RunnableConfig) -> _Where | None:
-    conf = config.get("configurable") or {}
-    saver = conf.get(CONFIG_KEY_CHECKPOINTER)
-    thread_id = conf.get("thread_id")
-    ns = str(conf.get("checkpoint_ns") or "")
-    parent = ns.rsplit(_NS_SEP, 1)[0] if _NS_SEP in ns else ""
-    checkpoint_id = (conf.get(_CHECKPOINT_MAP) or {}).get(parent)
+def _where(data: RunData) -> _Where | None:
+    saver, thread_id, ns = data.saver, data.thread_id, data.checkpoint_ns
+    parent, checkpoint_id = data.parent_ns, data.parent_checkpoint_id
     if saver is None or thread_id is None or not checkpoint_id:
         return None
     base: RunnableConfig = {
@@ -427,11 +417,8 @@ def _schema_of(shape: Any) -> dict[str, Any]:
     return schema
 
 
-def _gate(
-    config: RunnableConfig, call: ToolCallRef, key: str, where: _Where, policy: OnCrash
-) -> _Gate:
-    conf = config.get("configurable") or {}
-    override = (conf.get(IN_DOUBT_KEY) or {}).get(call["id"])
+def _gate(data: RunData, call: ToolCallRef, key: str, where: _Where, policy: OnCrash) -> _Gate:
+    override = data.in_doubt.get(call["id"])
     return _Gate(call, key, policy, where, override)
 
 
@@ -440,12 +427,11 @@ STORED_WAIT: Final = 30.0
 _STORED_POLL: Final = 0.002
 
 
-def _saved_in_background(config: RunnableConfig) -> bool:
+def _saved_in_background(data: RunData) -> bool:
     """Whether the run saves its checkpoints in the background (LangGraph's default
     ``durability="async"``): then a task may start before the checkpoint it runs from is
     stored. ``"sync"`` stores it first; ``"exit"`` stores none per step (nothing to wait for)."""
-    durability = (config.get("configurable") or {}).get(DURABILITY) or "async"
-    return bool(durability == "async")
+    return data.durability == "async"
 
 
 def _not_stored(where: _Where, call: ToolCallRef) -> StorageError:
@@ -480,7 +466,7 @@ async def _astored(where: _Where, call: ToolCallRef) -> Any:
 
 
 def guarded(
-    config: RunnableConfig,
+    data: RunData,
     call: ToolCallRef,
     key: str,
     policy: OnCrash | None,
@@ -494,15 +480,15 @@ def guarded(
     A declared tool's call never starts before the checkpoint it runs from is stored (under
     ``durability="async"`` LangGraph saves it in the background): a crash after the start then
     re-runs the same call from that checkpoint, with the same key, never a new model turn."""
-    where = None if policy is None else _where(config)
+    where = None if policy is None else _where(data)
     if policy is None or where is None:  # no saver: nothing is durable, nothing to mark
         return run()
-    background = _saved_in_background(config)
+    background = _saved_in_background(data)
     if policy == "retry":
         if background:
             _stored(where, call)
         return run()
-    gate = _gate(config, call, key, where, policy)
+    gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base
     found = _stored(where, call) if background else saver.get_tuple(base)
     gate.marks = _read_marks(found, gate.prefix, where.task_id)
@@ -525,7 +511,7 @@ def guarded(
 
 
 async def aguarded(
-    config: RunnableConfig,
+    data: RunData,
     call: ToolCallRef,
     key: str,
     policy: OnCrash | None,
@@ -533,15 +519,15 @@ async def aguarded(
     answer: Callable[[str], Any],
 ) -> Any:
     """Async twin of :func:`guarded`."""
-    where = None if policy is None else _where(config)
+    where = None if policy is None else _where(data)
     if policy is None or where is None:
         return await run()
-    background = _saved_in_background(config)
+    background = _saved_in_background(data)
     if policy == "retry":
         if background:
             await _astored(where, call)
         return await run()
-    gate = _gate(config, call, key, where, policy)
+    gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base
     found = await _astored(where, call) if background else await saver.aget_tuple(base)
     gate.marks = _read_marks(found, gate.prefix, where.task_id)

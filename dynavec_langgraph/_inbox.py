@@ -56,6 +56,7 @@ from dynavec_langgraph._resuming import (
     storage_guard,
 )
 from dynavec_langgraph._resuming import read_thread as _read
+from dynavec_langgraph._run_data import durability
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 
 __all__ = [
@@ -355,7 +356,7 @@ def resume_graph(
         if before is not None:
             before()
         with raise_timeouts(thread_id):
-            app.invoke(plan.graph_input, config, durability="sync")
+            app.invoke(plan.graph_input, config, durability=durability("inbox"))
             after = app.get_state(config)
             plan.settle(after.interrupts)
     return after
@@ -453,7 +454,7 @@ def expire_pending(
                 with resuming(
                     graph, saver, tid, answer, thread_config(tid), crashed="refuse"
                 ) as plan:
-                    graph.invoke(plan.graph_input, plan.config, durability="sync")
+                    graph.invoke(plan.graph_input, plan.config, durability=durability("inbox"))
                     plan.settle(graph.get_state(plan.config).interrupts)
             except DynavecError as error:
                 row = Expired(

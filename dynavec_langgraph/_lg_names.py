@@ -6,6 +6,7 @@
 - ``NS_SEP``: the separator of a namespace's levels (``parent|child``);
 - ``DURABILITY``: the task config's ``configurable`` key holding the run's ``durability``
   (absent: LangGraph's default, ``"async"``);
+- ``RESUMING``: the task config's ``configurable`` key that is true while the run resumes;
 - ``INTERRUPT_WRITE`` / ``RESUME_WRITE``: the pending-write channels of a paused task (its
   interrupts, the decisions given to it) (``langgraph._internal._constants``).
 """
@@ -14,10 +15,11 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CHECKPOINT_MAP", "DURABILITY", "INTERRUPT_WRITE", "NS_SEP", "RESUME_WRITE"]
+__all__ = ["CHECKPOINT_MAP", "DURABILITY", "INTERRUPT_WRITE", "NS_SEP", "RESUME_WRITE", "RESUMING"]
 
 CHECKPOINT_MAP: Final = "checkpoint_map"
 DURABILITY: Final = "__pregel_durability"
 NS_SEP: Final = "|"
 INTERRUPT_WRITE: Final = "__interrupt__"
 RESUME_WRITE: Final = "__resume__"
+RESUMING: Final = "__pregel_resuming"

@@ -29,9 +29,10 @@ from dynavec_langgraph._exactly_once import (
     on_crash_of,
 )
 from dynavec_langgraph._messages import new_turn, pending_calls
+from dynavec_langgraph._run_data import MODEL_KWARGS_KEY, RunData
 from dynavec_langgraph._state import AGENT_NODE, ReActState, steps_in_run
 from dynavec_langgraph._tasks import foreign_task, next_task
-from dynavec_langgraph._tool_call import CompletedCall, ToolCallRun, completed_calls, remember
+from dynavec_langgraph._tool_call import ToolCallRun, remember
 from dynavec_langgraph._tools import AgentTool
 
 if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
@@ -48,9 +49,6 @@ __all__ = [
     "node_input",
     "until_done",
 ]
-
-MODEL_KWARGS_KEY = "dynavec_model_kwargs"
-"""``config["configurable"][MODEL_KWARGS_KEY]``: extra keyword arguments for the model call."""
 
 
 def model_update(state: ReActState, response: Any, name: str | None) -> dict[str, Any]:
@@ -72,7 +70,8 @@ def model_update(state: ReActState, response: Any, name: str | None) -> dict[str
 
 
 def model_kwargs(config: RunnableConfig) -> dict[str, Any]:
-    return dict((config.get("configurable") or {}).get(MODEL_KWARGS_KEY) or {})
+    """The run's extra keyword arguments for the model call (:attr:`RunData.model_kwargs`)."""
+    return dict(RunData.of(config).model_kwargs)
 
 
 class ReActNodes:
@@ -130,7 +129,7 @@ class ReActNodes:
 
     async def acall_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
         if self.parallel and pending_calls(state["messages"]):
-            return {}
+            return {}  # held calls: the router sends them again; no model call
         messages = self.prompt + list(state["messages"])
         response = await self.model.ainvoke(messages, config, **model_kwargs(config))
         return self._after_model(state, response)
@@ -157,6 +156,20 @@ class ReActNodes:
             )
         return ToolCallRun(task, self.tools, self.state_view, self.run_unknown)
 
+    def _ready(
+        self, state_or_task: Any, config: RunnableConfig
+    ) -> tuple[ToolCallRun, RunData, Any]:
+        """The call of this visit and the run's data, or the answer it gets without running:
+        its recorded result (it ran before its result could be saved: not again) or the
+        answer of a call that cannot run; :data:`_RUN` when it runs."""
+        call = self._task(state_or_task)
+        run = RunData.of(config)
+        if call.ref["id"] in run.completed:
+            return call, run, run.completed[call.ref["id"]].update
+        if call.skip is not None:
+            return call, run, call.answer(call.skip)
+        return call, run, _RUN
+
     # Every call goes through LangChain's tool-call path with the whole tool call and the run's
     # config: a LangChain tool through LangGraph's ToolNode, one call per run of it, which
     # injects (InjectedState/Store/ToolCallId, ToolRuntime), calls back, keeps artifacts and
@@ -172,74 +185,68 @@ class ReActNodes:
     # would leave those results as pending writes, which LangGraph drops when new input
     # reaches the paused thread, and the finished calls would run again.
     def call_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
-        call = self._task(state_or_task)
-        done = completed_calls(config)
-        if call.ref["id"] in done:  # ran before its result could be saved: not again
-            return done[call.ref["id"]].update
-        if call.skip is not None:
-            return call.answer(call.skip)
+        call, run, early = self._ready(state_or_task, config)
+        if early is not _RUN:
+            return early
         own = self.own.get(call.call["name"])
-        tool_config = call.keyed(config)
+        tool_config = call.keyed(run, config)
         with call.running():
             try:
-                with claimed(config, call.ref):  # a resumed call: once per decision
+                with claimed(run, call.ref):  # a resumed call: once per decision
 
-                    def run() -> Any:
-                        if own is not None:
-                            return call.finish(
-                                call.own_result(lambda: own.invoke(call.tool_call, tool_config))
-                            )
-                        return call.finish(self.executor.invoke(call.request, tool_config))
+                    def body() -> Any:
+                        if own is None:
+                            return call.finish(self.executor.invoke(call.request, tool_config))
+                        try:
+                            message = own.invoke(call.tool_call, tool_config)
+                        except Exception as error:
+                            return call.finish(call.own_error(error))
+                        return call.finish({"messages": [message]})
 
                     policy = self.on_crash(call)
-                    result = guarded(config, call.ref, call.key, policy, run, call.answer)
+                    result = guarded(run, call.ref, call.key, policy, body, call.answer)
                     # recorded before the claim is marked done: if that write fails, the
                     # caller's error still says the call ran (and a retry does not repeat it)
-                    return remember(done, call, result)
-            except GraphInterrupt:
-                if not call.task.get("hold"):
-                    raise
-                return {"held": [call.ref["id"]]}
+                    return remember(run, call, result)
+            except GraphInterrupt as pause:
+                return call.held(pause)
 
     async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
-        call = self._task(state_or_task)
-        done = completed_calls(config)
-        if call.ref["id"] in done:  # ran before its result could be saved: not again
-            return done[call.ref["id"]].update
-        if call.skip is not None:
-            return call.answer(call.skip)
-        own = self.own.get(call.call["name"])
+        call, run, early = self._ready(state_or_task, config)
+        if early is not _RUN:
+            return early
         # a call that started runs to its end even if the caller is cancelled (until_done)
-        return await until_done(self._arun_call(call, own, config, done))
+        return await until_done(self._arun_call(call, run, config))
 
-    async def _arun_call(
-        self,
-        call: ToolCallRun,
-        own: AgentTool | None,
-        config: RunnableConfig,
-        done: dict[str, CompletedCall],
-    ) -> Any:
-        tool_config = call.keyed(config)
+    async def _arun_call(self, call: ToolCallRun, run: RunData, config: RunnableConfig) -> Any:
+        own = self.own.get(call.call["name"])
+        tool_config = call.keyed(run, config)
         with call.running():
             try:
-                async with aclaimed(config, call.ref):  # a resumed call: once per decision
+                async with aclaimed(run, call.ref):  # a resumed call: once per decision
 
-                    async def run() -> Any:
-                        if own is not None:
-                            try:
-                                message = await own.ainvoke(call.tool_call, tool_config)
-                            except Exception as error:
-                                return call.finish(call.own_error(error))
-                            return call.finish({"messages": [message]})
-                        return call.finish(await self.executor.ainvoke(call.request, tool_config))
+                    async def body() -> Any:
+                        if own is None:
+                            return call.finish(
+                                await self.executor.ainvoke(call.request, tool_config)
+                            )
+                        try:
+                            message = await own.ainvoke(call.tool_call, tool_config)
+                        except Exception as error:
+                            return call.finish(call.own_error(error))
+                        return call.finish({"messages": [message]})
 
                     policy = self.on_crash(call)
-                    result = await aguarded(config, call.ref, call.key, policy, run, call.answer)
-                    return remember(done, call, result)  # before the claim is marked done
-            except GraphInterrupt:
-                if not call.task.get("hold"):
-                    raise
-                return {"held": [call.ref["id"]]}
+                    result = await aguarded(run, call.ref, call.key, policy, body, call.answer)
+                    # recorded before the claim is marked done: if that write fails, the
+                    # caller's error still says the call ran (and a retry does not repeat it)
+                    return remember(run, call, result)
+            except GraphInterrupt as pause:
+                return call.held(pause)
+
+
+_RUN: Final = object()
+"""What :meth:`ReActNodes._ready` returns for a call that runs (no early answer)."""
 
 
 async def until_done(run: Coroutine[Any, Any, Any]) -> Any:

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, TypeVar
 
-from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._digest import check_bound, pause_digest
 from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
-from dynavec_langgraph._lg_names import CHECKPOINT_MAP
+from dynavec_langgraph._run_data import APPROVER_KEY, current_run
 
 __all__ = [
     "APPROVER_KEY",
@@ -56,9 +55,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-APPROVER_KEY: Final = "approver"
-"""``config["configurable"]["approver"]``: who answers, for a raw graph resumed with a plain
-decision (the resume value's envelope, :func:`approver_decision`, wins)."""
 EXPIRE: Final = "raise"
 """``on_expire=EXPIRE``: the doors of this package raise dynavec's ``ApprovalTimeoutError``
 after settling the pause (the tool is answered with a rejection)."""
@@ -215,11 +211,9 @@ def _step_time(policy: ApprovalPolicy) -> datetime:
     duration counts from the same moment on every re-run. Without it (no checkpointer) the
     clock's time is used.
     """
-    try:
-        mapping = get_config().get("configurable", {}).get(CHECKPOINT_MAP)
-    except RuntimeError:
-        mapping = None
-    times = [_uuid_time(str(v)) for v in (mapping or {}).values()]
+    run = current_run()
+    mapping = run.checkpoint_map if run is not None else {}
+    times = [_uuid_time(str(v)) for v in mapping.values()]
     found = [t for t in times if t is not None]
     return max(found) if found else policy.now()
 
@@ -369,10 +363,8 @@ def _unwrap(raw: Any, from_config: bool) -> tuple[dict[str, Any] | None, Any]:
         return _approver(raw["approver"]), raw["decision"]
     if not from_config:
         return None, raw
-    try:
-        configured = get_config().get("configurable", {}).get(APPROVER_KEY)
-    except RuntimeError:
-        configured = None
+    run = current_run()
+    configured = None if run is None else run.approver
     return (_approver(configured) if configured is not None else None), raw
 
 
@@ -447,11 +439,8 @@ def _decorate(
 
 
 def _thread() -> str | None:
-    try:
-        tid = get_config().get("configurable", {}).get("thread_id")
-    except RuntimeError:
-        return None
-    return str(tid) if tid is not None else None
+    run = current_run()
+    return None if run is None else run.thread_id
 
 
 def _note(

@@ -9,11 +9,11 @@ from typing import Any, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall as LCToolCall
-from langgraph.config import get_config
 from langgraph.types import Send
 
 from dynavec_langgraph._errors import DamagedThreadError, damaged_text
 from dynavec_langgraph._messages import calls_of, pending_calls
+from dynavec_langgraph._run_data import current_run
 from dynavec_langgraph._state import TOOLS_NODE, ReActState, steps_in_run
 from dynavec_langgraph.records import TerminationReason
 
@@ -90,7 +90,8 @@ def next_task(state: ReActState, max_steps: int, direct: frozenset[str] = frozen
     messages = state["messages"]
     pending = pending_calls(messages)
     if not pending:  # only a damaged thread gets here (the graph's routes never do)
-        thread = str((get_config().get("configurable") or {}).get("thread_id"))
+        run = current_run()
+        thread = str(None if run is None else run.thread_id)
         raise DamagedThreadError(
             damaged_text(thread, "its tool node ran with no unanswered tool call"), thread, []
         )

@@ -1,6 +1,7 @@
 """One tool call as the tool node runs it: resolved against the tools, keyed, answered (the
-observation, the shared-state change, the end of the run), and the caller's record of the
-calls that ran (:data:`COMPLETED_CALLS_KEY`)."""
+observation, the shared-state change, the end of the run), and recorded in the caller's record
+of the calls that ran (:attr:`._run_data.RunData.completed`; :data:`COMPLETED_CALLS_KEY` and
+:class:`CompletedCall` live in :mod:`._run_data` and are re-exported here)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import copy
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, Final
+from dataclasses import replace
+from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig
-from langgraph.errors import GraphBubbleUp, is_invalid_resume
+from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END
 from langgraph.types import Command, Send
 
@@ -21,6 +22,7 @@ from dynavec_langgraph._errors import InterruptCallError
 from dynavec_langgraph._exactly_once import call_key, keyed, with_key
 from dynavec_langgraph._messages import calls_of
 from dynavec_langgraph._policy import policy_scope
+from dynavec_langgraph._run_data import COMPLETED_CALLS_KEY, CompletedCall, RunData
 from dynavec_langgraph._state import AGENT_NODE, TOOLS_NODE, shared_change
 from dynavec_langgraph._tasks import ToolTask, turn_of
 from dynavec_langgraph._tools import (
@@ -36,7 +38,6 @@ __all__ = [
     "COMPLETED_CALLS_KEY",
     "CompletedCall",
     "ToolCallRun",
-    "completed_calls",
     "error_observation",
     "remember",
 ]
@@ -132,18 +133,20 @@ class ToolCallRun:
         )
         return {"messages": [message]}
 
-    def own_result(self, run: Callable[[], Any]) -> dict[str, Any]:
-        try:
-            return {"messages": [run()]}
-        except Exception as error:
-            return self.own_error(error)
+    def held(self, pause: GraphInterrupt) -> dict[str, Any]:
+        """The call's pause in parallel mode, when its task holds it (``_nodes``): the
+        update that holds the call; ``pause`` is raised when the task does not hold it."""
+        if not self.task.get("hold"):
+            raise pause
+        return {"held": [self.ref["id"]]}
 
-    def keyed(self, config: RunnableConfig) -> RunnableConfig:
-        """Set the call's idempotency key (``self.key``); ``config`` with it, for the tool."""
+    def keyed(self, run: RunData, config: RunnableConfig) -> RunnableConfig:
+        """Set the call's idempotency key (``self.key``) in the thread and namespace of
+        ``run``; ``config`` with it, for the tool."""
         turn = self.task.get("turn")
         if turn is None:
             turn = turn_of((self.task.get("state") or {}).get("messages") or [], self.ref["id"])
-        self.key = call_key(config, self.ref["id"], turn)
+        self.key = call_key(run, self.ref["id"], turn)
         return with_key(config, self.key)
 
     @contextmanager
@@ -278,33 +281,8 @@ class ToolCallRun:
         return replace(command, update={**update, "messages": [*given, *earlier, *skipped]})
 
 
-COMPLETED_CALLS_KEY: Final = "dynavec_completed_calls"
-"""``config["configurable"][COMPLETED_CALLS_KEY]``: a dict the caller owns, ``{call id:
-CompletedCall}``. The tool node records each call that ran there before LangGraph saves its
-result, and answers a call found there from the record instead of running it again. So when
-saving fails after a tool ran (database down, disk read-only), the caller knows which calls ran,
-and a retry with the same dict does not repeat them. ``ReActAgent`` keeps one per thread."""
-
-
-@dataclass(frozen=True)
-class CompletedCall:
-    """A tool call that ran: what ran, and the state update the tool node returned."""
-
-    call: ToolCallRef
-    update: Any
-    """What the tool node returned: an update, or the tool's ``Command``s."""
-
-    def describe(self) -> str:
-        """``"transfer_funds({'amount': 120}) (call call_1)"``, for error messages."""
-        return f"{self.call['name']}({self.call['args']!r}) (call {self.call['id']})"
-
-
-def completed_calls(config: RunnableConfig) -> dict[str, CompletedCall]:
-    """The caller's record of finished calls (a throwaway dict when there is none)."""
-    record = (config.get("configurable") or {}).get(COMPLETED_CALLS_KEY)
-    return record if isinstance(record, dict) else {}
-
-
-def remember(done: dict[str, CompletedCall], call: ToolCallRun, update: Any) -> Any:
-    done[call.ref["id"]] = CompletedCall(call.ref, update)
+def remember(run: RunData, call: ToolCallRun, update: Any) -> Any:
+    """Record in the caller's record of the run (:attr:`RunData.completed`) that ``call``
+    ran and returned ``update``; ``update``."""
+    run.completed[call.ref["id"]] = CompletedCall(call.ref, update)
     return update

@@ -38,12 +38,12 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langgraph.config import get_config
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from dynavec_langgraph._factory import create_react_agent
+from dynavec_langgraph._run_data import current_run
 from dynavec_langgraph._tools import AgentTool, tool
 from dynavec_langgraph.interrupt import Rejected, interrupt
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
@@ -114,10 +114,8 @@ def _ledger() -> Path | None:
 
 
 def _thread_id() -> str | None:
-    try:
-        return (get_config().get("configurable") or {}).get("thread_id")
-    except RuntimeError:  # called directly, outside a graph run
-        return None
+    run = current_run()  # None when called directly, outside a graph run
+    return None if run is None else run.thread_id
 
 
 def _record(entry: dict[str, Any]) -> None:

@@ -69,6 +69,7 @@ from dynavec_langgraph._resuming import (
     refuse_if_paused,
     schema_refusal,
 )
+from dynavec_langgraph._run_data import durability
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.exceptions import ApprovalTimeoutError
 from dynavec_langgraph.records import AgentResult, AgentState
@@ -1021,7 +1022,7 @@ def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:
 
 _POLL = 0.2
 """Seconds between two reads of a run or thread still in flight."""
-_RUN_OPTIONS: dict[str, Any] = {"multitask_strategy": "reject", "durability": "sync"}
+_RUN_OPTIONS: dict[str, Any] = {"multitask_strategy": "reject", "durability": durability("remote")}
 
 
 def server_thread_id(thread_id: str) -> str:

@@ -1,0 +1,179 @@
+"""Per-run data in one place: what one run of the graph carries besides its state, read from
+the run's config once (:class:`RunData`), the config the package's runs are started with
+(:func:`run_config`), and the durability every entry point runs with (:func:`durability`).
+
+LangGraph hands a node its run's data in ``config["configurable"]``: the thread, the
+namespace, the checkpointer, the checkpoint each namespace runs from, the run's durability,
+and what this package's entry points put there (the model's keyword arguments, the caller's
+record of finished calls, the settling of in-doubt calls). The nodes and the tool-call code
+read it through :class:`RunData`, built once per node run and passed on explicitly; nothing
+else reads those keys. (What a tool reads while it runs, the call it is in, its key, the
+shared state, is set around the call by ``_tool_call.ToolCallRun.running``: the tool is the
+user's code, so it cannot be passed to it.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+
+from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUMING
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import Durability
+
+    from dynavec_langgraph.interrupt import ToolCallRef
+
+__all__ = [
+    "APPROVER_KEY",
+    "COMPLETED_CALLS_KEY",
+    "IN_DOUBT_KEY",
+    "MODEL_KWARGS_KEY",
+    "CompletedCall",
+    "EntryPoint",
+    "RunData",
+    "current_run",
+    "durability",
+    "run_config",
+]
+
+MODEL_KWARGS_KEY: Final = "dynavec_model_kwargs"
+"""``config["configurable"][MODEL_KWARGS_KEY]``: extra keyword arguments for the model call."""
+COMPLETED_CALLS_KEY: Final = "dynavec_completed_calls"
+"""``config["configurable"][COMPLETED_CALLS_KEY]``: a dict the caller owns, ``{call id:
+CompletedCall}``. The tool node records each call that ran there before LangGraph saves its
+result, and answers a call found there from the record instead of running it again. So when
+saving fails after a tool ran (database down, disk read-only), the caller knows which calls ran,
+and a retry with the same dict does not repeat them. ``ReActAgent`` keeps one per thread."""
+APPROVER_KEY: Final = "approver"
+"""``config["configurable"]["approver"]``: who answers, for a raw graph resumed with a plain
+decision (the resume value's envelope, ``_policy.approver_decision``, wins)."""
+IN_DOUBT_KEY: Final = "dynavec_in_doubt"
+"""``config["configurable"][IN_DOUBT_KEY] = {call_id: "retry" | "skip"}``: settles in-doubt
+calls of ``on_crash="fail"`` tools on the next run (run again with the same key / answer as
+not run again)."""
+
+
+@dataclass(frozen=True)
+class CompletedCall:
+    """A tool call that ran: what ran, and the state update the tool node returned."""
+
+    call: ToolCallRef
+    update: Any
+    """What the tool node returned: an update, or the tool's ``Command``s."""
+
+    def describe(self) -> str:
+        """``"transfer_funds({'amount': 120}) (call call_1)"``, for error messages."""
+        return f"{self.call['name']}({self.call['args']!r}) (call {self.call['id']})"
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One node run's per-run data, read from its config by :meth:`of`."""
+
+    thread_id: str | None = None
+    """The thread (``None``: a run without a checkpointer's thread)."""
+    checkpoint_ns: str = ""
+    """The namespace of the running task (``parent|child:task``)."""
+    saver: Any = None
+    """The run's checkpointer (LangGraph's ``BaseCheckpointSaver``), ``None`` without one."""
+    checkpoint_map: Mapping[str, str] = field(default_factory=dict)
+    """``{namespace: checkpoint id}``: the checkpoint each namespace of the task runs from."""
+    resuming: bool = False
+    """Whether the run resumes a paused one (LangGraph's task config says so)."""
+    durability: Durability = "async"
+    """The run's ``durability`` (LangGraph's default, ``"async"``, when the run names none)."""
+    model_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for the model call (:data:`MODEL_KWARGS_KEY`)."""
+    completed: dict[str, CompletedCall] = field(default_factory=dict)
+    """The caller's record of finished calls (:data:`COMPLETED_CALLS_KEY`): the tool node
+    writes each call that ran into it. A throwaway dict when the caller passed none."""
+    in_doubt: Mapping[str, str] = field(default_factory=dict)
+    """``{call id: "retry" | "skip"}`` (:data:`IN_DOUBT_KEY`)."""
+    approver: Any = None
+    """Who answers a plain decision of this run (:data:`APPROVER_KEY`), ``None`` if unsaid."""
+
+    @classmethod
+    def of(cls, config: RunnableConfig | Mapping[str, Any]) -> RunData:
+        """The per-run data of ``config`` (a node's config, or any ``RunnableConfig``)."""
+        conf = config.get("configurable") or {}
+        thread = conf.get("thread_id")
+        completed = conf.get(COMPLETED_CALLS_KEY)
+        return cls(
+            thread_id=None if thread is None else str(thread),
+            checkpoint_ns=str(conf.get("checkpoint_ns") or ""),
+            saver=conf.get(CONFIG_KEY_CHECKPOINTER),
+            checkpoint_map=conf.get(CHECKPOINT_MAP) or {},
+            resuming=bool(conf.get(RESUMING)),
+            durability=conf.get(DURABILITY) or "async",
+            model_kwargs=conf.get(MODEL_KWARGS_KEY) or {},
+            completed=completed if isinstance(completed, dict) else {},
+            in_doubt=conf.get(IN_DOUBT_KEY) or {},
+            approver=conf.get(APPROVER_KEY),
+        )
+
+    @property
+    def parent_ns(self) -> str:
+        """The namespace of the graph the running task belongs to (``""`` at the top)."""
+        ns = self.checkpoint_ns
+        return ns.rsplit(NS_SEP, 1)[0] if NS_SEP in ns else ""
+
+    @property
+    def parent_checkpoint_id(self) -> str | None:
+        """The checkpoint the running task's graph runs from (``None`` without one)."""
+        return self.checkpoint_map.get(self.parent_ns) or None
+
+
+def current_run() -> RunData | None:
+    """The per-run data of the graph run this code runs in (LangGraph's ``get_config``),
+    ``None`` outside a run."""
+    from langgraph.config import get_config  # at first use: not at the package's import
+
+    try:
+        return RunData.of(get_config())
+    except RuntimeError:  # called directly, outside a graph run
+        return None
+
+
+def run_config(
+    thread_id: str,
+    model_kwargs: Mapping[str, Any],
+    *,
+    checkpoint_id: str | None = None,
+    completed: dict[str, CompletedCall] | None = None,
+) -> RunnableConfig:
+    """The config the package's entry points start a run with: the thread (and checkpoint),
+    the model's keyword arguments and the caller's record of finished calls."""
+    configurable: dict[str, Any] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    if completed is not None:
+        configurable[COMPLETED_CALLS_KEY] = completed
+    return {"configurable": configurable}
+
+
+EntryPoint = Literal["agent", "inbox", "remote"]
+"""The package's entry points that run a graph: ``ReActAgent`` (and the ``dynavec.agents``
+shim on it), the approvals inbox, ``RemoteReActAgent``'s runs on a server."""
+
+
+def durability(entry: EntryPoint) -> Durability:
+    """The ``durability`` the entry point ``entry`` runs the graph with: ``"sync"`` for each.
+
+    Each step's checkpoint is written before the next step starts: a process killed right
+    after a tool call finished does not run that call again when the thread is resumed (with
+    LangGraph's default, ``"async"``, the last finished call is lost about half the time). A
+    compiled graph invoked directly keeps LangGraph's default (the caller chooses).
+    """
+    return _DURABILITY[entry]
+
+
+_DURABILITY: Final[Mapping[EntryPoint, Durability]] = {
+    "agent": "sync",
+    "inbox": "sync",
+    "remote": "sync",
+}
