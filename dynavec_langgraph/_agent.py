@@ -63,6 +63,7 @@ from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
     from dynavec_langgraph._audit import AuditEvent, Notifier
+    from dynavec_langgraph._types import CheckpointerOption, ModelOption, ToolOption
     from dynavec_langgraph.events import AgentEvent, ResultEvent
     from dynavec_langgraph.memory import BaseMemory
     from dynavec_langgraph.registry import ToolRegistry
@@ -218,11 +219,11 @@ class ReActAgent:
 
     def __init__(
         self,
-        model: Any,
-        tools: Sequence[Any] | ToolRegistry | None = None,
+        model: ModelOption,
+        tools: Sequence[ToolOption] | ToolRegistry | None = None,
         system_prompt: str | None = None,
         max_steps: int = 10,
-        checkpointer: Any = None,
+        checkpointer: CheckpointerOption = None,
         memory: BaseMemory | None = None,
         *,
         parallel_tool_calls: bool = False,

@@ -53,6 +53,18 @@ from dynavec_langgraph._tools import AgentTool, as_tools, executable
 if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
     from langgraph.prebuilt import ToolNode
 
+    from dynavec_langgraph._types import (
+        ApprovalPolicyOption,
+        CacheOption,
+        CheckpointerOption,
+        Hook,
+        MiddlewareOption,
+        ModelOption,
+        PromptOption,
+        ResponseFormatOption,
+        SchemaOption,
+        ToolsOption,
+    )
     from dynavec_langgraph.registry import ToolRegistry
 
 __all__ = [
@@ -93,29 +105,29 @@ def check_max_steps(max_steps: Any) -> int:
 
 
 def create_react_agent(
-    model: Any,
-    tools: Sequence[Any] | ToolNode | ToolRegistry | None = None,
+    model: ModelOption,
+    tools: ToolsOption = None,
     *,
     system_prompt: str | SystemMessage | None = None,
     max_steps: int = 10,
-    checkpointer: Checkpointer | str | Any = None,
+    checkpointer: CheckpointerOption = None,
     store: BaseStore | None = None,
     name: str | None = None,
     message_storage: MessageStorage = "delta",
     parallel_tool_calls: bool = False,
-    prompt: Any = None,
-    response_format: Any = None,
-    middleware: Sequence[Any] = (),
-    state_schema: Any = None,
-    context_schema: Any = None,
-    pre_model_hook: Any = None,
-    post_model_hook: Any = None,
+    prompt: PromptOption = None,
+    response_format: ResponseFormatOption = None,
+    middleware: MiddlewareOption = (),
+    state_schema: SchemaOption = None,
+    context_schema: SchemaOption = None,
+    pre_model_hook: Hook | None = None,
+    post_model_hook: Hook | None = None,
     interrupt_before: list[str] | None = None,
     interrupt_after: list[str] | None = None,
     debug: bool = False,
-    cache: Any = None,
+    cache: CacheOption = None,
     version: Literal["v1", "v2"] = _DEFAULT_VERSION,
-    approval_policy: Any = None,
+    approval_policy: ApprovalPolicyOption = None,
     **unknown: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.

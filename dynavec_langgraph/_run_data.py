@@ -24,6 +24,7 @@ from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESU
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import Durability
 
     from dynavec_langgraph.interrupt import ToolCallRef
@@ -79,7 +80,7 @@ class RunData:
     """The thread (``None``: a run without a checkpointer's thread)."""
     checkpoint_ns: str = ""
     """The namespace of the running task (``parent|child:task``)."""
-    saver: Any = None
+    saver: BaseCheckpointSaver[Any] | None = None
     """The run's checkpointer (LangGraph's ``BaseCheckpointSaver``), ``None`` without one."""
     checkpoint_map: Mapping[str, str] = field(default_factory=dict)
     """``{namespace: checkpoint id}``: the checkpoint each namespace of the task runs from."""

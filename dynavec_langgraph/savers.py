@@ -29,7 +29,7 @@ import copy
 import sqlite3
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
@@ -47,6 +47,9 @@ from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, for
 from dynavec_langgraph._locks import check_writable
 from dynavec_langgraph._persistence.records import BaseCheckpointer
 from dynavec_langgraph._serde import safe_serializer
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CheckpointerOption
 
 __all__ = [
     "ConnectionSaver",
@@ -358,7 +361,7 @@ def _open_postgres(url: str) -> ConnectionSaver:
     return ConnectionSaver(saver, masked_url(url), pool.close)
 
 
-def resolve_checkpointer(checkpointer: Any) -> BaseCheckpointSaver[Any] | None:
+def resolve_checkpointer(checkpointer: CheckpointerOption) -> BaseCheckpointSaver[Any] | None:
     """Turn ``checkpointer=`` into a LangGraph saver.
 
     Args:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from dynavec_langgraph import create_react_agent, interrupt, tool
+from dynavec_langgraph import AgentTool, create_react_agent, interrupt, tool
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
@@ -105,7 +105,7 @@ def expiring_policy(messages: list[BaseMessage]) -> Turn:
     return policy(messages)
 
 
-def expiring_tools() -> list[object]:
+def expiring_tools() -> list[AgentTool]:
     """``expiring``'s tools: ``pay`` behind an approval expiring after :data:`RAISE_IN`
     seconds with ``on_expire="raise"``, and ``refund``."""
     return [require_approval(pay, expires_in=RAISE_IN, on_expire="raise"), refund]

@@ -152,7 +152,7 @@ def test_unknown_scheme_is_a_config_error_naming_the_accepted_ones(bad: str) -> 
 
 def test_an_object_that_is_no_checkpointer_is_a_config_error() -> None:
     with pytest.raises(CheckpointerConfigError, match="is not a checkpointer"):
-        resolve_checkpointer(object())
+        resolve_checkpointer(object())  # type: ignore[arg-type]
 
 
 def test_postgres_server_down_is_a_config_error_without_the_password() -> None:

@@ -522,7 +522,7 @@ def test_model_without_bind_tools_fails_at_build_time() -> None:
     with pytest.raises(TypeError, match="FakeListChatModel cannot call tools"):
         create_react_agent(FakeListChatModel(responses=["x"]), batch.tools)
     with pytest.raises(TypeError, match="not a chat model"):
-        create_react_agent(42, batch.tools)
+        create_react_agent(42, batch.tools)  # type: ignore[arg-type]
 
 
 def test_bad_message_storage() -> None:

@@ -579,4 +579,4 @@ def test_every_kind_of_tool_runs_in_the_agent() -> None:
     with pytest.raises(ValueError, match="add"):
         create_react_agent(ScriptedChatModel(), [_counted_add(calls), _counted_add(calls)])
     with pytest.raises(TypeError, match="tools="):
-        create_react_agent(ScriptedChatModel(), [123])
+        create_react_agent(ScriptedChatModel(), [123])  # type: ignore[list-item]

@@ -1,0 +1,99 @@
+"""The option types of the package's public signatures, in one place: what ``model=``,
+``tools=``, ``checkpointer=``, ``prompt=``, the hooks and the other options take.
+
+Each alias says what to pass and stays as wide as LangGraph's or LangChain's own parameter
+(``Any`` only where theirs is ``Any``). They exist for the type checker only (``if
+TYPE_CHECKING:`` here and where they are used), so importing the package imports nothing for
+them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+__all__ = ["DynavecModel", "DynavecTool"]  # and the aliases below, for the type checker
+
+
+class DynavecModel(Protocol):
+    """A dynavec-style model: ``invoke(messages, tools=...)`` returning the assistant's
+    message (dynavec's ``ChatModel``)."""
+
+    def invoke(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+class DynavecTool(Protocol):
+    """A dynavec-style tool: a ``name``, a ``description`` and ``execute(arguments)``."""
+
+    @property
+    def name(self) -> str: ...
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import TypeAlias
+
+    from langchain.agents.structured_output import ResponseFormat
+    from langchain_core.language_models import LanguageModelLike
+    from langchain_core.messages import SystemMessage
+    from langchain_core.runnables import Runnable
+    from langchain_core.tools import BaseTool
+    from langgraph.cache.base import BaseCache
+    from langgraph.prebuilt import ToolNode
+    from langgraph.types import Checkpointer
+
+    from dynavec_langgraph._persistence.records import BaseCheckpointer
+    from dynavec_langgraph._policy import ApprovalPolicy
+    from dynavec_langgraph._tools import AgentTool
+    from dynavec_langgraph.registry import ToolRegistry
+
+    ModelOption: TypeAlias = (
+        str | LanguageModelLike | DynavecModel | Callable[..., Any] | Runnable[Any, Any]
+    )
+    """``model=``: a LangChain chat model, a ``"provider:model"`` string, a dynavec-style
+    model, or a callable choosing the model per call (LangGraph's ``create_react_agent``)."""
+
+    ToolOption: TypeAlias = BaseTool | AgentTool | DynavecTool | Callable[..., Any] | dict[str, Any]
+    """One tool: ``@tool``, a plain function, a LangChain tool, a provider tool (a dict) or a
+    dynavec-style tool object (``name`` / ``execute``)."""
+
+    ToolsOption: TypeAlias = Sequence[ToolOption] | ToolNode | ToolRegistry | None
+    """``tools=``: the tools, a LangGraph ``ToolNode``, a ``ToolRegistry`` or none."""
+
+    CheckpointerOption: TypeAlias = Checkpointer | str | BaseCheckpointer
+    """``checkpointer=``: LangGraph's ``Checkpointer`` (``None``, ``True``/``False`` for a
+    subgraph, a ``BaseCheckpointSaver``), a connection string (``"sqlite:///..."``,
+    ``"postgresql://..."``) or a dynavec-style checkpointer."""
+
+    PromptOption: TypeAlias = str | SystemMessage | Callable[..., Any] | Runnable[Any, Any] | None
+    """``prompt=``: LangGraph's ``Prompt`` (a text, a ``SystemMessage``, a callable or a
+    runnable from the state to the model's input; the callable may also take the config and
+    the store)."""
+
+    Hook: TypeAlias = Runnable[Any, Any] | Callable[..., Any]
+    """``pre_model_hook=`` / ``post_model_hook=``: LangGraph's ``RunnableLike`` (a runnable
+    or a function of the state, sync or async)."""
+
+    ResponseFormatOption: TypeAlias = (
+        dict[str, Any]
+        | type[Any]
+        | tuple[str, dict[str, Any] | type[Any]]
+        | ResponseFormat[Any]
+        | None
+    )
+    """``response_format=``: a JSON schema, a pydantic model / dataclass / TypedDict, LangGraph's
+    ``(prompt, schema)`` pair, or a LangChain strategy (``ToolStrategy``, ...)."""
+
+    SchemaOption: TypeAlias = type[Any] | None
+    """``state_schema=`` / ``context_schema=``: a type (LangGraph's ``type[Any]``)."""
+
+    MiddlewareOption: TypeAlias = Sequence[Any]
+    """``middleware=``: LangChain ``AgentMiddleware`` instances (``create_agent``'s
+    ``Sequence[AgentMiddleware[...]]``, generic in types the caller chooses)."""
+
+    CacheOption: TypeAlias = BaseCache[Any] | None
+    """``cache=``: LangGraph's ``BaseCache``."""
+
+    ApprovalPolicyOption: TypeAlias = ApprovalPolicy | Mapping[str, ApprovalPolicy] | None
+    """``approval_policy=``: one ``ApprovalPolicy`` for every pause, or one per node id."""
