@@ -25,6 +25,7 @@ from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
+    NOTHING_TO_RESUME_TEXT,
     ApproverRefusedError,
     CheckpointNotFoundError,
     ConcurrentResumeError,
@@ -831,9 +832,7 @@ class ReActAgent:
         """The thread a resume works on (a new one for messages without ``thread_id``) and
         its config, carrying the record of finished calls (see ``graph``)."""
         if thread_id is None and messages is None:
-            raise NothingToResumeError(
-                "nothing to resume: pass the paused messages or thread_id= of a paused thread"
-            )
+            raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
         tid = thread_id if thread_id is not None else self._scratch_thread()
         config = _config(tid, model_kwargs, completed=record)
         return tid, config

@@ -30,7 +30,12 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._errors import InvalidDecisionError, StaleDecisionError, stale_text
+from dynavec_langgraph._errors import (
+    InvalidDecisionError,
+    StaleDecisionError,
+    no_decision_text,
+    stale_text,
+)
 from dynavec_langgraph._run_data import current_run
 
 __all__ = [
@@ -167,7 +172,7 @@ def bind_decision(decision: Any, pause: Any) -> Any:
             "interrupt() or require_approval): send the decision without one"
         )
     if decision is None:
-        raise InvalidDecisionError("None is no decision: answer with a value")
+        raise InvalidDecisionError(no_decision_text())
     if _typed(decision):
         return {**decision, DIGEST_KEY: digest}
     if isinstance(decision, Mapping) and set(decision) == {"decisions"}:

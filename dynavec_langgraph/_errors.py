@@ -44,7 +44,7 @@ are never caught or wrapped by this package.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "ApproverRefusedError",
@@ -256,6 +256,24 @@ class InDoubtCallError(DynavecError, RuntimeError):
 class ToolContextError(DynavecError, RuntimeError):
     """``idempotency_key()`` was called outside a tool call run by this package's tool node
     (call it inside the tool, or pass the tool's ``ToolRuntime`` / ``RunnableConfig``)."""
+
+
+NOTHING_TO_RESUME_TEXT: Final = (
+    "nothing to resume: pass the paused messages or thread_id= of a paused thread"
+)
+"""A resume given neither the paused messages nor a thread."""
+
+
+def no_decision_text(given: str = "None") -> str:
+    """A decision that is ``None`` (``given``: how the caller wrote it)."""
+    return f"{given} is no decision: answer with a value"
+
+
+def not_paused_text(thread_id: str, what_to_do: str, *, graph: str | None = None) -> str:
+    """A resume of a thread that is not paused; ``what_to_do`` follows (``"; call run() to
+    continue it"``, ``" (run() starts a run)"``)."""
+    where = f"thread {thread_id!r}" if graph is None else f"thread {thread_id!r} of graph {graph!r}"
+    return f"{where} is not paused: nothing to resume{what_to_do}"
 
 
 def lone_surrogate_text(field: str, index: int, char: str) -> str:

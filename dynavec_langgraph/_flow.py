@@ -56,6 +56,8 @@ from dynavec_langgraph._errors import (
     InvalidDecisionError,
     NothingToResumeError,
     ThreadPausedError,
+    no_decision_text,
+    not_paused_text,
 )
 from dynavec_langgraph.interrupt import interrupt_fields
 
@@ -1129,14 +1131,13 @@ class AgentGraph:
         """
         workers = _check_positive("max_workers", max_workers)
         if human_decision is None:
-            raise InvalidDecisionError("human_decision=None is no decision: answer with a value")
+            raise InvalidDecisionError(no_decision_text("human_decision=None"))
         saver = self._in_process.get(thread_id, self.checkpointer)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         snapshot = self.compile(saver).get_state(config) if saver is not None else None
         if snapshot is None or not snapshot.interrupts:
             raise NothingToResumeError(
-                f"thread {thread_id!r} of graph {self.name!r} is not paused: nothing to resume "
-                "(run() starts a run)"
+                not_paused_text(thread_id, " (run() starts a run)", graph=self.name)
             )
         run = snapshot.values.get(RUN_KEY) or {}
         known = self._paused_reducers.get(thread_id)

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._errors import NothingToResumeError
+from dynavec_langgraph._errors import NothingToResumeError, not_paused_text
 from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph._resuming import Answer
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
@@ -142,9 +142,7 @@ class ServerInbox:
             state = client.threads.get_state(sid)
             interrupts = _interrupts(state)
             if not interrupts:
-                raise NothingToResumeError(
-                    f"thread {thread_id!r} is not paused: nothing to resume. {self._list_hint()}"
-                )
+                raise NothingToResumeError(not_paused_text(thread_id, f". {self._list_hint()}"))
             # the decision checks of the guarded resume (the server holds the thread's lock)
             Answer(decision, node=node, several=SEVERAL_HINT, approver=approver).command(
                 interrupts, None

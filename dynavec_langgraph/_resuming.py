@@ -43,6 +43,7 @@ from pydantic import BaseModel
 
 from dynavec_langgraph._digest import refuse_stale, stale_refusal
 from dynavec_langgraph._errors import (
+    NOTHING_TO_RESUME_TEXT,
     DamagedThreadError,
     DynavecError,
     IncompatibleThreadError,
@@ -57,6 +58,7 @@ from dynavec_langgraph._errors import (
     foreign_tool_text,
     lone_surrogate_text,
     no_pause_record_text,
+    not_paused_text,
     not_storable_text,
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
@@ -506,8 +508,7 @@ def plan_resume(
                 "config); nothing was changed"
             )
         raise NothingToResumeError(
-            f"thread {thread_id!r} is not paused: nothing to resume; send it a new message "
-            "(run()) to continue it"
+            not_paused_text(thread_id, "; send it a new message (run()) to continue it")
         )
     _refuse_foreign_tools(graph, snapshot, thread_id)
     command = answer.command(snapshot.interrupts, saver)
@@ -643,9 +644,7 @@ def _planned(
     crashed: Crashed,
 ) -> Resume:
     if snapshot is None or thread_id is None:
-        raise NothingToResumeError(
-            "nothing to resume: pass the paused messages or thread_id= of a paused thread"
-        )
+        raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
     return plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
 
 

@@ -51,6 +51,7 @@ from dynavec_langgraph._errors import (
     NothingToResumeError,
     RemoteRunError,
     ServerUnavailableError,
+    not_paused_text,
 )
 from dynavec_langgraph._policy import (
     EXPIRE,
@@ -183,9 +184,7 @@ def _resume_map(
     if not seen.interrupts and seen.busy:
         raise _busy(thread_id)
     if not seen.interrupts:
-        raise NothingToResumeError(
-            f"thread {thread_id!r} is not paused: nothing to resume; call run() to continue it"
-        )
+        raise NothingToResumeError(not_paused_text(thread_id, "; call run() to continue it"))
     # the decision checks of the guarded resume (the server holds the thread's lock)
     answer = Answer(decision, decisions, approver=approver)
     resume = dict(answer.command(seen.interrupts, None).resume or {})
