@@ -516,6 +516,13 @@ def _is_postgres(saver: Any) -> bool:
     )
 
 
+async def _asqlite_file(saver: Any) -> str | None:
+    """Async twin of :func:`_sqlite_file` (a sync saver's query runs in a worker thread)."""
+    if _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver"):
+        return await asyncio.to_thread(_sqlite_file, saver)
+    return await _aquery_file(saver)
+
+
 @contextmanager
 def resume_lock(saver: Any, thread_id: str) -> Iterator[None]:
     """Hold the resume lock of ``thread_id`` in ``saver`` for the body of the ``with``.
@@ -556,10 +563,7 @@ async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[None]:
     async with AsyncExitStack() as stack:
         stack.enter_context(_in_process(_identity(target), thread_id))
         if _is_sqlite(target):
-            if _is(target, "langgraph.checkpoint.sqlite", "SqliteSaver"):
-                database = await asyncio.to_thread(_sqlite_file, target)
-            else:
-                database = await _aquery_file(target)
+            database = await _asqlite_file(target)
             if database is not None:
                 stack.enter_context(_file_lock(database, thread_id))
         elif _is_postgres(target):
