@@ -458,14 +458,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                snapshot, stored = self._read(plan)
-                settle = expiry_command(snapshot.interrupts, self._approval_now())
-                if settle is not None:  # an expired approval: settled before anything else
-                    with raise_timeouts(plan.thread_id):
-                        self.graph.invoke(settle, plan.config, durability=_DURABILITY)
-                    snapshot, stored = self._read(plan)
-                self._check_run(plan, snapshot, stored, resume_from)
-                self._continue_dynavec(plan, snapshot, thread_id, resume_from)
+                self._prepare(plan, thread_id, resume_from)
                 output = self.graph.invoke(plan.graph_input, plan.config, durability=_DURABILITY)
         return self._finish(plan.thread_id, *self._split(output), state)
 
@@ -485,21 +478,35 @@ class ReActAgent:
                 self._alocked(thread_id),
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
-                snapshot, stored = await self._aread(plan)
-                settle = expiry_command(snapshot.interrupts, self._approval_now())
-                if settle is not None:  # an expired approval: settled before anything else
-                    with raise_timeouts(plan.thread_id):
-                        await self.graph.ainvoke(settle, plan.config, durability=_DURABILITY)
-                    snapshot, stored = await self._aread(plan)
-                self._check_run(plan, snapshot, stored, resume_from)
-                if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
-                    await asyncio.to_thread(
-                        self._continue_dynavec, plan, snapshot, thread_id, resume_from
-                    )
+                await self._aprepare(plan, thread_id, resume_from)
                 output = await self.graph.ainvoke(
                     plan.graph_input, plan.config, durability=_DURABILITY
                 )
         return self._finish(plan.thread_id, *self._split(output), state)
+
+    def _prepare(self, plan: _Plan, thread_id: str | None, resume_from: str | None) -> None:
+        """Before a run or stream (the thread's lock held): an expired approval settled, the
+        thread checked, a dynavec run the thread left unfinished continued."""
+        snapshot, stored = self._read(plan)
+        settle = expiry_command(snapshot.interrupts, self._approval_now())
+        if settle is not None:  # an expired approval: settled before anything else
+            with raise_timeouts(plan.thread_id):
+                self.graph.invoke(settle, plan.config, durability=_DURABILITY)
+            snapshot, stored = self._read(plan)
+        self._check_run(plan, snapshot, stored, resume_from)
+        self._continue_dynavec(plan, snapshot, thread_id, resume_from)
+
+    async def _aprepare(self, plan: _Plan, thread_id: str | None, resume_from: str | None) -> None:
+        """Async twin of :meth:`_prepare`."""
+        snapshot, stored = await self._aread(plan)
+        settle = expiry_command(snapshot.interrupts, self._approval_now())
+        if settle is not None:  # an expired approval: settled before anything else
+            with raise_timeouts(plan.thread_id):
+                await self.graph.ainvoke(settle, plan.config, durability=_DURABILITY)
+            snapshot, stored = await self._aread(plan)
+        self._check_run(plan, snapshot, stored, resume_from)
+        if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):  # its I/O off the loop
+            await asyncio.to_thread(self._continue_dynavec, plan, snapshot, thread_id, resume_from)
 
     # --- resume: every path goes through resuming.resuming / aresuming ----------------
 
@@ -592,14 +599,7 @@ class ReActAgent:
         with self._guarded(thread_id) as record:
             plan = self._run_plan(goal, thread_id, resume_from, state, model_kwargs, record)
             with self._locked(thread_id):
-                snapshot, stored = self._read(plan)
-                settle = expiry_command(snapshot.interrupts, self._approval_now())
-                if settle is not None:  # an expired approval: settled before anything else
-                    with raise_timeouts(plan.thread_id):
-                        self.graph.invoke(settle, plan.config, durability=_DURABILITY)
-                    snapshot, stored = self._read(plan)
-                self._check_run(plan, snapshot, stored, resume_from)
-                self._continue_dynavec(plan, snapshot, thread_id, resume_from)
+                self._prepare(plan, thread_id, resume_from)
                 for event in self._stream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
@@ -622,17 +622,7 @@ class ReActAgent:
                 self._alocked(thread_id),
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
-                snapshot, stored = await self._aread(plan)
-                settle = expiry_command(snapshot.interrupts, self._approval_now())
-                if settle is not None:  # an expired approval: settled before anything else
-                    with raise_timeouts(plan.thread_id):
-                        await self.graph.ainvoke(settle, plan.config, durability=_DURABILITY)
-                    snapshot, stored = await self._aread(plan)
-                self._check_run(plan, snapshot, stored, resume_from)
-                if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
-                    await asyncio.to_thread(
-                        self._continue_dynavec, plan, snapshot, thread_id, resume_from
-                    )
+                await self._aprepare(plan, thread_id, resume_from)
                 async for event in self._astream(plan.graph_input, plan.config):
                     if isinstance(event, _Done):
                         yield self._result_event(plan.thread_id, event, state)
