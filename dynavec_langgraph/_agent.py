@@ -64,7 +64,7 @@ from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
     from dynavec_langgraph._audit import AuditEvent, Notifier
-    from dynavec_langgraph._types import CheckpointerOption, ModelOption, ToolOption
+    from dynavec_langgraph._types import Approver, CheckpointerOption, ModelOption, ToolOption
     from dynavec_langgraph.events import AgentEvent, ResultEvent
     from dynavec_langgraph.memory import BaseMemory
     from dynavec_langgraph.registry import ToolRegistry
@@ -519,7 +519,7 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
-        approver: Any = None,
+        approver: Approver = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
@@ -568,7 +568,7 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
-        approver: Any = None,
+        approver: Approver = None,
         **model_kwargs: Any,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
@@ -638,7 +638,7 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
-        approver: Any = None,
+        approver: Approver = None,
         **model_kwargs: Any,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
@@ -668,7 +668,7 @@ class ReActAgent:
         start_step: int | None = None,
         state: AgentState | None = None,
         decisions: Mapping[str, Any] | None = None,
-        approver: Any = None,
+        approver: Approver = None,
         **model_kwargs: Any,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
@@ -696,7 +696,7 @@ class ReActAgent:
         thread_id: str | None,
         state: AgentState | None,
         model_kwargs: dict[str, Any],
-        approver: Any = None,
+        approver: Approver = None,
     ) -> Iterator[tuple[str, Resume]]:
         """The guarded resume of one call (:func:`~dynavec_langgraph._resuming.resuming`) with
         this agent's record of finished calls; yields the thread id and the plan."""
@@ -731,7 +731,7 @@ class ReActAgent:
         thread_id: str | None,
         state: AgentState | None,
         model_kwargs: dict[str, Any],
-        approver: Any = None,
+        approver: Approver = None,
     ) -> AsyncIterator[tuple[str, Resume]]:
         """Async twin of :meth:`_resuming`."""
         answer = Answer(decision, decisions, approver=approver)

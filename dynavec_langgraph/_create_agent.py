@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.tools import BaseTool
 
+    from dynavec_langgraph._types import AgentResponseFormat, CacheOption, SchemaOption
+
 __all__ = ["CREATE_AGENT_MODEL_NODE", "create_agent"]
 
 CREATE_AGENT_MODEL_NODE: Final = "model"
@@ -38,16 +40,16 @@ def create_agent(
     *,
     system_prompt: str | SystemMessage | None = None,
     middleware: Sequence[Any] = (),
-    response_format: Any = None,
-    state_schema: Any = None,
-    context_schema: Any = None,
+    response_format: AgentResponseFormat = None,
+    state_schema: SchemaOption = None,
+    context_schema: SchemaOption = None,
     checkpointer: Checkpointer | None = None,
     store: BaseStore | None = None,
     interrupt_before: list[str] | None = None,
     interrupt_after: list[str] | None = None,
     debug: bool = False,
     name: str | None = None,
-    cache: Any = None,
+    cache: CacheOption = None,
     transformers: Sequence[Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """``langchain.agents.create_agent`` with this package's human-in-the-loop guarantee.

@@ -95,5 +95,12 @@ if TYPE_CHECKING:
     CacheOption: TypeAlias = BaseCache[Any] | None
     """``cache=``: LangGraph's ``BaseCache``."""
 
+    AgentResponseFormat: TypeAlias = ResponseFormat[Any] | type[Any] | dict[str, Any] | None
+    """``create_agent(response_format=...)``: LangChain's (a strategy, a schema type or a JSON
+    schema)."""
+
+    Approver: TypeAlias = str | Mapping[str, Any] | None
+    """``approver=``: a name, or ``{"name": ..., "roles": [...]}``."""
+
     ApprovalPolicyOption: TypeAlias = ApprovalPolicy | Mapping[str, ApprovalPolicy] | None
     """``approval_policy=``: one ``ApprovalPolicy`` for every pause, or one per node id."""
