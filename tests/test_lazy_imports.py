@@ -23,29 +23,31 @@ NOT_AT_IMPORT = (
     "dynavec_langgraph._inbox",
     "dynavec_langgraph._models",
     "dynavec_langgraph._middleware",
+    "dynavec_langgraph._prebuilt",
     "dynavec_langgraph.events",
     "dynavec_langgraph.memory",
     "dynavec_langgraph.dynamodb",
     "dynavec_langgraph.remote",
     "dynavec_langgraph.chat._providers",
+    "langgraph.prebuilt",
     "langchain.agents",
     "boto3",
     "botocore",
     "psycopg",
 )
-"""Modules a plain agent does not need when it is imported. (``langgraph.prebuilt``, whose
-``ToolNode`` runs every agent's tools, is imported with ``create_react_agent``, as
-``langchain.agents`` imports it: building the first agent imports nothing more.)"""
+"""Modules a plain agent does not need when it is imported."""
 
 NOT_FOR_A_PLAIN_RUN = (
     "dynavec_langgraph._audit",
     "dynavec_langgraph._models",
     "dynavec_langgraph._middleware",
     "dynavec_langgraph.chat._providers",
+    "langgraph.prebuilt",
     "langchain.agents",
 )
-"""Modules a plain two-node agent does not load to be built, paused and resumed: the audit
-trail (off unless switched on), the dynavec-model adapter, the create_agent mirror."""
+"""Modules a plain two-node agent of this package's own tools does not load to be built, paused
+and resumed: the audit trail (off unless switched on), the dynavec-model adapter, the
+create_agent mirror, LangGraph's ``ToolNode`` (the tool node runs such tools itself)."""
 
 
 def _loaded_after(statement: str) -> set[str]:
