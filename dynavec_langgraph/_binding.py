@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableSequence
 
 from dynavec_langgraph._tools import AgentTool
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel, LanguageModelInput
 
 __all__ = ["bind_model", "check_bound_tools"]
 
@@ -30,7 +32,8 @@ def check_bound_tools(
     """
     if isinstance(model, RunnableSequence):
         model = next(
-            (s for s in model.steps if isinstance(s, RunnableBinding | BaseChatModel)), model
+            (s for s in model.steps if isinstance(s, RunnableBinding | _chat_model_class())),
+            model,
         )
     if not isinstance(model, RunnableBinding) or "tools" not in model.kwargs:
         return
@@ -83,7 +86,7 @@ def bind_model(
 
             native = DynavecChatModel(inner=model)
         model = native
-    if not isinstance(model, BaseChatModel):
+    if not isinstance(model, _chat_model_class()):
         if isinstance(model, Runnable):
             check_bound_tools(model, tools, builtin)
             return model  # already bound (e.g. model.bind_tools(...) done by the caller)
@@ -100,3 +103,12 @@ def bind_model(
             f"{type(model).__name__} cannot call tools (no bind_tools); use a tool-calling "
             "chat model, or dynavec_langgraph.testing.ScriptedChatModel in tests"
         ) from None
+
+
+def _chat_model_class() -> type[BaseChatModel]:
+    """LangChain's ``BaseChatModel`` (``langchain_core.language_models.chat_models``, 50-150 ms
+    to import, which ``import langchain_core.language_models`` alone does not load): imported
+    when an agent is built, where the model given has usually loaded it already."""
+    from langchain_core.language_models import BaseChatModel
+
+    return BaseChatModel
