@@ -31,6 +31,7 @@ NOT_AT_IMPORT = (
     "dynavec_langgraph.chat._providers",
     "langgraph.prebuilt",
     "langchain.agents",
+    "langchain_core.language_models.chat_models",
     "boto3",
     "botocore",
     "psycopg",
