@@ -209,7 +209,7 @@ def create_react_agent(
             "parallel_tool_calls=True; see docs/prebuilt.md)"
         )
     if approval_policy is not None:
-        from dynavec_langgraph._policy import attach_policy
+        from dynavec_langgraph._tools import attach_policy
 
         tools = attach_policy(tools, approval_policy)
     return build_agent(

@@ -16,8 +16,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._conversion import to_dynavec
+from dynavec_langgraph._digest import review_digest
 from dynavec_langgraph._messages import calls_of, converted, pending_calls
-from dynavec_langgraph.interrupt import interrupt_fields, review_digest
+from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [
