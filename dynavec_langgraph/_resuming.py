@@ -40,6 +40,7 @@ from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from dynavec_langgraph._conversation_cache import pending_calls
 from dynavec_langgraph._digest import refuse_stale, stale_refusal
 from dynavec_langgraph._errors import (
     DamagedThreadError,
@@ -60,7 +61,6 @@ from dynavec_langgraph._errors import (
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._locks import aresume_lock, resume_lock
-from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph._nodes import until_done
 from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE

@@ -67,8 +67,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "foundations: errors, names, plain records, the chat-model types",
         frozenset(
             {
-                "_audit", "_conversion", "_digest", "_errors", "_lg_names", "_locks", "_messages",
-                "_scratch", "_serde", "_storable", "_subagent_cause", "chat", "chat._providers",
+                "_audit", "_call_ids", "_conversation_cache", "_conversion", "_digest", "_errors",
+                "_lg_names", "_locks", "_messages", "_scratch", "_serde", "_storable",
+                "_subagent_cause", "chat", "chat._providers",
                 "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai", "exceptions",
                 "memory", "planner", "records", "supervisor", "testing",
             }
