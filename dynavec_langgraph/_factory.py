@@ -450,9 +450,6 @@ def _plain_graph(
     return builder
 
 
-_STRATEGIES = frozenset({"ToolStrategy", "ProviderStrategy", "AutoStrategy"})
-
-
 def _prebuilt_response_format(
     response_format: Any, middleware: Any, *, explicit_version: bool, prebuilt_only: bool
 ) -> bool:
@@ -465,7 +462,9 @@ def _prebuilt_response_format(
         return False
     if isinstance(response_format, tuple):
         return True
-    if type(response_format).__name__ in _STRATEGIES or middleware:
+    from dynavec_langgraph._middleware.structured import is_strategy
+
+    if is_strategy(response_format) or middleware:
         return False
     return explicit_version or prebuilt_only
 

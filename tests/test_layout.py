@@ -309,3 +309,32 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
                 offenders.append(f"{m}: InterruptValue(...)")
     assert offenders == []
     assert "pause_value" in (PACKAGE / "approval.py").read_text()
+
+
+def _is_class_name(node: ast.AST) -> bool:
+    """``type(x).__name__`` or ``x.__class__.__name__``."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "__name__"):
+        return False
+    owner = node.value
+    if isinstance(owner, ast.Attribute) and owner.attr == "__class__":
+        return True
+    return (
+        isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type"
+    )
+
+
+def test_no_class_is_recognised_by_its_name() -> None:
+    """Objects are told apart by ``isinstance`` or a declared attribute, never by comparing
+    their class's name (``type(x).__name__ == "..."`` / ``in {...}``): a class of that name
+    from elsewhere would pass, a subclass would not."""
+    found = [
+        f"{m}:{node.lineno}: {ast.unparse(node)}"
+        for m in MODULES
+        for node in ast.walk(ast.parse(_source(m)))
+        if isinstance(node, ast.Compare)
+        and any(_is_class_name(side) for side in [node.left, *node.comparators])
+    ]
+    assert found == []
+    probe = ast.parse('type(model).__name__ == "DynavecChatModel"').body[0]
+    assert isinstance(probe, ast.Expr) and isinstance(probe.value, ast.Compare)
+    assert _is_class_name(probe.value.left)  # the check sees the form it forbids

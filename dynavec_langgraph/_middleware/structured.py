@@ -6,12 +6,13 @@ sources are pinned by digest in tests/test_create_agent.py."""
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-__all__ = ["Structured", "structured_error", "supports_provider_strategy"]
+__all__ = ["Structured", "is_strategy", "structured_error", "supports_provider_strategy"]
 
 
 class Structured:
@@ -25,7 +26,9 @@ class Structured:
             ToolStrategy,
         )
 
-        if not isinstance(model, BaseChatModel) or type(model).__name__ == "DynavecChatModel":
+        from dynavec_langgraph._models import DynavecChatModel  # a dynavec model, adapted
+
+        if not isinstance(model, BaseChatModel) or isinstance(model, DynavecChatModel):
             raise TypeError(
                 f"response_format={response_format!r:.80} needs a LangChain chat model (a "
                 f"BaseChatModel that can bind tools); the model given ({type(model).__name__}) "
@@ -53,6 +56,17 @@ class Structured:
             for spec in self.tool_strategy.schema_specs:
                 binding = OutputToolBinding.from_schema_spec(spec)
                 self.tools[binding.tool.name] = binding
+
+
+def is_strategy(response_format: Any) -> bool:
+    """Whether ``response_format`` is one of ``create_agent``'s structured-output strategies
+    (``ToolStrategy``, ``ProviderStrategy``, ``AutoStrategy``). Without their module imported
+    no such object can exist, so a schema never imports LangChain here."""
+    module = sys.modules.get("langchain.agents.structured_output")
+    if module is None:
+        return False
+    strategies = (module.ToolStrategy, module.ProviderStrategy, module.AutoStrategy)
+    return isinstance(response_format, strategies)
 
 
 def supports_provider_strategy(model: Any, tools: Sequence[Any]) -> bool:
