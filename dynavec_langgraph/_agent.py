@@ -23,7 +23,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
-from dynavec_langgraph._conversation_cache import pending_calls
+from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     ApproverRefusedError,

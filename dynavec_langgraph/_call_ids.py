@@ -6,7 +6,7 @@ gives a fresh id (derived from the message id and the call's position, so a repl
 gets the same ids) and keeps the provider's under :data:`ORIGINAL_CALL_IDS_KEY`;
 :func:`answer_renamed` points an answer that names a call by the provider's id at the call's
 new id. Used by the reducer (:mod:`dynavec_langgraph._messages`) and by
-:func:`~dynavec_langgraph._conversation_cache.new_turn`.
+:func:`~dynavec_langgraph._conversation_view.new_turn`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :func:`merge_conversation` is the reducer (``add_messages`` semantics, kept valid for every
 provider) and :class:`ConversationChannel` the channel that holds its value. What the routers
 and nodes ask of a conversation (:func:`pending_calls`, :func:`run_steps`, :func:`new_turn`)
-is answered by the cached view, :mod:`dynavec_langgraph._conversation_cache`; the tool-call ids
+is answered by the cached view, :mod:`dynavec_langgraph._conversation_view`; the tool-call ids
 are :mod:`dynavec_langgraph._call_ids`'s. Converting messages to and from dynavec's records
 lives in :mod:`dynavec_langgraph._conversion`.
 
@@ -65,7 +65,7 @@ from dynavec_langgraph._call_ids import (
     calls_of,
     unique_call_ids,
 )
-from dynavec_langgraph._conversation_cache import (
+from dynavec_langgraph._conversation_view import (
     CALL_KEY,
     Conversation,
     View,

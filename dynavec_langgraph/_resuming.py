@@ -40,7 +40,7 @@ from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from dynavec_langgraph._conversation_cache import pending_calls
+from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._digest import refuse_stale, stale_refusal
 from dynavec_langgraph._errors import (
     DamagedThreadError,

@@ -13,7 +13,7 @@ from langgraph.config import get_config
 from langgraph.types import Send
 
 from dynavec_langgraph._call_ids import calls_of
-from dynavec_langgraph._conversation_cache import pending_calls
+from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._errors import DamagedThreadError, damaged_text
 from dynavec_langgraph._state import TOOLS_NODE, ReActState, steps_in_run
 from dynavec_langgraph.records import TerminationReason

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._call_ids import calls_of
-from dynavec_langgraph._conversation_cache import converted, pending_calls
+from dynavec_langgraph._conversation_view import converted, pending_calls
 from dynavec_langgraph._conversion import to_dynavec
 from dynavec_langgraph._digest import review_digest
 from dynavec_langgraph._pause_value import interrupt_fields

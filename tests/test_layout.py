@@ -67,7 +67,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "foundations: errors, names, plain records, the chat-model types",
         frozenset(
             {
-                "_audit", "_call_ids", "_conversation_cache", "_conversion", "_digest", "_errors",
+                "_audit", "_call_ids", "_conversation_view", "_conversion", "_digest", "_errors",
                 "_lg_names", "_locks", "_messages", "_scratch", "_serde", "_storable",
                 "_subagent_cause", "chat", "chat._providers",
                 "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai", "exceptions",
