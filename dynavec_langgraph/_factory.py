@@ -17,6 +17,7 @@ from typing import (
     Literal,
     NotRequired,
     TypedDict,
+    cast,
     get_args,
     get_type_hints,
 )
@@ -28,8 +29,16 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
+from dynavec_langgraph._agent_options import (
+    POST_MODEL_HOOK,
+    PRE_MODEL_HOOK,
+    AgentOptions,
+    resolve_prompt,
+)
+from dynavec_langgraph._binding import bind_model
 from dynavec_langgraph._history import keep_conversations
-from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, ReActNodes
+from dynavec_langgraph._lg_names import loaded_prebuilt
+from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
 from dynavec_langgraph._routing import (
     route_after_agent,
     route_after_agent_parallel,
@@ -50,7 +59,7 @@ from dynavec_langgraph._state import (
 from dynavec_langgraph._tool_call import error_observation
 from dynavec_langgraph._tools import AgentTool, as_tools, executable
 
-if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
+if TYPE_CHECKING:
     from langgraph.prebuilt import ToolNode
 
     from dynavec_langgraph.registry import ToolRegistry
@@ -275,12 +284,7 @@ def build_agent(
         raise ValueError(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
         )
-    from langgraph.prebuilt import ToolNode
-
-    from dynavec_langgraph import _middleware as mw
     from dynavec_langgraph import _prebuilt as pb
-    from dynavec_langgraph._models import bind_model  # chat-model machinery: imported on use
-    from dynavec_langgraph._tool_errors import wrapped_error_observation
 
     view = pb.StateView(state_schema)
     dynamic = pb.is_dynamic_model(model)
@@ -295,8 +299,8 @@ def build_agent(
         or pre_model_hook is not None
         or post_model_hook is not None,
     )
-    system_message, prompt_runnable = mw.resolve_prompt(system_prompt, prompt)
-    options = mw.AgentOptions(
+    system_message, prompt_runnable = resolve_prompt(system_prompt, prompt)
+    options = AgentOptions(
         system_message=system_message,
         prompt=prompt_runnable,
         response_format=None if prebuilt_format else response_format,
@@ -304,12 +308,14 @@ def build_agent(
         context_schema=context_schema,
         pre_model_hook=None
         if pre_model_hook is None
-        else pb.hook_node(mw.PRE_MODEL_HOOK, pre_model_hook, view),
+        else pb.hook_node(PRE_MODEL_HOOK, pre_model_hook, view),
         post_model_hook=None
         if post_model_hook is None
-        else pb.hook_node(mw.POST_MODEL_HOOK, post_model_hook, view),
+        else pb.hook_node(POST_MODEL_HOOK, post_model_hook, view),
         middleware=list(middleware or ()),
     )
+    if options.extended or face.create_agent:  # the middleware graph: its code imported here
+        from dynavec_langgraph import _middleware as mw
     if options.middleware:
         mw.need_langchain("middleware")
     if options.response_format is not None:
@@ -322,14 +328,15 @@ def build_agent(
     extra_tools = [t for m in options.middleware for t in getattr(m, "tools", None) or ()]
     builtin: list[dict[str, Any]] = []
     wrap, awrap = mw.tool_wrappers(options.middleware) if options.middleware else (None, None)
-    if isinstance(tools, ToolNode):  # as the prebuilt agent: its tools and error handling
+    executor: ToolNode | OwnTools
+    if _is_tool_node(tools):  # as the prebuilt agent: its tools and error handling
         if extra_tools or wrap is not None:
             raise ValueError(
                 "tools=ToolNode(...) cannot take middleware tools or wrap_tool_call "
                 "middleware: pass the tools as a list"
             )
-        executor = tools
-        agent_tools = as_tools(list(tools.tools_by_name.values()))
+        executor = cast("ToolNode", tools)
+        agent_tools = as_tools(list(executor.tools_by_name.values()))
     else:
         if isinstance(tools, list | tuple):  # provider built-in tools (dicts): bound to the
             builtin = [t for t in tools if isinstance(t, dict)]  # model, never run
@@ -337,14 +344,24 @@ def build_agent(
         agent_tools = as_tools(tools)
         if extra_tools:  # create_agent: the middleware's tools come first
             agent_tools = as_tools([*extra_tools, *agent_tools])
-        executor = ToolNode(
-            [executable(t) for t in agent_tools],
-            handle_tool_errors=error_observation if wrap is None else wrapped_error_observation,
-            wrap_tool_call=wrap,
-            awrap_tool_call=awrap,
-        )
-        if face.create_agent:  # ToolNode's default: bad arguments answered, exceptions raised
-            executor = mw.create_agent_tool_node(executor, wrap, awrap)
+        runs = [executable(t) for t in agent_tools]
+        if not (options.extended or face.create_agent) and all(
+            isinstance(t, AgentTool) for t in runs
+        ):
+            executor = OwnTools(agent_tools)  # the tool node runs them all itself
+        else:
+            from langgraph.prebuilt import ToolNode
+
+            from dynavec_langgraph._tool_errors import wrapped_error_observation
+
+            executor = ToolNode(
+                runs,
+                handle_tool_errors=error_observation if wrap is None else wrapped_error_observation,
+                wrap_tool_call=wrap,
+                awrap_tool_call=awrap,
+            )
+            if face.create_agent:  # ToolNode's default: bad arguments answered, exceptions raised
+                executor = mw.create_agent_tool_node(executor, wrap, awrap)
     steps = check_max_steps(max_steps)
     model_runnable = (
         pb.DynamicModel(model, view) if dynamic else bind_model(model, agent_tools, builtin)
@@ -363,7 +380,7 @@ def build_agent(
         name,
         parallel_tool_calls,
     )
-    own = not isinstance(tools, ToolNode) and wrap is None and not face.create_agent
+    own = not _is_tool_node(tools) and wrap is None and not face.create_agent
     base: Any = ReActState if message_storage == "delta" else FullReActState
     if finish is not None:  # the prebuilt agent's structured_response
         fields = {
@@ -407,6 +424,12 @@ def build_agent(
         hide_bookkeeping=not face.create_agent,
     )
     return mw.create_agent_config(graph, name) if face.create_agent else graph
+
+
+def _is_tool_node(tools: Any) -> bool:
+    """Whether ``tools`` is LangGraph's ``ToolNode`` (without importing it)."""
+    tool_node = loaded_prebuilt("ToolNode")
+    return tool_node is not None and isinstance(tools, tool_node)
 
 
 def _plain_graph(
@@ -462,7 +485,7 @@ def _prebuilt_response_format(
         return False
     if isinstance(response_format, tuple):
         return True
-    from dynavec_langgraph._middleware.structured import is_strategy
+    from dynavec_langgraph._prebuilt import is_strategy
 
     if is_strategy(response_format) or middleware:
         return False

@@ -10,7 +10,7 @@ that finished never do, and calls after it run only once the decision is in.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+from langchain_core.tools import BaseTool
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._claims import aclaimed, claimed
@@ -34,7 +35,7 @@ from dynavec_langgraph._tasks import foreign_task, next_task
 from dynavec_langgraph._tool_call import CompletedCall, ToolCallRun, completed_calls, remember
 from dynavec_langgraph._tools import AgentTool
 
-if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
+if TYPE_CHECKING:  # imported by the factory, which builds the ToolNode these nodes run
     from langgraph.prebuilt import ToolNode
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "PREBUILT_FACE",
     "AgentFace",
     "NodeRunnable",
+    "OwnTools",
     "ReActNodes",
     "model_kwargs",
     "model_update",
@@ -75,6 +77,26 @@ def model_kwargs(config: RunnableConfig) -> dict[str, Any]:
     return dict((config.get("configurable") or {}).get(MODEL_KWARGS_KEY) or {})
 
 
+class OwnTools:
+    """The tool executor of a plain agent whose every tool is this package's own
+    (:class:`AgentTool`, what ``@tool`` and plain functions become): :class:`ReActNodes` runs
+    those itself (see :meth:`ReActNodes.call_tool`), so such an agent needs no LangGraph
+    ``ToolNode`` (nor ``langgraph.prebuilt``'s import, 50-100 ms). Any other tool, a
+    ``tools=ToolNode(...)``, ``wrap_tool_call`` middleware or ``create_agent``'s face get the
+    ``ToolNode``."""
+
+    def __init__(self, tools: Sequence[AgentTool]) -> None:
+        self.tools_by_name: Mapping[str, BaseTool] = {t.name: t for t in tools}
+
+    def invoke(self, request: Any, config: RunnableConfig | None = None) -> Any:
+        raise RuntimeError(
+            f"OwnTools runs no tool: the tool node runs {sorted(self.tools_by_name)} itself"
+        )
+
+    async def ainvoke(self, request: Any, config: RunnableConfig | None = None) -> Any:
+        return self.invoke(request, config)
+
+
 class ReActNodes:
     """The two nodes, sync and async; they differ only in the line that does I/O."""
 
@@ -87,7 +109,7 @@ class ReActNodes:
         self,
         model: Runnable[LanguageModelInput, Any],
         tools: list[AgentTool],
-        executor: ToolNode,
+        executor: ToolNode | OwnTools,
         system_prompt: str | SystemMessage | None,
         max_steps: int,
         name: str | None,

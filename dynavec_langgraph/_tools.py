@@ -35,6 +35,7 @@ from pydantic import (
     create_model,
 )
 
+from dynavec_langgraph._lg_names import loaded_prebuilt
 from dynavec_langgraph._pause import running_tool_call
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
@@ -553,10 +554,9 @@ def _is_injected(annotation: Any) -> bool:
     ``InjectedToolCallId``, ``ToolRuntime``, ...), never shown to the model."""
     if isinstance(annotation, type) and issubclass(annotation, InjectedToolArg):
         return True
-    from langgraph.prebuilt import ToolRuntime  # only when a plain function is coerced
-
+    runtime = loaded_prebuilt("ToolRuntime")
     base = get_origin(annotation) or annotation
-    if isinstance(base, type) and issubclass(base, ToolRuntime):
+    if runtime is not None and isinstance(base, type) and issubclass(base, runtime):
         return True
     if get_origin(annotation) is Annotated:
         return any(

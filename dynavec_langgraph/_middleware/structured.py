@@ -6,13 +6,12 @@ sources are pinned by digest in tests/test_create_agent.py."""
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-__all__ = ["Structured", "is_strategy", "structured_error", "supports_provider_strategy"]
+__all__ = ["Structured", "structured_error", "supports_provider_strategy"]
 
 
 class Structured:
@@ -56,17 +55,6 @@ class Structured:
             for spec in self.tool_strategy.schema_specs:
                 binding = OutputToolBinding.from_schema_spec(spec)
                 self.tools[binding.tool.name] = binding
-
-
-def is_strategy(response_format: Any) -> bool:
-    """Whether ``response_format`` is one of ``create_agent``'s structured-output strategies
-    (``ToolStrategy``, ``ProviderStrategy``, ``AutoStrategy``). Without their module imported
-    no such object can exist, so a schema never imports LangChain here."""
-    module = sys.modules.get("langchain.agents.structured_output")
-    if module is None:
-        return False
-    strategies = (module.ToolStrategy, module.ProviderStrategy, module.AutoStrategy)
-    return isinstance(response_format, strategies)
 
 
 def supports_provider_strategy(model: Any, tools: Sequence[Any]) -> bool:
