@@ -23,6 +23,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     NOTHING_TO_RESUME_TEXT,
@@ -36,7 +37,6 @@ from dynavec_langgraph._errors import (
 )
 from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
 from dynavec_langgraph._locks import aresume_lock, resume_lock
-from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
 from dynavec_langgraph._resuming import (
     MISSING,

@@ -230,7 +230,7 @@ def create_react_agent(
             "parallel_tool_calls=True; see docs/prebuilt.md)"
         )
     if approval_policy is not None:
-        from dynavec_langgraph._policy import attach_policy
+        from dynavec_langgraph._tools import attach_policy
 
         tools = attach_policy(tools, approval_policy)
     return build_agent(
@@ -485,9 +485,6 @@ def _plain_graph(
     return builder
 
 
-_STRATEGIES = frozenset({"ToolStrategy", "ProviderStrategy", "AutoStrategy"})
-
-
 def _prebuilt_response_format(
     response_format: Any, middleware: Any, *, explicit_version: bool, prebuilt_only: bool
 ) -> bool:
@@ -500,7 +497,9 @@ def _prebuilt_response_format(
         return False
     if isinstance(response_format, tuple):
         return True
-    if type(response_format).__name__ in _STRATEGIES or middleware:
+    from dynavec_langgraph._prebuilt import is_strategy
+
+    if is_strategy(response_format) or middleware:
         return False
     return explicit_version or prebuilt_only
 

@@ -39,6 +39,7 @@ from dynavec_langgraph._run_data import APPROVER_KEY, current_run
 __all__ = [
     "APPROVER_KEY",
     "EXPIRE",
+    "POLICY_KEY",
     "ApprovalEvent",
     "ApprovalPolicy",
     "Approver",
@@ -60,7 +61,10 @@ EXPIRE: Final = "raise"
 """``on_expire=EXPIRE``: the doors of this package raise dynavec's ``ApprovalTimeoutError``
 after settling the pause (the tool is answered with a rejection)."""
 _EXPIRED_KEY: Final = "dynavec_expired"
-_POLICY_KEY: Final = "dynavec_approval_policy"
+POLICY_KEY: Final = "dynavec_approval_policy"
+"""``tool.metadata[POLICY_KEY]``: the approval policy the agent attached to an ``AgentTool``
+(``approval_policy=``, :func:`~dynavec_langgraph._tools.attach_policy`), read by
+:func:`policy_scope`."""
 
 Approver = str | Mapping[str, Any]
 """Who answers: a name, or ``{"name": ..., "roles": [...]}``."""
@@ -230,7 +234,7 @@ _scope: ContextVar[ApprovalPolicy | Mapping[str, ApprovalPolicy] | None] = Conte
 def policy_scope(tool: Any) -> Iterator[None]:
     """Around one tool call of the agent: the policy the agent attached to ``tool``."""
     metadata = getattr(tool, "metadata", None)
-    policy = metadata.get(_POLICY_KEY) if isinstance(metadata, dict) else None
+    policy = metadata.get(POLICY_KEY) if isinstance(metadata, dict) else None
     if policy is None:
         yield
         return
@@ -239,36 +243,6 @@ def policy_scope(tool: Any) -> Iterator[None]:
         yield
     finally:
         _scope.reset(token)
-
-
-def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]) -> Any:
-    """``tools`` (a list) with ``policy`` attached (read by :func:`policy_scope`)."""
-    from dynavec_langgraph._tools import AgentTool, as_tools
-
-    if isinstance(policy, Mapping):
-        bad = {k: v for k, v in policy.items() if not isinstance(v, ApprovalPolicy)}
-        if bad or not all(isinstance(k, str) for k in policy):
-            raise TypeError(
-                "approval_policy=: pass an ApprovalPolicy or {node_id: ApprovalPolicy}, got "
-                f"{policy!r:.120}"
-            )
-    elif not isinstance(policy, ApprovalPolicy):
-        raise TypeError(
-            f"approval_policy={policy!r:.80}: pass an ApprovalPolicy or {{node_id: ApprovalPolicy}}"
-        )
-    if tools is None or hasattr(tools, "tools_by_name"):
-        raise TypeError(
-            "approval_policy= needs the tools as a list or a ToolRegistry (not a ToolNode): "
-            "pass them so, or give the policy to require_approval(...) / interrupt(...) instead"
-        )
-    out: list[Any] = []
-    for tool in as_tools(tools):
-        if isinstance(tool, AgentTool):
-            tool = tool.model_copy(
-                update={"metadata": {**(tool.metadata or {}), _POLICY_KEY: policy}}
-            )
-        out.append(tool)
-    return out
 
 
 def policy_for(
@@ -504,7 +478,7 @@ def ask_with_policy(
         )
 
     _audit = recorder()  # the audit trail and outbox: hooks that do nothing unless on
-    from dynavec_langgraph.interrupt import answer_slot  # the one call of LangGraph's interrupt
+    from dynavec_langgraph._pause import answer_slot  # the one call of LangGraph's interrupt
 
     while True:
         value = _decorate(build(error), policy, deadline, approved, refused)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "StructuredResponseNode",
     "hook_node",
     "is_dynamic_model",
+    "is_strategy",
 ]
 
 STRUCTURED_NODE = "generate_structured_response"
@@ -264,3 +266,14 @@ class StructuredResponseNode:
 
     def node(self) -> NodeRunnable:
         return NodeRunnable(STRUCTURED_NODE, self.call, self.acall)
+
+
+def is_strategy(response_format: Any) -> bool:
+    """Whether ``response_format`` is one of ``create_agent``'s structured-output strategies
+    (``ToolStrategy``, ``ProviderStrategy``, ``AutoStrategy``). Without their module imported
+    no such object can exist, so a schema never imports LangChain here."""
+    module = sys.modules.get("langchain.agents.structured_output")
+    if module is None:
+        return False
+    strategies = (module.ToolStrategy, module.ProviderStrategy, module.AutoStrategy)
+    return isinstance(response_format, strategies)

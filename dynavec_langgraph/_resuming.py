@@ -32,15 +32,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
-from pydantic import BaseModel
 
+from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._digest import refuse_stale, stale_refusal
 from dynavec_langgraph._errors import (
     NOTHING_TO_RESUME_TEXT,
@@ -63,10 +63,10 @@ from dynavec_langgraph._errors import (
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._locks import aresume_lock, resume_lock
-from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph._nodes import until_done
 from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
+from dynavec_langgraph._storable import brief, lone_surrogate
 from dynavec_langgraph._tool_call import CompletedCall
 from dynavec_langgraph.interrupt import (
     describe_pending,
@@ -113,61 +113,6 @@ MISSING: Final[Any] = object()
 Crashed = Literal["continue", "refuse"]
 """What to do with a thread whose run stopped without a pause (its process died, or a
 breakpoint): finish it (``ReActAgent``), or refuse (the inbox: there is nothing to answer)."""
-
-
-def brief(value: Any, limit: int = 160) -> str:
-    """``repr(value)`` for a message: shortened, and safe for values nested too deeply."""
-    try:
-        text = repr(value)
-    except RecursionError:
-        return "<a value nested too deeply to show>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _children(value: Any) -> Iterator[tuple[str, Any]]:
-    """The parts of a value that may hold text, each with its place (``"['k']"``, ``"[0]"``,
-    ``".content"``), for :func:`lone_surrogate`."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            yield f"[{brief(key, 40)}]", key
-            yield f"[{brief(key, 40)}]", item
-    elif isinstance(value, list | tuple | set | frozenset):
-        for i, item in enumerate(value):
-            yield f"[{i}]", item
-    elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            yield f".{name}", getattr(value, name, None)
-    elif is_dataclass(value) and not isinstance(value, type):
-        for f in fields(value):
-            yield f".{f.name}", getattr(value, f.name, None)
-
-
-def lone_surrogate(value: Any) -> tuple[str, int, str] | None:
-    r"""The first lone surrogate in ``value`` (a string, or one inside dicts, lists, pydantic
-    models such as messages, dataclasses): its place, its index in that string and the
-    character; ``None`` when there is none.
-
-    Example:
-        >>> lone_surrogate({"note": ["ok", "pay \ud83d rent"]})
-        ("['note'][1]", 4, '\ud83d')
-        >>> lone_surrogate("pay \U0001f600 rent") is None
-        True
-    """
-    stack: list[tuple[str, Any]] = [("", value)]
-    seen = 0
-    while stack:
-        place, item = stack.pop()
-        seen += 1
-        if isinstance(item, str):
-            if item.isascii():
-                continue
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError as error:
-                return place, error.start, item[error.start]
-        elif seen < 1_000_000:  # a value nested deeper is refused by the serializer
-            stack.extend(reversed([(place + p, v) for p, v in _children(item)]))
-    return None
 
 
 def check_text(value: Any, field: str, error: type[DynavecError] = InvalidInputError) -> None:

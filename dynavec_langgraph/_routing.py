@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.types import Send
 
-from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._conversation_view import pending_calls
 
 if TYPE_CHECKING:
     from dynavec_langgraph._nodes import ReActNodes

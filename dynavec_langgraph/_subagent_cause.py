@@ -29,7 +29,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langgraph.stream import ProtocolEvent, StreamTransformer
 
-from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._conversation_view import pending_calls
 
 __all__ = ["ToolCallCause", "with_tool_call_cause"]
 

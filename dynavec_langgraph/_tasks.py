@@ -11,8 +11,9 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from langgraph.types import Send
 
+from dynavec_langgraph._call_ids import calls_of
+from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._errors import DamagedThreadError, damaged_text
-from dynavec_langgraph._messages import calls_of, pending_calls
 from dynavec_langgraph._run_data import current_run
 from dynavec_langgraph._state import TOOLS_NODE, ReActState, steps_in_run
 from dynavec_langgraph.records import TerminationReason

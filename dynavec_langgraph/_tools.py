@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import (
+    TYPE_CHECKING,
     Annotated,
     Any,
     Literal,
@@ -35,12 +36,22 @@ from pydantic import (
 )
 
 from dynavec_langgraph._lg_names import loaded_prebuilt
+from dynavec_langgraph._pause import running_tool_call
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
-from dynavec_langgraph.interrupt import running_tool_call
 from dynavec_langgraph.records import AgentState
 
-__all__ = ["AgentTool", "as_tools", "async_in_loop_observation", "format_tool_error", "tool"]
+if TYPE_CHECKING:
+    from dynavec_langgraph._policy import ApprovalPolicy
+
+__all__ = [
+    "AgentTool",
+    "as_tools",
+    "async_in_loop_observation",
+    "attach_policy",
+    "format_tool_error",
+    "tool",
+]
 
 ToolFunc = Callable[..., Any]
 
@@ -663,3 +674,34 @@ def as_tools(tools: Any) -> list[AgentTool]:
             raise ValueError(f"two tools are named {t.name!r}; give one of them another name")
         seen.add(t.name)
     return result
+
+
+def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]) -> Any:
+    """``tools`` (a list) with ``policy`` attached (the agent's ``approval_policy=``; read by
+    :func:`~dynavec_langgraph._policy.policy_scope` around each call of the tool)."""
+    from dynavec_langgraph._policy import POLICY_KEY, ApprovalPolicy
+
+    if isinstance(policy, Mapping):
+        bad = {k: v for k, v in policy.items() if not isinstance(v, ApprovalPolicy)}
+        if bad or not all(isinstance(k, str) for k in policy):
+            raise TypeError(
+                "approval_policy=: pass an ApprovalPolicy or {node_id: ApprovalPolicy}, got "
+                f"{policy!r:.120}"
+            )
+    elif not isinstance(policy, ApprovalPolicy):
+        raise TypeError(
+            f"approval_policy={policy!r:.80}: pass an ApprovalPolicy or {{node_id: ApprovalPolicy}}"
+        )
+    if tools is None or hasattr(tools, "tools_by_name"):
+        raise TypeError(
+            "approval_policy= needs the tools as a list or a ToolRegistry (not a ToolNode): "
+            "pass them so, or give the policy to require_approval(...) / interrupt(...) instead"
+        )
+    out: list[Any] = []
+    for tool in as_tools(tools):
+        if isinstance(tool, AgentTool):
+            tool = tool.model_copy(
+                update={"metadata": {**(tool.metadata or {}), POLICY_KEY: policy}}
+            )
+        out.append(tool)
+    return out

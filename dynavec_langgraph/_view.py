@@ -15,9 +15,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Interrupt
 
+from dynavec_langgraph._call_ids import calls_of
+from dynavec_langgraph._conversation_view import converted, pending_calls
 from dynavec_langgraph._conversion import to_dynavec
-from dynavec_langgraph._messages import calls_of, converted, pending_calls
-from dynavec_langgraph.interrupt import interrupt_fields, review_digest
+from dynavec_langgraph._digest import review_digest
+from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [

@@ -67,11 +67,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "foundations: errors, names, plain records, the chat-model types",
         frozenset(
             {
-                "_audit", "_audit_switch", "_conversion", "_digest", "_errors", "_lg_names",
-                "_locks", "_messages", "_run_data", "_scratch", "_serde", "_subagent_cause",
-                "_types", "chat", "chat._providers", "chat.anthropic", "chat.base", "chat.bedrock",
-                "chat.openai", "exceptions", "memory", "planner", "records", "supervisor",
-                "testing",
+                "_audit", "_audit_switch", "_call_ids", "_conversation_view", "_conversion",
+                "_digest", "_errors", "_lg_names", "_locks", "_messages", "_run_data", "_scratch",
+                "_serde", "_storable", "_subagent_cause", "_types", "chat", "chat._providers",
+                "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai", "exceptions",
+                "memory", "planner", "records", "supervisor", "testing",
             }
         ),
     ),
@@ -79,8 +79,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "tools and pauses: the interrupt machinery, the tool types, the state view",
         frozenset(
             {
-                "_audit_hooks", "_binding", "_claims", "_exactly_once", "_models", "_policy",
-                "_tools", "_view", "approval", "connectors", "interrupt", "registry",
+                "_audit_hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
+                "_pause", "_pause_value", "_policy", "_tools", "_view", "approval", "connectors",
+                "interrupt", "registry",
             }
         ),
     ),
@@ -131,14 +132,6 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 """The package's layers, bottom first (README "Layout"): a module imports modules of its own
 layer or of a lower one, never of a higher one (function-level imports count)."""
 
-PENDING: dict[tuple[str, str], str] = {
-    ("interrupt", "_resuming"): "lone_surrogate: the interrupt-machinery split moves it down",
-    ("_policy", "interrupt"): "answer_slot: the interrupt-machinery split (pause vs. policy)",
-    ("_policy", "_tools"): "attach_policy: the interrupt-machinery split (policy vs. tools)",
-}
-"""Imports that go the wrong way today, each with what removes it (the interrupt machinery is
-split in a later step). Nothing else may: a new one fails the tests below."""
-
 
 def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
@@ -165,9 +158,9 @@ def _runtime_deps(module: str) -> set[str]:
     return {d for d in deps if d in _FILES and d != module}
 
 
-def _graph(*, pending: bool = False) -> dict[str, set[str]]:
-    """Every module's runtime imports, without the :data:`PENDING` ones unless asked."""
-    return {m: {d for d in _runtime_deps(m) if pending or (m, d) not in PENDING} for m in MODULES}
+def _graph() -> dict[str, set[str]]:
+    """Every module's runtime imports (no exceptions: none goes the wrong way)."""
+    return {m: _runtime_deps(m) for m in MODULES}
 
 
 def test_module_imports_have_no_cycle() -> None:
@@ -209,20 +202,14 @@ def test_no_module_imports_a_higher_layer() -> None:
     assert upward == []
 
 
-def test_the_pending_imports_are_still_there() -> None:
-    """Each :data:`PENDING` entry names an import that exists: drop it once it is gone."""
-    graph = _graph(pending=True)
-    assert [edge for edge in PENDING if edge[1] not in graph[edge[0]]] == []
-
-
 def test_the_factory_is_the_only_importer_of_the_middleware_code() -> None:
     importers = sorted(
         m
-        for m, deps in _graph(pending=True).items()
+        for m, deps in _graph().items()
         if not m.startswith("_middleware") and any(d.startswith("_middleware") for d in deps)
     )
     assert importers == ["_factory"]
-    assert [m for m, deps in _graph(pending=True).items() if "_factory" in deps] == sorted(
+    assert [m for m, deps in _graph().items() if "_factory" in deps] == sorted(
         ["_agent", "_create_agent", "demo"]
     )  # the faces on top, nothing below
 
@@ -301,9 +288,10 @@ def test_database_url_schemes_are_written_in_savers_only() -> None:
 
 def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
     """approval.py, the tool node and the rest pause through ``interrupt.ask`` / ``interrupt``
-    and build the value with ``interrupt.pause_value``: nothing else calls LangGraph's
-    ``interrupt`` or constructs an ``InterruptValue``."""
-    home = "interrupt"
+    and build the value with ``interrupt.pause_value``: nothing but the pause itself
+    (``_pause``, behind the public ``interrupt`` module) calls LangGraph's ``interrupt`` or
+    constructs an ``InterruptValue``."""
+    home = "_pause"
     offenders: list[str] = []
     for m in MODULES:
         if m == home:
@@ -322,3 +310,32 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
                 offenders.append(f"{m}: InterruptValue(...)")
     assert offenders == []
     assert "pause_value" in (PACKAGE / "approval.py").read_text()
+
+
+def _is_class_name(node: ast.AST) -> bool:
+    """``type(x).__name__`` or ``x.__class__.__name__``."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "__name__"):
+        return False
+    owner = node.value
+    if isinstance(owner, ast.Attribute) and owner.attr == "__class__":
+        return True
+    return (
+        isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type"
+    )
+
+
+def test_no_class_is_recognised_by_its_name() -> None:
+    """Objects are told apart by ``isinstance`` or a declared attribute, never by comparing
+    their class's name (``type(x).__name__ == "..."`` / ``in {...}``): a class of that name
+    from elsewhere would pass, a subclass would not."""
+    found = [
+        f"{m}:{node.lineno}: {ast.unparse(node)}"
+        for m in MODULES
+        for node in ast.walk(ast.parse(_source(m)))
+        if isinstance(node, ast.Compare)
+        and any(_is_class_name(side) for side in [node.left, *node.comparators])
+    ]
+    assert found == []
+    probe = ast.parse('type(model).__name__ == "DynavecChatModel"').body[0]
+    assert isinstance(probe, ast.Expr) and isinstance(probe.value, ast.Compare)
+    assert _is_class_name(probe.value.left)  # the check sees the form it forbids

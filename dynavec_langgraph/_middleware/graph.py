@@ -12,7 +12,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 
-from dynavec_langgraph._messages import calls_of, pending_calls
+from dynavec_langgraph._call_ids import calls_of
+from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._middleware.face import visible_schemas
 from dynavec_langgraph._middleware.hooks import (
     REVIEWED_KEY,

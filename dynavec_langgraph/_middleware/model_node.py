@@ -25,7 +25,8 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from dynavec_langgraph._messages import calls_of, new_turn, pending_calls
+from dynavec_langgraph._call_ids import calls_of
+from dynavec_langgraph._conversation_view import new_turn, pending_calls
 from dynavec_langgraph._middleware.hooks import overrides
 from dynavec_langgraph._middleware.options import AgentOptions
 from dynavec_langgraph._middleware.structured import (

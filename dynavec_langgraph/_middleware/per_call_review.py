@@ -38,7 +38,7 @@ from pydantic import (
     create_model,
 )
 
-from dynavec_langgraph.interrupt import answer_slot
+from dynavec_langgraph._pause import answer_slot
 
 __all__ = ["review_call"]
 

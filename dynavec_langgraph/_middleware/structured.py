@@ -25,7 +25,9 @@ class Structured:
             ToolStrategy,
         )
 
-        if not isinstance(model, BaseChatModel) or type(model).__name__ == "DynavecChatModel":
+        from dynavec_langgraph._models import DynavecChatModel  # a dynavec model, adapted
+
+        if not isinstance(model, BaseChatModel) or isinstance(model, DynavecChatModel):
             raise TypeError(
                 f"response_format={response_format!r:.80} needs a LangChain chat model (a "
                 f"BaseChatModel that can bind tools); the model given ({type(model).__name__}) "

@@ -1,0 +1,104 @@
+"""The pause itself: the package's one call of LangGraph's ``interrupt`` (:func:`answer_slot`),
+the ask loop every approval runs (:func:`ask`: pause, read the answer, ask again when it is
+refused) and the tool call running in this context. Public through
+:mod:`dynavec_langgraph.interrupt`; the approval policies (:mod:`dynavec_langgraph._policy`) and
+the tool node build on it, so it imports neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+from langgraph.errors import GraphInterrupt
+from langgraph.types import interrupt as lg_interrupt
+
+from dynavec_langgraph._audit_hooks import recorder
+from dynavec_langgraph._decisions import explain_refusal, short_repr
+from dynavec_langgraph._digest import check_bound, pause_digest
+from dynavec_langgraph._errors import StaleDecisionError
+from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
+
+__all__ = ["answer_slot", "ask", "current_tool_call", "running_tool_call"]
+
+T = TypeVar("T")
+
+
+def answer_slot(value: Any, schema: dict[str, Any] | type | Any = None) -> Any:
+    """LangGraph's ``interrupt(value)``: the stored answer of this task's next interrupt slot,
+    or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`,
+    the approval-policy loop (``dynavec_langgraph._policy.ask_with_policy``) and the in-doubt
+    replay (``dynavec_langgraph._exactly_once``, which reads earlier answers with
+    ``answer_slot(None)``) and the per-call review of a redirected edit
+    (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as
+    LangChain's) all pause through it."""
+    if schema is None:
+        return lg_interrupt(value)
+    return lg_interrupt(value, response_schema=schema)
+
+
+def ask(
+    build: Callable[[str | None], InterruptValue],
+    schema: dict[str, Any],
+    accept: Callable[[Any], T],
+) -> T:
+    """Pause with ``build(None)`` until ``accept`` takes a decision; return what it returns.
+
+    A decision ``accept`` refuses (``ValueError``, e.g. ``pydantic.ValidationError`` or
+    :class:`~dynavec_langgraph._errors.InvalidDecisionError`) pauses again with
+    ``build(reason)``: the thread stays interrupted at the same approval, nothing after the
+    pause runs. On every re-run the stored answers are read again in order, so the refused
+    ones are refused again and the accepted one is accepted again (validated afresh).
+
+    Each pause carries its ``review_digest`` (which counts the refused decisions: a re-ask is
+    another pause); a decision bound to another pause's digest is refused before ``accept``
+    sees it, and asked again under the same digest (see :mod:`dynavec_langgraph._digest`).
+    """
+    _audit = recorder()  # the audit trail and outbox: hooks that do nothing unless on
+
+    error: str | None = None
+    index = 0  # the answers read so far: LangGraph's interrupt index of the next ask
+    asks = 0  # the decisions refused so far: a re-ask is a new review (a new digest)
+    while True:
+        value = build(error)
+        value["review_digest"] = pause_digest(value, asks)
+        try:
+            raw = answer_slot(value, schema)
+        except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
+            _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
+            raise
+        try:
+            accepted = accept(check_bound(raw, value))
+        except StaleDecisionError as stale:  # the pause stays: the same digest is asked again
+            error = str(stale)
+            _audit.on_decision(value, raw, index, error)
+            index += 1
+            continue
+        except ValueError as refused:  # never GraphInterrupt: it is no ValueError
+            error = f"the decision {short_repr(raw)} was refused: {explain_refusal(refused)}"
+            _audit.on_decision(value, raw, index, error)
+            index += 1
+            asks += 1
+            continue
+        _audit.on_decision(value, raw, index, None)
+        return accepted
+
+
+_current_call: ContextVar[ToolCallRef | None] = ContextVar("dynavec_current_call", default=None)
+
+
+def current_tool_call() -> ToolCallRef | None:
+    """The tool call running in this context, if a dynavec agent (or ``AgentTool``) runs one."""
+    return _current_call.get()
+
+
+@contextmanager
+def running_tool_call(call: ToolCallRef) -> Iterator[None]:
+    """Mark ``call`` as the tool call running in this context (used by the tool node)."""
+    token = _current_call.set(call)
+    try:
+        yield
+    finally:
+        _current_call.reset(token)
