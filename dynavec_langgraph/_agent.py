@@ -34,9 +34,9 @@ from dynavec_langgraph._errors import (
     not_a_message_text,
 )
 from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
-from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph._nodes import MODEL_KWARGS_KEY
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
 from dynavec_langgraph._resuming import (
     MISSING,

@@ -52,7 +52,7 @@ from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._lg_names import CHECKPOINT_MAP, INTERRUPT_WRITE, NS_SEP, RESUME_WRITE
-from dynavec_langgraph._locks import aresume_lock, resume_lock
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields
 
 __all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]

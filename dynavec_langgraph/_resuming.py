@@ -60,9 +60,9 @@ from dynavec_langgraph._errors import (
     not_storable_text,
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
-from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph._nodes import until_done
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._tool_call import CompletedCall

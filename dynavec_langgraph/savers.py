@@ -44,7 +44,7 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
 from dynavec_langgraph._adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
-from dynavec_langgraph._locks import check_writable
+from dynavec_langgraph._persistence.locks import check_writable
 from dynavec_langgraph._persistence.records import BaseCheckpointer
 from dynavec_langgraph._serde import safe_serializer
 

@@ -68,9 +68,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_audit", "_conversion", "_digest", "_errors", "_lg_names", "_locks", "_messages",
-                "_scratch", "_serde", "_subagent_cause", "chat", "chat._providers",
-                "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai", "exceptions",
-                "memory", "planner", "records", "supervisor", "testing",
+                "_persistence.locks", "_scratch", "_serde", "_subagent_cause", "chat",
+                "chat._providers", "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai",
+                "exceptions", "memory", "planner", "records", "supervisor", "testing",
             }
         ),
     ),
