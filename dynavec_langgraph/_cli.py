@@ -193,7 +193,7 @@ def open_saver(
 
 @contextmanager
 def _open_read_only(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[Any] | None]:
-    from dynavec_langgraph._serde import safe_serializer
+    from dynavec_langgraph._persistence.serde import safe_serializer
     from dynavec_langgraph.savers import masked_url
 
     if path is not None:

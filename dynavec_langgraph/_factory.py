@@ -28,8 +28,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from dynavec_langgraph._history import keep_conversations
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, ReActNodes
+from dynavec_langgraph._persistence.history import keep_conversations
 from dynavec_langgraph._routing import (
     route_after_agent,
     route_after_agent_parallel,

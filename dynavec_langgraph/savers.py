@@ -16,7 +16,7 @@ through :func:`resolve_checkpointer`, which accepts:
   table layout), adapted like any dynavec checkpointer;
 * a dynavec-style checkpointer (:class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, or
   any object with ``save`` / ``get`` / ``list`` / ``put``), adapted by
-  :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`.
+  :class:`~dynavec_langgraph._persistence.adapter.DynavecCheckpointSaver`.
 
 :func:`safe_serializer` is the serializer the savers it opens use (it revives only standard
 and this package's types); give it to your own savers:
@@ -42,11 +42,11 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
-from dynavec_langgraph._adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
 from dynavec_langgraph._persistence.locks import check_writable
 from dynavec_langgraph._persistence.records import BaseCheckpointer
-from dynavec_langgraph._serde import safe_serializer
+from dynavec_langgraph._persistence.serde import safe_serializer
 
 __all__ = [
     "ConnectionSaver",
@@ -179,7 +179,7 @@ class ConnectionSaver(ThreadedAsyncSaver[Any]):
 
     @property
     def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
+        """The saver this one stores through (the locks' hook, ``locks.WrapsSaver``)."""
         return self.inner
 
     def close(self) -> None:

@@ -68,7 +68,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_audit", "_conversion", "_digest", "_errors", "_lg_names", "_locks", "_messages",
-                "_persistence.locks", "_scratch", "_serde", "_subagent_cause", "chat",
+                "_persistence.locks", "_persistence.serde", "_serde", "_subagent_cause", "chat",
                 "chat._providers", "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai",
                 "exceptions", "memory", "planner", "records", "supervisor", "testing",
             }
@@ -87,8 +87,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "persistence: dynavec records, savers, the LangGraph-saver adapter",
         frozenset(
             {
-                "_adapter", "_history", "_persistence", "_persistence.dynamodb",
-                "_persistence.records", "checkpoint", "dynamodb", "savers",
+                "_adapter", "_persistence", "_persistence.adapter", "_persistence.dynamodb",
+                "_persistence.history", "_persistence.records", "_persistence.scratch",
+                "checkpoint", "dynamodb", "savers",
             }
         ),
     ),

@@ -72,7 +72,7 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 from dynavec_langgraph._errors import StorageError
 from dynavec_langgraph._messages import ConversationChannel, pending_calls
 from dynavec_langgraph._persistence.records import Checkpoint
-from dynavec_langgraph._serde import safe_serializer
+from dynavec_langgraph._persistence.serde import safe_serializer
 from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
 
 __all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]
@@ -243,7 +243,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
     @property
     def lock_owner(self) -> Any:
         """The dynavec checkpointer this saver stores in (the locks' hook,
-        ``_locks.AdaptsCheckpointer``)."""
+        ``locks.AdaptsCheckpointer``)."""
         return self.checkpointer
 
     def _enc(self, value: Any) -> list[str]:

@@ -123,7 +123,7 @@ class HistoryCache(BaseCheckpointSaver[Any]):
 
     @property
     def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
+        """The saver this one stores through (the locks' hook, ``locks.WrapsSaver``)."""
         return self.inner
 
     def __getattr__(self, name: str) -> Any:

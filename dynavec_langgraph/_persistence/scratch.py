@@ -51,7 +51,7 @@ class ScratchThreads(BaseCheckpointSaver[Any]):
 
     @property
     def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
+        """The saver this one stores through (the locks' hook, ``locks.WrapsSaver``)."""
         return self.inner
 
     def mark(self, thread_id: str) -> str:
