@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
-from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.base import ThreadedAsyncSaver
 
 __all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]

@@ -25,25 +25,19 @@ and this package's types); give it to your own savers:
 
 from __future__ import annotations
 
-import copy
 import sqlite3
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any, Final, Literal
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
-    CheckpointMetadata,
-    CheckpointTuple,
-    DeltaChannelHistory,
 )
-from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
-from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.base import DelegatingSaver, ThreadedAsyncSaver
 from dynavec_langgraph._persistence.locks import check_writable
 from dynavec_langgraph._persistence.records import BaseCheckpointer
 from dynavec_langgraph._persistence.serde import safe_serializer
@@ -156,12 +150,14 @@ def sqlite_url(path: str) -> str:
     return SQLITE_SCHEME + path
 
 
-class ConnectionSaver(ThreadedAsyncSaver[Any]):
+class ConnectionSaver(ThreadedAsyncSaver[Any], DelegatingSaver):
     """A sync LangGraph saver the package opened from a connection string.
 
-    The sync methods call ``inner`` (a ``SqliteSaver`` or ``PostgresSaver``); the async ones
-    run them in a worker thread, so one agent can ``invoke`` and ``ainvoke``. :meth:`close`
-    closes the connection (or pool) that was opened.
+    The sync methods call ``inner`` (a ``SqliteSaver`` or ``PostgresSaver``: a
+    :class:`~dynavec_langgraph._persistence.base.DelegatingSaver`); the async ones run them in a
+    worker thread (:class:`~dynavec_langgraph._persistence.base.ThreadedAsyncSaver`), so one
+    agent can ``invoke`` and ``ainvoke``. :meth:`close` closes the connection (or pool) that
+    was opened.
 
     Attributes:
         inner: the wrapped saver.
@@ -171,16 +167,10 @@ class ConnectionSaver(ThreadedAsyncSaver[Any]):
     def __init__(
         self, inner: BaseCheckpointSaver[Any], url: str, close: Callable[[], None]
     ) -> None:
-        super().__init__(serde=inner.serde)
-        self.inner = inner
+        super().__init__(inner)
         self.url = url
         self._close = close
         self.closed = False
-
-    @property
-    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``locks.WrapsSaver``)."""
-        return self.inner
 
     def close(self) -> None:
         """Close what was opened; idempotent."""
@@ -196,64 +186,6 @@ class ConnectionSaver(ThreadedAsyncSaver[Any]):
 
     def __repr__(self) -> str:
         return f"ConnectionSaver({self.url!r})"
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """See ``BaseCheckpointSaver.get_tuple``."""
-        return self.inner.get_tuple(config)
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """See ``BaseCheckpointSaver.list``."""
-        return self.inner.list(config, filter=filter, before=before, limit=limit)
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """See ``BaseCheckpointSaver.put``."""
-        return self.inner.put(config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """See ``BaseCheckpointSaver.put_writes``."""
-        self.inner.put_writes(config, writes, task_id, task_path)
-
-    def delete_thread(self, thread_id: str) -> None:
-        """See ``BaseCheckpointSaver.delete_thread``."""
-        self.inner.delete_thread(thread_id)
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """See ``BaseCheckpointSaver.get_delta_channel_history``."""
-        return self.inner.get_delta_channel_history(config=config, channels=channels)
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """The wrapped saver's versions."""
-        return self.inner.get_next_version(current, channel)
-
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> ConnectionSaver:
-        """A clone whose wrapped saver uses the derived allowlist."""
-        inner = self.inner.with_allowlist(extra_allowlist)
-        if inner is self.inner:
-            return self
-        clone = copy.copy(self)
-        clone.inner, clone.serde = inner, inner.serde
-        return clone
 
 
 def masked_url(url: str) -> str:

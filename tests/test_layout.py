@@ -87,9 +87,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "persistence: dynavec records, savers, the LangGraph-saver adapter",
         frozenset(
             {
-                "_adapter", "_persistence", "_persistence.adapter", "_persistence.dynamodb",
-                "_persistence.history", "_persistence.records", "_persistence.scratch",
-                "checkpoint", "dynamodb", "savers",
+                "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
+                "_persistence.dynamodb", "_persistence.history", "_persistence.records",
+                "_persistence.scratch", "checkpoint", "dynamodb", "savers",
             }
         ),
     ),

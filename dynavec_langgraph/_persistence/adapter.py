@@ -39,7 +39,6 @@ a pause recorded there from its messages).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import copy
 import random
@@ -47,15 +46,14 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
-    BaseCheckpointSaver,
     ChannelVersions,
     CheckpointMetadata,
     CheckpointTuple,
@@ -71,76 +69,15 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from dynavec_langgraph._errors import StorageError
 from dynavec_langgraph._messages import ConversationChannel, pending_calls
+from dynavec_langgraph._persistence.base import ThreadedAsyncSaver
 from dynavec_langgraph._persistence.records import Checkpoint
 from dynavec_langgraph._persistence.serde import safe_serializer
 from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
 
-__all__ = ["DynavecCheckpointSaver", "ThreadedAsyncSaver"]
-
-V = TypeVar("V", int, float, str)  # as BaseCheckpointSaver's
+__all__ = ["DynavecCheckpointSaver"]
 
 _LG_KEY: Final = "langgraph"
 _TOMBSTONE: Final = "deleted"
-
-
-class ThreadedAsyncSaver(BaseCheckpointSaver[V]):
-    """A saver whose async methods run its sync methods in a worker thread.
-
-    For savers whose storage is synchronous (a dynavec checkpointer, a sync LangGraph saver
-    wrapped by :class:`~dynavec_langgraph.savers.ConnectionSaver`), so that the same agent
-    serves ``invoke`` and ``ainvoke`` without blocking the event loop.
-    """
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Async twin of :meth:`get_tuple` (worker thread)."""
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """Async twin of :meth:`list` (worker thread)."""
-        found = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
-        )
-        for item in found:
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Async twin of :meth:`put` (worker thread)."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Async twin of :meth:`put_writes` (worker thread)."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Async twin of :meth:`delete_thread` (worker thread)."""
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Async twin of :meth:`get_delta_channel_history` (worker thread)."""
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
-        )
 
 
 @dataclass

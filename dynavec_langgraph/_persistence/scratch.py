@@ -12,27 +12,24 @@ on the same agent (docs/compatibility.md).
 
 from __future__ import annotations
 
-import copy
 import threading
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
-    CheckpointMetadata,
-    CheckpointTuple,
-    DeltaChannelHistory,
-)
-from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+
+from dynavec_langgraph._persistence.base import DelegatingSaver
 
 __all__ = ["ScratchThreads"]
 
 
-class ScratchThreads(BaseCheckpointSaver[Any]):
+class ScratchThreads(DelegatingSaver):
     """``inner`` for every thread except the marked ones, which stay in this process.
+
+    Every call goes to the saver :meth:`pick` names for its thread (a list without a thread:
+    the user's saver); versions come from the user's saver for every thread, and
+    ``with_allowlist`` clones over the user's saver with the same scratch threads.
 
     Example:
         >>> saver = ScratchThreads(InMemorySaver())
@@ -43,16 +40,10 @@ class ScratchThreads(BaseCheckpointSaver[Any]):
     """
 
     def __init__(self, inner: BaseCheckpointSaver[Any]) -> None:
-        super().__init__(serde=inner.serde)
-        self.inner = inner
+        super().__init__(inner)
         self.scratch = InMemorySaver(serde=inner.serde)
         self._marked: set[str] = set()
         self._lock = threading.Lock()
-
-    @property
-    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``locks.WrapsSaver``)."""
-        return self.inner
 
     def mark(self, thread_id: str) -> str:
         """Keep ``thread_id`` in the process from now on; returns ``"scratch"``."""
@@ -74,111 +65,10 @@ class ScratchThreads(BaseCheckpointSaver[Any]):
             else self.inner
         )
 
-    def _by_thread(self, thread_id: str) -> BaseCheckpointSaver[Any]:
+    def route(self, config: RunnableConfig | None) -> BaseCheckpointSaver[Any]:
+        """:meth:`pick`: the saver every call of ``config``'s thread goes to."""
+        return self.pick(config)
+
+    def route_thread(self, thread_id: str) -> BaseCheckpointSaver[Any]:
+        """The saver of ``thread_id`` (for ``delete_thread``)."""
         return self.scratch if self.is_scratch(thread_id) else self.inner
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """See ``BaseCheckpointSaver.get_tuple``."""
-        return self.pick(config).get_tuple(config)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """See ``BaseCheckpointSaver.aget_tuple``."""
-        return await self.pick(config).aget_tuple(config)
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """See ``BaseCheckpointSaver.list`` (without a thread: the user's saver only)."""
-        return self.pick(config).list(config, filter=filter, before=before, limit=limit)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """See ``BaseCheckpointSaver.alist``."""
-        async for item in self.pick(config).alist(
-            config, filter=filter, before=before, limit=limit
-        ):
-            yield item
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """See ``BaseCheckpointSaver.put``."""
-        return self.pick(config).put(config, checkpoint, metadata, new_versions)
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """See ``BaseCheckpointSaver.aput``."""
-        return await self.pick(config).aput(config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """See ``BaseCheckpointSaver.put_writes``."""
-        self.pick(config).put_writes(config, writes, task_id, task_path)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """See ``BaseCheckpointSaver.aput_writes``."""
-        await self.pick(config).aput_writes(config, writes, task_id, task_path)
-
-    def delete_thread(self, thread_id: str) -> None:
-        """See ``BaseCheckpointSaver.delete_thread``."""
-        self._by_thread(thread_id).delete_thread(thread_id)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """See ``BaseCheckpointSaver.adelete_thread``."""
-        await self._by_thread(thread_id).adelete_thread(thread_id)
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """See ``BaseCheckpointSaver.get_delta_channel_history``."""
-        return self.pick(config).get_delta_channel_history(config=config, channels=channels)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """See ``BaseCheckpointSaver.aget_delta_channel_history``."""
-        return await self.pick(config).aget_delta_channel_history(config=config, channels=channels)
-
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> ScratchThreads:
-        """A clone over the user's saver with the derived allowlist (same scratch threads)."""
-        inner = self.inner.with_allowlist(extra_allowlist)
-        if inner is self.inner:
-            return self
-        clone = copy.copy(self)
-        clone.inner, clone.serde = inner, inner.serde
-        return clone
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """The user's saver's versions, for every thread."""
-        return self.inner.get_next_version(current, channel)
