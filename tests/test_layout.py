@@ -88,8 +88,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
-                "_persistence.dynamodb", "_persistence.history", "_persistence.records",
-                "_persistence.scratch", "checkpoint", "dynamodb", "savers",
+                "_persistence.connections", "_persistence.dynamodb", "_persistence.history",
+                "_persistence.records", "_persistence.scratch", "checkpoint", "dynamodb", "savers",
             }
         ),
     ),
