@@ -13,6 +13,7 @@ from langchain_core.runnables import Runnable, RunnableBinding, RunnableSequence
 from pydantic import ConfigDict, Field
 
 from dynavec_langgraph._conversion import from_dynavec, to_dynavec
+from dynavec_langgraph._extras import install_command
 from dynavec_langgraph._tools import AgentTool
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.chat._providers import native_model
@@ -140,7 +141,7 @@ def bind_model(
         except ImportError:  # pragma: no cover - depends on the installed extras
             raise TypeError(
                 f"model={model!r}: a 'provider:model' string needs the `langchain` package "
-                "(pip install 'dynavec-langgraph[all]'), or pass a chat model object"
+                f"({install_command('all')}), or pass a chat model object"
             ) from None
         model = init_chat_model(model)
     elif _is_dynavec_model(model):

@@ -67,10 +67,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "foundations: errors, names, plain records, the chat-model types",
         frozenset(
             {
-                "_audit", "_conversion", "_digest", "_errors", "_lg_names", "_locks", "_messages",
-                "_persistence.locks", "_persistence.serde", "_serde", "_subagent_cause", "chat",
-                "chat._providers", "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai",
-                "exceptions", "memory", "planner", "records", "supervisor", "testing",
+                "_audit", "_conversion", "_digest", "_errors", "_extras", "_lg_names", "_locks",
+                "_messages", "_persistence.locks", "_persistence.serde", "_serde",
+                "_subagent_cause", "chat", "chat._providers", "chat.anthropic", "chat.base",
+                "chat.bedrock", "chat.openai", "exceptions", "memory", "planner", "records",
+                "supervisor", "testing",
             }
         ),
     ),

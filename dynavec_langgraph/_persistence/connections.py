@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._persistence.base import DelegatingSaver, ThreadedAsyncSaver
 from dynavec_langgraph._persistence.locks import check_writable
 from dynavec_langgraph._persistence.serde import safe_serializer
@@ -85,10 +86,16 @@ def open_sqlite(url: str, rest: str) -> ConnectionSaver:
     its tables set up; the caller owns it (close it).
 
     Raises:
+        MissingDependencyError: the ``sqlite`` extra is not installed.
         CheckpointerConfigError: no file, an unknown option, a file that cannot be opened,
             written or set up, or another application's table of the same name.
     """
-    from langgraph.checkpoint.sqlite import SqliteSaver
+    try:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+    except ImportError:
+        raise missing_extra(
+            f"checkpointer={url!r}", "langgraph-checkpoint-sqlite", "sqlite"
+        ) from None
 
     path, _, query = rest.partition("?")
     timeout = _sqlite_options(url, query)
@@ -149,13 +156,19 @@ def open_postgres(url: str) -> ConnectionSaver:
     its tables set up; the caller owns it (close it).
 
     Raises:
+        MissingDependencyError: the ``postgres`` extra is not installed.
         CheckpointerConfigError: the server cannot be reached, or another application's
             table of the same name.
     """
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool, PoolTimeout
+    except ImportError as error:
+        missing = (error.name or "").split(".")[0]
+        package = "langgraph-checkpoint-postgres" if missing in ("", "langgraph") else missing
+        raise missing_extra(f"checkpointer={masked_url(url)!r}", package, "postgres") from None
 
     pool: ConnectionPool[Any] = ConnectionPool(
         url,

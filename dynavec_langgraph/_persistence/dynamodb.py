@@ -98,8 +98,8 @@ from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     StorageError,
 )
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._persistence.records import BaseCheckpointer, Checkpoint
-from dynavec_langgraph.exceptions import MissingDependencyError
 
 __all__ = ["INLINE_LIMIT", "PIECE_SIZE", "SCHEME", "DynamoDBCheckpointer"]
 
@@ -132,7 +132,7 @@ def _boto3() -> Any:
     try:
         import boto3
     except ImportError:
-        raise MissingDependencyError("DynamoDBCheckpointer", "boto3", "dynamodb") from None
+        raise missing_extra("DynamoDBCheckpointer", "boto3", "dynamodb") from None
     return boto3
 
 
