@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dynavec_langgraph.exceptions import MissingDependencyError
 
-__all__ = ["install_command", "missing_extra"]
+__all__ = ["install_command", "missing_extra", "missing_package"]
 
 
 def install_command(extra: str) -> str:
@@ -22,6 +22,19 @@ def install_command(extra: str) -> str:
         "pip install 'dynavec-langgraph[sqlite]'"
     """
     return f"pip install 'dynavec-langgraph[{extra}]'"
+
+
+def missing_package(error: ImportError, default: str, *named: str) -> str:
+    """The package to name for ``error``: the one of ``named`` that is missing (an import
+    module's top-level name, ``psycopg``), else ``default`` (``langgraph-checkpoint-postgres``).
+
+    Example:
+        >>> error = ImportError(name="psycopg.rows")
+        >>> missing_package(error, "langgraph-checkpoint-postgres", "psycopg")
+        'psycopg'
+    """
+    missing = (error.name or "").split(".")[0]
+    return missing if missing in named else default
 
 
 def missing_extra(

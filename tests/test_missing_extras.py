@@ -11,6 +11,7 @@ import pytest
 
 import dynavec_langgraph
 from dynavec_langgraph import MissingDependencyError
+from dynavec_langgraph._cli import open_saver
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph.savers import resolve_checkpointer
 
@@ -44,6 +45,19 @@ def test_a_postgres_url_without_the_postgres_extra_names_it(
     assert (raised.value.package, raised.value.extra) == (package, "postgres")
     assert "'postgresql://ada:***@127.0.0.1:1/db'" in str(raised.value)  # password masked
     assert str(raised.value).endswith("pip install 'dynavec-langgraph[postgres]'")
+
+
+def test_the_command_line_reading_a_database_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    db = tmp_path / "x.db"
+    db.touch()
+    monkeypatch.setitem(sys.modules, "langgraph.checkpoint.sqlite", None)
+    with pytest.raises(MissingDependencyError, match=r"dynavec-langgraph\[sqlite\]"):
+        open_saver(str(db), must_exist=True, read_only=True).__enter__()
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(MissingDependencyError, match=r"'psycopg' package.*\[postgres\]"):
+        open_saver("postgresql://127.0.0.1:1/db", must_exist=False, read_only=True).__enter__()
 
 
 def test_the_helper_keeps_a_caller_text_only_when_it_names_the_command() -> None:

@@ -19,12 +19,13 @@ from urllib.parse import urlsplit, urlunsplit
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
-from dynavec_langgraph._extras import missing_extra
+from dynavec_langgraph._extras import missing_extra, missing_package
 from dynavec_langgraph._persistence.base import DelegatingSaver, ThreadedAsyncSaver
 from dynavec_langgraph._persistence.locks import check_writable
 from dynavec_langgraph._persistence.serde import safe_serializer
 
 __all__ = [
+    "PG_PACKAGES",
     "ConnectionSaver",
     "is_schema_error",
     "is_storage_error",
@@ -33,6 +34,10 @@ __all__ = [
     "open_sqlite",
     "schema_conflict",
 ]
+
+PG_PACKAGES: Final = ("psycopg", "psycopg_pool")
+"""The packages of the ``postgres`` extra besides ``langgraph-checkpoint-postgres`` (named
+when one of them is the one missing)."""
 
 
 class ConnectionSaver(ThreadedAsyncSaver[Any], DelegatingSaver):
@@ -166,8 +171,7 @@ def open_postgres(url: str) -> ConnectionSaver:
         from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool, PoolTimeout
     except ImportError as error:
-        missing = (error.name or "").split(".")[0]
-        package = "langgraph-checkpoint-postgres" if missing in ("", "langgraph") else missing
+        package = missing_package(error, "langgraph-checkpoint-postgres", *PG_PACKAGES)
         raise missing_extra(f"checkpointer={masked_url(url)!r}", package, "postgres") from None
 
     pool: ConnectionPool[Any] = ConnectionPool(
