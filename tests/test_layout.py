@@ -64,7 +64,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
-        "foundations: errors, names, plain records, the chat-model types",
+        "foundations: errors, names, plain records, the chat-model types, the resume locks",
         frozenset(
             {
                 "_audit", "_conversion", "_digest", "_errors", "_extras", "_lg_names", "_locks",
@@ -85,7 +85,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "persistence: dynavec records, savers, the LangGraph-saver adapter",
+        "persistence: dynavec records, the saver base and wrappers, the adapter, connections",
         frozenset(
             {
                 "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
