@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -48,6 +47,15 @@ from typing import Any, Final
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.store.base import BaseStore
 from langgraph.types import Interrupt
+
+from dynavec_langgraph._audit_switch import (
+    AUDIT_ENV,
+    AUDIT_KEY,
+    NOTIFY_ENV,
+    NOTIFY_KEY,
+    audit_flag,
+    notifier,
+)
 
 __all__ = [
     "APPROVER_KEY",
@@ -92,18 +100,10 @@ AUDIT_NS: Final = "dynavec_audit"
 """The checkpoint namespace (or store namespace prefix) of the audit trail."""
 OUTBOX_NS: Final = "dynavec_outbox"
 """The checkpoint namespace (or store namespace prefix) of the notification outbox."""
-AUDIT_KEY: Final = "dynavec_audit"
-"""``config["configurable"][AUDIT_KEY] = True`` records the graph's decisions and pauses."""
-NOTIFY_KEY: Final = "dynavec_notify"
-"""``config["configurable"][NOTIFY_KEY]``: a webhook URL or a callable, called for every pause."""
 SURFACE_KEY: Final = "dynavec_surface"
 """``config["configurable"][SURFACE_KEY]``: which surface answers (``api``, ``cli``, ...)."""
 APPROVER_KEY: Final = "dynavec_approver"
 """``config["configurable"][APPROVER_KEY]``: who answers (also read from the decision)."""
-AUDIT_ENV: Final = "DYNAVEC_AUDIT"
-"""``DYNAVEC_AUDIT=1`` records every graph's decisions (for a server deployment)."""
-NOTIFY_ENV: Final = "DYNAVEC_NOTIFY_URL"
-"""``DYNAVEC_NOTIFY_URL=https://...``: the webhook of every graph (for a server deployment)."""
 
 SURFACES: Final = ("api", "cli", "inbox", "server", "ui", "graph", "sweeper")
 """Where a decision came from: ``ReActAgent`` (api), the command line, the inbox commands, a
@@ -442,8 +442,8 @@ class _Setting:
 
 
 def _setting(conf: Mapping[str, Any]) -> _Setting | None:
-    notify = conf.get(NOTIFY_KEY) or os.environ.get(NOTIFY_ENV) or None
-    audit = _setting_flags(conf) or notify is not None
+    notify = notifier(conf)
+    audit = audit_flag(conf) or notify is not None
     if not audit:
         return None
     from langgraph.config import get_store
@@ -846,12 +846,7 @@ def with_audit(graph: Any, *, audit: bool, notify: Notifier | None, surface: str
 def recording(graph: Any) -> bool:
     """Whether ``graph`` records its audit trail (its config, or :data:`AUDIT_ENV`)."""
     conf = (getattr(graph, "config", None) or {}).get("configurable") or {}
-    return _setting_flags(conf)
-
-
-def _setting_flags(conf: Mapping[str, Any]) -> bool:
-    env = os.environ.get(AUDIT_ENV, "") not in ("", "0")
-    return bool(conf.get(AUDIT_KEY)) or conf.get(NOTIFY_KEY) is not None or env
+    return audit_flag(conf)
 
 
 @contextmanager

@@ -25,9 +25,18 @@ from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode  # what every agent runs its tools with, as create_agent
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
+from dynavec_langgraph import _prebuilt as pb
+from dynavec_langgraph._agent_options import (
+    POST_MODEL_HOOK,
+    PRE_MODEL_HOOK,
+    AgentOptions,
+    resolve_prompt,
+)
+from dynavec_langgraph._binding import bind_model
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, ReActNodes
 from dynavec_langgraph._persistence.history import keep_conversations
 from dynavec_langgraph._routing import (
@@ -48,11 +57,10 @@ from dynavec_langgraph._state import (
     ReActState,
 )
 from dynavec_langgraph._tool_call import error_observation
+from dynavec_langgraph._tool_errors import wrapped_error_observation
 from dynavec_langgraph._tools import AgentTool, as_tools, executable
 
-if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
-    from langgraph.prebuilt import ToolNode
-
+if TYPE_CHECKING:
     from dynavec_langgraph.registry import ToolRegistry
 
 __all__ = [
@@ -275,13 +283,6 @@ def build_agent(
         raise ValueError(
             f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
         )
-    from langgraph.prebuilt import ToolNode
-
-    from dynavec_langgraph import _middleware as mw
-    from dynavec_langgraph import _prebuilt as pb
-    from dynavec_langgraph._models import bind_model  # chat-model machinery: imported on use
-    from dynavec_langgraph._tool_errors import wrapped_error_observation
-
     view = pb.StateView(state_schema)
     dynamic = pb.is_dynamic_model(model)
     if prompt is not None and not isinstance(prompt, str | SystemMessage):
@@ -295,8 +296,8 @@ def build_agent(
         or pre_model_hook is not None
         or post_model_hook is not None,
     )
-    system_message, prompt_runnable = mw.resolve_prompt(system_prompt, prompt)
-    options = mw.AgentOptions(
+    system_message, prompt_runnable = resolve_prompt(system_prompt, prompt)
+    options = AgentOptions(
         system_message=system_message,
         prompt=prompt_runnable,
         response_format=None if prebuilt_format else response_format,
@@ -304,12 +305,14 @@ def build_agent(
         context_schema=context_schema,
         pre_model_hook=None
         if pre_model_hook is None
-        else pb.hook_node(mw.PRE_MODEL_HOOK, pre_model_hook, view),
+        else pb.hook_node(PRE_MODEL_HOOK, pre_model_hook, view),
         post_model_hook=None
         if post_model_hook is None
-        else pb.hook_node(mw.POST_MODEL_HOOK, post_model_hook, view),
+        else pb.hook_node(POST_MODEL_HOOK, post_model_hook, view),
         middleware=list(middleware or ()),
     )
+    if options.extended or face.create_agent:  # the middleware graph: its code imported here
+        from dynavec_langgraph import _middleware as mw
     if options.middleware:
         mw.need_langchain("middleware")
     if options.response_format is not None:

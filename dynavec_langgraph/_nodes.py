@@ -34,7 +34,7 @@ from dynavec_langgraph._tasks import foreign_task, next_task
 from dynavec_langgraph._tool_call import CompletedCall, ToolCallRun, completed_calls, remember
 from dynavec_langgraph._tools import AgentTool
 
-if TYPE_CHECKING:  # imported when a graph is built (it costs ~40 ms at import time)
+if TYPE_CHECKING:  # imported by the factory, which builds the ToolNode these nodes run
     from langgraph.prebuilt import ToolNode
 
 __all__ = [

@@ -32,6 +32,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Interrupt
 
+from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._digest import check_bound, pause_digest
 from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
 from dynavec_langgraph._lg_names import CHECKPOINT_MAP
@@ -465,10 +466,8 @@ def _note(
 ) -> None:
     """Record the answer ``raw`` to the ``index``-th ask in the audit trail (a no-op unless
     recording is on: ``dynavec_langgraph._audit``)."""
-    from dynavec_langgraph import _audit
-
     name = str(who["name"]) if who is not None else None
-    _audit.on_decision(value, raw, index - 1, refusal, kind=kind, outcome=outcome, who=name)
+    recorder().on_decision(value, raw, index - 1, refusal, kind=kind, outcome=outcome, who=name)
 
 
 def ask_with_policy(
@@ -515,7 +514,7 @@ def ask_with_policy(
             seconds,
         )
 
-    from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
+    _audit = recorder()  # the audit trail and outbox: hooks that do nothing unless on
     from dynavec_langgraph.interrupt import answer_slot  # the one call of LangGraph's interrupt
 
     while True:

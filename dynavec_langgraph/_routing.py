@@ -12,9 +12,6 @@ from dynavec_langgraph._messages import pending_calls
 
 if TYPE_CHECKING:
     from dynavec_langgraph._nodes import ReActNodes
-
-    # imported when a graph is built (it costs ~40 ms at import time)
-    pass
 from dynavec_langgraph._state import AGENT_NODE, TOOLS_NODE, steps_in_run
 from dynavec_langgraph._tasks import all_tasks
 

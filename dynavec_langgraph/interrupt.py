@@ -36,6 +36,7 @@ from langgraph.types import interrupt as lg_interrupt
 from pydantic import Discriminator, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
+from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._digest import (
     bind_decision,
     check_bound,
@@ -548,7 +549,7 @@ def ask(
     another pause); a decision bound to another pause's digest is refused before ``accept``
     sees it, and asked again under the same digest (see :mod:`dynavec_langgraph._digest`).
     """
-    from dynavec_langgraph import _audit  # the audit trail and outbox (no-ops unless on)
+    _audit = recorder()  # the audit trail and outbox: hooks that do nothing unless on
 
     error: str | None = None
     index = 0  # the answers read so far: LangGraph's interrupt index of the next ask

@@ -67,11 +67,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "foundations: errors, names, plain records, the chat-model types, the resume locks",
         frozenset(
             {
-                "_audit", "_conversion", "_digest", "_errors", "_extras", "_lg_names", "_locks",
-                "_messages", "_persistence.locks", "_persistence.serde", "_serde",
-                "_subagent_cause", "chat", "chat._providers", "chat.anthropic", "chat.base",
-                "chat.bedrock", "chat.openai", "exceptions", "memory", "planner", "records",
-                "supervisor", "testing",
+                "_audit", "_audit_switch", "_conversion", "_digest", "_errors", "_extras",
+                "_lg_names", "_locks", "_messages", "_persistence.locks", "_persistence.serde",
+                "_serde", "_subagent_cause", "chat", "chat._providers", "chat.anthropic",
+                "chat.base", "chat.bedrock", "chat.openai", "exceptions", "memory", "planner",
+                "records", "supervisor", "testing",
             }
         ),
     ),
@@ -79,8 +79,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "tools and pauses: the interrupt machinery, the tool types, the state view",
         frozenset(
             {
-                "_claims", "_exactly_once", "_models", "_policy", "_tools", "_view", "approval",
-                "connectors", "interrupt", "registry",
+                "_audit_hooks", "_binding", "_claims", "_exactly_once", "_models", "_policy",
+                "_tools", "_view", "approval", "connectors", "interrupt", "registry",
             }
         ),
     ),
@@ -104,7 +104,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_middleware", "_middleware.face", "_middleware.graph", "_middleware.hooks",
                 "_middleware.model_node", "_middleware.options", "_middleware.per_call_review",
-                "_middleware.structured", "_middleware.tool_calls", "_prebuilt",
+                "_middleware.structured", "_middleware.tool_calls", "_prebuilt", "_agent_options",
             }
         ),
     ),

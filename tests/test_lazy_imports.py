@@ -23,19 +23,29 @@ NOT_AT_IMPORT = (
     "dynavec_langgraph._inbox",
     "dynavec_langgraph._models",
     "dynavec_langgraph._middleware",
-    "dynavec_langgraph._prebuilt",
     "dynavec_langgraph.events",
     "dynavec_langgraph.memory",
     "dynavec_langgraph.dynamodb",
     "dynavec_langgraph.remote",
     "dynavec_langgraph.chat._providers",
-    "langgraph.prebuilt",
     "langchain.agents",
     "boto3",
     "botocore",
     "psycopg",
 )
-"""Modules a plain agent does not need when it is imported."""
+"""Modules a plain agent does not need when it is imported. (``langgraph.prebuilt``, whose
+``ToolNode`` runs every agent's tools, is imported with ``create_react_agent``, as
+``langchain.agents`` imports it: building the first agent imports nothing more.)"""
+
+NOT_FOR_A_PLAIN_RUN = (
+    "dynavec_langgraph._audit",
+    "dynavec_langgraph._models",
+    "dynavec_langgraph._middleware",
+    "dynavec_langgraph.chat._providers",
+    "langchain.agents",
+)
+"""Modules a plain two-node agent does not load to be built, paused and resumed: the audit
+trail (off unless switched on), the dynavec-model adapter, the create_agent mirror."""
 
 
 def _loaded_after(statement: str) -> set[str]:
@@ -77,3 +87,44 @@ def test_each_feature_is_imported_by_the_call_that_needs_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("[] ")
+
+
+PLAIN_RUN = '''
+import sys
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from dynavec_langgraph import create_react_agent, interrupt, tool
+from dynavec_langgraph.testing import ScriptedChatModel
+
+@tool
+def pay(amount: int) -> str:
+    """Pay after approval."""
+    return f"paid {amount}: {interrupt('approve', {'amount': amount})}"
+
+model = ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 5}}], "done"])
+graph = create_react_agent(model, [pay], checkpointer=InMemorySaver())
+config = {"configurable": {"thread_id": "t"}}
+paused = graph.invoke({"messages": [("user", "pay 5")]}, config)
+assert paused["__interrupt__"], paused
+out = graph.invoke(Command(resume="yes"), config)
+assert out["messages"][-2].content == "paid 5: yes", out["messages"][-2]
+assert out["messages"][-1].content == "done", out["messages"][-1]
+'''
+
+
+def test_a_plain_agent_builds_pauses_and_resumes_without_the_optional_code() -> None:
+    code = f"{PLAIN_RUN}\nprint([m for m in {NOT_FOR_A_PLAIN_RUN!r} if m in sys.modules])\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_recording_run_imports_the_audit_trail_at_its_pause() -> None:
+    recording = PLAIN_RUN.replace(
+        '{"configurable": {', '{"configurable": {"dynavec_audit": True, ', 1
+    )
+    assert recording != PLAIN_RUN
+    code = f"{recording}\nprint('dynavec_langgraph._audit' in sys.modules)\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "True"

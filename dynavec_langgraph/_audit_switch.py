@@ -1,0 +1,48 @@
+"""Whether a run records its audit trail or notifies approvers: the one rule, read without
+importing the audit trail itself (:mod:`dynavec_langgraph._audit`, which a plain pause or
+decision does not need).
+
+The switches are the run's ``config["configurable"]`` keys and two environment variables (a
+server deployment sets them once for every graph).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = [
+    "AUDIT_ENV",
+    "AUDIT_KEY",
+    "NOTIFY_ENV",
+    "NOTIFY_KEY",
+    "audit_flag",
+    "notifier",
+    "switched_on",
+]
+
+AUDIT_KEY: Final = "dynavec_audit"
+"""``config["configurable"][AUDIT_KEY] = True`` records the graph's decisions and pauses."""
+NOTIFY_KEY: Final = "dynavec_notify"
+"""``config["configurable"][NOTIFY_KEY]``: a webhook URL or a callable, called for every pause."""
+AUDIT_ENV: Final = "DYNAVEC_AUDIT"
+"""``DYNAVEC_AUDIT=1`` records every graph's decisions (for a server deployment)."""
+NOTIFY_ENV: Final = "DYNAVEC_NOTIFY_URL"
+"""``DYNAVEC_NOTIFY_URL=https://...``: the webhook of every graph (for a server deployment)."""
+
+
+def audit_flag(conf: Mapping[str, Any]) -> bool:
+    """Whether ``conf`` (or :data:`AUDIT_ENV`) asks for the audit trail itself."""
+    env = os.environ.get(AUDIT_ENV, "") not in ("", "0")
+    return bool(conf.get(AUDIT_KEY)) or conf.get(NOTIFY_KEY) is not None or env
+
+
+def notifier(conf: Mapping[str, Any]) -> Any:
+    """The webhook URL or callable ``conf`` (or :data:`NOTIFY_ENV`) names; None if none."""
+    return conf.get(NOTIFY_KEY) or os.environ.get(NOTIFY_ENV) or None
+
+
+def switched_on(conf: Mapping[str, Any]) -> bool:
+    """Whether a run with the configurable ``conf`` records or notifies anything."""
+    return audit_flag(conf) or notifier(conf) is not None
