@@ -22,7 +22,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
-from dynavec_langgraph._adapter import DynavecCheckpointSaver
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
@@ -36,7 +35,9 @@ from dynavec_langgraph._errors import (
     not_a_message_text,
 )
 from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
-from dynavec_langgraph._locks import aresume_lock, resume_lock
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
+from dynavec_langgraph._persistence.scratch import ScratchThreads
 from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
 from dynavec_langgraph._resuming import (
     MISSING,
@@ -56,7 +57,6 @@ from dynavec_langgraph._resuming import (
     storage_guard,
 )
 from dynavec_langgraph._run_data import CompletedCall, durability, run_config
-from dynavec_langgraph._scratch import ScratchThreads
 from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary

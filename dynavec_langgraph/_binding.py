@@ -70,9 +70,11 @@ def bind_model(
         try:
             from langchain.chat_models import init_chat_model
         except ImportError:  # pragma: no cover - depends on the installed extras
+            from dynavec_langgraph._extras import install_command
+
             raise TypeError(
                 f"model={model!r}: a 'provider:model' string needs the `langchain` package "
-                "(pip install 'dynavec-langgraph[all]'), or pass a chat model object"
+                f"({install_command('all')}), or pass a chat model object"
             ) from None
         model = init_chat_model(model)
     elif _is_dynavec_model(model):

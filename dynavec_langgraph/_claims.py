@@ -51,7 +51,7 @@ from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE, RESUME_WRITE
-from dynavec_langgraph._locks import aresume_lock, resume_lock
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._run_data import RunData
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields
 

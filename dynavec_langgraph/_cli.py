@@ -193,11 +193,18 @@ def open_saver(
 
 @contextmanager
 def _open_read_only(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[Any] | None]:
-    from dynavec_langgraph._serde import safe_serializer
+    from dynavec_langgraph._extras import missing_extra, missing_package
+    from dynavec_langgraph._persistence.connections import PG_PACKAGES
+    from dynavec_langgraph._persistence.serde import safe_serializer
     from dynavec_langgraph.savers import masked_url
 
     if path is not None:
-        from langgraph.checkpoint.sqlite import SqliteSaver
+        try:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+        except ImportError:
+            raise missing_extra(
+                "--db (a SQLite file)", "langgraph-checkpoint-sqlite", "sqlite"
+            ) from None
 
         uri = Path(path).resolve().as_uri() + "?mode=ro"
         try:
@@ -208,9 +215,13 @@ def _open_read_only(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[A
         with closing(conn):
             yield SqliteSaver(conn, serde=safe_serializer()) if "checkpoints" in tables else None
         return
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+    except ImportError as error:
+        package = missing_package(error, "langgraph-checkpoint-postgres", *PG_PACKAGES)
+        raise missing_extra("--db (a PostgreSQL URI)", package, "postgres") from None
 
     try:
         conn_pg = psycopg.connect(db, autocommit=True, row_factory=dict_row)

@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
+from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._factory import build_agent
 from dynavec_langgraph._nodes import AgentFace
 
@@ -91,10 +92,12 @@ def create_agent(
     try:
         import langchain.agents  # noqa: F401
     except ImportError:
-        raise ImportError(
-            "create_agent() is LangChain's create_agent and needs the `langchain` package: "
-            "pip install 'dynavec-langgraph[middleware]' (or '[all]'); without it, use "
-            "create_react_agent()"
+        raise missing_extra(
+            "create_agent()",
+            "langchain",
+            "middleware",
+            text="create_agent() is LangChain's create_agent and needs the `langchain` package: "
+            f"{install_command('middleware')} (or '[all]'); without it, use create_react_agent()",
         ) from None
     listed = list(tools or ())
     face = AgentFace(

@@ -36,9 +36,9 @@ from dynavec_langgraph._agent_options import (
     resolve_prompt,
 )
 from dynavec_langgraph._binding import bind_model
-from dynavec_langgraph._history import keep_conversations
 from dynavec_langgraph._lg_names import loaded_prebuilt
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
+from dynavec_langgraph._persistence.history import keep_conversations
 from dynavec_langgraph._routing import (
     route_after_agent,
     route_after_agent_parallel,

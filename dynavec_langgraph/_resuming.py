@@ -62,8 +62,13 @@ from dynavec_langgraph._errors import (
     not_storable_text,
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
-from dynavec_langgraph._locks import aresume_lock, resume_lock
 from dynavec_langgraph._nodes import until_done
+from dynavec_langgraph._persistence.connections import (
+    is_schema_error,
+    is_storage_error,
+    schema_conflict,
+)
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._storable import brief, lone_surrogate
@@ -74,12 +79,7 @@ from dynavec_langgraph.interrupt import (
     refusal,
     resume_command,
 )
-from dynavec_langgraph.savers import (
-    describe_storage,
-    is_schema_error,
-    is_storage_error,
-    schema_conflict,
-)
+from dynavec_langgraph.savers import describe_storage
 
 __all__ = [
     "MISSING",
@@ -502,7 +502,7 @@ def _storage_error(
 ) -> StorageError:
     where = describe_storage(saver)
     thread = f"thread {thread_id!r}" if thread_id else "the thread"
-    conflict = schema_conflict(saver) if is_schema_error(error) else None
+    conflict = schema_conflict(saver, where) if is_schema_error(error) else None
     if conflict and not record:
         return StorageError(
             f"{conflict} ({type(error).__name__}: {error}); {thread} is unchanged",

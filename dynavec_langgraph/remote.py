@@ -53,6 +53,7 @@ from dynavec_langgraph._errors import (
     ServerUnavailableError,
     not_paused_text,
 )
+from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._policy import (
     EXPIRE,
     expired_pauses,
@@ -89,7 +90,6 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds to wait for one answer of the server (a run's whole wait included)."""
-_EXTRA = "pip install 'dynavec-langgraph[studio]'"
 _RUNS_PAGE = 20
 _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -547,8 +547,12 @@ class RemoteReActAgent:
         try:
             from langgraph_sdk import get_client, get_sync_client
         except ImportError as error:
-            raise ImportError(
-                f"RemoteReActAgent needs langgraph_sdk, which the 'studio' extra installs: {_EXTRA}"
+            raise missing_extra(
+                "RemoteReActAgent",
+                "langgraph_sdk",
+                "studio",
+                text="RemoteReActAgent needs langgraph_sdk, which the 'studio' extra installs: "
+                + install_command("studio"),
             ) from error
         config = run_config(audit, notify)
         self._run_options = {**_RUN_OPTIONS, **({"config": config} if config else {})}

@@ -16,7 +16,12 @@ through :func:`resolve_checkpointer`, which accepts:
   table layout), adapted like any dynavec checkpointer;
 * a dynavec-style checkpointer (:class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, or
   any object with ``save`` / ``get`` / ``list`` / ``put``), adapted by
-  :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`.
+  :class:`~dynavec_langgraph._persistence.adapter.DynavecCheckpointSaver`.
+
+This module is the one grammar of connection strings (:func:`parse_database_url`,
+:func:`dynamodb_options`, :func:`sqlite_url`) and the factory on it; the savers it opens live
+in :mod:`dynavec_langgraph._persistence.connections`, the adapter and the wrappers in the rest
+of :mod:`dynavec_langgraph._persistence`.
 
 :func:`safe_serializer` is the serializer the savers it opens use (it revives only standard
 and this package's types); give it to your own savers:
@@ -25,28 +30,22 @@ and this package's types); give it to your own savers:
 
 from __future__ import annotations
 
-import copy
-import sqlite3
-import sys
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
-from urllib.parse import parse_qs, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
-    CheckpointMetadata,
-    CheckpointTuple,
-    DeltaChannelHistory,
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from dynavec_langgraph._errors import CheckpointerConfigError
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.connections import (
+    ConnectionSaver,
+    is_storage_error,
+    masked_url,
+    open_postgres,
+    open_sqlite,
 )
-from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
-
-from dynavec_langgraph._adapter import DynavecCheckpointSaver, ThreadedAsyncSaver
-from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
-from dynavec_langgraph._locks import check_writable
 from dynavec_langgraph._persistence.records import BaseCheckpointer
-from dynavec_langgraph._serde import safe_serializer
+from dynavec_langgraph._persistence.serde import safe_serializer
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import CheckpointerOption
@@ -159,208 +158,6 @@ def sqlite_url(path: str) -> str:
     return SQLITE_SCHEME + path
 
 
-class ConnectionSaver(ThreadedAsyncSaver[Any]):
-    """A sync LangGraph saver the package opened from a connection string.
-
-    The sync methods call ``inner`` (a ``SqliteSaver`` or ``PostgresSaver``); the async ones
-    run them in a worker thread, so one agent can ``invoke`` and ``ainvoke``. :meth:`close`
-    closes the connection (or pool) that was opened.
-
-    Attributes:
-        inner: the wrapped saver.
-        url: the connection string, password masked.
-    """
-
-    def __init__(
-        self, inner: BaseCheckpointSaver[Any], url: str, close: Callable[[], None]
-    ) -> None:
-        super().__init__(serde=inner.serde)
-        self.inner = inner
-        self.url = url
-        self._close = close
-        self.closed = False
-
-    @property
-    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
-        return self.inner
-
-    def close(self) -> None:
-        """Close what was opened; idempotent."""
-        if not self.closed:
-            self.closed = True
-            self._close()
-
-    def __enter__(self) -> ConnectionSaver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"ConnectionSaver({self.url!r})"
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """See ``BaseCheckpointSaver.get_tuple``."""
-        return self.inner.get_tuple(config)
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """See ``BaseCheckpointSaver.list``."""
-        return self.inner.list(config, filter=filter, before=before, limit=limit)
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """See ``BaseCheckpointSaver.put``."""
-        return self.inner.put(config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """See ``BaseCheckpointSaver.put_writes``."""
-        self.inner.put_writes(config, writes, task_id, task_path)
-
-    def delete_thread(self, thread_id: str) -> None:
-        """See ``BaseCheckpointSaver.delete_thread``."""
-        self.inner.delete_thread(thread_id)
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """See ``BaseCheckpointSaver.get_delta_channel_history``."""
-        return self.inner.get_delta_channel_history(config=config, channels=channels)
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """The wrapped saver's versions."""
-        return self.inner.get_next_version(current, channel)
-
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> ConnectionSaver:
-        """A clone whose wrapped saver uses the derived allowlist."""
-        inner = self.inner.with_allowlist(extra_allowlist)
-        if inner is self.inner:
-            return self
-        clone = copy.copy(self)
-        clone.inner, clone.serde = inner, inner.serde
-        return clone
-
-
-def masked_url(url: str) -> str:
-    """``url`` with its password replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def _open_sqlite(url: str) -> ConnectionSaver:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    path, _, query = url[len(SQLITE_SCHEME) :].partition("?")
-    timeout = _sqlite_options(url, query)
-    if not path:
-        raise CheckpointerConfigError(
-            f"checkpointer={url!r} names no file: use 'sqlite:///path/to.db', "
-            "'sqlite:////absolute/path.db' or 'sqlite:///:memory:'"
-        )
-    if path != ":memory:":
-        try:
-            check_writable(path)
-        except StorageError as error:
-            raise CheckpointerConfigError(str(error)) from None
-    try:
-        conn = sqlite3.connect(path, check_same_thread=False, timeout=timeout)
-    except sqlite3.Error as exc:
-        raise CheckpointerConfigError(f"cannot open SQLite file {path!r}: {exc}") from exc
-    saver = SqliteSaver(conn, serde=safe_serializer())
-    conflict = schema_conflict(saver, f"the SQLite file {path!r}")  # before setup writes
-    if conflict:
-        conn.close()
-        raise CheckpointerConfigError(conflict)
-    try:
-        saver.setup()
-    except sqlite3.Error as exc:
-        conn.close()
-        raise CheckpointerConfigError(
-            f"cannot set up SQLite file {path!r}: {exc}. The agent writes a checkpoint at every "
-            "step: give it a file (and folder) it can write"
-        ) from exc
-    return ConnectionSaver(saver, url, conn.close)
-
-
-def _sqlite_options(url: str, query: str) -> float:
-    """The options of a ``sqlite:///`` URL: ``timeout`` (seconds to wait for a lock)."""
-    timeout = 5.0
-    for key, _, value in (item.partition("=") for item in query.split("&") if item):
-        if key != "timeout":
-            raise CheckpointerConfigError(
-                f"checkpointer={url!r}: unknown SQLite option {key!r}; the only option is "
-                "timeout=SECONDS (the agent writes every step, so read-only modes cannot work)"
-            )
-        try:
-            timeout = float(value)
-        except ValueError:
-            raise CheckpointerConfigError(
-                f"checkpointer={url!r}: timeout={value!r} is not a number of seconds"
-            ) from None
-    return timeout
-
-
-_PG_WAIT: Final = 5.0
-"""Seconds a PostgreSQL call waits for a connection before failing (the server is down)."""
-
-
-def _open_postgres(url: str) -> ConnectionSaver:
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
-    from psycopg_pool import ConnectionPool, PoolTimeout
-
-    pool: ConnectionPool[Any] = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=8,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-        open=False,
-        check=ConnectionPool.check_connection,  # a connection broken by a restart is replaced
-        timeout=_PG_WAIT,  # fail fast while the server is down
-    )
-    where = f"PostgreSQL at {masked_url(url)}"
-    try:
-        with psycopg.connect(url, autocommit=True, row_factory=dict_row) as probe:
-            conflict = schema_conflict(PostgresSaver(probe), where)  # before setup writes
-            if conflict:
-                raise CheckpointerConfigError(conflict)
-            PostgresSaver(probe).setup()  # fails fast when the server is down
-        pool.open(wait=True, timeout=10)
-        saver = PostgresSaver(pool, serde=safe_serializer())
-    except CheckpointerConfigError:
-        pool.close()
-        raise
-    except (PoolTimeout, psycopg.Error) as exc:
-        pool.close()
-        raise CheckpointerConfigError(
-            f"cannot connect to PostgreSQL at {masked_url(url)}: {exc}. Check that the server "
-            "runs and the URI (host, port, database, user) is right"
-        ) from exc
-    return ConnectionSaver(saver, masked_url(url), pool.close)
-
-
 def resolve_checkpointer(checkpointer: CheckpointerOption) -> BaseCheckpointSaver[Any] | None:
     """Turn ``checkpointer=`` into a LangGraph saver.
 
@@ -387,12 +184,11 @@ def resolve_checkpointer(checkpointer: CheckpointerOption) -> BaseCheckpointSave
     if checkpointer is None or isinstance(checkpointer, BaseCheckpointSaver):
         return checkpointer
     if isinstance(checkpointer, str):
-        parsed = parse_database_url(checkpointer)
-        kind = parsed[0] if parsed else None
+        kind, rest = parse_database_url(checkpointer) or (None, "")
         if kind == "sqlite":
-            return _open_sqlite(checkpointer)
+            return open_sqlite(checkpointer, rest)
         if kind == "postgres":
-            return _open_postgres(checkpointer)
+            return open_postgres(checkpointer)
         if kind == "dynamodb":  # dynavec's table layout, adapted
             from dynavec_langgraph._persistence.dynamodb import DynamoDBCheckpointer
 
@@ -412,115 +208,6 @@ def resolve_checkpointer(checkpointer: CheckpointerOption) -> BaseCheckpointSave
         "(InMemorySaver, SqliteSaver, PostgresSaver...), a connection string "
         "('sqlite:///path/to.db' or 'postgresql://...'), or a dynavec BaseCheckpointer"
     )
-
-
-def is_storage_error(error: BaseException) -> bool:
-    """Whether ``error`` came from the storage under a saver (SQLite, PostgreSQL connection or
-    pool, a lock file that cannot be made), not from the agent or a tool."""
-    if isinstance(error, sqlite3.OperationalError | PermissionError) or is_schema_error(error):
-        return True
-    psycopg = sys.modules.get("psycopg")
-    if psycopg is not None and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
-        return True
-    pool = sys.modules.get("psycopg_pool")
-    if pool is not None and isinstance(error, pool.PoolTimeout | pool.PoolClosed):
-        return True
-    botocore = sys.modules.get("botocore.exceptions")  # DynamoDB: a request that failed
-    return botocore is not None and isinstance(error, botocore.BotoCoreError | botocore.ClientError)
-
-
-_COLUMNS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
-    "sqlite": {
-        "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"),
-        "writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "channel", "value"),
-    },
-    "postgres": {
-        "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"),
-        "checkpoint_blobs": ("thread_id", "checkpoint_ns", "channel", "version", "blob"),
-        "checkpoint_writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "blob"),
-    },
-}
-"""The tables LangGraph's SQLite and PostgreSQL savers use and columns each must have (the
-savers create them with ``CREATE TABLE IF NOT EXISTS``, so another application's table of the
-same name stays, and every query on it fails)."""
-
-_PG_COLUMNS_SQL: Final = (
-    "SELECT table_name, column_name FROM information_schema.columns "
-    "WHERE table_schema = current_schema() AND table_name = ANY(%s)"
-)
-
-
-def _table_columns(saver: Any) -> tuple[str, dict[str, list[str]]] | None:
-    """``(kind, {table: columns})`` of the saver's tables that exist, or ``None`` for a saver
-    that is not LangGraph's SQLite or PostgreSQL one (or cannot be asked)."""
-    saver = getattr(saver, "inner", saver)
-    module = type(saver).__module__
-    conn = getattr(saver, "conn", None)
-    if conn is None:
-        return None
-    found: dict[str, list[str]] = {}
-    if module.startswith("langgraph.checkpoint.sqlite") and isinstance(conn, sqlite3.Connection):
-        for table in _COLUMNS["sqlite"]:
-            rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
-            if rows:
-                found[table] = [str(r[1]) for r in rows]
-        return "sqlite", found
-    if module.startswith("langgraph.checkpoint.postgres"):
-        pools = sys.modules.get("psycopg_pool")
-        tables = list(_COLUMNS["postgres"])
-        if pools is not None and isinstance(conn, pools.ConnectionPool):
-            with conn.connection() as pooled:
-                rows = pooled.execute(_PG_COLUMNS_SQL, (tables,)).fetchall()
-        else:
-            rows = conn.execute(_PG_COLUMNS_SQL, (tables,)).fetchall()
-        for row in rows:
-            table, column = (
-                (row["table_name"], row["column_name"]) if isinstance(row, dict) else row
-            )
-            found.setdefault(str(table), []).append(str(column))
-        return "postgres", found
-    return None
-
-
-def schema_conflict(saver: Any, where: str | None = None) -> str | None:
-    """What to tell the user when a table the saver needs belongs to another application
-    (it lacks the saver's columns), or ``None`` when the tables are LangGraph's, absent, or
-    the saver is not LangGraph's SQLite or PostgreSQL saver.
-
-    Example:
-        >>> import sqlite3
-        >>> from langgraph.checkpoint.sqlite import SqliteSaver
-        >>> conn = sqlite3.connect(":memory:")
-        >>> _ = conn.execute("CREATE TABLE checkpoints (id INTEGER, title TEXT)")
-        >>> found = schema_conflict(SqliteSaver(conn), "the SQLite file 'app.db'")
-        >>> found.startswith("the SQLite file 'app.db' holds a table 'checkpoints' that is not")
-        True
-    """
-    try:
-        read = _table_columns(saver)
-    except Exception:  # the storage fails: that is the error to report, not this one
-        return None
-    if read is None:
-        return None
-    kind, found = read
-    for table, needed in _COLUMNS[kind].items():
-        columns = found.get(table)
-        if columns is None:
-            continue
-        missing = [c for c in needed if c not in columns]
-        if missing:
-            return foreign_table_text(where or describe_storage(saver), table, columns, missing)
-    return None
-
-
-def is_schema_error(error: BaseException) -> bool:
-    """Whether ``error`` says a table lacks a column the saver uses (another application's
-    table of the same name, see :func:`schema_conflict`)."""
-    if isinstance(error, sqlite3.OperationalError):
-        text = str(error)
-        return text.startswith("no such column") or " has no column named " in text
-    errors = getattr(sys.modules.get("psycopg"), "errors", None)
-    return errors is not None and isinstance(error, errors.UndefinedColumn)
 
 
 def describe_storage(saver: Any) -> str:

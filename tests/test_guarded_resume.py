@@ -346,6 +346,9 @@ def test_the_inbox_reaches_the_lock_only_through_the_guarded_resume() -> None:
             for alias in node.names
         }
         modules = {m for m, _ in imported}
-        assert "dynavec_langgraph._locks" not in modules, name
-        assert ("dynavec_langgraph.interrupt", "refusal") not in imported, name
-        assert ("dynavec_langgraph.interrupt", "resume_command") not in imported, name
+        # the lock and the decision helpers under every path they have lived at
+        assert not modules & {"dynavec_langgraph._locks", "dynavec_langgraph._persistence.locks"}
+        for home in ("dynavec_langgraph.interrupt", "dynavec_langgraph._decisions"):
+            assert (home, "refusal") not in imported, name
+            assert (home, "resume_command") not in imported, name
+        assert "resume_lock" not in {alias for _, alias in imported}, name

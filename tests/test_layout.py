@@ -64,14 +64,15 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
-        "foundations: errors, names, plain records, the chat-model types",
+        "foundations: errors, names, plain records, the chat-model types, the resume locks",
         frozenset(
             {
                 "_audit", "_audit_switch", "_call_ids", "_conversation_view", "_conversion",
-                "_digest", "_errors", "_lg_names", "_locks", "_messages", "_run_data", "_scratch",
-                "_serde", "_storable", "_subagent_cause", "_types", "chat", "chat._providers",
-                "chat.anthropic", "chat.base", "chat.bedrock", "chat.openai", "exceptions",
-                "memory", "planner", "records", "supervisor", "testing",
+                "_digest", "_errors", "_extras", "_lg_names", "_locks", "_messages",
+                "_persistence.locks", "_persistence.serde", "_run_data", "_serde", "_storable",
+                "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
+                "chat.base", "chat.bedrock", "chat.openai", "exceptions", "memory", "planner",
+                "records", "supervisor", "testing",
             }
         ),
     ),
@@ -86,11 +87,12 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "persistence: dynavec records, savers, the LangGraph-saver adapter",
+        "persistence: dynavec records, the saver base and wrappers, the adapter, connections",
         frozenset(
             {
-                "_adapter", "_history", "_persistence", "_persistence.dynamodb",
-                "_persistence.records", "checkpoint", "dynamodb", "savers",
+                "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
+                "_persistence.connections", "_persistence.dynamodb", "_persistence.history",
+                "_persistence.records", "_persistence.scratch", "checkpoint", "dynamodb", "savers",
             }
         ),
     ),

@@ -18,6 +18,7 @@ from dynavec_langgraph._agent_options import (
     AgentOptions,
     resolve_prompt,
 )
+from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._middleware.hooks import REVIEWED_KEY, overrides
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace
 
@@ -37,22 +38,25 @@ __all__ = [
 ]
 
 
-EXTRA_HINT = "pip install 'dynavec-langgraph[middleware]' (or '[all]')"
+EXTRA_HINT = f"{install_command('middleware')} (or '[all]')"
 """How to install the extra LangChain middleware needs."""
 HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 JUMPS = ("model", "tools", "end")
 
 
 def need_langchain(option: str) -> None:
-    """Raise an ImportError naming the extra when ``langchain`` is not installed."""
+    """Raise the missing-extra error (an ``ImportError``) when ``langchain`` is not installed."""
     try:
         import langchain.agents.middleware
         import langchain.agents.structured_output  # noqa: F401
     except ImportError:
-        raise ImportError(
-            f"{option}= needs the `langchain` package (LangChain's middleware and "
+        raise missing_extra(
+            f"{option}=",
+            "langchain",
+            "middleware",
+            text=f"{option}= needs the `langchain` package (LangChain's middleware and "
             f"structured-output types): {EXTRA_HINT}. The agent works without it when "
-            f"{option}= is not used."
+            f"{option}= is not used.",
         ) from None
 
 

@@ -4,8 +4,8 @@
 A dynavec :class:`~dynavec_langgraph.checkpoint.BaseCheckpointer`, so it works everywhere a
 dynavec checkpointer does: ``ReActAgent(..., checkpointer=DynamoDBCheckpointer(table))``,
 ``create_react_agent(..., checkpointer=...)`` (both adapt it with
-:class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`, the LangGraph-saver view), or the
-string ``"dynamodb://TABLE?region=eu-west-1&endpoint_url=http://127.0.0.1:8000&namespace=default
+:class:`~dynavec_langgraph._persistence.adapter.DynavecCheckpointSaver`, the LangGraph-saver
+view), or the string ``"dynamodb://TABLE?region=eu-west-1&endpoint_url=http://127.0.0.1:8000&namespace=default
 &lock_ttl=15&lock_heartbeat=5"`` (read by :func:`dynavec_langgraph.savers.parse_database_url`).
 It needs the ``dynamodb`` extra (``boto3``); without it, using it raises
 :class:`~dynavec_langgraph.exceptions.MissingDependencyError` naming the extra.
@@ -98,8 +98,8 @@ from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     StorageError,
 )
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._persistence.records import BaseCheckpointer, Checkpoint
-from dynavec_langgraph.exceptions import MissingDependencyError
 
 __all__ = ["INLINE_LIMIT", "PIECE_SIZE", "SCHEME", "DynamoDBCheckpointer"]
 
@@ -132,7 +132,7 @@ def _boto3() -> Any:
     try:
         import boto3
     except ImportError:
-        raise MissingDependencyError("DynamoDBCheckpointer", "boto3", "dynamodb") from None
+        raise missing_extra("DynamoDBCheckpointer", "boto3", "dynamodb") from None
     return boto3
 
 
@@ -685,9 +685,9 @@ class DynamoDBCheckpointer(BaseCheckpointer):
         object) with ``checkpoint`` (the same id), only if nobody saved it since it was read:
         one conditional put on the item's revision (``lg_rev``). ``False`` (nothing written)
         when it changed or is gone: read it again and redo the change. The LangGraph view
-        (:class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver`) saves every rewrite of
-        a record this way, so writes of two processes to one record both land (a claim of a
-        resumed call among them, first writer wins).
+        (:class:`~dynavec_langgraph._persistence.adapter.DynavecCheckpointSaver`) saves every
+        rewrite of a record this way, so writes of two processes to one record both land (a
+        claim of a resumed call among them, first writer wins).
 
         Raises:
             ValueError: ``read`` was not read through this object, or the ids differ.

@@ -4,7 +4,7 @@
 :class:`Checkpoint` is one record of a thread (docs/compatibility.md §5). :class:`BaseCheckpointer`
 is dynavec's checkpointer interface (``save`` / ``get`` / ``list`` / ``put``) and
 :class:`MemoryCheckpointer` its in-process implementation. Passed as ``checkpointer=``, one is
-adapted by :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver` (see
+adapted by :class:`~dynavec_langgraph._persistence.adapter.DynavecCheckpointSaver` (see
 :func:`~dynavec_langgraph.savers.resolve_checkpointer`).
 
 Where the dynavec view is built. LangGraph savers store channel values, and with the default
@@ -15,8 +15,8 @@ turn that into docs/compatibility.md §5's records:
   ``graph.get_state`` / ``get_state_history`` return). ``ReActAgent.get_checkpoint`` and
   ``list_checkpoints`` use it, so they work on every saver; :func:`is_step_boundary` picks
   the snapshots dynavec would have recorded.
-* :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver` writes one dynavec record per
-  LangGraph checkpoint with the same view (its module docstring describes the layout).
+* :class:`~dynavec_langgraph._persistence.adapter.DynavecCheckpointSaver` writes one dynavec
+  record per LangGraph checkpoint with the same view (its module docstring describes the layout).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Syst
 from langchain_core.runnables import Runnable
 
 from dynavec_langgraph._conversion import from_dynavec, to_dynavec
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph.chat.base import ChatChunk, ChatModel, ChatResult, Message, Tool, ToolCall
 from dynavec_langgraph.exceptions import MissingDependencyError
 
@@ -43,7 +44,7 @@ def missing_dependency(
     SDK when it is the one missing, else the LangChain package, and the extra to install."""
     missing = (error.name or "").split(".")[0]
     package = sdk if missing in ("", sdk) else langchain_package
-    return MissingDependencyError(feature, package, extra)
+    return missing_extra(feature, package, extra)
 
 
 def parsed_arguments(arguments: Any) -> Any:

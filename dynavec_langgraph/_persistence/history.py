@@ -37,20 +37,19 @@ import builtins
 import copy
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
-    CheckpointMetadata,
     CheckpointTuple,
     DeltaChannelHistory,
     PendingWrite,
 )
-from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
+
+from dynavec_langgraph._persistence.base import DelegatingSaver
 
 __all__ = ["MAX_THREADS", "MAX_WALK", "PER_THREAD", "HistoryCache", "keep_conversations"]
 
@@ -97,7 +96,7 @@ class _Walk:
             self.remaining.discard(ch)
 
 
-class HistoryCache(BaseCheckpointSaver[Any]):
+class HistoryCache(DelegatingSaver):
     """``inner`` for everything; the values of ``channels`` kept between loads of a thread.
 
     Args:
@@ -114,17 +113,11 @@ class HistoryCache(BaseCheckpointSaver[Any]):
     """
 
     def __init__(self, inner: BaseCheckpointSaver[Any], channels: Mapping[str, DeltaChannel[Any]]):
-        super().__init__(serde=inner.serde)
-        self.inner = inner
+        super().__init__(inner)
         self.channels = dict(channels)
         self._lock = threading.Lock()
         self._kept: OrderedDict[str, OrderedDict[str, _Values]] = OrderedDict()
         self._parents: OrderedDict[_Key, RunnableConfig | None] = OrderedDict()
-
-    @property
-    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``_locks.WrapsSaver``)."""
-        return self.inner
 
     def __getattr__(self, name: str) -> Any:
         # what only the wrapped saver has (``conn``, ``setup``, ...)
@@ -313,7 +306,7 @@ class HistoryCache(BaseCheckpointSaver[Any]):
             full = await self.inner.aget_delta_channel_history(config=config, channels=mine)
         return self._finish(walk, full)
 
-    # --- everything else: the wrapped saver ---------------------------------------------
+    # --- what the wrapper adds to the wrapped saver's methods ---------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """See ``BaseCheckpointSaver.get_tuple``."""
@@ -323,78 +316,15 @@ class HistoryCache(BaseCheckpointSaver[Any]):
         """See ``BaseCheckpointSaver.aget_tuple``."""
         return self._remember(await self.inner.aget_tuple(config))
 
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """See ``BaseCheckpointSaver.list``."""
-        return self.inner.list(config, filter=filter, before=before, limit=limit)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """See ``BaseCheckpointSaver.alist``."""
-        async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """See ``BaseCheckpointSaver.put``."""
-        return self.inner.put(config, checkpoint, metadata, new_versions)
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """See ``BaseCheckpointSaver.aput``."""
-        return await self.inner.aput(config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """See ``BaseCheckpointSaver.put_writes``."""
-        self.inner.put_writes(config, writes, task_id, task_path)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """See ``BaseCheckpointSaver.aput_writes``."""
-        await self.inner.aput_writes(config, writes, task_id, task_path)
-
     def delete_thread(self, thread_id: str) -> None:
         """See ``BaseCheckpointSaver.delete_thread``."""
         self.forget(thread_id)
-        self.inner.delete_thread(thread_id)
+        super().delete_thread(thread_id)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """See ``BaseCheckpointSaver.adelete_thread``."""
         self.forget(thread_id)
-        await self.inner.adelete_thread(thread_id)
+        await super().adelete_thread(thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """See ``BaseCheckpointSaver.delete_for_runs``."""
@@ -427,19 +357,6 @@ class HistoryCache(BaseCheckpointSaver[Any]):
         for tid in thread_ids:
             self.forget(tid)
         await self.inner.aprune(thread_ids, strategy=strategy)
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """The wrapped saver's versions."""
-        return self.inner.get_next_version(current, channel)
-
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> HistoryCache:
-        """The same cache over the wrapped saver with the derived allowlist."""
-        inner = self.inner.with_allowlist(extra_allowlist)
-        if inner is self.inner:
-            return self
-        clone = copy.copy(self)
-        clone.inner, clone.serde = inner, inner.serde
-        return clone
 
     @property
     def config_specs(self) -> builtins.list[Any]:

@@ -1,0 +1,107 @@
+"""One delegating base under every saver wrapper of the package: ``HistoryCache``,
+``ScratchThreads`` and ``ConnectionSaver`` pass every call to the saver they wrap through
+``DelegatingSaver`` and write only what they add."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.memory import InMemorySaver
+
+from dynavec_langgraph._messages import ConversationChannel
+from dynavec_langgraph._persistence.base import DelegatingSaver
+from dynavec_langgraph._persistence.history import HistoryCache
+from dynavec_langgraph._persistence.locks import WrapsSaver
+from dynavec_langgraph._persistence.scratch import ScratchThreads
+from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
+
+FORWARDED = (
+    "list",
+    "alist",
+    "put",
+    "aput",
+    "put_writes",
+    "aput_writes",
+    "get_next_version",
+    "with_allowlist",
+)
+"""Methods the base passes on that no wrapper changes."""
+
+
+def test_every_wrapper_stands_on_the_delegating_base() -> None:
+    for wrapper in (HistoryCache, ScratchThreads, ConnectionSaver):
+        assert issubclass(wrapper, DelegatingSaver), wrapper
+        assert [m for m in FORWARDED if m in vars(wrapper)] == [], wrapper
+    assert "aget_tuple" in vars(ConnectionSaver.__mro__[1])  # the worker-thread twins first
+
+
+def test_the_wrappers_declare_the_saver_they_wrap(tmp_path: Path) -> None:
+    inner = InMemorySaver()
+    opened = resolve_checkpointer(f"sqlite:///{tmp_path}/w.db")
+    assert isinstance(opened, ConnectionSaver)
+    with opened:
+        cache = HistoryCache(opened, {"messages": ConversationChannel()})
+        for saver, wrapped in (
+            (HistoryCache(inner, {}), inner),
+            (ScratchThreads(inner), inner),
+            (cache, opened),
+            (opened, opened.inner),
+        ):
+            assert isinstance(saver, WrapsSaver) and saver.wrapped_saver is wrapped
+
+
+def test_scratch_threads_route_each_call_by_thread() -> None:
+    inner = InMemorySaver()
+    saver = ScratchThreads(inner)
+    saver.mark("scratch")
+    for thread in ("scratch", "kept"):
+        config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        checkpoint = empty_checkpoint()
+        saved = saver.put(config, checkpoint, {"step": 0}, {})
+        saver.put_writes(saved, [("x", 1)], "task")
+        assert asyncio.run(saver.aget_tuple(saved)) is not None
+    assert [t.config["configurable"]["thread_id"] for t in inner.list(None)] == ["kept"]
+    assert [t.config["configurable"]["thread_id"] for t in saver.list(None)] == ["kept"]
+    assert len(list(saver.list({"configurable": {"thread_id": "scratch"}}))) == 1
+    saver.delete_thread("scratch")
+    assert saver.scratch.get_tuple({"configurable": {"thread_id": "scratch"}}) is None
+    assert inner.get_tuple({"configurable": {"thread_id": "kept"}}) is not None
+
+
+class _AllScratch(ScratchThreads):
+    """Every thread stays in the process (the suite's thread ids are not known up front)."""
+
+    def is_scratch(self, thread_id: str) -> bool:
+        return True
+
+
+async def _conforms(name: str, make: Any) -> None:
+    @checkpointer_test(name=name)
+    async def factory() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        yield make()
+
+    report = await validate(factory)
+    failures = {n: r.failures for n, r in report.results.items() if r.failures}
+    assert report.passed_all_base(), failures
+
+
+async def test_history_cache_over_a_saver_conforms() -> None:
+    await _conforms("HistoryCache", lambda: HistoryCache(InMemorySaver(), {}))
+
+
+async def test_scratch_threads_conform_for_kept_and_scratch_threads() -> None:
+    await _conforms("ScratchThreads", lambda: ScratchThreads(InMemorySaver()))
+    made: list[ScratchThreads] = []
+
+    def everything_scratch() -> ScratchThreads:
+        made.append(_AllScratch(InMemorySaver()))
+        return made[-1]
+
+    await _conforms("ScratchThreads (every thread scratch)", everything_scratch)
+    assert any(list(s.scratch.list(None)) for s in made)  # the suite's threads stayed here
+    assert all(list(s.inner.list(None)) == [] for s in made)  # none reached the user's saver
