@@ -96,6 +96,12 @@ def pytest_configure(config: pytest.Config) -> None:
         'kernel or other processes (set by tests/conftest.py); `make test-fast` runs -m "not '
         'service"',
     )
+    config.addinivalue_line(
+        "markers",
+        "slow: waits by design (a timeout run out, a saver made slow) or runs a long thread, "
+        'seconds per test; `make test-fast` runs -m "not service and not slow", `make test` '
+        "runs it",
+    )
     _count_processes(config)
 
 
