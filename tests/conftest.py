@@ -1,6 +1,8 @@
 """Shared fixtures (the local OpenAI-compatible server, PostgreSQL, DynamoDB) and the ``service``
 marker: a test that starts a server, a notebook kernel or another process is marked, ``make
-test-fast`` leaves it out (and fails a test it runs that starts a process: mark that one)."""
+test-fast`` leaves it out (and fails a test it runs that starts a process: mark that one);
+the ``slow`` marker (set in the test modules) names the few tests that wait by design, which
+``make test-fast`` leaves out too. ``make test`` runs them all."""
 
 from __future__ import annotations
 
