@@ -1,14 +1,19 @@
 """Shared fixtures (the local OpenAI-compatible server, PostgreSQL, DynamoDB) and the ``service``
 marker: a test that starts a server, a notebook kernel or another process is marked, ``make
-test-fast`` leaves it out (and fails a test it runs that starts a process: mark that one)."""
+test-fast`` leaves it out (and fails a test it runs that starts a process: mark that one);
+the ``slow`` marker (set in the test modules) names the few tests that wait by design, which
+``make test-fast`` leaves out too. ``make test`` runs them all."""
 
 from __future__ import annotations
 
 import _posixsubprocess
+import gc
 import os
+import platform
 import re
 import subprocess
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +22,16 @@ pytest_plugins = ["tests.dynamo", "tests.openai_server", "tests.pg"]
 
 
 SERVICE_FIXTURES = frozenset(
-    {"postgres_server", "pg_uri", "dynamodb_server", "dynamodb_url", "studio", "ui_site", "browser"}
+    {
+        "postgres_server",
+        "pg_uri",
+        "dynamodb_server",
+        "dynamodb_url",
+        "studio",
+        "ui_server",
+        "ui_site",
+        "browser",
+    }
 )
 """Fixtures that start a server: a test using one is marked ``service``."""
 SERVICE_MODULES = frozenset(
@@ -84,7 +98,28 @@ def pytest_configure(config: pytest.Config) -> None:
         'kernel or other processes (set by tests/conftest.py); `make test-fast` runs -m "not '
         'service"',
     )
+    config.addinivalue_line(
+        "markers",
+        "slow: waits by design (a timeout run out, a saver made slow) or runs a long thread, "
+        'seconds per test; `make test-fast` runs -m "not service and not slow", `make test` '
+        "runs it",
+    )
     _count_processes(config)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast subset does not import what it would deselect or find empty: a module of
+    :data:`SERVICE_MODULES` (every test of it is deselected), and a helper module that is no
+    test file and holds no doctest (``--doctest-modules`` imports every ``.py``: the MCP server,
+    the browser and cluster helpers ... cost each worker seconds for no test)."""
+    path = collection_path
+    if not _fast_subset(config) or path.suffix != ".py" or path.name == "__init__.py":
+        return None
+    if path.stem in SERVICE_MODULES:
+        return True
+    if path.name.startswith("test_") or path.name == "conftest.py":
+        return None
+    return ">>>" not in path.read_text(encoding="utf-8") or None
 
 
 def _needs_service(item: pytest.Item) -> bool:
@@ -103,6 +138,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _needs_service(item):
             item.add_marker(pytest.mark.service)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """In the fast subset, what collecting imported (the libraries, the test modules: most of
+    the heap) is set aside from the cyclic garbage collector (``gc.freeze``): it lives to the
+    end anyway, and each collection during the run (and pytest's last ``gc.collect``) would walk
+    it again. Objects the tests make are collected as usual."""
+    if _fast_subset(session.config):
+        gc.freeze()
 
 
 _SPAWNED = [0]
@@ -129,6 +173,10 @@ def _count_processes(config: pytest.Config) -> None:
     import fork_exec as _fork_exec``); multiprocessing calls ``_posixsubprocess.fork_exec``."""
     if not _fast_subset(config):
         return
+    # the standard library's own one-off processes, started before counting and cached for the
+    # run: platform.uname().processor runs `uname -p` once (the OpenAI SDK's first request
+    # reads it), so the test that happens to send the first request is not blamed for it
+    platform.uname().processor  # noqa: B018
     for owner, name in (
         (subprocess, "_fork_exec"),
         (_posixsubprocess, "fork_exec"),
@@ -140,18 +188,34 @@ def _count_processes(config: pytest.Config) -> None:
             setattr(owner, name, _counted(getattr(owner, name)))
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    """In the fast subset (``-m "not service"``), a test that starts a process fails: the subset
-    stays what it says (the whole suite, without ``-m``, runs every test unchecked)."""
+def _check_processes(item: pytest.Item, phase: str) -> Generator[None, object, object]:
     before = _SPAWNED[0]
     result = yield
     checked = _fast_subset(item.config)
     if checked and _SPAWNED[0] != before and item.get_closest_marker("service") is None:
         pytest.fail(
-            f"{item.nodeid} started {_SPAWNED[0] - before} process(es) but is not marked "
-            "`service`: add its module to SERVICE_MODULES in tests/conftest.py or mark it "
-            "@pytest.mark.service, so `make test-fast` leaves it out",
+            f"{item.nodeid} started {_SPAWNED[0] - before} process(es) in its {phase} but is not "
+            "marked `service`: add its module to SERVICE_MODULES (a fixture: SERVICE_FIXTURES) "
+            "in tests/conftest.py or mark it @pytest.mark.service, so `make test-fast` leaves it "
+            "out",
             pytrace=False,
         )
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    """In the fast subset (``-m "not service"``), a test that starts a process fails, in its
+    fixtures' setup (a server fixture of any scope), its call or its teardown: the subset stays
+    what it says (the whole suite, without ``-m``, runs every test unchecked)."""
+    return (yield from _check_processes(item, "setup"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    return (yield from _check_processes(item, "call"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
+    return (yield from _check_processes(item, "teardown"))

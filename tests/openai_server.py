@@ -8,20 +8,23 @@ the real API: HTTP 400 with an OpenAI-style error body, recorded in :attr:`OpenA
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import ssl
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import openai as openai_sdk
 import pytest
-from langchain_openai import ChatOpenAI
-from pydantic import SecretStr
+
+if TYPE_CHECKING:  # imported where a model is made: this module is a plugin of every run
+    import openai as openai_sdk
+    from langchain_openai import ChatOpenAI
 
 Turn = str | list[dict[str, Any]]
 """A text answer, or tool calls ``[{"name": str, "args": dict, "id": optional str}]``."""
@@ -317,14 +320,34 @@ class OpenAIServer:
         return policy(messages)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The default TLS context (system CA bundle), built once per process: loading the bundle
+    takes ~50 ms of CPU, once per HTTP client otherwise, and the local servers speak plain
+    HTTP (it is never used for a handshake)."""
+    return ssl.create_default_context()
+
+
+def async_http_client() -> openai_sdk.DefaultAsyncHttpxClient:
+    """A new async HTTP client, as ``openai.DefaultAsyncHttpxClient()`` builds it, on the
+    process's one TLS context (:func:`_tls_context`)."""
+    import openai as openai_sdk
+
+    return openai_sdk.DefaultAsyncHttpxClient(verify=_tls_context())
+
+
 def chat_openai(server: OpenAIServer, **kw: Any) -> ChatOpenAI:
     """A ``ChatOpenAI`` talking to ``server`` (no retries, 10 s timeout).
 
-    Each model gets its own async HTTP client: langchain-openai otherwise shares one per
-    process, which breaks once the event loop of an earlier async test has closed.
+    Each model gets its own async HTTP client (:func:`async_http_client`): langchain-openai
+    otherwise shares one per process, which breaks once the event loop of an earlier async
+    test has closed.
     """
+    from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
+
     key = SecretStr("test-key")
-    kw.setdefault("http_async_client", openai_sdk.DefaultAsyncHttpxClient())
+    kw.setdefault("http_async_client", async_http_client())
     return ChatOpenAI(
         base_url=server.url, api_key=key, model="gpt-test", max_retries=0, timeout=10, **kw
     )

@@ -21,7 +21,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from openai import DefaultAsyncHttpxClient
 
 from dynavec_langgraph import (
     AgentResult,
@@ -39,7 +38,7 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph._agent import DEFAULT_SYSTEM_PROMPT
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
-from tests.openai_server import OpenAIServer, chat_openai
+from tests.openai_server import OpenAIServer, async_http_client, chat_openai
 
 PAYLOAD_KEYS = {"thread_id", "node_id", "payload", "messages", "start_step"}
 
@@ -198,7 +197,7 @@ def thread_config(thread_id: str) -> RunnableConfig:
 def openai_model(server: OpenAIServer) -> ChatOpenAI:
     """``ChatOpenAI`` on the local server with its own async HTTP client: langchain-openai
     shares one per process, whose connections die with the event loop of an earlier test."""
-    return chat_openai(server, http_async_client=DefaultAsyncHttpxClient())
+    return chat_openai(server, http_async_client=async_http_client())
 
 
 def to_langchain(messages: Sequence[Message]) -> list[BaseMessage]:

@@ -136,7 +136,8 @@ def _tool_messages(agent: ReActAgent) -> list[ToolMessage]:
     return [m for m in values["messages"] if isinstance(m, ToolMessage)]
 
 
-@pytest.mark.parametrize("cancel", ["cancel", "wait_for"])
+# wait_for waits out its TIMEOUT_AFTER: `slow`, left out of `make test-fast` (run by `make test`)
+@pytest.mark.parametrize("cancel", ["cancel", pytest.param("wait_for", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("kind", ["sync", "async"])
 @pytest.mark.parametrize("entry", ["arun", "astream", "aresume", "astream_resume"])
 async def test_a_cancelled_call_never_runs_its_tool_twice(

@@ -580,6 +580,7 @@ def _stored_turn(saver: InMemorySaver) -> bool:
     return InMemorySaver.get_tuple(saver, base) is not None  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # each checkpoint stored 0.3 s late: left out of `make test-fast`
 @pytest.mark.parametrize("policy", ["retry", "ask", "fail"])
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 async def test_a_declared_call_starts_only_once_its_checkpoint_is_stored(

@@ -4,6 +4,7 @@ reader of the interrupt value."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,15 @@ MODULES = sorted(_FILES)
 """Every module of the package but its ``__init__``, subpackages included (``chat.base``)."""
 
 
+@functools.cache
 def _source(module: str) -> str:
     return _FILES[module].read_text()
+
+
+@functools.cache
+def _tree(module: str) -> ast.Module:
+    """The module's syntax tree, parsed once for the tests below (they only read it)."""
+    return ast.parse(_source(module))
 
 
 def _target(imported: str) -> str:
@@ -42,7 +50,7 @@ def _target(imported: str) -> str:
 
 
 def _imports(module: str, *, top_level_only: bool) -> list[ast.ImportFrom]:
-    tree = ast.parse(_source(module))
+    tree = _tree(module)
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     return [
         n
@@ -139,7 +147,8 @@ def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def _runtime_deps(module: str) -> set[str]:
+@functools.cache
+def _runtime_deps(module: str) -> frozenset[str]:
     """The package modules ``module`` imports at run time, at the top or inside a function
     (``from dynavec_langgraph.x import ...``, ``from dynavec_langgraph import _x``); the
     ``if TYPE_CHECKING:`` imports are for the type checker only."""
@@ -156,8 +165,8 @@ def _runtime_deps(module: str) -> set[str]:
         for child in ast.iter_child_nodes(node):
             visit(child)
 
-    visit(ast.parse(_source(module)))
-    return {d for d in deps if d in _FILES and d != module}
+    visit(_tree(module))
+    return frozenset(d for d in deps if d in _FILES and d != module)
 
 
 def _graph() -> dict[str, set[str]]:
@@ -298,8 +307,7 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
     for m in MODULES:
         if m == home:
             continue
-        tree = ast.parse(_source(m))
-        for node in ast.walk(tree):
+        for node in ast.walk(_tree(m)):
             if isinstance(node, ast.ImportFrom) and node.module in ("langgraph.types", "langgraph"):
                 offenders += [
                     f"{m}: langgraph interrupt" for a in node.names if a.name == "interrupt"

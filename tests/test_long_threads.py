@@ -93,6 +93,7 @@ def _runner(system: str, saver: BaseCheckpointSaver[Any]) -> Callable[[str], lis
     return agent_run
 
 
+@pytest.mark.slow  # a thread of 60 runs: left out of `make test-fast`
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 @pytest.mark.parametrize("system", ["graph", "ReActAgent"])
 def test_a_run_late_in_a_long_thread_rebuilds_no_more_messages_than_an_early_one(

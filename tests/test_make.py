@@ -55,9 +55,18 @@ def test_make_test_fast_leaves_out_the_service_tests(tmp_path: Path) -> None:
     plan = _plan("test-fast", tmp_path / "venv")
 
     python = f"{tmp_path}/venv/bin/python"
-    assert plan[-1].startswith(
-        f'PYTHONDONTWRITEBYTECODE= {python} -m pytest -q -n 2 -m "not service"'
-    )
+    fast = f"PYTHONDONTWRITEBYTECODE= {python} -m pytest -q -n 3 --dist loadfile"
+    # three workers, a module per worker, no service test and no slow one
+    assert plan[-1].startswith(f'{fast} -m "not service and not slow"')
+    # no test uses these installed packages' pytest plugins: not loaded in the fast subset
+    assert plan[-1].endswith(" -p no:langsmith_plugin -p no:syrupy -p no:platformdirs ")
+
+
+def test_make_test_fast_narrows_to_one_file_and_takes_a_worker_count(tmp_path: Path) -> None:
+    plan = _plan("test-fast", tmp_path / "venv", "FAST=tests/test_graph.py", "FAST_WORKERS=2")
+
+    assert " -n 2 --dist loadfile " in plan[-1]
+    assert plan[-1].endswith(" -p no:platformdirs tests/test_graph.py")
 
 
 def test_the_licence_is_the_one_pyproject_names() -> None:

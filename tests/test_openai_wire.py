@@ -26,11 +26,17 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StreamMode
-from openai import DefaultAsyncHttpxClient
 
 from dynavec_langgraph import AgentResult, ReActAgent, ThreadPausedError
 from tests import wire_resume_child as child
-from tests.openai_server import OpenAIServer, Policy, Turn, chat_openai, validate
+from tests.openai_server import (
+    OpenAIServer,
+    Policy,
+    Turn,
+    async_http_client,
+    chat_openai,
+    validate,
+)
 from tests.wire_resume_child import Ledger, build_agent, build_graph, message_summary
 
 Api = Literal["sync", "async"]
@@ -79,7 +85,7 @@ def model(server: OpenAIServer, **kw: Any) -> ChatOpenAI:
     langchain-openai caches one async client per base URL for the whole process; its pooled
     connections belong to the event loop that opened them, and each test has its own loop.
     """
-    return chat_openai(server, http_async_client=DefaultAsyncHttpxClient(), **kw)
+    return chat_openai(server, http_async_client=async_http_client(), **kw)
 
 
 # --- checks on what went over the wire ---------------------------------------------------

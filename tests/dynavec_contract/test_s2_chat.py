@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-import anthropic
 import boto3
 import botocore.exceptions
 import openai as openai_sdk
@@ -252,6 +251,8 @@ def test_p4_openai_runs_the_agent_loop(openai: OpenAIServer) -> None:
 
 
 def test_p5_anthropic_request_and_response(anthropic_api: AnthropicServer) -> None:
+    import anthropic  # the SDK (seconds to import) where a test uses it
+
     model = AnthropicChatModel()
     assert model.model == "claude-3-5-sonnet-20240620"
     assert isinstance(model._client, anthropic.Anthropic)
@@ -295,6 +296,8 @@ async def test_p5_anthropic_async(anthropic_api: AnthropicServer) -> None:
 
 
 def test_p5_anthropic_errors_propagate(anthropic_api: AnthropicServer) -> None:
+    import anthropic
+
     model = AnthropicChatModel()
     anthropic_api.script(AnthropicError(400, "invalid_request_error", "model: not a model"))
     with pytest.raises(anthropic.BadRequestError, match="not a model"):
@@ -568,6 +571,7 @@ def test_p7_seam_with_real_sdk_clients_over_http(
     anthropic_api: AnthropicServer, bedrock_api: BedrockServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """dynavec's direct SDK path, on real SDK clients: the servers accept its requests."""
+    import anthropic
 
     def anthropic_init(self: Any, model: str = "claude-test", **kwargs: Any) -> None:
         self.model = model

@@ -20,11 +20,9 @@ from concurrent.futures import Future
 from contextlib import AsyncExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from dynavec_langgraph.agents import (
     AgentTool,
@@ -41,6 +39,9 @@ from dynavec_langgraph.agents import (
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
 from tests.dynavec_model import ScriptedDynavecModel
+
+if TYPE_CHECKING:
+    from mcp import ClientSession, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -343,6 +344,8 @@ def call_log(tmp_path: Path) -> Path:
 
 
 def _server(call_log: Path) -> StdioServerParameters:
+    from mcp import StdioServerParameters  # imported by the tests that start the server
+
     env = {**os.environ, "MCP_CALL_LOG": str(call_log), "PYTHONPATH": str(ROOT)}
     return StdioServerParameters(
         command=sys.executable, args=["-m", "tests.mcp_server"], env=env, cwd=str(ROOT)
@@ -350,6 +353,9 @@ def _server(call_log: Path) -> StdioServerParameters:
 
 
 async def _session(stack: AsyncExitStack, call_log: Path) -> ClientSession:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
     errlog = stack.enter_context(call_log.with_suffix(".stderr").open("w"))
     read, write = await stack.enter_async_context(stdio_client(_server(call_log), errlog=errlog))
     session = await stack.enter_async_context(ClientSession(read, write))
