@@ -169,7 +169,7 @@ def _runtime_deps(module: str) -> frozenset[str]:
     return frozenset(d for d in deps if d in _FILES and d != module)
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph() -> dict[str, frozenset[str]]:
     """Every module's runtime imports (no exceptions: none goes the wrong way)."""
     return {m: _runtime_deps(m) for m in MODULES}
 
