@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         "storage": [],
         "resume": [],
         "imports": [],
+        "import_added": {},
         "throughput": [],
         "long_thread": [],
         "paused_threads": [],
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             if "imports" not in skip:
                 t = time.perf_counter()
                 results["imports"] = measure.import_cost(settings, _log)
+                results["import_added"] = measure.import_added(settings, _log)
                 timed("imports", t)
             if "throughput" not in skip:
                 t = time.perf_counter()

@@ -768,14 +768,14 @@ class ReActAgent:
         if thread_id:
             self._completed.pop(thread_id, None)
 
-    def _locked(self, thread_id: str | None) -> AbstractContextManager[None]:
+    def _locked(self, thread_id: str | None) -> AbstractContextManager[object]:
         """The lock of a thread someone could name, held while a run or resume reads and
         advances it: a resume (or another run) of the same thread cannot start while this one
         is inside a tool, and what this caller read stays true until it is done. A call on a
         new, random thread needs none (nobody else knows its id yet)."""
         return resume_lock(self.checkpointer, thread_id) if thread_id else nullcontext()
 
-    def _alocked(self, thread_id: str | None) -> AbstractAsyncContextManager[None]:
+    def _alocked(self, thread_id: str | None) -> AbstractAsyncContextManager[object]:
         """Async twin of :meth:`_locked`."""
         return aresume_lock(self.checkpointer, thread_id) if thread_id else _anull()
 

@@ -17,7 +17,9 @@ holds a pause of this call):
    another caller applied a decision and the thread moved on → ``ConcurrentResumeError``;
 3. it claims the answer it applies (the call id and how many of its pauses were answered
    before: a re-asked approval is a new answer) with a write on that checkpoint that only the
-   first writer gets (every LangGraph saver keeps the first write of a task id and index);
+   first writer gets (every LangGraph saver keeps the first write of a task id and index),
+   read back to see who got it unless the lock already excludes other processes (a SQLite
+   file's, a PostgreSQL advisory lock: then no other caller can be writing it);
    a claim already finished by another caller → ``ConcurrentResumeError``; a claim left open by
    a caller that died mid-call (it no longer holds the lock) → the call runs again under a new
    claim, as a resume after a crash always did;
@@ -202,7 +204,9 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
         return
     with ExitStack() as stack:
         try:
-            stack.enter_context(resume_lock(target.saver, _lock_key(target.thread_id, call["id"])))
+            exclusive = stack.enter_context(
+                resume_lock(target.saver, _lock_key(target.thread_id, call["id"]))
+            )
         except ConcurrentResumeError:
             raise _refused(target.thread_id, call, _BUSY) from None
         plan = _plan(target.saver.get_tuple(target.latest), target, call["id"])
@@ -215,7 +219,7 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
         target.saver.put_writes(
             target.base, _claim_write("open", plan.task_id, token), plan.task_id
         )
-        if not _won(target.saver.get_tuple(target.base), plan.task_id, token):
+        if not exclusive and not _won(target.saver.get_tuple(target.base), plan.task_id, token):
             raise _refused(target.thread_id, call, _BUSY)
         claim = _Claim(target, plan.task_id, token)
         try:
@@ -239,7 +243,7 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
         return
     async with AsyncExitStack() as stack:
         try:
-            await stack.enter_async_context(
+            exclusive = await stack.enter_async_context(
                 aresume_lock(target.saver, _lock_key(target.thread_id, call["id"]))
             )
         except ConcurrentResumeError:
@@ -254,7 +258,9 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
         await target.saver.aput_writes(
             target.base, _claim_write("open", plan.task_id, token), plan.task_id
         )
-        if not _won(await target.saver.aget_tuple(target.base), plan.task_id, token):
+        if not exclusive and not _won(
+            await target.saver.aget_tuple(target.base), plan.task_id, token
+        ):
             raise _refused(target.thread_id, call, _BUSY)
         claim = _Claim(target, plan.task_id, token)
         try:

@@ -68,6 +68,10 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
         assert row["resume_ms"] >= row["invoke_ms"]
 
     assert {r["label"] for r in results["imports"]} == set(IMPORTS)
+    paired = results["import_added"]
+    assert paired["reps"] == len(paired["samples"]) >= 1
+    assert paired["baseline_ms"] > 0 and paired["added_ms"] > 0
+    assert any(t["target"] == "import cost" for t in results["targets"])
 
     throughput = {(r["system"], r["workers"], r["io_latency_ms"]) for r in results["throughput"]}
     assert throughput == set(product(SYSTEMS, quick.workers, quick.io_latencies_ms))

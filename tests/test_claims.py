@@ -380,3 +380,24 @@ def test_save_if_unchanged_refuses_a_record_it_did_not_read(dynamodb_url: str) -
     del read, again
     gc.collect()
     assert store._read_revisions == {}  # a record let go is forgotten
+
+
+def test_the_lock_says_whether_it_excludes_other_processes(tmp_path: Path) -> None:
+    """The claim reads its write back (who got it) only where the lock is no more than
+    in-process: a SQLite file's lock and a PostgreSQL advisory lock exclude other processes
+    too, so no other caller can be writing the same claim."""
+    from dynavec_langgraph._persistence.locks import resume_lock
+
+    on_file = _sqlite(tmp_path / "a.db")
+    in_memory = SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
+    kinds: dict[str, bool] = {}
+    for name, saver in (
+        ("file", on_file),
+        ("sqlite memory", in_memory),
+        ("memory", InMemorySaver()),
+    ):
+        with resume_lock(saver, "t") as exclusive:
+            kinds[name] = exclusive
+        with resume_lock(saver, "t") as again:  # the file is read once per saver, same answer
+            assert again is exclusive
+    assert kinds == {"file": True, "sqlite memory": False, "memory": False}

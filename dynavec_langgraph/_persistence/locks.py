@@ -57,6 +57,7 @@ from contextlib import (
     ExitStack,
     asynccontextmanager,
     contextmanager,
+    suppress,
 )
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -204,17 +205,41 @@ async def _aquery_file(saver: Any) -> str | None:
         return _main_file(list(await cursor.fetchall()))
 
 
+_DATABASE_FILES: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+"""The database file of each SQLite saver whose file was read (a connection's ``main`` database
+never changes): read once, not under the saver's lock at every lock taken, where it waited for
+the checkpoint writes LangGraph's background thread was making."""
+
+
+def _known_file(saver: Any) -> tuple[bool, str | None]:
+    try:
+        return True, _DATABASE_FILES[saver]
+    except (KeyError, TypeError):  # not read yet, or a saver no weak reference can point to
+        return False, None
+
+
+def _remember_file(saver: Any, database: str | None) -> str | None:
+    with suppress(TypeError):
+        _DATABASE_FILES[saver] = database
+    return database
+
+
 def _sqlite_file(saver: Any) -> str | None:
+    known, database = _known_file(saver)
+    if known:
+        return database
     if _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver"):
         with saver.lock:
-            return _main_file(saver.conn.execute("PRAGMA database_list").fetchall())
+            rows = saver.conn.execute("PRAGMA database_list").fetchall()
+        return _remember_file(saver, _main_file(rows))
     try:
         running = asyncio.get_running_loop()
     except RuntimeError:
         running = None
     if running is saver.loop:  # the saver's own sync methods refuse this thread as well
         return None
-    return asyncio.run_coroutine_threadsafe(_aquery_file(saver), saver.loop).result()
+    future = asyncio.run_coroutine_threadsafe(_aquery_file(saver), saver.loop)
+    return _remember_file(saver, future.result())
 
 
 def check_writable(database: str, thread_id: str | None = None) -> None:
@@ -518,14 +543,19 @@ def _is_postgres(saver: Any) -> bool:
 
 async def _asqlite_file(saver: Any) -> str | None:
     """Async twin of :func:`_sqlite_file` (a sync saver's query runs in a worker thread)."""
+    known, database = _known_file(saver)
+    if known:
+        return database
     if _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver"):
         return await asyncio.to_thread(_sqlite_file, saver)
-    return await _aquery_file(saver)
+    return _remember_file(saver, await _aquery_file(saver))
 
 
 @contextmanager
-def resume_lock(saver: Any, thread_id: str) -> Iterator[None]:
-    """Hold the resume lock of ``thread_id`` in ``saver`` for the body of the ``with``.
+def resume_lock(saver: Any, thread_id: str) -> Iterator[bool]:
+    """Hold the resume lock of ``thread_id`` in ``saver`` for the body of the ``with``; the
+    ``as`` value says whether the lock also excludes other processes (a SQLite file's, a
+    PostgreSQL advisory lock) or only this one (any other saver, DynamoDB's lease included).
 
     Raises:
         ConcurrentResumeError: another caller (thread, task or process) holds it; nothing
@@ -545,29 +575,35 @@ def resume_lock(saver: Any, thread_id: str) -> Iterator[None]:
     target = _unwrap(saver)
     with ExitStack() as stack:
         stack.enter_context(_in_process(_identity(target), thread_id))
+        exclusive = False
         if _is_sqlite(target):
             database = _sqlite_file(target)
             if database is not None:
                 stack.enter_context(_file_lock(database, thread_id))
+                exclusive = True
         elif _is_postgres(target):
             stack.enter_context(_pg_lock(target.conn, thread_id))
+            exclusive = True
         elif isinstance(own := _identity(target), OwnsResumeLock):
             stack.enter_context(own.resume_lock(thread_id))  # a dynavec checkpointer's (DynamoDB)
-        yield
+        yield exclusive
 
 
 @asynccontextmanager
-async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[None]:
+async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[bool]:
     """Async twin of :func:`resume_lock` (never blocks the event loop waiting)."""
     target = _unwrap(saver)
     async with AsyncExitStack() as stack:
         stack.enter_context(_in_process(_identity(target), thread_id))
+        exclusive = False
         if _is_sqlite(target):
             database = await _asqlite_file(target)
             if database is not None:
                 stack.enter_context(_file_lock(database, thread_id))
+                exclusive = True
         elif _is_postgres(target):
             await stack.enter_async_context(_apg_lock(target.conn, thread_id))
+            exclusive = True
         elif isinstance(own := _identity(target), OwnsAsyncResumeLock):
             await stack.enter_async_context(own.aresume_lock(thread_id))  # a dynavec checkpointer's
-        yield
+        yield exclusive
