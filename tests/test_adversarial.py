@@ -284,6 +284,32 @@ def test_postgres_stopped_while_the_tool_runs_then_back(tmp_path: Path) -> None:
         server.stop()
 
 
+@pytest.mark.slow
+def test_postgres_back_after_a_long_outage_is_used_by_the_next_call(tmp_path: Path) -> None:
+    """After a long outage the pool does not wait out a retry delay that grew while the server
+    was down (psycopg_pool doubles it for 5 minutes by default): the first call after the
+    restart gets a connection at once and finishes the paused run."""
+    server = PostgresServer().start()
+    try:
+        agent = paused_agent(server.create_database())
+        server.shutdown()
+        down = time.monotonic()
+        for _ in range(2):
+            with pytest.raises(StorageError, match="PoolTimeout"):
+                agent.resume(thread_id="t", human_decision="approved")
+        assert RUNS == {}
+        time.sleep(max(0.0, down + 25 - time.monotonic()))  # the old delay: ~16 s by now
+        server.restart()
+        started = time.monotonic()
+        done = agent.resume(thread_id="t", human_decision="approved")
+        assert time.monotonic() - started < 4  # not a 5 s pool wait for a scheduled retry
+        assert done.output == "finished: sent 120"
+        assert RUNS == {"sent 'approved'": 1}
+        agent.close()
+    finally:
+        server.stop()
+
+
 # --- case 5: every decision reaches the tool unchanged ---------------------------------------
 
 RECEIVED: list[Any] = []

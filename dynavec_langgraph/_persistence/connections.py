@@ -182,6 +182,11 @@ def open_postgres(url: str) -> ConnectionSaver:
         open=False,
         check=ConnectionPool.check_connection,  # a connection broken by a restart is replaced
         timeout=_PG_WAIT,  # fail fast while the server is down
+        # psycopg_pool retries a lost connection with a doubling delay for reconnect_timeout
+        # (5 min by default): after a long outage its next try could be minutes away, and every
+        # call in between would time out. Giving up after _PG_WAIT lets the next call start a
+        # fresh attempt at once, so the agent is back as soon as the server is.
+        reconnect_timeout=_PG_WAIT,
     )
     where = f"PostgreSQL at {masked_url(url)}"
     try:
