@@ -47,6 +47,8 @@ from dynavec_langgraph._audit import (
     with_audit,
 )
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
+from dynavec_langgraph._persistence.connections import postgres_rows
+from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
 from dynavec_langgraph._policy import expired_pauses, expiry_answer, raise_timeouts
 from dynavec_langgraph._resuming import (
     Answer,
@@ -147,19 +149,14 @@ _THREADS_SQL = (
 def _sql_thread_ids(saver: Any) -> list[str] | None:
     """The thread ids of a SQLite or PostgreSQL saver read from the table itself, so one
     unreadable record does not hide the other threads; None for other savers."""
-    saver = getattr(saver, "inner", saver)
+    saver = stored_in(saver)
     conn = getattr(saver, "conn", None)
-    module = type(saver).__module__
-    if module.startswith("langgraph.checkpoint.sqlite") and conn is not None:
+    kind = saver_kind(saver)
+    if kind == "sqlite" and conn is not None:
         with saver.lock:
             return [str(r[0]) for r in conn.execute(_THREADS_SQL)]
-    if module.startswith("langgraph.checkpoint.postgres") and conn is not None:
-        pools = sys.modules.get("psycopg_pool")
-        if pools is not None and isinstance(conn, pools.ConnectionPool):
-            with conn.connection() as pooled:
-                rows = pooled.execute(_THREADS_SQL).fetchall()
-        else:
-            rows = conn.execute(_THREADS_SQL).fetchall()
+    if kind == "postgres" and conn is not None:
+        rows = postgres_rows(conn, _THREADS_SQL)
         return [str(r["thread_id"] if isinstance(r, dict) else r[0]) for r in rows]
     return None
 

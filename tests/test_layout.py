@@ -77,7 +77,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_audit", "_audit_switch", "_call_ids", "_conversation_view", "_conversion",
                 "_digest", "_errors", "_extras", "_lg_names", "_locks", "_messages",
-                "_persistence.locks", "_persistence.serde", "_run_data", "_serde", "_storable",
+                "_persistence.kinds", "_persistence.locks", "_persistence.serde", "_run_data",
+                "_serde", "_storable",
                 "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
                 "chat.base", "chat.bedrock", "chat.openai", "exceptions", "memory", "planner",
                 "records", "supervisor", "testing",
@@ -332,6 +333,34 @@ def _is_class_name(node: ast.AST) -> bool:
     return (
         isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type"
     )
+
+
+def _reads_class_module(node: ast.AST) -> bool:
+    """``type(x).__module__`` or ``x.__class__.__module__``."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "__module__"):
+        return False
+    owner = node.value
+    if isinstance(owner, ast.Attribute) and owner.attr == "__class__":
+        return True
+    return (
+        isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type"
+    )
+
+
+def test_no_saver_is_recognised_by_its_module_name() -> None:
+    """LangGraph's SQLite and PostgreSQL savers are told apart in one place
+    (``_persistence.kinds.saver_kind``, by ``isinstance``), never by reading an object's
+    class's module: ``type(saver).__module__.startswith("langgraph.checkpoint.sqlite")``
+    passes for any class of that module and fails for a subclass defined elsewhere."""
+    found = [
+        f"{m}:{node.lineno}: {ast.unparse(node)}"
+        for m in MODULES
+        for node in ast.walk(ast.parse(_source(m)))
+        if isinstance(node, ast.Attribute) and _reads_class_module(node)
+    ]
+    assert found == []
+    probe = ast.parse("type(saver).__module__").body[0]
+    assert isinstance(probe, ast.Expr) and _reads_class_module(probe.value)
 
 
 def test_no_class_is_recognised_by_its_name() -> None:

@@ -5,7 +5,7 @@
   :meth:`~DelegatingSaver.route` picks for the call's thread. The package's wrappers
   (``HistoryCache``, ``ScratchThreads``, ``ConnectionSaver``) are its subclasses and write only
   what they add; its ``wrapped_saver`` is the locks' hook
-  (:class:`~dynavec_langgraph._persistence.locks.WrapsSaver`), so a wrapped saver is locked as
+  (:class:`~dynavec_langgraph._persistence.kinds.WrapsSaver`), so a wrapped saver is locked as
   the saver it wraps.
 * :class:`ThreadedAsyncSaver`: async methods that run the sync ones in a worker thread, for
   savers whose storage is synchronous (``DynavecCheckpointSaver``, ``ConnectionSaver``).
@@ -117,7 +117,7 @@ class DelegatingSaver(BaseCheckpointSaver[Any]):
 
     @property
     def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through (the locks' hook, ``locks.WrapsSaver``)."""
+        """The saver this one stores through (the locks' hook, ``kinds.WrapsSaver``)."""
         return self.inner
 
     def route(self, config: RunnableConfig | None) -> BaseCheckpointSaver[Any]:

@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
 from dynavec_langgraph._extras import missing_extra, missing_package
 from dynavec_langgraph._persistence.base import DelegatingSaver, ThreadedAsyncSaver
+from dynavec_langgraph._persistence.kinds import is_instance_of, saver_kind, stored_in
 from dynavec_langgraph._persistence.locks import check_writable
 from dynavec_langgraph._persistence.serde import safe_serializer
 
@@ -32,6 +33,7 @@ __all__ = [
     "masked_url",
     "open_postgres",
     "open_sqlite",
+    "postgres_rows",
     "schema_conflict",
 ]
 
@@ -245,30 +247,32 @@ _PG_COLUMNS_SQL: Final = (
 )
 
 
+def postgres_rows(conn: Any, statement: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of ``statement`` run on a sync PostgreSQL saver's ``conn`` (a psycopg
+    connection, or a pool: on one of its connections)."""
+    if is_instance_of(conn, "psycopg_pool", "ConnectionPool"):
+        with conn.connection() as pooled:
+            return list(pooled.execute(statement, params).fetchall())
+    return list(conn.execute(statement, params).fetchall())
+
+
 def _table_columns(saver: Any) -> tuple[str, dict[str, list[str]]] | None:
     """``(kind, {table: columns})`` of the saver's tables that exist, or ``None`` for a saver
     that is not LangGraph's SQLite or PostgreSQL one (or cannot be asked)."""
-    saver = getattr(saver, "inner", saver)
-    module = type(saver).__module__
+    saver = stored_in(saver)
+    kind = saver_kind(saver)
     conn = getattr(saver, "conn", None)
     if conn is None:
         return None
     found: dict[str, list[str]] = {}
-    if module.startswith("langgraph.checkpoint.sqlite") and isinstance(conn, sqlite3.Connection):
+    if kind == "sqlite" and isinstance(conn, sqlite3.Connection):
         for table in _COLUMNS["sqlite"]:
             rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
             if rows:
                 found[table] = [str(r[1]) for r in rows]
         return "sqlite", found
-    if module.startswith("langgraph.checkpoint.postgres"):
-        pools = sys.modules.get("psycopg_pool")
-        tables = list(_COLUMNS["postgres"])
-        if pools is not None and isinstance(conn, pools.ConnectionPool):
-            with conn.connection() as pooled:
-                rows = pooled.execute(_PG_COLUMNS_SQL, (tables,)).fetchall()
-        else:
-            rows = conn.execute(_PG_COLUMNS_SQL, (tables,)).fetchall()
-        for row in rows:
+    if kind == "postgres":
+        for row in postgres_rows(conn, _PG_COLUMNS_SQL, (list(_COLUMNS["postgres"]),)):
             table, column = (
                 (row["table_name"], row["column_name"]) if isinstance(row, dict) else row
             )

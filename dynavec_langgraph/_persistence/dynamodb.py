@@ -99,6 +99,7 @@ from dynavec_langgraph._errors import (
     StorageError,
 )
 from dynavec_langgraph._extras import missing_extra
+from dynavec_langgraph._persistence.kinds import is_instance_of
 from dynavec_langgraph._persistence.records import BaseCheckpointer, Checkpoint
 
 __all__ = ["INLINE_LIMIT", "PIECE_SIZE", "SCHEME", "DynamoDBCheckpointer"]
@@ -320,15 +321,18 @@ class DynamoDBCheckpointer(BaseCheckpointer):
     @staticmethod
     def _config_error(error: BaseException, table: str) -> BaseException:
         """A missing credential or region -> what to set; anything else unchanged."""
-        name = type(error).__name__
-        if name in ("NoCredentialsError", "PartialCredentialsError"):
+        name = type(error).__name__  # for the message only
+        if any(
+            is_instance_of(error, "botocore.exceptions", cls)
+            for cls in ("NoCredentialsError", "PartialCredentialsError")
+        ):
             return CheckpointerConfigError(
                 f"no AWS credentials for the DynamoDB table {table!r} ({name}: {error}). Set "
                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
                 "temporary ones), or AWS_PROFILE naming a profile of ~/.aws/credentials, or run "
                 "where an IAM role provides them; a local endpoint also needs some (any) keys"
             )
-        if name == "NoRegionError":
+        if is_instance_of(error, "botocore.exceptions", "NoRegionError"):
             return CheckpointerConfigError(
                 f"no AWS region for the DynamoDB table {table!r}: add region=... to the "
                 "'dynamodb://' URL (e.g. dynamodb://TABLE?region=eu-west-1), pass "

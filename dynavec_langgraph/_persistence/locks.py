@@ -32,10 +32,12 @@ What the lock relies on, per saver:
   (``HistoryCache``, ``ScratchThreads``, ``ConnectionSaver``) declare it: they are
   :class:`WrapsSaver` (``wrapped_saver``). A wrapper that is not the package's and declares
   nothing is locked as the LangGraph saver its ``inner``, ``saver`` or ``wrapped`` attribute
-  holds, if any. A ``DynavecCheckpointSaver`` (a dynavec checkpointer adapted) declares the
-  checkpointer it stores in (:class:`AdaptsCheckpointer`, ``lock_owner``): the in-process lock
-  is keyed by it, so agents sharing one checkpointer share it; a dynavec checkpointer shared
-  between processes is not locked across them, unless it has ``resume_lock(thread_id)`` /
+  holds, if any (:func:`~dynavec_langgraph._persistence.kinds.stored_in`; ``saver_kind``
+  there tells LangGraph's SQLite and PostgreSQL savers apart). A ``DynavecCheckpointSaver``
+  (a dynavec checkpointer adapted) declares the checkpointer it stores in
+  (:class:`AdaptsCheckpointer`, ``lock_owner``): the in-process lock is keyed by it, so
+  agents sharing one checkpointer share it; a dynavec checkpointer shared between processes
+  is not locked across them, unless it has ``resume_lock(thread_id)`` /
   ``aresume_lock(thread_id)`` context managers of its own (:class:`OwnsResumeLock`):
   ``DynamoDBCheckpointer`` does (a conditional write, across processes and machines).
 """
@@ -46,7 +48,6 @@ import asyncio
 import fcntl
 import hashlib
 import os
-import sys
 import threading
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -64,9 +65,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-
 from dynavec_langgraph._errors import ConcurrentResumeError, StorageError
+from dynavec_langgraph._persistence.kinds import (
+    WrapsSaver,
+    is_instance_of,
+    saver_kind,
+    stored_in,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -84,17 +89,6 @@ __all__ = [
 
 LOCK_DIR_SUFFIX: Final = ".resume-locks"
 """SQLite lock files live in ``<database file><LOCK_DIR_SUFFIX>/``."""
-
-
-@runtime_checkable
-class WrapsSaver(Protocol):
-    """A saver that stores through another saver, which it declares: its threads are locked as
-    that saver's (this package's ``HistoryCache``, ``ScratchThreads``, ``ConnectionSaver``)."""
-
-    @property
-    def wrapped_saver(self) -> BaseCheckpointSaver[Any]:
-        """The saver this one stores through."""
-        ...
 
 
 @runtime_checkable
@@ -128,7 +122,6 @@ class OwnsAsyncResumeLock(Protocol):
         ...
 
 
-_INNER_ATTRS: Final = ("inner", "saver", "wrapped")  # a foreign wrapper that declares nothing
 _KEY_PREFIX: Final = b"dynavec_langgraph.resume:"
 
 _registry_guard = threading.Lock()
@@ -143,32 +136,9 @@ def _busy(thread_id: str) -> ConcurrentResumeError:
     )
 
 
-def _unwrap(saver: Any) -> Any:
-    seen: set[int] = set()
-    while id(saver) not in seen:
-        seen.add(id(saver))
-        if isinstance(saver, WrapsSaver):
-            saver = saver.wrapped_saver
-            continue
-        for attr in _INNER_ATTRS:
-            inner = getattr(saver, attr, None)
-            if isinstance(inner, BaseCheckpointSaver):
-                saver = inner
-                break
-        else:
-            return saver
-    return saver
-
-
 def _identity(saver: Any) -> Any:
     """What the in-process lock is keyed by: the dynavec checkpointer of an adapter."""
     return saver.lock_owner if isinstance(saver, AdaptsCheckpointer) else saver
-
-
-def _is(saver: Any, module: str, name: str) -> bool:
-    """``isinstance`` against a class of an optional package, without importing it."""
-    cls = getattr(sys.modules.get(module), name, None)
-    return isinstance(cls, type) and isinstance(saver, cls)
 
 
 # --- in process -------------------------------------------------------------------------
@@ -228,7 +198,7 @@ def _sqlite_file(saver: Any) -> str | None:
     known, database = _known_file(saver)
     if known:
         return database
-    if _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver"):
+    if saver_kind(saver) == "sqlite":
         with saver.lock:
             rows = saver.conn.execute("PRAGMA database_list").fetchall()
         return _remember_file(saver, _main_file(rows))
@@ -335,7 +305,7 @@ def _conninfo(source: Any) -> str:
 
 def _pool_with_room(source: Any, async_pool: bool) -> bool:
     module, name = "psycopg_pool", "AsyncConnectionPool" if async_pool else "ConnectionPool"
-    return _is(source, module, name) and int(source.max_size) > 1
+    return is_instance_of(source, module, name) and int(source.max_size) > 1
 
 
 _LOCKS_IN_POOL: Final[weakref.WeakKeyDictionary[Any, int]] = weakref.WeakKeyDictionary()
@@ -530,15 +500,11 @@ async def _alocked_on(
 
 
 def _is_sqlite(saver: Any) -> bool:
-    return _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver") or _is(
-        saver, "langgraph.checkpoint.sqlite.aio", "AsyncSqliteSaver"
-    )
+    return saver_kind(saver) in ("sqlite", "async_sqlite")
 
 
 def _is_postgres(saver: Any) -> bool:
-    return _is(saver, "langgraph.checkpoint.postgres", "PostgresSaver") or _is(
-        saver, "langgraph.checkpoint.postgres.aio", "AsyncPostgresSaver"
-    )
+    return saver_kind(saver) in ("postgres", "async_postgres")
 
 
 async def _asqlite_file(saver: Any) -> str | None:
@@ -546,7 +512,7 @@ async def _asqlite_file(saver: Any) -> str | None:
     known, database = _known_file(saver)
     if known:
         return database
-    if _is(saver, "langgraph.checkpoint.sqlite", "SqliteSaver"):
+    if saver_kind(saver) == "sqlite":
         return await asyncio.to_thread(_sqlite_file, saver)
     return _remember_file(saver, await _aquery_file(saver))
 
@@ -572,7 +538,7 @@ def resume_lock(saver: Any, thread_id: str) -> Iterator[bool]:
         ...         print("busy")
         busy
     """
-    target = _unwrap(saver)
+    target = stored_in(saver)
     with ExitStack() as stack:
         stack.enter_context(_in_process(_identity(target), thread_id))
         exclusive = False
@@ -592,7 +558,7 @@ def resume_lock(saver: Any, thread_id: str) -> Iterator[bool]:
 @asynccontextmanager
 async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[bool]:
     """Async twin of :func:`resume_lock` (never blocks the event loop waiting)."""
-    target = _unwrap(saver)
+    target = stored_in(saver)
     async with AsyncExitStack() as stack:
         stack.enter_context(_in_process(_identity(target), thread_id))
         exclusive = False
