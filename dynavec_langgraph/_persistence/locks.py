@@ -448,6 +448,7 @@ def _locked_on(
 
 @asynccontextmanager
 async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
+    """Async twin of :func:`_pg_lock`."""
     import psycopg
 
     key = _lock_key(thread_id)
