@@ -323,9 +323,9 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
     assert "pause_value" in (PACKAGE / "approval.py").read_text()
 
 
-def _is_class_name(node: ast.AST) -> bool:
-    """``type(x).__name__`` or ``x.__class__.__name__``."""
-    if not (isinstance(node, ast.Attribute) and node.attr == "__name__"):
+def _class_attribute(node: ast.AST, attr: str) -> bool:
+    """``type(x).<attr>`` or ``x.__class__.<attr>``."""
+    if not (isinstance(node, ast.Attribute) and node.attr == attr):
         return False
     owner = node.value
     if isinstance(owner, ast.Attribute) and owner.attr == "__class__":
@@ -333,18 +333,16 @@ def _is_class_name(node: ast.AST) -> bool:
     return (
         isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type"
     )
+
+
+def _is_class_name(node: ast.AST) -> bool:
+    """``type(x).__name__`` or ``x.__class__.__name__``."""
+    return _class_attribute(node, "__name__")
 
 
 def _reads_class_module(node: ast.AST) -> bool:
     """``type(x).__module__`` or ``x.__class__.__module__``."""
-    if not (isinstance(node, ast.Attribute) and node.attr == "__module__"):
-        return False
-    owner = node.value
-    if isinstance(owner, ast.Attribute) and owner.attr == "__class__":
-        return True
-    return (
-        isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type"
-    )
+    return _class_attribute(node, "__module__")
 
 
 def test_no_saver_is_recognised_by_its_module_name() -> None:
