@@ -56,6 +56,7 @@ from dynavec_langgraph._audit_switch import (
     audit_flag,
     notifier,
 )
+from dynavec_langgraph._errors import webhook_url_text
 
 __all__ = [
     "APPROVER_KEY",
@@ -836,7 +837,7 @@ def with_audit(graph: Any, *, audit: bool, notify: Notifier | None, surface: str
             "taking the notification's JSON body"
         )
     if isinstance(notify, str) and not notify.startswith(("http://", "https://")):
-        raise ValueError(f"notify={notify!r}: a webhook URL starts with http:// or https://")
+        raise ValueError(webhook_url_text(f"notify={notify!r}"))
     configurable: dict[str, Any] = {AUDIT_KEY: True, SURFACE_KEY: surface}
     if notify is not None:
         configurable[NOTIFY_KEY] = notify

@@ -68,6 +68,7 @@ from dynavec_langgraph._errors import (
     InvalidDecisionError,
     NothingToResumeError,
     ThreadPausedError,
+    webhook_url_text,
 )
 
 # Everything that imports LangGraph is imported inside the command that needs it, so that
@@ -616,7 +617,7 @@ def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:
     if not url:
         raise CliError(f"no receiver: give --webhook URL (or set {NOTIFY_ENV})")
     if not url.startswith(("http://", "https://")):
-        raise CliError(f"--webhook {url!r}: a webhook URL starts with http:// or https://")
+        raise CliError(webhook_url_text(f"--webhook {url!r}"))
     if args.backoff <= 0:
         raise CliError(f"--backoff {args.backoff}: give a number of seconds above 0")
     with open_saver(args.db, must_exist=True) as saver:

@@ -276,6 +276,11 @@ def not_paused_text(thread_id: str, what_to_do: str, *, graph: str | None = None
     return f"{where} is not paused: nothing to resume{what_to_do}"
 
 
+def webhook_url_text(given: str) -> str:
+    """A notification receiver that is no web URL (``given``: the option and its value)."""
+    return f"{given}: a webhook URL starts with http:// or https://"
+
+
 def lone_surrogate_text(field: str, index: int, char: str) -> str:
     """A string with half of a UTF-16 surrogate pair (``"pay \\ud83d rent"``)."""
     return (

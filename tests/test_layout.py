@@ -7,6 +7,7 @@ import ast
 import functools
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -343,6 +344,32 @@ def _is_class_name(node: ast.AST) -> bool:
 def _reads_class_module(node: ast.AST) -> bool:
     """``type(x).__module__`` or ``x.__class__.__module__``."""
     return _class_attribute(node, "__module__")
+
+
+def _raised_texts(tree: ast.AST) -> Iterator[tuple[str, int]]:
+    """The pieces of text (35 characters or more) of every ``raise X(...)`` in ``tree``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            for part in ast.walk(node.exc):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    text = part.value.strip()
+                    if len(text) >= 35:
+                        yield text, part.lineno
+
+
+def test_no_error_text_is_written_twice() -> None:
+    """An error's words have one home: a text raised from two places is built by one
+    function (most in ``_errors``: ``not_paused_text``, ``webhook_url_text`` ...), so the
+    two errors cannot drift apart."""
+    places: dict[str, list[str]] = {}
+    for m in MODULES:
+        for text, line in _raised_texts(ast.parse(_source(m))):
+            places.setdefault(text, []).append(f"{m}:{line}")
+    assert {text: where for text, where in places.items() if len(where) > 1} == {}
+    probe = 'raise ValueError(f"{x}: a webhook URL starts with http:// or https://")'
+    assert [t for t, _ in _raised_texts(ast.parse(probe))] == [
+        ": a webhook URL starts with http:// or https://"
+    ]
 
 
 def test_no_saver_is_recognised_by_its_module_name() -> None:

@@ -231,6 +231,11 @@ def _alive(pid: int, started: str | None) -> bool:
     return now is None or started is None or now == started
 
 
+def _no_latest_item(checkpoint_id: str) -> str:
+    """What is damaged when the manifest names a latest checkpoint whose item is gone."""
+    return f"the manifest (its latest checkpoint {checkpoint_id!r} has no item)"
+
+
 class DynamoDBCheckpointer(BaseCheckpointer):
     """dynavec's checkpointer on a DynamoDB table (see the module docstring for the layout).
 
@@ -786,10 +791,7 @@ class DynamoDBCheckpointer(BaseCheckpointer):
                 return None
             found = self._records(thread_id, [checkpoint_id])
             if not found:
-                raise self._damaged(
-                    thread_id,
-                    f"the manifest (its latest checkpoint {checkpoint_id!r} has no item)",
-                )
+                raise self._damaged(thread_id, _no_latest_item(checkpoint_id))
             return found[0]
         found = self._records(thread_id, [checkpoint_id])
         return found[0] if found else None
@@ -811,9 +813,7 @@ class DynamoDBCheckpointer(BaseCheckpointer):
             return []
         records = self._records(thread_id, ids)
         if latest and latest in ids and all(r.checkpoint_id != latest for r in records):
-            raise self._damaged(
-                thread_id, f"the manifest (its latest checkpoint {latest!r} has no item)"
-            )
+            raise self._damaged(thread_id, _no_latest_item(latest))
         return records
 
     def delete(self, thread_id: str) -> bool:
