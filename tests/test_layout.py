@@ -7,7 +7,7 @@ import ast
 import functools
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,12 @@ def _tree(module: str) -> ast.Module:
     return ast.parse(_source(module))
 
 
+@functools.cache
+def _nodes(module: str) -> tuple[ast.AST, ...]:
+    """Every node of the module's syntax tree (``ast.walk``'s order), walked once."""
+    return tuple(ast.walk(_tree(module)))
+
+
 def _target(imported: str) -> str:
     """The module of ``MODULES`` an ``from dynavec_langgraph.X import ...`` line reads."""
     name = imported.removeprefix("dynavec_langgraph.")
@@ -52,7 +58,7 @@ def _target(imported: str) -> str:
 
 def _imports(module: str, *, top_level_only: bool) -> list[ast.ImportFrom]:
     tree = _tree(module)
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    nodes = tree.body if top_level_only else _nodes(module)
     return [
         n
         for n in nodes
@@ -309,7 +315,7 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
     for m in MODULES:
         if m == home:
             continue
-        for node in ast.walk(_tree(m)):
+        for node in _nodes(m):
             if isinstance(node, ast.ImportFrom) and node.module in ("langgraph.types", "langgraph"):
                 offenders += [
                     f"{m}: langgraph interrupt" for a in node.names if a.name == "interrupt"
@@ -346,9 +352,9 @@ def _reads_class_module(node: ast.AST) -> bool:
     return _class_attribute(node, "__module__")
 
 
-def _raised_texts(tree: ast.AST) -> Iterator[tuple[str, int]]:
-    """The pieces of text (35 characters or more) of every ``raise X(...)`` in ``tree``."""
-    for node in ast.walk(tree):
+def _raised_texts(nodes: Iterable[ast.AST]) -> Iterator[tuple[str, int]]:
+    """The pieces of text (35 characters or more) of every ``raise X(...)`` among ``nodes``."""
+    for node in nodes:
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
             for part in ast.walk(node.exc):
                 if isinstance(part, ast.Constant) and isinstance(part.value, str):
@@ -363,11 +369,11 @@ def test_no_error_text_is_written_twice() -> None:
     two errors cannot drift apart."""
     places: dict[str, list[str]] = {}
     for m in MODULES:
-        for text, line in _raised_texts(ast.parse(_source(m))):
+        for text, line in _raised_texts(_nodes(m)):
             places.setdefault(text, []).append(f"{m}:{line}")
     assert {text: where for text, where in places.items() if len(where) > 1} == {}
     probe = 'raise ValueError(f"{x}: a webhook URL starts with http:// or https://")'
-    assert [t for t, _ in _raised_texts(ast.parse(probe))] == [
+    assert [t for t, _ in _raised_texts(ast.walk(ast.parse(probe)))] == [
         ": a webhook URL starts with http:// or https://"
     ]
 
@@ -380,7 +386,7 @@ def test_no_saver_is_recognised_by_its_module_name() -> None:
     found = [
         f"{m}:{node.lineno}: {ast.unparse(node)}"
         for m in MODULES
-        for node in ast.walk(ast.parse(_source(m)))
+        for node in _nodes(m)
         if isinstance(node, ast.Attribute) and _reads_class_module(node)
     ]
     assert found == []
@@ -395,7 +401,7 @@ def test_no_class_is_recognised_by_its_name() -> None:
     found = [
         f"{m}:{node.lineno}: {ast.unparse(node)}"
         for m in MODULES
-        for node in ast.walk(ast.parse(_source(m)))
+        for node in _nodes(m)
         if isinstance(node, ast.Compare)
         and any(_is_class_name(side) for side in [node.left, *node.comparators])
     ]
