@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
@@ -325,12 +325,12 @@ def schema_refusal(pending: Sequence[Interrupt], detail: str) -> InvalidDecision
     )
 
 
-def _graph_tools(graph: Any) -> list[str] | None:
+def _graph_tools(graph: object) -> list[str] | None:
     names = ((getattr(graph, "config", None) or {}).get("metadata") or {}).get(TOOLS_METADATA_KEY)
     return [str(n) for n in names] if isinstance(names, list) else None
 
 
-def _refuse_foreign_tools(graph: Any, snapshot: StateSnapshot, thread_id: str) -> None:
+def _refuse_foreign_tools(graph: object, snapshot: StateSnapshot, thread_id: str) -> None:
     """A pause at a call of a tool ``graph`` lacks: the decision would be lost. The call is
     the interrupt's ``tool_call``; for a plain LangGraph interrupt (no ``tool_call``, e.g. in
     a thread of LangGraph's prebuilt agent) every unanswered call of the conversation."""
@@ -359,7 +359,7 @@ _BRANCH: Final = "branch:to:"
 ``langgraph.graph.state`` (langgraph 1.2); pinned by tests/test_adversarial_2.py."""
 
 
-def foreign_pause(graph: Any, stored: Any) -> list[str]:
+def foreign_pause(graph: object, stored: CheckpointTuple | None) -> list[str]:
     """The nodes, absent from ``graph``, that the thread's latest checkpoint (``stored``, a
     ``CheckpointTuple`` or ``None``) is paused in: a pause ``graph.get_state`` cannot see,
     because another graph wrote the thread (e.g. ``create_agent``'s HITL middleware node)."""
@@ -372,7 +372,7 @@ def foreign_pause(graph: Any, stored: Any) -> list[str]:
 
 
 def refuse_foreign_pause(
-    graph: Any, stored: Any, snapshot: StateSnapshot | None, thread_id: str
+    graph: object, stored: CheckpointTuple | None, snapshot: StateSnapshot | None, thread_id: str
 ) -> None:
     """Refuse a thread paused in a node ``graph`` does not have (see :func:`foreign_pause`).
 
@@ -420,7 +420,7 @@ def refuse_if_damaged(snapshot: StateSnapshot, thread_id: str) -> None:
 
 
 def plan_resume(
-    graph: Any,
+    graph: object,
     snapshot: StateSnapshot,
     thread_id: str,
     answer: Answer,
@@ -590,7 +590,7 @@ def _seeds(snapshot: StateSnapshot | None) -> bool:
 
 
 def _planned(
-    graph: Any,
+    graph: object,
     snapshot: StateSnapshot | None,
     thread_id: str | None,
     answer: Answer,

@@ -100,7 +100,7 @@ __all__ = [
 T = TypeVar("T")
 
 
-def _check_call(node_id: Any, payload: Any) -> None:
+def _check_call(node_id: object, payload: object) -> None:
     """Refuse a node id or payload that cannot be stored, before anything is saved.
 
     Raises:
