@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import ConcurrentResumeError
@@ -82,7 +82,7 @@ def _refused(thread_id: str, call: ToolCallRef, why: str) -> ConcurrentResumeErr
 class _Target:
     """Where the claim of one resumed call lives."""
 
-    saver: Any
+    saver: BaseCheckpointSaver[Any]
     thread_id: str
     base: RunnableConfig  # the checkpoint this run resumes (thread, namespace, id)
     latest: RunnableConfig  # the thread's latest checkpoint in that namespace

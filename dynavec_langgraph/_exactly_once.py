@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import (
@@ -215,7 +216,7 @@ def declared_on_crash(tool: Any) -> OnCrash | None:
 
 @dataclass
 class _Where:
-    saver: Any
+    saver: BaseCheckpointSaver[Any]
     thread_id: str
     base: RunnableConfig
     task_id: str

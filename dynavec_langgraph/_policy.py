@@ -231,7 +231,7 @@ _scope: ContextVar[ApprovalPolicy | Mapping[str, ApprovalPolicy] | None] = Conte
 
 
 @contextmanager
-def policy_scope(tool: Any) -> Iterator[None]:
+def policy_scope(tool: object) -> Iterator[None]:
     """Around one tool call of the agent: the policy the agent attached to ``tool``."""
     metadata = getattr(tool, "metadata", None)
     policy = metadata.get(POLICY_KEY) if isinstance(metadata, dict) else None

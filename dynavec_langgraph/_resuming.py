@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
@@ -69,7 +70,7 @@ from dynavec_langgraph._persistence.connections import (
     schema_conflict,
 )
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
-from dynavec_langgraph._policy import approval_recorded, refuse_approver, sign_resume
+from dynavec_langgraph._policy import Approver, approval_recorded, refuse_approver, sign_resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._storable import brief, lone_surrogate
 from dynavec_langgraph._tool_call import CompletedCall
@@ -132,7 +133,9 @@ def check_text(value: Any, field: str, error: type[DynavecError] = InvalidInputE
     raise error(text)
 
 
-def check_state(saver: Any, data: Mapping[str, Any], field: str = "state.data") -> None:
+def check_state(
+    saver: BaseCheckpointSaver[Any], data: Mapping[str, Any], field: str = "state.data"
+) -> None:
     """Refuse, before anything runs, ``AgentState`` data the saver cannot store or that holds
     a lone surrogate; the message names the key.
 
@@ -152,7 +155,9 @@ def check_state(saver: Any, data: Mapping[str, Any], field: str = "state.data") 
         raise InvalidInputError(not_storable_text(field, str(error)), field) from None
 
 
-def check_storable(saver: Any, decision: Any, field: str = "the decision") -> None:
+def check_storable(
+    saver: BaseCheckpointSaver[Any], decision: Any, field: str = "the decision"
+) -> None:
     """Refuse, before anything runs, a decision the thread's saver cannot store (the approved
     tool would run and then the write fail, leaving the pause open to be approved again), or
     one holding a lone surrogate (it would be stored changed)."""
@@ -189,7 +194,7 @@ class Answer:
     decisions: Mapping[str, Any] | None = None
     node: str | None = None
     several: str = "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
-    approver: Any = None
+    approver: Approver | None = None
 
     @property
     def given(self) -> Any:
@@ -212,7 +217,9 @@ class Answer:
         # otherwise be read as a map of interrupt ids and dropped)
         return {interrupts[0].id: self.decision} if interrupts else self.decision
 
-    def command(self, interrupts: Sequence[Interrupt], saver: Any | None) -> Command[Any]:
+    def command(
+        self, interrupts: Sequence[Interrupt], saver: BaseCheckpointSaver[Any] | None
+    ) -> Command[Any]:
         """:meth:`_command`, each decision signed by ``approver`` (checked against the
         pauses' approver names before anything runs: ``ApproverRefusedError``)."""
         command = self._command(interrupts, saver)
@@ -220,7 +227,9 @@ class Answer:
             return command
         return Command(resume=sign_resume(interrupts, command.resume, self.approver))
 
-    def _command(self, interrupts: Sequence[Interrupt], saver: Any | None) -> Command[Any]:
+    def _command(
+        self, interrupts: Sequence[Interrupt], saver: BaseCheckpointSaver[Any] | None
+    ) -> Command[Any]:
         """The ``Command(resume=...)`` answering ``interrupts``, checked before anything runs
         (``saver=None``: the values are not checked against a saver, e.g. for a server).
 
@@ -246,8 +255,9 @@ class Answer:
                 f"decisions={decisions!r:.80} ({type(decisions).__name__}): pass a mapping "
                 f"{{node_id or interrupt_id: decision}}; pending: {describe_pending(interrupts)}"
             )
-        for key, value in decisions.items() if saver is not None else ():
-            check_storable(saver, value, f"decisions[{brief(key, 40)}]")
+        if saver is not None:
+            for key, value in decisions.items():
+                check_storable(saver, value, f"decisions[{brief(key, 40)}]")
         return resume_command(interrupts, decisions)
 
 
@@ -315,12 +325,12 @@ def schema_refusal(pending: Sequence[Interrupt], detail: str) -> InvalidDecision
     )
 
 
-def _graph_tools(graph: Any) -> list[str] | None:
+def _graph_tools(graph: object) -> list[str] | None:
     names = ((getattr(graph, "config", None) or {}).get("metadata") or {}).get(TOOLS_METADATA_KEY)
     return [str(n) for n in names] if isinstance(names, list) else None
 
 
-def _refuse_foreign_tools(graph: Any, snapshot: StateSnapshot, thread_id: str) -> None:
+def _refuse_foreign_tools(graph: object, snapshot: StateSnapshot, thread_id: str) -> None:
     """A pause at a call of a tool ``graph`` lacks: the decision would be lost. The call is
     the interrupt's ``tool_call``; for a plain LangGraph interrupt (no ``tool_call``, e.g. in
     a thread of LangGraph's prebuilt agent) every unanswered call of the conversation."""
@@ -349,7 +359,7 @@ _BRANCH: Final = "branch:to:"
 ``langgraph.graph.state`` (langgraph 1.2); pinned by tests/test_adversarial_2.py."""
 
 
-def foreign_pause(graph: Any, stored: Any) -> list[str]:
+def foreign_pause(graph: object, stored: CheckpointTuple | None) -> list[str]:
     """The nodes, absent from ``graph``, that the thread's latest checkpoint (``stored``, a
     ``CheckpointTuple`` or ``None``) is paused in: a pause ``graph.get_state`` cannot see,
     because another graph wrote the thread (e.g. ``create_agent``'s HITL middleware node)."""
@@ -362,7 +372,7 @@ def foreign_pause(graph: Any, stored: Any) -> list[str]:
 
 
 def refuse_foreign_pause(
-    graph: Any, stored: Any, snapshot: StateSnapshot | None, thread_id: str
+    graph: object, stored: CheckpointTuple | None, snapshot: StateSnapshot | None, thread_id: str
 ) -> None:
     """Refuse a thread paused in a node ``graph`` does not have (see :func:`foreign_pause`).
 
@@ -410,11 +420,11 @@ def refuse_if_damaged(snapshot: StateSnapshot, thread_id: str) -> None:
 
 
 def plan_resume(
-    graph: Any,
+    graph: object,
     snapshot: StateSnapshot,
     thread_id: str,
     answer: Answer,
-    saver: Any,
+    saver: BaseCheckpointSaver[Any],
     config: RunnableConfig,
     *,
     crashed: Crashed = "continue",
@@ -494,7 +504,7 @@ async def aread_thread(
 
 
 def _storage_error(
-    saver: Any,
+    saver: BaseCheckpointSaver[Any],
     error: BaseException,
     thread_id: str | None,
     record: Mapping[str, CompletedCall] | None,
@@ -531,7 +541,7 @@ def _storage_error(
 
 @contextmanager
 def storage_guard(
-    saver: Any,
+    saver: BaseCheckpointSaver[Any],
     thread_id: str | None,
     record: Mapping[str, CompletedCall] | None = None,
     decision: Any = MISSING,
@@ -580,11 +590,11 @@ def _seeds(snapshot: StateSnapshot | None) -> bool:
 
 
 def _planned(
-    graph: Any,
+    graph: object,
     snapshot: StateSnapshot | None,
     thread_id: str | None,
     answer: Answer,
-    saver: Any,
+    saver: BaseCheckpointSaver[Any],
     config: RunnableConfig,
     crashed: Crashed,
 ) -> Resume:
@@ -596,7 +606,7 @@ def _planned(
 @contextmanager
 def resuming(
     graph: Pregel[Any, Any],
-    saver: Any,
+    saver: BaseCheckpointSaver[Any],
     thread_id: str | None,
     answer: Answer,
     config: RunnableConfig,
@@ -636,7 +646,7 @@ def resuming(
 @asynccontextmanager
 async def aresuming(
     graph: Pregel[Any, Any],
-    saver: Any,
+    saver: BaseCheckpointSaver[Any],
     thread_id: str | None,
     answer: Answer,
     config: RunnableConfig,

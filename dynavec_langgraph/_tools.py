@@ -37,6 +37,7 @@ from pydantic import (
 
 from dynavec_langgraph._lg_names import loaded_prebuilt
 from dynavec_langgraph._pause import running_tool_call
+from dynavec_langgraph._pause_value import ToolCallRef
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.records import AgentState
@@ -54,6 +55,15 @@ __all__ = [
 ]
 
 ToolFunc = Callable[..., Any]
+
+ToolArguments = dict[str, Any] | str | bytes | bytearray | int | float | list[Any] | None
+"""What ``AgentTool.execute(arguments)`` takes (dynavec's rules): a dict of arguments, a JSON
+string (an object gives the arguments, another JSON value is passed as ``"input"``), plain
+text (passed as ``"input"``), blank or ``None`` (no arguments), or another JSON value (a
+number, a list: passed as ``"input"``)."""
+
+ToolInput = str | dict[str, Any] | LCToolCall
+"""What LangChain's ``BaseTool.invoke`` takes: text, a dict of arguments or a tool call."""
 
 
 def format_tool_error(name: str, error: BaseException) -> str:
@@ -104,7 +114,7 @@ def _reraise_if_control_flow(error: BaseException) -> None:
         raise error
 
 
-def _parse_arguments(arguments: Any) -> dict[str, Any]:
+def _parse_arguments(arguments: ToolArguments) -> dict[str, Any]:
     """dynavec's argument rules: dict, JSON object, other JSON, plain text, blank or None."""
     if arguments is None:
         return {}
@@ -294,7 +304,7 @@ class AgentTool(BaseTool):
 
     # --- dynavec API -------------------------------------------------------------------
 
-    def _prepare(self, arguments: Any, state: AgentState | None) -> dict[str, Any]:
+    def _prepare(self, arguments: ToolArguments, state: AgentState | None) -> dict[str, Any]:
         """Turn ``arguments`` into validated keyword arguments (dynavec's rules)."""
         args = _parse_arguments(arguments)
         names = self._param_names
@@ -314,7 +324,7 @@ class AgentTool(BaseTool):
             args[self.state_param] = state if state is not None else AgentState()
         return args
 
-    def _run_raising(self, arguments: Any, state: AgentState | None) -> str:
+    def _run_raising(self, arguments: ToolArguments, state: AgentState | None) -> str:
         kwargs = self._prepare(arguments, state)
         if self.func is not None:
             return _stringify(self.func(**kwargs))
@@ -326,7 +336,7 @@ class AgentTool(BaseTool):
             return _stringify(asyncio.run(self.coroutine(**kwargs)))
         raise _AsyncInRunningLoop(async_in_loop_observation(self.name))
 
-    async def _arun_raising(self, arguments: Any, state: AgentState | None) -> str:
+    async def _arun_raising(self, arguments: ToolArguments, state: AgentState | None) -> str:
         kwargs = self._prepare(arguments, state)
         if self.coroutine is not None:
             return _stringify(await self.coroutine(**kwargs))
@@ -335,7 +345,7 @@ class AgentTool(BaseTool):
         func = self.func
         return _stringify(await asyncio.to_thread(lambda: func(**kwargs)))
 
-    def execute(self, arguments: Any = None, *, state: AgentState | None = None) -> str:
+    def execute(self, arguments: ToolArguments = None, *, state: AgentState | None = None) -> str:
         """Run the tool and return its observation (errors become observations, never raise).
 
         Args:
@@ -357,7 +367,9 @@ class AgentTool(BaseTool):
             _reraise_if_control_flow(error)
             return format_tool_error(self.name, error)
 
-    async def aexecute(self, arguments: Any = None, *, state: AgentState | None = None) -> str:
+    async def aexecute(
+        self, arguments: ToolArguments = None, *, state: AgentState | None = None
+    ) -> str:
         """Async twin of :meth:`execute`; a sync function runs in a worker thread."""
         try:
             return await self._arun_raising(arguments, state)
@@ -368,20 +380,20 @@ class AgentTool(BaseTool):
     # --- LangChain API -----------------------------------------------------------------
 
     @staticmethod
-    def _marking(tool_input: Any) -> AbstractContextManager[None]:
+    def _marking(tool_input: ToolInput) -> AbstractContextManager[None]:
         """Called with a LangChain tool call (as ``ToolNode`` does): ``interrupt()`` names it."""
         if isinstance(tool_input, dict) and tool_input.get("type") == "tool_call":
-            ref = {
+            ref: ToolCallRef = {
                 "id": str(tool_input.get("id") or ""),
                 "name": str(tool_input.get("name") or ""),
                 "args": dict(tool_input.get("args") or {}),
             }
-            return running_tool_call(cast(Any, ref))
+            return running_tool_call(ref)
         return nullcontext()
 
     def invoke(
         self,
-        input: str | dict[str, Any] | LCToolCall,
+        input: ToolInput,
         config: RunnableConfig | None = None,
         **kwargs: Any,
     ) -> Any:
@@ -390,7 +402,7 @@ class AgentTool(BaseTool):
 
     async def ainvoke(
         self,
-        input: str | dict[str, Any] | LCToolCall,
+        input: ToolInput,
         config: RunnableConfig | None = None,
         **kwargs: Any,
     ) -> Any:

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["DynavecModel", "DynavecTool"]  # and the aliases below, for the type checker
+__all__ = [  # and the aliases below, for the type checker
+    "DynavecAsyncModel",
+    "DynavecCheckpointer",
+    "DynavecModel",
+    "DynavecTool",
+]
 
 
 class DynavecModel(Protocol):
@@ -19,6 +24,13 @@ class DynavecModel(Protocol):
     message (dynavec's ``ChatModel``)."""
 
     def invoke(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+class DynavecAsyncModel(DynavecModel, Protocol):
+    """A dynavec-style model with ``ainvoke`` too (dynavec's ``ChatModel``, whose ``ainvoke``
+    runs ``invoke`` in a worker thread by default)."""
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
 class DynavecTool(Protocol):
@@ -30,8 +42,20 @@ class DynavecTool(Protocol):
     def execute(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
+class DynavecCheckpointer(Protocol):
+    """A dynavec-style checkpointer, as the LangGraph adapter uses it: ``save(record)``,
+    ``get(thread_id)`` (the latest record or ``None``) and ``list(thread_id)`` (oldest first);
+    ``BaseCheckpointer`` is one. ``save_if_unchanged`` and ``delete`` are used when present."""
+
+    def save(self, checkpoint: Checkpoint, /) -> object: ...
+
+    def get(self, thread_id: str, /) -> Checkpoint | None: ...
+
+    def list(self, thread_id: str, /) -> Iterable[Checkpoint] | None: ...
+
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import TypeAlias
 
     from langchain.agents.structured_output import ResponseFormat
@@ -43,8 +67,8 @@ if TYPE_CHECKING:
     from langgraph.prebuilt import ToolNode
     from langgraph.types import Checkpointer
 
-    from dynavec_langgraph._persistence.records import BaseCheckpointer
-    from dynavec_langgraph._policy import ApprovalPolicy
+    from dynavec_langgraph._persistence.records import BaseCheckpointer, Checkpoint
+    from dynavec_langgraph._policy import ApprovalPolicy, ApproverRule
     from dynavec_langgraph._tools import AgentTool
     from dynavec_langgraph.registry import ToolRegistry
 
@@ -54,6 +78,10 @@ if TYPE_CHECKING:
     """``model=``: a LangChain chat model, a ``"provider:model"`` string, a dynavec-style
     model, or a callable choosing the model per call (LangGraph's ``create_react_agent``)."""
 
+    PlannerModel: TypeAlias = Runnable[Any, Any] | DynavecAsyncModel
+    """``Planner(model)``: a LangChain chat model or a dynavec ``ChatModel`` (``invoke`` /
+    ``ainvoke`` of the planning messages)."""
+
     ToolOption: TypeAlias = BaseTool | AgentTool | DynavecTool | Callable[..., Any] | dict[str, Any]
     """One tool: ``@tool``, a plain function, a LangChain tool, a provider tool (a dict) or a
     dynavec-style tool object (``name`` / ``execute``)."""
@@ -61,7 +89,7 @@ if TYPE_CHECKING:
     ToolsOption: TypeAlias = Sequence[ToolOption] | ToolNode | ToolRegistry | None
     """``tools=``: the tools, a LangGraph ``ToolNode``, a ``ToolRegistry`` or none."""
 
-    CheckpointerOption: TypeAlias = Checkpointer | str | BaseCheckpointer
+    CheckpointerOption: TypeAlias = Checkpointer | str | BaseCheckpointer | DynavecCheckpointer
     """``checkpointer=``: LangGraph's ``Checkpointer`` (``None``, ``True``/``False`` for a
     subgraph, a ``BaseCheckpointSaver``), a connection string (``"sqlite:///..."``,
     ``"postgresql://..."``) or a dynavec-style checkpointer."""
@@ -101,6 +129,11 @@ if TYPE_CHECKING:
 
     Approver: TypeAlias = str | Mapping[str, Any] | None
     """``approver=``: a name, or ``{"name": ..., "roles": [...]}``."""
+
+    ApproversOption: TypeAlias = ApproverRule | None
+    """``approvers=`` (``interrupt``, ``require_approval``, ``ApprovalPolicy``): who may
+    approve: names and ``"role:NAME"`` entries, or ``rule(approver, pause_value) -> bool``
+    (``approver`` is ``{"name", "roles"}``)."""
 
     ApprovalPolicyOption: TypeAlias = ApprovalPolicy | Mapping[str, ApprovalPolicy] | None
     """``approval_policy=``: one ``ApprovalPolicy`` for every pause, or one per node id."""

@@ -34,7 +34,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import TypeAdapter
 
@@ -61,6 +61,9 @@ from dynavec_langgraph.interrupt import (
     pause_value,
     read_decision,
 )
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import ApproversOption, ToolOption
 
 __all__ = [
     "EDIT_NOTICE",
@@ -167,7 +170,7 @@ def normalize_decision(decision: Any, tool_name: str) -> tuple[DecisionType, Any
 
 
 def require_approval(
-    tool: Any,
+    tool: ToolOption,
     *,
     allowed: Sequence[DecisionType] = ALL_DECISIONS,
     description: str | None = None,
@@ -176,7 +179,7 @@ def require_approval(
     expires_in: timedelta | float | None = None,
     expires_at: datetime | str | None = None,
     on_expire: Any = None,
-    approvers: Any = None,
+    approvers: ApproversOption = None,
     approvals_required: int | None = None,
 ) -> AgentTool:
     """Wrap ``tool`` so each call waits for a person to approve, edit, reject or respond.

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from langgraph.config import get_config
 from pydantic import TypeAdapter
@@ -67,6 +67,9 @@ from dynavec_langgraph._pause_value import (
 from dynavec_langgraph._policy import EXPIRE, ApprovalPolicy, ask_with_policy, policy_for
 from dynavec_langgraph._storable import lone_surrogate
 
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import ApproversOption
+
 __all__ = [
     "ALL_DECISIONS",
     "Decision",
@@ -97,7 +100,7 @@ __all__ = [
 T = TypeVar("T")
 
 
-def _check_call(node_id: Any, payload: Any) -> None:
+def _check_call(node_id: object, payload: object) -> None:
     """Refuse a node id or payload that cannot be stored, before anything is saved.
 
     Raises:
@@ -143,7 +146,7 @@ def interrupt(
     expires_in: timedelta | float | None = ...,
     expires_at: datetime | str | None = ...,
     on_expire: Any = ...,
-    approvers: Any = ...,
+    approvers: ApproversOption = ...,
     approvals_required: int | None = ...,
 ) -> T: ...
 @overload
@@ -157,7 +160,7 @@ def interrupt(
     expires_in: timedelta | float | None = ...,
     expires_at: datetime | str | None = ...,
     on_expire: Any = ...,
-    approvers: Any = ...,
+    approvers: ApproversOption = ...,
     approvals_required: int | None = ...,
 ) -> Any: ...
 @overload
@@ -172,7 +175,7 @@ def interrupt(
     expires_in: timedelta | float | None = None,
     expires_at: datetime | str | None = None,
     on_expire: Any = None,
-    approvers: Any = None,
+    approvers: ApproversOption = None,
     approvals_required: int | None = None,
 ) -> Any:
     """Pause the running tool call until a person decides; return the decision.

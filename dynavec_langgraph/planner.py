@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
@@ -34,6 +34,9 @@ from langchain_core.runnables import Runnable
 from dynavec_langgraph._errors import NothingToResumeError
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.supervisor import ResumableAgent
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import PlannerModel
 
 __all__ = [
     "DEFAULT_PLANNER_PROMPT",
@@ -148,7 +151,7 @@ def parse_plan(goal: str, text: str) -> Plan:
     return Plan(goal, steps)
 
 
-def planning_messages(goal: str, system_prompt: str, context: Any = None) -> list[Message]:
+def planning_messages(goal: str, system_prompt: str, context: object = None) -> list[Message]:
     """The conversation a planner sends: its system prompt (if any), then ``Goal: ...`` with
     ``Context:`` appended when a truthy ``context`` is given."""
     text = f"Goal: {goal}"
@@ -183,13 +186,13 @@ class Planner:
             :data:`DEFAULT_PLANNER_SYSTEM_PROMPT`, ``""`` sends no system message.
     """
 
-    def __init__(self, model: Any, system_prompt: str | None = None) -> None:
+    def __init__(self, model: PlannerModel, system_prompt: str | None = None) -> None:
         self.model = model
         self.system_prompt = (
             DEFAULT_PLANNER_SYSTEM_PROMPT if system_prompt is None else system_prompt
         )
 
-    def plan(self, goal: str, context: Any = None, **kwargs: Any) -> Plan:
+    def plan(self, goal: str, context: object = None, **kwargs: Any) -> Plan:
         """Ask the model for the steps of ``goal`` (``model.invoke(messages, **kwargs)``)."""
         messages = planning_messages(goal, self.system_prompt, context)
         if isinstance(self.model, Runnable):
@@ -198,7 +201,7 @@ class Planner:
             result = self.model.invoke(messages, **kwargs)
         return parse_plan(goal, _reply_text(result))
 
-    async def aplan(self, goal: str, context: Any = None, **kwargs: Any) -> Plan:
+    async def aplan(self, goal: str, context: object = None, **kwargs: Any) -> Plan:
         """Async twin of :meth:`plan` (``await model.ainvoke(messages, **kwargs)``)."""
         messages = planning_messages(goal, self.system_prompt, context)
         if isinstance(self.model, Runnable):

@@ -30,7 +30,7 @@ and this package's types); give it to your own savers:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 from urllib.parse import parse_qs, urlsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -48,7 +48,7 @@ from dynavec_langgraph._persistence.records import BaseCheckpointer
 from dynavec_langgraph._persistence.serde import safe_serializer
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._types import CheckpointerOption
+    from dynavec_langgraph._types import CheckpointerOption, DynavecCheckpointer
 
 __all__ = [
     "ConnectionSaver",
@@ -202,7 +202,8 @@ def resolve_checkpointer(checkpointer: CheckpointerOption) -> BaseCheckpointSave
     if isinstance(checkpointer, BaseCheckpointer) or all(
         callable(getattr(checkpointer, name, None)) for name in ("save", "get", "list", "put")
     ):
-        return DynavecCheckpointSaver(checkpointer)
+        # checked above: it has save/get/list/put (True/False have none)
+        return DynavecCheckpointSaver(cast("DynavecCheckpointer", checkpointer))
     raise CheckpointerConfigError(
         f"checkpointer={checkpointer!r} is not a checkpointer: pass a LangGraph saver "
         "(InMemorySaver, SqliteSaver, PostgresSaver...), a connection string "
@@ -210,7 +211,7 @@ def resolve_checkpointer(checkpointer: CheckpointerOption) -> BaseCheckpointSave
     )
 
 
-def describe_storage(saver: Any) -> str:
+def describe_storage(saver: BaseCheckpointSaver[Any] | None) -> str:
     """What a saver stores into, for messages: ``"the SQLite file 'x.db'"``, ``"PostgreSQL at
     postgresql://user:***@host/db"``, ``"the DynamoDB table 't' (namespace 'default')"``, or
     the saver's class."""

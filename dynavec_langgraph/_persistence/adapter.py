@@ -48,7 +48,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -73,6 +73,9 @@ from dynavec_langgraph._persistence.base import ThreadedAsyncSaver
 from dynavec_langgraph._persistence.records import Checkpoint
 from dynavec_langgraph._persistence.serde import safe_serializer
 from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import DynavecCheckpointer
 
 __all__ = ["DynavecCheckpointSaver"]
 
@@ -168,7 +171,9 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         '4'
     """
 
-    def __init__(self, checkpointer: Any, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, checkpointer: DynavecCheckpointer, *, serde: SerializerProtocol | None = None
+    ) -> None:
         super().__init__(serde=serde or safe_serializer())
         self.checkpointer = checkpointer
         self._lock = threading.RLock()
@@ -178,7 +183,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
     # --- encoding -----------------------------------------------------------------------
 
     @property
-    def lock_owner(self) -> Any:
+    def lock_owner(self) -> DynavecCheckpointer:
         """The dynavec checkpointer this saver stores in (the locks' hook,
         ``locks.AdaptsCheckpointer``)."""
         return self.checkpointer

@@ -256,7 +256,7 @@ def postgres_rows(conn: Any, statement: str, params: tuple[Any, ...] = ()) -> li
     return list(conn.execute(statement, params).fetchall())
 
 
-def _table_columns(saver: Any) -> tuple[str, dict[str, list[str]]] | None:
+def _table_columns(saver: BaseCheckpointSaver[Any]) -> tuple[str, dict[str, list[str]]] | None:
     """``(kind, {table: columns})`` of the saver's tables that exist, or ``None`` for a saver
     that is not LangGraph's SQLite or PostgreSQL one (or cannot be asked)."""
     saver = stored_in(saver)
@@ -281,7 +281,7 @@ def _table_columns(saver: Any) -> tuple[str, dict[str, list[str]]] | None:
     return None
 
 
-def schema_conflict(saver: Any, where: str) -> str | None:
+def schema_conflict(saver: BaseCheckpointSaver[Any], where: str) -> str | None:
     """What to tell the user when a table the saver needs belongs to another application
     (it lacks the saver's columns), or ``None`` when the tables are LangGraph's, absent, or
     the saver is not LangGraph's SQLite or PostgreSQL saver.

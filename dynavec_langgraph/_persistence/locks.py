@@ -63,7 +63,7 @@ from contextlib import (
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast, overload, runtime_checkable
 
 from dynavec_langgraph._errors import ConcurrentResumeError, StorageError
 from dynavec_langgraph._persistence.kinds import (
@@ -74,7 +74,25 @@ from dynavec_langgraph._persistence.kinds import (
 )
 
 if TYPE_CHECKING:
+    from typing import TypeAlias, TypeGuard
+
     import psycopg
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+    from typing_extensions import TypeIs
+
+    _PgSource: TypeAlias = (
+        psycopg.Connection[Any]
+        | psycopg.AsyncConnection[Any]
+        | ConnectionPool[Any]
+        | AsyncConnectionPool[Any]
+    )
+    """What a PostgreSQL saver's ``conn`` holds: a connection or a pool, sync or async."""
+    _PgConn: TypeAlias = psycopg.Connection[Any] | psycopg.AsyncConnection[Any]
 
 __all__ = [
     "LOCK_DIR_SUFFIX",
@@ -98,7 +116,7 @@ class AdaptsCheckpointer(Protocol):
     own resume lock (:class:`OwnsResumeLock`) is taken when it has one."""
 
     @property
-    def lock_owner(self) -> Any:
+    def lock_owner(self) -> object:
         """The dynavec checkpointer the saver stores in."""
         ...
 
@@ -136,7 +154,7 @@ def _busy(thread_id: str) -> ConcurrentResumeError:
     )
 
 
-def _identity(saver: Any) -> Any:
+def _identity(saver: object) -> object:
     """What the in-process lock is keyed by: the dynavec checkpointer of an adapter."""
     return saver.lock_owner if isinstance(saver, AdaptsCheckpointer) else saver
 
@@ -145,7 +163,7 @@ def _identity(saver: Any) -> Any:
 
 
 @contextmanager
-def _in_process(saver: Any, thread_id: str) -> Iterator[None]:
+def _in_process(saver: object, thread_id: str) -> Iterator[None]:
     """Never blocks (the guard is held for a set lookup), so async callers use it too."""
     key = (id(saver), thread_id)
     with _registry_guard:
@@ -170,35 +188,37 @@ def _main_file(rows: Sequence[Sequence[Any]]) -> str | None:
     return None
 
 
-async def _aquery_file(saver: Any) -> str | None:
+async def _aquery_file(saver: AsyncSqliteSaver) -> str | None:
     async with saver.lock, saver.conn.execute("PRAGMA database_list") as cursor:
         return _main_file(list(await cursor.fetchall()))
 
 
-_DATABASE_FILES: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+_DATABASE_FILES: weakref.WeakKeyDictionary[BaseCheckpointSaver[Any], str | None] = (
+    weakref.WeakKeyDictionary()
+)
 """The database file of each SQLite saver whose file was read (a connection's ``main`` database
 never changes): read once, not under the saver's lock at every lock taken, where it waited for
 the checkpoint writes LangGraph's background thread was making."""
 
 
-def _known_file(saver: Any) -> tuple[bool, str | None]:
+def _known_file(saver: BaseCheckpointSaver[Any]) -> tuple[bool, str | None]:
     try:
         return True, _DATABASE_FILES[saver]
     except (KeyError, TypeError):  # not read yet, or a saver no weak reference can point to
         return False, None
 
 
-def _remember_file(saver: Any, database: str | None) -> str | None:
+def _remember_file(saver: BaseCheckpointSaver[Any], database: str | None) -> str | None:
     with suppress(TypeError):
         _DATABASE_FILES[saver] = database
     return database
 
 
-def _sqlite_file(saver: Any) -> str | None:
+def _sqlite_file(saver: SqliteSaver | AsyncSqliteSaver) -> str | None:
     known, database = _known_file(saver)
     if known:
         return database
-    if saver_kind(saver) == "sqlite":
+    if _is_sync_sqlite(saver):
         with saver.lock:
             rows = saver.conn.execute("PRAGMA database_list").fetchall()
         return _remember_file(saver, _main_file(rows))
@@ -291,7 +311,7 @@ def _lock_key(thread_id: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def _conninfo(source: Any) -> str:
+def _conninfo(source: _PgSource) -> str:
     """Connection parameters of a psycopg connection or pool (password included)."""
     from psycopg.conninfo import make_conninfo
 
@@ -303,18 +323,26 @@ def _conninfo(source: Any) -> str:
     return make_conninfo(**params)
 
 
-def _pool_with_room(source: Any, async_pool: bool) -> bool:
+def _is_pool(
+    source: _PgSource, async_pool: bool
+) -> TypeIs[ConnectionPool[Any] | AsyncConnectionPool[Any]]:
     module, name = "psycopg_pool", "AsyncConnectionPool" if async_pool else "ConnectionPool"
-    return is_instance_of(source, module, name) and int(source.max_size) > 1
+    return is_instance_of(source, module, name)
 
 
-_LOCKS_IN_POOL: Final[weakref.WeakKeyDictionary[Any, int]] = weakref.WeakKeyDictionary()
+def _pool_with_room(
+    source: _PgSource, async_pool: bool
+) -> TypeGuard[ConnectionPool[Any] | AsyncConnectionPool[Any]]:
+    return _is_pool(source, async_pool) and int(source.max_size) > 1
+
+
+_LOCKS_IN_POOL: Final[weakref.WeakKeyDictionary[_PgSource, int]] = weakref.WeakKeyDictionary()
 """How many of a pool's connections hold a resume lock right now (per pool object)."""
 _LOCKS_IN_POOL_GUARD: Final = threading.Lock()
 
 
 @contextmanager
-def _from_pool(source: Any, async_pool: bool) -> Iterator[bool]:
+def _from_pool(source: _PgSource, async_pool: bool) -> Iterator[bool]:
     """Whether this lock takes its connection from the saver's own pool (cheap: no connect)
     or opens a dedicated one. At most half of a pool's connections hold locks at a time: a
     lock holder's run needs a connection of the same pool for every checkpoint it writes, so
@@ -366,9 +394,9 @@ async def _apg_run(conn: psycopg.AsyncConnection[Any], statement: str, key: int)
 class _Session:
     """A PostgreSQL session holding a resume lock, while ``open`` (the lock is held)."""
 
-    source: Any
+    source: _PgSource
     is_async: bool
-    conn: Any
+    conn: _PgConn
     open: bool = True
 
 
@@ -382,7 +410,15 @@ started inside the lock that outlives it (its context is a copy) finds the sessi
 takes a connection of its own."""
 
 
-def _held_session(source: Any, is_async: bool) -> Any:
+@overload
+def _held_session(
+    source: _PgSource, is_async: Literal[False]
+) -> psycopg.Connection[Any] | None: ...
+@overload
+def _held_session(
+    source: _PgSource, is_async: Literal[True]
+) -> psycopg.AsyncConnection[Any] | None: ...
+def _held_session(source: _PgSource, is_async: bool) -> _PgConn | None:
     for held in _SESSIONS.get():
         if held.open and held.source is source and held.is_async is is_async:
             return held.conn
@@ -390,7 +426,7 @@ def _held_session(source: Any, is_async: bool) -> Any:
 
 
 @contextmanager
-def _session(source: Any, is_async: bool, conn: Any) -> Iterator[None]:
+def _session(source: _PgSource, is_async: bool, conn: _PgConn) -> Iterator[None]:
     before = _SESSIONS.get()
     session = _Session(source, is_async, conn)
     _SESSIONS.set((*before, session))
@@ -402,7 +438,7 @@ def _session(source: Any, is_async: bool, conn: Any) -> Iterator[None]:
 
 
 @contextmanager
-def _pg_lock(source: Any, thread_id: str) -> Iterator[None]:
+def _pg_lock(source: _PgSource, thread_id: str) -> Iterator[None]:
     import psycopg
 
     key = _lock_key(thread_id)
@@ -412,7 +448,8 @@ def _pg_lock(source: Any, thread_id: str) -> Iterator[None]:
             yield
         return
     with _from_pool(source, async_pool=False) as shared:
-        pool = source if shared else None
+        # shared: _from_pool found the saver's ConnectionPool
+        pool = cast("ConnectionPool[psycopg.Connection[Any]]", source) if shared else None
         if pool is not None:
             conn: psycopg.Connection[Any] = pool.getconn()
         else:
@@ -423,7 +460,12 @@ def _pg_lock(source: Any, thread_id: str) -> Iterator[None]:
 
 @contextmanager
 def _locked_on(
-    conn: psycopg.Connection[Any], pool: Any, key: int, thread_id: str, *, owned: bool = True
+    conn: psycopg.Connection[Any],
+    pool: ConnectionPool[psycopg.Connection[Any]] | None,
+    key: int,
+    thread_id: str,
+    *,
+    owned: bool = True,
 ) -> Iterator[None]:
     """The advisory lock ``key`` on ``conn``; the connection goes back to ``pool`` (or is
     closed) afterwards, unless it is not ``owned`` (an enclosing lock's session)."""
@@ -447,7 +489,7 @@ def _locked_on(
 
 
 @asynccontextmanager
-async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
+async def _apg_lock(source: _PgSource, thread_id: str) -> AsyncIterator[None]:
     """Async twin of :func:`_pg_lock`."""
     import psycopg
 
@@ -458,7 +500,8 @@ async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
             yield
         return
     with _from_pool(source, async_pool=True) as shared:
-        pool = source if shared else None
+        # shared: _from_pool found the saver's AsyncConnectionPool
+        pool = cast("AsyncConnectionPool[psycopg.AsyncConnection[Any]]", source) if shared else None
         if pool is not None:
             conn: psycopg.AsyncConnection[Any] = await pool.getconn()
         else:
@@ -471,7 +514,7 @@ async def _apg_lock(source: Any, thread_id: str) -> AsyncIterator[None]:
 @asynccontextmanager
 async def _alocked_on(
     conn: psycopg.AsyncConnection[Any],
-    pool: Any,
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None,
     key: int,
     thread_id: str,
     *,
@@ -500,29 +543,35 @@ async def _alocked_on(
 # --- public -----------------------------------------------------------------------------
 
 
-def _is_sqlite(saver: Any) -> bool:
+def _is_sqlite(saver: object) -> TypeIs[SqliteSaver | AsyncSqliteSaver]:
     return saver_kind(saver) in ("sqlite", "async_sqlite")
 
 
-def _is_postgres(saver: Any) -> bool:
+def _is_postgres(saver: object) -> TypeIs[PostgresSaver | AsyncPostgresSaver]:
     return saver_kind(saver) in ("postgres", "async_postgres")
 
 
-async def _asqlite_file(saver: Any) -> str | None:
+def _is_sync_sqlite(saver: SqliteSaver | AsyncSqliteSaver) -> TypeIs[SqliteSaver]:
+    return saver_kind(saver) == "sqlite"
+
+
+async def _asqlite_file(saver: SqliteSaver | AsyncSqliteSaver) -> str | None:
     """Async twin of :func:`_sqlite_file` (a sync saver's query runs in a worker thread)."""
     known, database = _known_file(saver)
     if known:
         return database
-    if saver_kind(saver) == "sqlite":
+    if _is_sync_sqlite(saver):
         return await asyncio.to_thread(_sqlite_file, saver)
     return _remember_file(saver, await _aquery_file(saver))
 
 
 @contextmanager
-def resume_lock(saver: Any, thread_id: str) -> Iterator[bool]:
+def resume_lock(saver: BaseCheckpointSaver[Any] | None, thread_id: str) -> Iterator[bool]:
     """Hold the resume lock of ``thread_id`` in ``saver`` for the body of the ``with``; the
     ``as`` value says whether the lock also excludes other processes (a SQLite file's, a
     PostgreSQL advisory lock) or only this one (any other saver, DynamoDB's lease included).
+    ``saver`` is a LangGraph saver (what ``resolve_checkpointer`` returns; ``None``, no saver,
+    gets the in-process lock only).
 
     Raises:
         ConcurrentResumeError: another caller (thread, task or process) holds it; nothing
@@ -557,7 +606,9 @@ def resume_lock(saver: Any, thread_id: str) -> Iterator[bool]:
 
 
 @asynccontextmanager
-async def aresume_lock(saver: Any, thread_id: str) -> AsyncIterator[bool]:
+async def aresume_lock(
+    saver: BaseCheckpointSaver[Any] | None, thread_id: str
+) -> AsyncIterator[bool]:
     """Async twin of :func:`resume_lock` (never blocks the event loop waiting)."""
     target = stored_in(saver)
     async with AsyncExitStack() as stack:
