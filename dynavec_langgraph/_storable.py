@@ -22,22 +22,39 @@ def brief(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _children(value: Any) -> Iterator[tuple[str, Any]]:
-    """The parts of a value that may hold text, each with its place (``"['k']"``, ``"[0]"``,
-    ``".content"``), for :func:`lone_surrogate`."""
+_Path = tuple["_Path | None", tuple[str, Any]] | None
+"""Where a part of a value sits: its parent's path and one step (``("[]", key)``,
+``("[i]", index)``, ``(".", name)``); rendered only for the part that is reported."""
+_LEAVES = (int, float, bool, bytes, type(None))
+
+
+def _children(value: Any) -> Iterator[tuple[tuple[str, Any], Any]]:
+    """The parts of a value that may hold text, each with its step from ``value``, for
+    :func:`lone_surrogate`."""
     if isinstance(value, Mapping):
         for key, item in value.items():
-            yield f"[{brief(key, 40)}]", key
-            yield f"[{brief(key, 40)}]", item
+            yield ("[]", key), key
+            yield ("[]", key), item
     elif isinstance(value, list | tuple | set | frozenset):
         for i, item in enumerate(value):
-            yield f"[{i}]", item
+            yield ("[i]", i), item
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
-            yield f".{name}", getattr(value, name, None)
+            yield (".", name), getattr(value, name, None)
     elif is_dataclass(value) and not isinstance(value, type):
         for f in fields(value):
-            yield f".{f.name}", getattr(value, f.name, None)
+            yield (".", f.name), getattr(value, f.name, None)
+
+
+def _place(path: _Path) -> str:
+    """``"['note'][1]"``: the steps of ``path``, outermost first."""
+    parts: list[str] = []
+    while path is not None:
+        path, (kind, key) = path
+        parts.append(
+            f"[{brief(key, 40)}]" if kind == "[]" else f"[{key}]" if kind == "[i]" else f".{key}"
+        )
+    return "".join(reversed(parts))
 
 
 def lone_surrogate(value: Any) -> tuple[str, int, str] | None:
@@ -51,10 +68,10 @@ def lone_surrogate(value: Any) -> tuple[str, int, str] | None:
         >>> lone_surrogate("pay \U0001f600 rent") is None
         True
     """
-    stack: list[tuple[str, Any]] = [("", value)]
+    stack: list[tuple[_Path, Any]] = [(None, value)]
     seen = 0
     while stack:
-        place, item = stack.pop()
+        path, item = stack.pop()
         seen += 1
         if isinstance(item, str):
             if item.isascii():
@@ -62,7 +79,9 @@ def lone_surrogate(value: Any) -> tuple[str, int, str] | None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError as error:
-                return place, error.start, item[error.start]
+                return _place(path), error.start, item[error.start]
+        elif isinstance(item, _LEAVES):
+            continue
         elif seen < 1_000_000:  # a value nested deeper is refused by the serializer
-            stack.extend(reversed([(place + p, v) for p, v in _children(item)]))
+            stack.extend(reversed([((path, step), v) for step, v in _children(item)]))
     return None
