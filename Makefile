@@ -107,11 +107,10 @@ test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
 # CPU fills another's waits. Python's bytecode cache (__pycache__/, ignored by git) is kept
 # where the environment turns it off: collecting reads every test module, and a second run
 # skips recompiling them. The pytest plugins of installed packages that no test here uses
-# (LangSmith's, syrupy's, platformdirs') are not loaded, nor pytest's log capture (no test reads
-# `caplog`; it resets every logger's level cache in each test phase). `FAST=tests/test_graph.py` narrows it
+# (LangSmith's, syrupy's, platformdirs') are not loaded. `FAST=tests/test_graph.py` narrows it
 # to one file; `make test` runs every test, `service` and `slow` ones included.
 FAST_WORKERS ?= 3
-FAST_PLUGINS := -p no:langsmith_plugin -p no:syrupy -p no:platformdirs -p no:logging
+FAST_PLUGINS := -p no:langsmith_plugin -p no:syrupy -p no:platformdirs
 test-fast: $(BIN)/.installed
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadfile -m "not service and not slow" $(FAST_PLUGINS) $(FAST)
 
