@@ -19,8 +19,9 @@ import uuid
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
+
+from tests.quiet_http import QuietHandler, QuietHTTPServer
 
 
 @dataclass
@@ -150,20 +151,11 @@ def _events(body: dict[str, Any], blocks: list[dict[str, Any]]) -> Iterator[dict
     yield {"type": "message_stop"}
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _HTTPServer(QuietHTTPServer):
     owner: AnthropicServer
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Print nothing."""
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Print nothing."""
-
+class _Handler(QuietHandler):
     def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)

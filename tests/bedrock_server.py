@@ -23,8 +23,9 @@ import zlib
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
+
+from tests.quiet_http import QuietHandler, QuietHTTPServer
 
 
 @dataclass
@@ -149,20 +150,11 @@ def event_message(event_type: str, payload: dict[str, Any]) -> bytes:
     return frame + struct.pack(">I", zlib.crc32(frame) & 0xFFFFFFFF)
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _HTTPServer(QuietHTTPServer):
     owner: BedrockServer
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Print nothing."""
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Print nothing."""
-
+class _Handler(QuietHandler):
     def _send(self, status: int, payload: bytes, content_type: str, **headers: str) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)

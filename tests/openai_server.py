@@ -17,10 +17,11 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
+
+from tests.quiet_http import QuietHandler, QuietHTTPServer
 
 if TYPE_CHECKING:  # imported where a model is made: this module is a plugin of every run
     import openai as openai_sdk
@@ -180,20 +181,11 @@ def _chunks(body: dict[str, Any], turn: Turn) -> Iterator[dict[str, Any]]:
         yield {**base, "choices": [], "usage": _usage(body, turn)}
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _HTTPServer(QuietHTTPServer):
     owner: OpenAIServer
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Print nothing (e.g. a client that hung up mid-response)."""
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Print nothing."""
-
+class _Handler(QuietHandler):
     def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)

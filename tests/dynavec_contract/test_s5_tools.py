@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import AsyncExitStack
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -39,6 +39,7 @@ from dynavec_langgraph.agents import (
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
 from tests.dynavec_model import ScriptedDynavecModel
+from tests.quiet_http import QuietHTTPServer
 
 if TYPE_CHECKING:
     from mcp import ClientSession, StdioServerParameters
@@ -248,8 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
+    httpd = QuietHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
