@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -47,7 +48,11 @@ class AnthropicChatModel(ProviderChatModel):
     ) -> None:
         super().__init__()
         try:
-            import anthropic  # noqa: F401  (the SDK must be there, before LangChain's package)
+            # The SDK must be there, before LangChain's package (which imports it): looked up,
+            # not imported, so a missing langchain-anthropic is reported at once (importing
+            # the SDK takes seconds).
+            if importlib.util.find_spec("anthropic") is None:
+                raise ImportError("No module named 'anthropic'", name="anthropic")
             from langchain_anthropic import ChatAnthropic
         except ImportError as error:
             raise missing_dependency(
