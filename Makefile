@@ -102,17 +102,20 @@ test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
 
 # The tests that start no server, no notebook kernel and no other process (not marked `service`,
 # see tests/conftest.py) and do not wait by design (not marked `slow`: a timeout run out, a
-# saver made slow, a 60-run thread; 16 tests): about a minute. Three pytest-xdist workers on two
-# cores, a test module per worker (its imports and module fixtures paid once), so one worker's
-# CPU fills another's waits. Python's bytecode cache (__pycache__/, ignored by git) is kept
-# where the environment turns it off: collecting reads every test module, and a second run
-# skips recompiling them. The pytest plugins of installed packages that no test here uses
-# (LangSmith's, syrupy's, platformdirs') are not loaded. `FAST=tests/test_graph.py` narrows it
-# to one file; `make test` runs every test, `service` and `slow` ones included.
-FAST_WORKERS ?= 3
+# saver made slow, a 60-run thread; 16 tests): under a minute on two cores. One pytest-xdist
+# worker per core (`-n auto`), a test module per worker (its imports and module fixtures paid
+# once). The temporary files (the tests' SQLite files) go to the RAM disk /dev/shm where the
+# machine has one, so no test waits for the disk to flush a commit. Python's bytecode cache
+# (__pycache__/, ignored by git) is kept where the environment turns it off: collecting reads
+# every test module, and a second run skips recompiling them. The pytest plugins of installed
+# packages that no test here uses (LangSmith's, syrupy's, platformdirs') are not loaded.
+# `FAST=tests/test_graph.py` narrows it to one file, `FAST_WORKERS=3` sets the worker count;
+# `make test` runs every test, `service` and `slow` ones included.
+FAST_WORKERS ?= auto
+FAST_TMP := $(wildcard /dev/shm)
 FAST_PLUGINS := -p no:langsmith_plugin -p no:syrupy -p no:platformdirs
 test-fast: $(BIN)/.installed
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadfile -m "not service and not slow" $(FAST_PLUGINS) $(FAST)
+	$(if $(FAST_TMP),TMPDIR=$(FAST_TMP) )PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadfile -m "not service and not slow" $(FAST_PLUGINS) $(FAST)
 
 # Run every notebook and store it with its outputs (tests/test_notebooks.py compares them).
 notebooks: $(BIN)/.installed

@@ -162,6 +162,33 @@ def _counted(start: Callable[..., Any]) -> Callable[..., Any]:
     return counting
 
 
+SHARED_WORKER = {
+    "dynavec_langgraph/chat/anthropic.py": "tests/dynavec_contract/test_s2_chat.py",
+    "dynavec_langgraph/chat/bedrock.py": "tests/dynavec_contract/test_s2_chat.py",
+    "dynavec_langgraph/chat/openai.py": "tests/dynavec_contract/test_s2_chat.py",
+}
+"""Files whose tests run on the worker of another file under ``--dist loadfile`` (``make
+test-fast``): the chat providers' doctests build a model of each SDK, which the providers' own
+tests import anyway (Anthropic's SDK alone takes seconds of CPU to import)."""
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which `-p no:xdist` leaves out
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with the files of :data:`SHARED_WORKER` on one worker."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # type: ignore[import-untyped]  # no py.typed
+
+    class SharedWorkerScheduling(LoadFileScheduling):  # type: ignore[misc]  # an untyped base
+        # LoadFileScheduling groups a worker's tests by `_split_scope` (pytest-xdist 3.8;
+        # pinned by tests/test_fast_subset.py::test_the_chat_doctests_share_the_providers_worker)
+        def _split_scope(self, nodeid: str) -> str:
+            scope = str(super()._split_scope(nodeid))
+            return SHARED_WORKER.get(scope, scope)
+
+    return SharedWorkerScheduling(config, log)
+
+
 def _fast_subset(config: pytest.Config) -> bool:
     return "not service" in (config.getoption("markexpr", "") or "")
 

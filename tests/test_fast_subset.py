@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 MODULE = """
@@ -85,3 +87,25 @@ def test_the_whole_suite_runs_a_test_that_starts_a_process_unchecked(tmp_path: P
     done = _pytest(tmp_path)
     assert done.returncode == 0, done.stdout
     assert "6 passed" in done.stdout
+
+
+@pytest.mark.service  # runs pytest with two workers
+def test_the_chat_doctests_share_the_providers_worker() -> None:
+    """Under ``--dist loadfile`` the chat providers' doctests run on the worker of their own
+    tests (tests/conftest.py's SHARED_WORKER): four files, one work unit, so the second worker
+    gets none. Without the grouping each of the two workers gets a file from the start."""
+    files = [f"dynavec_langgraph/chat/{name}.py" for name in ("anthropic", "bedrock", "openai")]
+    argv = [sys.executable, "-m", "pytest", "-v", "-n", "2", "--dist", "loadfile"]
+    done = subprocess.run(
+        [*argv, "-p", "no:cacheprovider", "tests/dynavec_contract/test_s2_chat.py", *files],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    ran = [line.split() for line in done.stdout.splitlines() if " PASSED " in line]
+    workers = {words[0] for words in ran}
+    assert len(workers) == 1, workers
+    doctests = {words[-1] for words in ran if words[-1].startswith("dynavec_langgraph/chat/")}
+    assert doctests == {f"{file}::dynavec_langgraph.chat.{file[23:-3]}" for file in files}

@@ -55,8 +55,9 @@ def test_make_test_fast_leaves_out_the_service_tests(tmp_path: Path) -> None:
     plan = _plan("test-fast", tmp_path / "venv")
 
     python = f"{tmp_path}/venv/bin/python"
-    fast = f"PYTHONDONTWRITEBYTECODE= {python} -m pytest -q -n 3 --dist loadfile"
-    # three workers, a module per worker, no service test and no slow one
+    ram_disk = "TMPDIR=/dev/shm " if Path("/dev/shm").is_dir() else ""  # the temporary files
+    fast = f"{ram_disk}PYTHONDONTWRITEBYTECODE= {python} -m pytest -q -n auto --dist loadfile"
+    # a worker per core, a module per worker, no service test and no slow one
     assert plan[-1].startswith(f'{fast} -m "not service and not slow"')
     # no test uses these installed packages' pytest plugins: not loaded in the fast subset
     assert plan[-1].endswith(" -p no:langsmith_plugin -p no:syrupy -p no:platformdirs ")
