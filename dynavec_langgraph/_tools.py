@@ -179,11 +179,17 @@ class _Probe:
         self.__module__ = getattr(func, "__module__", __name__)
 
 
+_JSON_SCALARS = (str, int, float, bool)
+"""Annotations pydantic always has a schema of: taken as they are, without building one."""
+
+
 def _field_type(annotation: Any) -> Any:
     """``annotation`` if pydantic can build a schema of it, else :data:`_UNTYPED` (dynavec
     mapped what it could not type to a string schema; never crash at decoration)."""
     if annotation is inspect.Parameter.empty:
         return Any
+    if any(annotation is scalar for scalar in _JSON_SCALARS):
+        return annotation
     try:
         TypeAdapter(annotation).json_schema()
     except Exception:  # pydantic raises several kinds here
