@@ -105,8 +105,9 @@ test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
 # saver made slow, a 60-run thread; 16 tests): under a minute on two cores. One pytest-xdist
 # worker per core (`-n auto`), a test module per worker (its imports and module fixtures paid
 # once; the chat providers' doctests on the worker of the providers' own tests, which import the
-# same SDKs: SHARED_WORKER in tests/conftest.py). The temporary files (the tests' SQLite files) go to the RAM disk /dev/shm where the
-# machine has one, so no test waits for the disk to flush a commit. Python's bytecode cache
+# same SDKs: SHARED_WORKER in tests/conftest.py). The temporary files (the tests' SQLite files)
+# go to the RAM disk /dev/shm where the machine has one, so no test waits for the disk to flush
+# a commit. Python's bytecode cache
 # (__pycache__/, ignored by git) is kept where the environment turns it off: collecting reads
 # every test module, and a second run skips recompiling them. The pytest plugins of installed
 # packages that no test here uses (LangSmith's, syrupy's, platformdirs') are not loaded.

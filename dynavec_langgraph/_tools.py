@@ -188,7 +188,7 @@ def _field_type(annotation: Any) -> Any:
     mapped what it could not type to a string schema; never crash at decoration)."""
     if annotation is inspect.Parameter.empty:
         return Any
-    if any(annotation is scalar for scalar in _JSON_SCALARS):
+    if annotation in _JSON_SCALARS:
         return annotation
     try:
         TypeAdapter(annotation).json_schema()

@@ -1,5 +1,6 @@
-"""What the scripted provider servers (OpenAI, Anthropic, Bedrock) share: a threading HTTP
-server that prints nothing, and a kept-alive request handler that answers without delay."""
+"""What the tests' local HTTP servers share (the scripted OpenAI, Anthropic and Bedrock servers,
+the HTTP tools' echo server): a threading HTTP server that prints nothing and stops at once, and
+a kept-alive request handler that answers without delay."""
 
 from __future__ import annotations
 

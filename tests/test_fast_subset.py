@@ -108,4 +108,4 @@ def test_the_chat_doctests_share_the_providers_worker() -> None:
     workers = {words[0] for words in ran}
     assert len(workers) == 1, workers
     doctests = {words[-1] for words in ran if words[-1].startswith("dynavec_langgraph/chat/")}
-    assert doctests == {f"{file}::dynavec_langgraph.chat.{file[23:-3]}" for file in files}
+    assert doctests == {f"{file}::dynavec_langgraph.chat.{Path(file).stem}" for file in files}
