@@ -50,6 +50,7 @@ SERVICE_MODULES = frozenset(
         "test_lazy_imports",
         "test_make",
         "test_notebooks",
+        "test_release",
         "test_studio",
     }
 )

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dynavec-langgraph"
 PACKAGE = "dynavec_langgraph"
-RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md")
+RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in")
 """The files of the tree, besides the package folder, that a release is built from."""
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
 
@@ -132,12 +132,24 @@ def install(venv: Path, requirements: list[str]) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     if uv is not None:
         _run([uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)], env=env)
-        _run([uv, "pip", "install", "-q", "--python", str(venv / "bin/python"), *requirements],
-             env=env)
+        _run(
+            [uv, "pip", "install", "-q", "--python", str(venv / "bin/python"), *requirements],
+            env=env,
+        )
         return
     _run([sys.executable, "-m", "venv", str(venv)], env=env)
-    _run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-          *requirements], env=env)
+    _run(
+        [
+            str(venv / "bin/python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            *requirements,
+        ],
+        env=env,
+    )
 
 
 def wheel_venv(extras: str = "", *, extra_requirements: tuple[str, ...] = ()) -> Path:
@@ -148,12 +160,15 @@ def wheel_venv(extras: str = "", *, extra_requirements: tuple[str, ...] = ()) ->
         DistUnavailable: the wheel or the virtualenv could not be built.
     """
     dist = built()
-    spec = f"{PACKAGE.replace('_', '-')}[{extras}] @ {dist.wheel.as_uri()}" if extras else str(
-        dist.wheel
+    spec = (
+        f"{PACKAGE.replace('_', '-')}[{extras}] @ {dist.wheel.as_uri()}"
+        if extras
+        else str(dist.wheel)
     )
     key = hashlib.sha256(
-        "\n".join([sys.version.split()[0], dist.wheel.parent.name, spec, *extra_requirements])
-        .encode()
+        "\n".join(
+            [sys.version.split()[0], dist.wheel.parent.name, spec, *extra_requirements]
+        ).encode()
     ).hexdigest()[:12]
     venv = CACHE / f"wheel-venv-{key}"
     fd = _locked(CACHE / f"{venv.name}.lock")

@@ -18,14 +18,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Union, cast
 
-from langchain.agents.middleware import HumanInTheLoopMiddleware
-from langchain.agents.middleware.human_in_the_loop import (
-    ApproveDecision,
-    RejectDecision,
-    RespondDecision,
-    ToolApprovalRequest,
-)
-from langchain.agents.middleware.types import ToolCallRequest
+try:
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain.agents.middleware.human_in_the_loop import (
+        ApproveDecision,
+        RejectDecision,
+        RespondDecision,
+        ToolApprovalRequest,
+    )
+    from langchain.agents.middleware.types import ToolCallRequest
+except ImportError:  # LangChain's middleware mirrored here: the `middleware` extra names it
+    from dynavec_langgraph._middleware.options import need_langchain
+
+    need_langchain("middleware")
+    raise
 from langchain_core.messages import ToolCall, ToolMessage, add_notification_metadata
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
