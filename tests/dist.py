@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,8 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dyna
 PACKAGE = "dynavec_langgraph"
 RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in")
 """The files of the tree, besides the package folder, that a release is built from."""
+KEEP_SECONDS = 24 * 3600
+"""Builds and virtualenvs of other trees unused this long are removed when a new one is made."""
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
 
 
@@ -88,6 +91,21 @@ def _locked(path: Path) -> int:
     return fd
 
 
+def _prune() -> None:
+    """Remove the builds and virtualenvs of other trees that were not used for a day."""
+    now = time.time()
+    for path in [*CACHE.glob("dist-*"), *CACHE.glob("wheel-venv-*")]:
+        mark = path / ".complete"
+        if path.is_dir() and (not mark.exists() or now - mark.stat().st_mtime > KEEP_SECONDS):
+            if not mark.exists() and now - path.stat().st_mtime < KEEP_SECONDS:
+                continue  # being built now
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _used(path: Path) -> None:
+    (path / ".complete").touch()
+
+
 def built() -> Dist:
     """The wheel and the sdist of the tree as it is now; built when the cache has none.
 
@@ -100,6 +118,7 @@ def built() -> Dist:
     fd = _locked(CACHE / f"{out.name}.lock")
     try:
         if not (out / ".complete").exists():
+            _prune()
             shutil.rmtree(out, ignore_errors=True)
             with tempfile.TemporaryDirectory(prefix="dynavec-build-") as tmp:
                 src = Path(tmp) / "src"
@@ -108,7 +127,7 @@ def built() -> Dist:
                     if (REPO / name).exists():
                         shutil.copy2(REPO / name, src / name)
                 _run([sys.executable, "-m", "build", "--outdir", str(out), str(src)])
-            (out / ".complete").touch()
+        _used(out)
         (wheel,) = out.glob("*.whl")
         (sdist,) = out.glob("*.tar.gz")
         return Dist(wheel, sdist)
@@ -176,7 +195,7 @@ def wheel_venv(extras: str = "", *, extra_requirements: tuple[str, ...] = ()) ->
         if not (venv / ".complete").exists():
             shutil.rmtree(venv, ignore_errors=True)
             install(venv, [spec, *extra_requirements])
-            (venv / ".complete").touch()
+        _used(venv)
         return venv
     finally:
         os.close(fd)
