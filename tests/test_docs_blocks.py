@@ -17,9 +17,9 @@ new page is checked without touching this file):
   its opening fence; the reason is required. Other fences (``json``, ``text``, none) are not run.
 - A block that needs a server names it in :data:`SERVED` (page, a string the block contains,
   the server): ``openai`` is tests/openai_server.py with a policy, reached through
-  ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` as ``ChatOpenAI`` reads them; ``studio`` is the
-  ``langgraph dev`` server of tests/test_studio.py, reached through ``LANGGRAPH_URL``. The block
-  itself shows the plain user code.
+  ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` as ``ChatOpenAI`` and the OpenAI SDK read them;
+  ``studio`` is the ``langgraph dev`` server of tests/test_studio.py, reached through
+  ``LANGGRAPH_URL``. The block itself shows the plain user code.
 - Every page under docs/ is linked from the README, and every relative link of a page resolves.
 """
 
@@ -80,16 +80,20 @@ def blocks(path: Path) -> list[Block]:
 # --- servers some blocks need ------------------------------------------------------------------
 
 
-def _transfer_policy(messages: list[dict[str, Any]]) -> Any:
-    """The quickstart's model over HTTP: one transfer, then a final answer."""
-    if messages[-1]["role"] == "tool":
-        return f"Done: {messages[-1]['content']}"
-    return [{"name": "transfer_funds", "args": {"amount": 120, "to": "landlord"}}]
+def _served_policy(messages: list[dict[str, Any]]) -> Any:
+    """The model of the served blocks over HTTP: the quickstart's one transfer, then a final
+    answer; a plain answer to any other request (providers-and-tools.md offers no tool)."""
+    last = messages[-1]
+    if last["role"] == "tool":
+        return f"Done: {last['content']}"
+    if "landlord" in str(last["content"]):
+        return [{"name": "transfer_funds", "args": {"amount": 120, "to": "landlord"}}]
+    return "Hello."
 
 
 def _openai(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     server: OpenAIServer = request.getfixturevalue("openai")
-    server.set_policy(_transfer_policy)
+    server.set_policy(_served_policy)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
 
@@ -105,6 +109,7 @@ SERVERS: dict[str, Callable[[pytest.FixtureRequest, pytest.MonkeyPatch], None]] 
 }
 SERVED: list[tuple[str, str, str]] = [
     ("README.md", "ChatOpenAI(", "openai"),
+    ("docs/providers-and-tools.md", "OpenAIChatModel(", "openai"),
     ("docs/scale-out.md", "RemoteReActAgent(", "studio"),
 ]
 """``(page, a string the block contains, server)``: the blocks that run against a server."""
