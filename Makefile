@@ -78,8 +78,14 @@ lint: $(BIN)/.installed
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy --strict
 
-pytest: $(BIN)/.installed postgres-binaries redis-server agent-chat-ui
-	$(BIN)/python -m pytest
+# The whole suite on pytest-xdist: TEST_WORKERS workers (default 4 on this two-core machine:
+# most service tests wait on the servers and processes they start, so two workers per core keep
+# both cores busy), a test module per worker (its servers started once), the modules that start
+# the most services sent out first (tests/conftest.py) so no long module is left for the end.
+# uv (`$(UV)`) makes the release test's virtualenvs from the built wheel in seconds.
+TEST_WORKERS ?= 4
+pytest: $(BIN)/.installed postgres-binaries redis-server agent-chat-ui | $(UV)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20
 
 # LangGraph's prebuilt test suite against this package's create_react_agent: the source release
 # of the installed langgraph-prebuilt, fetched by name (cached in ~/.cache/dynavec-langgraph/),

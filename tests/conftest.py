@@ -136,9 +136,17 @@ def _needs_service(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the ``service`` tests; on pytest-xdist workers (``make test``), send the modules
+    with the most service tests out first (a stable sort: a module's tests keep their order),
+    so the modules that run longest are not the last ones handed out."""
+    services: dict[Path, int] = {}
     for item in items:
+        services.setdefault(item.path, 0)
         if _needs_service(item):
             item.add_marker(pytest.mark.service)
+            services[item.path] += 1
+    if getattr(config, "workerinput", None) is not None:
+        items.sort(key=lambda item: -services[item.path])
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -45,7 +45,8 @@ def test_make_test_installs_the_rest_and_runs_the_whole_suite(tmp_path: Path) ->
     plan = _plan("test", tmp_path / "venv")
 
     assert any(line.endswith("pip install -q -e '.[dev]'") for line in plan)
-    assert f"{tmp_path}/venv/bin/python -m pytest" in plan  # no marker: every test
+    # no marker: every test, on pytest-xdist workers, a module per worker
+    assert f"{tmp_path}/venv/bin/python -m pytest -n 4 --dist loadfile --durations=20" in plan
     assert f"{tmp_path}/venv/bin/python -m tests.reference.prebuilt" in plan
     assert f"{tmp_path}/venv/bin/python -m tests.reference.langchain_agents" in plan
     assert "make test" in (REPO / ".ci" / "run").read_text().splitlines()[-1]
