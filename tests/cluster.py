@@ -101,7 +101,8 @@ def aegra_requirements() -> list[str]:
 
 def langhost_venv() -> Path:
     """The virtualenv with ``langhost serve`` and this package's built wheel; the server
-    stack is created (~2 min) when missing, the wheel's layer (~2 s) when the tree changed.
+    stack is created (~2 min) when missing, the wheel and its layer (~20 s together) when the
+    package changed.
 
     Raises:
         ClusterUnavailable: a virtualenv or the wheel could not be built (the tool's output).
@@ -432,7 +433,8 @@ class Cluster:
             time.sleep(0.05)  # polling a starting server's log; nothing to wait on instead
 
     def server_env(self) -> dict[str, str]:
-        """The environment every API server gets."""
+        """The environment every API server gets: no ``PYTHONPATH`` (the package comes from
+        the wheel in the server's virtualenv)."""
         env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
         env |= OFFLINE_ENV | {"DATABASE_URI": self.database_uri, "REDIS_URI": self.redis_uri}
         if self.engine == "aegra":
