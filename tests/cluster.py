@@ -3,10 +3,31 @@
 ``langhost`` (PyPI, MIT, third party) runs stock ``langgraph-api`` on the open PostgreSQL + Redis
 runtime ``langgraph-runtime-pg``. ``langhost==0.11.1.post1`` pins ``langgraph-api==0.11.1``,
 older than the ``langgraph-api`` of this package's ``studio`` extra, so the server stack lives in
-its own virtualenv (:func:`langhost_venv`), created on first use and cached under
-``~/.cache/dynavec-langgraph/`` keyed by the pinned versions; the servers import this package
-from the repository (their working directory). ``engine="aegra"``: Aegra (``aegra-api``,
+its own virtualenv (:func:`langhost_venv`). ``engine="aegra"``: Aegra (``aegra-api``,
 Apache-2.0) from a virtualenv of its own (:func:`aegra_venv`), over PostgreSQL alone.
+
+**What users install is what is tested.** The servers run this package from its **built
+wheel** (``tests/dist.py``), as a deployment does, never from the clone:
+
+* :func:`wheel_server_venv`: a virtualenv per (server stack, wheel). The server stack (langhost
+  or Aegra + this package's dependencies, ~300 MB, ~2 min with pip) is built once per pinned
+  requirements into ``~/.cache/dynavec-langgraph/NAME-venv-KEY`` (:func:`server_venv`) and never
+  holds this package. The wheel changes with every source change, so it goes into a thin
+  virtualenv of its own, ``NAME-venv-KEY-dist-TREEKEY`` (~3 MB, ~2 s: ``venv --without-pip``,
+  a ``.pth`` adding the stack's site-packages *after* its own, ``pip install --no-deps`` of the
+  wheel, ``pip check`` that the stack meets the wheel's requirements), built once per tree
+  content under a file lock. Not one shared virtualenv whose wheel is reinstalled when it
+  differs: two sessions (worktrees) testing different trees would then swap the package under
+  each other's running servers, and a server restarted mid-test (:meth:`Cluster.replace`) would
+  import the other tree's code. Not a full virtualenv per wheel: ~300 MB and, with pip, two
+  minutes per source change.
+* :func:`app_dir`: the servers' working directory is a folder OUTSIDE the clone holding a copy
+  of the ``langgraph.json`` served and the graph modules it names (with the modules of the
+  clone they import, e.g. ``tests/payment_service.py``), its ``dependencies`` set to ``["."]``;
+  a graph inside the package (``../dynavec_langgraph/studio.py:graph``) is served through a
+  one-line module importing it from the installed package. No ``PYTHONPATH``: ``import
+  dynavec_langgraph`` in a server can only find the wheel (the graph ``installed`` of
+  ``tests/installed_graph.py`` reports where it came from; tests/test_cluster.py checks it).
 
 Start order (:class:`Cluster`): PostgreSQL, Redis, the first server ALONE (it runs the
 migrations; two first starts on a fresh database race on them), then the others. Every process
@@ -19,13 +40,16 @@ section and stops it on Ctrl-C (``--engine aegra``: two Aegra servers instead, n
 from __future__ import annotations
 
 import argparse
+import ast
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import tomllib
@@ -36,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from tests import dist
 from tests.pg import PostgresServer, _free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,21 +100,162 @@ def aegra_requirements() -> list[str]:
 
 
 def langhost_venv() -> Path:
-    """The cached virtualenv with ``langhost serve``; created (~2 min) when missing.
+    """The virtualenv with ``langhost serve`` and this package's built wheel; the server
+    stack is created (~2 min) when missing, the wheel and its layer (~20 s together) when the
+    package changed.
 
     Raises:
-        ClusterUnavailable: the virtualenv could not be created (pip's output tail included).
+        ClusterUnavailable: a virtualenv or the wheel could not be built (the tool's output).
     """
-    return server_venv("langhost", server_requirements(), "bin/langhost")
+    return wheel_server_venv(server_venv("langhost", server_requirements(), "bin/langhost"))
 
 
 def aegra_venv() -> Path:
-    """The cached virtualenv with Aegra (``uvicorn aegra_api.main:app``); created when missing.
+    """The virtualenv with Aegra (``uvicorn aegra_api.main:app``) and this package's built
+    wheel; made as :func:`langhost_venv` is.
 
     Raises:
-        ClusterUnavailable: the virtualenv could not be created (pip's output tail included).
+        ClusterUnavailable: a virtualenv or the wheel could not be built (the tool's output).
     """
-    return server_venv("aegra", aegra_requirements(), "bin/uvicorn")
+    return wheel_server_venv(server_venv("aegra", aegra_requirements(), "bin/uvicorn"))
+
+
+def site_packages(venv: Path) -> Path:
+    """The ``site-packages`` folder of ``venv`` (made with this Python)."""
+    return Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+
+
+def _install_step(argv: list[str]) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env)
+    if proc.returncode != 0:
+        raise ClusterUnavailable(
+            f"cannot install the wheel for the server ({' '.join(argv)}):\n"
+            + _tail(proc.stdout + proc.stderr)
+        )
+
+
+def wheel_server_venv(stack: Path) -> Path:
+    """The cached virtualenv ``STACK-dist-TREEKEY``: this package's wheel (built from the tree
+    as it is now, :func:`tests.dist.built`) installed without dependencies, over the server
+    ``stack`` (a ``.pth`` file adds the stack's site-packages after its own); checked with
+    ``pip check``. Made once per tree content, by one process at a time.
+
+    Raises:
+        ClusterUnavailable: the wheel could not be built or installed, or the stack does not
+            meet its requirements.
+    """
+    try:
+        wheel = dist.built().wheel
+    except dist.DistUnavailable as error:
+        raise ClusterUnavailable(f"cannot build the wheel: {error}") from error
+    venv = CACHE / f"{stack.name}-{wheel.parent.name}"
+    if (venv / ".complete").exists():
+        return venv
+    with (CACHE / f"{venv.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder; the others wait and reuse it
+        if (venv / ".complete").exists():
+            return venv
+        shutil.rmtree(venv, ignore_errors=True)  # a build that was interrupted
+        _install_step([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+        # the stack after the wheel's own site-packages, its .pth files processed too
+        line = f"import site; site.addsitedir({str(site_packages(stack))!r})\n"
+        (site_packages(venv) / "_dynavec_server_stack.pth").write_text(line, encoding="utf-8")
+        pip = [str(stack / "bin/python"), "-m", "pip", "--python", str(venv / "bin/python")]
+        quiet = ["-q", "--disable-pip-version-check"]
+        _install_step([*pip, "install", *quiet, "--no-deps", "--no-index", str(wheel)])
+        _install_step([*pip, "check", "--disable-pip-version-check"])
+        (venv / ".complete").touch()
+    return venv
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _clone_modules(source: Path) -> set[Path]:
+    """The files of the clone (outside the package) that ``source`` imports, and theirs: the
+    modules and their packages' ``__init__.py`` (absolute imports; the package comes from the
+    wheel)."""
+    found: set[Path] = set()
+    todo = [source]
+    while todo:
+        tree = ast.parse(todo.pop().read_text(encoding="utf-8"))
+        names: list[str] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == dist.PACKAGE:
+                continue
+            for depth in range(1, len(parts) + 1):
+                base = REPO.joinpath(*parts[:depth])
+                for candidate in (base / "__init__.py", base.with_suffix(".py")):
+                    if candidate.is_file() and candidate not in found:
+                        found.add(candidate)
+                        todo.append(candidate)
+    return found
+
+
+def app_dir(config: Path, dest: Path) -> Path:
+    """Copy ``config`` (a ``langgraph.json``) into ``dest`` (a folder outside the clone) with
+    the graph modules it names and the modules of the clone they import; return the copy.
+
+    In the copy, ``dependencies`` is ``["."]`` (plus those outside the clone); a graph in the
+    clone, ``./x/y.py:graph``, is copied to ``dest/<its path in the clone>``; a graph inside the
+    package, ``../dynavec_langgraph/studio.py:graph``, is served by ``dest/<module>.py``, which
+    imports it from the installed package; a graph outside the clone keeps its absolute path.
+
+    Raises:
+        ClusterUnavailable: ``dest`` is inside the clone.
+    """
+    if _inside(dest, REPO):
+        raise ClusterUnavailable(f"the servers' folder {dest} must be outside the clone {REPO}")
+    dest.mkdir(parents=True, exist_ok=True)
+    spec = json.loads(config.read_text(encoding="utf-8"))
+    here = config.resolve().parent
+    graphs: dict[str, str] = {}
+    copies: set[Path] = set()
+    shims: dict[str, set[str]] = {}
+    for name, target in spec.get("graphs", {}).items():
+        where, _, variable = str(target).rpartition(":")
+        if "/" not in where:  # a module (``pkg.mod:graph``): imported from the venv as it is
+            graphs[name] = target
+            continue
+        path = (here / where).resolve()
+        if _inside(path, REPO / dist.PACKAGE):
+            module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+            module = module.removesuffix(".__init__")
+            shims.setdefault(module, set()).add(variable)
+            graphs[name] = f"./{module.replace('.', '__')}.py:{variable}"
+        elif _inside(path, REPO):
+            copies |= {path, *_clone_modules(path)}
+            graphs[name] = f"./{path.relative_to(REPO).as_posix()}:{variable}"
+        else:
+            graphs[name] = f"{path}:{variable}"
+    for path in copies:
+        (dest / path.relative_to(REPO)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest / path.relative_to(REPO))
+    for module, variables in shims.items():
+        (dest / f"{module.replace('.', '__')}.py").write_text(
+            f'"""Written by tests/cluster.py: graphs of the installed {module}."""\n\n'
+            f"from {module} import {', '.join(sorted(variables))}\n",
+            encoding="utf-8",
+        )
+    outside = [
+        str((here / d).resolve())
+        for d in spec.get("dependencies", [])
+        if not _inside(here / d, REPO)
+    ]
+    served = dest / config.name
+    served.write_text(
+        json.dumps({**spec, "graphs": graphs, "dependencies": [".", *outside]}, indent=2) + "\n",
+        encoding="utf-8",
+    )
+    return served
 
 
 def server_venv(name: str, requirements: list[str], command: str) -> Path:
@@ -173,12 +339,14 @@ class Cluster:
     as a task of the server that accepted it).
 
     Args:
-        config: the ``langgraph.json`` to serve (its directory is the servers' working
-            directory, so its relative graph paths resolve there).
+        config: the ``langgraph.json`` to serve; the servers serve a copy of it and of the
+            graph modules it names (:func:`app_dir`, in ``work/app``, their working directory),
+            with this package from the wheel (:func:`wheel_server_venv`).
         servers: how many API servers.
         engine: ``"langhost"`` (langgraph-api on ``langgraph-runtime-pg``) or ``"aegra"``.
         env: extra environment for the servers (e.g. ``LG_BG_JOB_HEARTBEAT``).
-        work: where logs and the Redis directory go (default: a new temp dir).
+        work: where logs, the Redis directory and the servers' ``app`` folder go (default: a
+            new temp dir; outside the clone).
         postgres: a running server to hold the database (default: start one, stopped with
             the cluster).
     """
@@ -194,6 +362,8 @@ class Cluster:
     running: list[Server] = field(default_factory=list)
     redis: subprocess.Popen[bytes] | None = None
     venv: Path | None = None
+    served: Path | None = None
+    """The copy of ``config`` the servers serve (its folder is their working directory)."""
     timings: dict[str, float] = field(default_factory=dict)
     _own_postgres: PostgresServer | None = None
 
@@ -217,6 +387,7 @@ class Cluster:
         self.venv = aegra_venv() if self.engine == "aegra" else langhost_venv()
         self.timings["venv"] = time.monotonic() - began
         self.work = self.work or Path(tempfile.mkdtemp(prefix="dynavec-cluster-"))
+        self.served = app_dir(self.config, self.work / "app")
         began = time.monotonic()
         if self.postgres is None:
             self._own_postgres = PostgresServer().start()
@@ -262,17 +433,14 @@ class Cluster:
             time.sleep(0.05)  # polling a starting server's log; nothing to wait on instead
 
     def server_env(self) -> dict[str, str]:
-        """The environment every API server gets."""
+        """The environment every API server gets: no ``PYTHONPATH`` (the package comes from
+        the wheel in the server's virtualenv)."""
         env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
-        env |= OFFLINE_ENV | {
-            "DATABASE_URI": self.database_uri,
-            "REDIS_URI": self.redis_uri,
-            "PYTHONPATH": str(REPO),
-        }
+        env |= OFFLINE_ENV | {"DATABASE_URI": self.database_uri, "REDIS_URI": self.redis_uri}
         if self.engine == "aegra":
             env |= {
                 "DATABASE_URL": self.database_uri,
-                "AEGRA_CONFIG": str(self.config),
+                "AEGRA_CONFIG": str(self.served),
                 # Aegra's SQLAlchemy pool is 2 connections by default (no overflow): two
                 # simultaneous runs plus a status poll then wait on each other
                 "SQLALCHEMY_POOL_SIZE": "8",
@@ -283,25 +451,28 @@ class Cluster:
         return env | dict(self.env)
 
     def _argv(self, port: int) -> list[str]:
-        assert self.venv is not None
+        """The server's command: ``python -m`` of the wheel's virtualenv (the stack's console
+        scripts would start the stack's Python, which has no wheel)."""
+        assert self.venv is not None and self.served is not None
+        python = str(self.venv / "bin/python")
         if self.engine == "aegra":
             return [
-                str(self.venv / "bin/uvicorn"), "aegra_api.main:app", "--host", "127.0.0.1",
+                python, "-m", "uvicorn", "aegra_api.main:app", "--host", "127.0.0.1",
                 "--port", str(port), "--log-level", "warning",
             ]  # fmt: skip
         return [
-            str(self.venv / "bin/langhost"), "serve", "--host", "127.0.0.1", "--port", str(port),
-            "--config", str(self.config), "--no-browser", "--server-log-level", "WARNING",
+            python, "-m", "langhost", "serve", "--host", "127.0.0.1", "--port", str(port),
+            "--config", str(self.served), "--no-browser", "--server-log-level", "WARNING",
         ]  # fmt: skip
 
     def _spawn(self, name: str) -> Server:
-        assert self.work is not None and self.venv is not None
+        assert self.work is not None and self.venv is not None and self.served is not None
         port = _free_port()
         log = self.work / f"server-{self.engine}-{name}.log"
         argv = self._argv(port)
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                argv, cwd=self.config.parent, env=self.server_env(), stdin=subprocess.DEVNULL,
+                argv, cwd=self.served.parent, env=self.server_env(), stdin=subprocess.DEVNULL,
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
         server = Server(name, f"http://127.0.0.1:{port}", proc, log, time.monotonic())

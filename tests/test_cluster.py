@@ -4,8 +4,10 @@
 * ``langhost``: ``langhost serve`` (stock langgraph-api on ``langgraph-runtime-pg``, + Redis);
 * ``aegra``: Aegra 0.6.0 (its own run handling; no Redis, no run queue, no run recovery).
 
-The cluster (``tests/cluster.py``) runs each from its own cached virtualenv and serves
-``tests/langgraph_cluster.json`` unchanged: the demo agent (``dynavec_agent``) and the gated
+The cluster (``tests/cluster.py``) runs each from its own cached virtualenv holding this
+package's built wheel, in a folder outside the clone (the first test checks that the servers
+import the wheel and nothing of the clone), and serves a copy of
+``tests/langgraph_cluster.json``: the demo agent (``dynavec_agent``) and the gated
 agent of ``tests/cluster_graph.py`` (``gated_agent``), the payment agents of
 ``tests/cluster_payment_graph.py`` (``pay_retry_agent``, ``pay_ask_agent``, ``pay_fail_agent``,
 charging the fake payment service ``tests/payment_service.py`` the module starts), and the
@@ -18,6 +20,7 @@ the reason.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import socket
@@ -32,6 +35,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph_sdk import get_sync_client
 
 from dynavec_langgraph import (
     AgentState,
@@ -54,8 +58,9 @@ from dynavec_langgraph.remote import (
     server_thread_id,
 )
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests import dist
 from tests.approvals_graph import RAISE_IN, expiring_policy, expiring_tools
-from tests.cluster import ENGINES, Cluster, ClusterUnavailable, Server
+from tests.cluster import ENGINES, REPO, Cluster, ClusterUnavailable, Server, site_packages
 from tests.cluster_graph import GATES_ENV
 from tests.cluster_payment_graph import PAYMENT_ENV
 from tests.payment_service import PaymentService
@@ -168,6 +173,34 @@ def _shape(result: AgentResult) -> dict[str, Any]:
         "roles": [m.role for m in payload.get("messages", []) if m.role != "system"],
         "output": re.sub(r"Balance: \d+", "Balance: N", result.output),
     }
+
+
+# --- what runs on the servers ------------------------------------------------------------------
+
+
+def test_the_servers_run_the_built_wheel_not_the_clone(deployment: Deployment) -> None:
+    """Each server imports this package from the wheel built from the tree, installed in its
+    virtualenv, and no module of the clone (tests/installed_graph.py reports it)."""
+    cluster = deployment.cluster
+    assert cluster.venv is not None and cluster.served is not None
+    wheel = dist.built().wheel
+    for server in cluster.running:
+        client = get_sync_client(url=server.url, timeout=60)
+        thread = client.threads.create()
+        where = client.runs.wait(thread["thread_id"], "installed", input={"clone": str(REPO)})
+        assert isinstance(where, dict), where
+        package = site_packages(cluster.venv) / "dynavec_langgraph/__init__.py"
+        assert Path(where["package"]).resolve() == package.resolve()
+        assert not Path(where["package"]).resolve().is_relative_to(REPO)
+        app = cluster.served.parent.resolve()
+        assert Path(where["graph"]) == app / "tests/installed_graph.py"
+        source = json.loads(where["source"])
+        assert source["url"] == wheel.as_uri()
+        assert source["archive_info"]["hashes"] == {
+            "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()
+        }
+        assert where["modules_from_clone"] == []
+        assert where["path_from_clone"] == []
 
 
 # --- pause on A, resume on B -----------------------------------------------------------------
