@@ -151,6 +151,7 @@ def wheel_server_venv(stack: Path) -> Path:
         raise ClusterUnavailable(f"cannot build the wheel: {error}") from error
     venv = CACHE / f"{stack.name}-{wheel.parent.name}"
     if (venv / ".complete").exists():
+        dist.used(venv)
         return venv
     with (CACHE / f"{venv.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder; the others wait and reuse it
@@ -165,7 +166,7 @@ def wheel_server_venv(stack: Path) -> Path:
         quiet = ["-q", "--disable-pip-version-check"]
         _install_step([*pip, "install", *quiet, "--no-deps", "--no-index", str(wheel)])
         _install_step([*pip, "check", "--disable-pip-version-check"])
-        (venv / ".complete").touch()
+        dist.used(venv)
     return venv
 
 

@@ -94,7 +94,8 @@ def _locked(path: Path) -> int:
 def _prune() -> None:
     """Remove the builds and virtualenvs of other trees that were not used for a day."""
     now = time.time()
-    for path in [*CACHE.glob("dist-*"), *CACHE.glob("wheel-venv-*")]:
+    layers = CACHE.glob("*-venv-*-dist-*")  # tests/cluster.py's wheel over a server stack
+    for path in [*CACHE.glob("dist-*"), *CACHE.glob("wheel-venv-*"), *layers]:
         mark = path / ".complete"
         if path.is_dir() and (not mark.exists() or now - mark.stat().st_mtime > KEEP_SECONDS):
             if not mark.exists() and now - path.stat().st_mtime < KEEP_SECONDS:
@@ -102,7 +103,8 @@ def _prune() -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def _used(path: Path) -> None:
+def used(path: Path) -> None:
+    """Mark a build or a virtualenv made from one as complete and used now (kept a day)."""
     (path / ".complete").touch()
 
 
@@ -127,7 +129,7 @@ def built() -> Dist:
                     if (REPO / name).exists():
                         shutil.copy2(REPO / name, src / name)
                 _run([sys.executable, "-m", "build", "--outdir", str(out), str(src)])
-        _used(out)
+        used(out)
         (wheel,) = out.glob("*.whl")
         (sdist,) = out.glob("*.tar.gz")
         return Dist(wheel, sdist)
@@ -195,7 +197,7 @@ def wheel_venv(extras: str = "", *, extra_requirements: tuple[str, ...] = ()) ->
         if not (venv / ".complete").exists():
             shutil.rmtree(venv, ignore_errors=True)
             install(venv, [spec, *extra_requirements])
-        _used(venv)
+        used(venv)
         return venv
     finally:
         os.close(fd)
