@@ -81,11 +81,13 @@ typecheck: $(BIN)/.installed
 # The whole suite on pytest-xdist: TEST_WORKERS workers (default 4 on this two-core machine:
 # most service tests wait on the servers and processes they start, so two workers per core keep
 # both cores busy), a test module per worker (its servers started once), the modules that start
-# the most services sent out first (tests/conftest.py) so no long module is left for the end.
+# the most services sent out first (tests/conftest.py) so no long module is left for the end;
+# then the few tests that bound a wall-clock time (marked `timing`) alone, on a quiet machine.
 # uv (`$(UV)`) makes the release test's virtualenvs from the built wheel in seconds.
 TEST_WORKERS ?= 4
 pytest: $(BIN)/.installed postgres-binaries redis-server agent-chat-ui | $(UV)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20 -m "not timing"
+	$(BIN)/python -m pytest -p no:xdist -m timing
 
 # LangGraph's prebuilt test suite against this package's create_react_agent: the source release
 # of the installed langgraph-prebuilt, fetched by name (cached in ~/.cache/dynavec-langgraph/),

@@ -105,6 +105,12 @@ def pytest_configure(config: pytest.Config) -> None:
         'seconds per test; `make test-fast` runs -m "not service and not slow", `make test` '
         "runs it",
     )
+    config.addinivalue_line(
+        "markers",
+        "timing: asserts a wall-clock bound or waits out a real short deadline; `make test` "
+        'runs these after the others, alone (-m timing), not beside busy workers (-m "not '
+        'timing" on pytest-xdist)',
+    )
     _count_processes(config)
 
 

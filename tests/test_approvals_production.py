@@ -452,6 +452,7 @@ def test_two_approvers_in_two_processes(db: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.service
+@pytest.mark.timing  # a real 10 s deadline: run on a quiet machine
 def test_sweeper_settles_a_real_short_deadline(tmp_path: Path) -> None:
     db = str(tmp_path / "agent.db")
     spec = f"{GRAPHS}:short_deadline"
@@ -493,6 +494,7 @@ def test_sweeper_settles_a_real_short_deadline(tmp_path: Path) -> None:
 
 
 @pytest.mark.service
+@pytest.mark.timing  # a real 10 s deadline: run on a quiet machine
 def test_an_answer_through_the_inbox_after_a_real_deadline_is_settled(tmp_path: Path) -> None:
     db = str(tmp_path / "agent.db")
     spec = f"{GRAPHS}:short_deadline"

@@ -268,6 +268,7 @@ def _resume_until_free(agent: ReActAgent) -> tuple[Any, list[str]]:
             time.sleep(0.2)
 
 
+@pytest.mark.timing  # bounds the recovery in seconds: run on a quiet machine
 def test_sigkill_of_the_lock_holder_frees_the_thread_at_once(
     dynamodb_url: str, tmp_path: Path
 ) -> None:
@@ -302,6 +303,7 @@ def test_sigkill_of_the_lock_holder_frees_the_thread_at_once(
     ]
 
 
+@pytest.mark.timing  # bounds the recovery in seconds: run on a quiet machine
 def test_sigkill_of_a_holder_elsewhere_frees_the_thread_when_its_lease_ends(
     dynamodb_url: str, tmp_path: Path
 ) -> None:

@@ -45,8 +45,10 @@ def test_make_test_installs_the_rest_and_runs_the_whole_suite(tmp_path: Path) ->
     plan = _plan("test", tmp_path / "venv")
 
     assert any(line.endswith("pip install -q -e '.[dev]'") for line in plan)
-    # no marker: every test, on pytest-xdist workers, a module per worker
-    assert f"{tmp_path}/venv/bin/python -m pytest -n 4 --dist loadfile --durations=20" in plan
+    # every test: on pytest-xdist workers (a module per worker) but the `timing` ones, then those
+    python = f"{tmp_path}/venv/bin/python"
+    assert f'{python} -m pytest -n 4 --dist loadfile --durations=20 -m "not timing"' in plan
+    assert f"{python} -m pytest -p no:xdist -m timing" in plan
     assert f"{tmp_path}/venv/bin/python -m tests.reference.prebuilt" in plan
     assert f"{tmp_path}/venv/bin/python -m tests.reference.langchain_agents" in plan
     assert "make test" in (REPO / ".ci" / "run").read_text().splitlines()[-1]
