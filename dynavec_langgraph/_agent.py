@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
+from dynavec_langgraph._audit_switch import check_audit
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
@@ -206,10 +207,16 @@ class ReActAgent:
             (docs/memory.md).
         parallel_tool_calls: run the calls of a turn concurrently (several approvals can be
             pending at once; answer them with ``resume(thread_id=..., decisions={...})``).
-        audit: record every pause, decision and refusal of the agent's threads beside their
-            checkpoints; read them with :meth:`audit` (docs/audit-and-notifications.md).
+        audit: ``True`` records every pause, decision and refusal of the agent's threads
+            beside their checkpoints; read them with :meth:`audit`
+            (docs/audit-and-notifications.md).
         notify: a webhook URL or a callable, called (at least once, from a durable outbox)
             for every new pause and re-ask with what an approver needs; implies ``audit``.
+
+    Raises:
+        InvalidOptionError: an option that cannot be used (``audit`` that is no bool,
+            an ``approval_policy=`` that is no policy, unused or unsatisfiable for a tool:
+            docs/errors.md).
 
     Example:
         >>> from dynavec_langgraph.testing import ScriptedChatModel
@@ -232,6 +239,7 @@ class ReActAgent:
         notify: Notifier | None = None,
         **options: Any,
     ) -> None:
+        check_audit(audit)
         if memory is not None and not _is_memory(memory):
             raise TypeError(
                 f"memory={memory!r:.80}: pass a dynavec_langgraph.memory.BaseMemory "

@@ -473,6 +473,10 @@ def _inbox_source(args: argparse.Namespace) -> str:
         )
     if args.db is not None and args.assistant is not None:
         raise CliError("--assistant is for --server; with --db pass --graph MODULE:ATTR")
+    if args.server is not None:
+        from dynavec_langgraph.remote import check_server_url
+
+        check_server_url(args.server, "--server")
     return str(args.db if args.db is not None else args.server)
 
 
