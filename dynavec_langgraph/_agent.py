@@ -47,6 +47,7 @@ from dynavec_langgraph._resuming import (
     aresuming,
     asaved_on_cancel,
     brief,
+    check_id,
     check_state,
     check_storable,
     check_text,
@@ -101,9 +102,9 @@ def _config(
     checkpoint_id: str | None = None,
     completed: dict[str, CompletedCall] | None = None,
 ) -> RunnableConfig:
-    check_text(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
+    check_id(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
     if checkpoint_id:
-        check_text(checkpoint_id, "checkpoint_id")
+        check_id(checkpoint_id, "checkpoint_id")
     return run_config(thread_id, model_kwargs, checkpoint_id=checkpoint_id, completed=completed)
 
 
@@ -303,7 +304,7 @@ class ReActAgent:
         _check_goal(goal)
         check_text(goal, "goal")
         if resume_from is not None:
-            check_text(resume_from, "resume_from")
+            check_id(resume_from, "resume_from")
         if state is not None:
             check_state(self.checkpointer, state.data)
         tid = thread_id or self._scratch_thread()
@@ -769,7 +770,7 @@ class ReActAgent:
         succeeds); turns a storage failure into a :class:`StorageError` that says what ran."""
         _check_thread_id(thread_id)
         if thread_id is not None:
-            check_text(thread_id, "thread_id")
+            check_id(thread_id, "thread_id")
         record = self._completed.setdefault(thread_id, {}) if thread_id else {}
         with storage_guard(self.checkpointer, thread_id, record):
             yield record
@@ -1026,7 +1027,7 @@ class ReActAgent:
         """The audit trail of ``thread_id``, oldest first: its pauses, decisions, refusals
         (and the settlements other features record), as :class:`AuditEvent` entries.
         Empty unless the agent was made with ``audit=True`` or ``notify=...``."""
-        check_text(thread_id, "thread_id")
+        check_id(thread_id, "thread_id")
         from dynavec_langgraph._audit import audit_trail
 
         return audit_trail(self._audit_target(), thread_id)
@@ -1038,7 +1039,7 @@ class ReActAgent:
 
     async def aaudit(self, thread_id: str) -> list[AuditEvent]:
         """Async twin of :meth:`audit` (for async savers)."""
-        check_text(thread_id, "thread_id")
+        check_id(thread_id, "thread_id")
         from dynavec_langgraph._audit import aaudit_trail
 
         return await aaudit_trail(self._audit_target(), thread_id)

@@ -133,6 +133,14 @@ def parse_decision(text: str) -> Any:
         return word
     try:
         value = json.loads(text)
+    except RecursionError:
+        from dynavec_langgraph._storable import MAX_NESTING
+
+        raise CliError(
+            f"the decision is JSON nested too deeply to be read ({len(text)} characters); "
+            f"nothing was sent: give a flatter value (the checkpointers store {MAX_NESTING} "
+            "levels at most)"
+        ) from None
     except ValueError:
         raise CliError(
             f"the decision {text!r} is not approve, reject or JSON; for example --decision "

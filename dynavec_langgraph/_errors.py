@@ -348,7 +348,21 @@ def lone_surrogate_text(field: str, index: int, char: str) -> str:
     )
 
 
+def nul_text(field: str, index: int) -> str:
+    """An id (a thread id, a checkpoint id) holding the NUL character."""
+    return (
+        f"{field}: character {index} is NUL ('\\x00'), which PostgreSQL cannot store in an id "
+        "(and an id must move between savers). Nothing ran and nothing was written: use an id "
+        "without control characters"
+    )
 
+
+def too_deep_text(field: str, limit: int) -> str:
+    """A value nested deeper than the savers store."""
+    return (
+        f"{field} is nested more than {limit} levels deep, deeper than the checkpointers store "
+        "(and the JSON decoder reads back). Nothing was written: send a flatter value"
+    )
 
 
 def not_storable_text(field: str, detail: str) -> str:

@@ -70,6 +70,7 @@ from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
     brief,
+    check_id,
     check_text,
     refuse_if_asked_again,
     refuse_if_paused,
@@ -147,7 +148,7 @@ def _check_input(
     """Refuse, before anything is sent, text the server's saver would store changed (a lone
     surrogate: ``InvalidInputError`` / ``InvalidDecisionError`` naming the field)."""
     if isinstance(thread_id, str):
-        check_text(thread_id, "thread_id")
+        check_id(thread_id, "thread_id")
     if isinstance(goal, str):
         check_text(goal, "goal")
     if state is not None:
