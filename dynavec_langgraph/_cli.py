@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, overload
 
 from dynavec_langgraph import __version__
 from dynavec_langgraph._errors import (
+    ApproverRequiredError,
     CheckpointerConfigError,
     DynavecError,
     InvalidDecisionError,
@@ -825,6 +826,11 @@ def _hint(args: argparse.Namespace, error: Exception) -> str | None:
     if db is None:
         return None
     quoted = shlex.quote(db)
+    if isinstance(error, ApproverRequiredError) and thread is not None:
+        return (
+            f"the thread stays paused; answer it as a named approver: `{invocation()} inbox "
+            f"answer --db {quoted} --thread {shlex.quote(thread)} --approve --as NAME`"
+        )
     if isinstance(error, InvalidDecisionError) and thread is not None:
         return (
             f"the thread stays paused; answer it with `{_resume_command(db, thread, None)}` "

@@ -36,6 +36,7 @@ from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._digest import check_bound, pause_digest
 from dynavec_langgraph._errors import (
     ApproverRefusedError,
+    ApproverRequiredError,
     InvalidDecisionError,
     InvalidOptionError,
     option_text,
@@ -540,8 +541,10 @@ def _decorate(
     deadline: datetime | None,
     approved: Sequence[str],
     refused: str | None,
+    nameless: bool = False,
 ) -> dict[str, Any]:
-    """The pause value with the policy's fields: ``expires_at`` (ISO 8601) and ``approval``."""
+    """The pause value with the policy's fields: ``expires_at`` (ISO 8601) and ``approval``
+    (``nameless``: asked again because the last answer named no approver)."""
     rule = policy.approvers
     on_expire = "raise" if policy.on_expire == EXPIRE else policy.on_expire
     state = {
@@ -552,6 +555,7 @@ def _decorate(
         "approvers": None if rule is None else ("callable" if callable(rule) else list(rule)),
         "on_expire": on_expire,
         "refused_approver": refused,
+        "approver_required": nameless,
     }
     out = dict(value)
     out["expires_at"] = state["expires_at"]
@@ -615,6 +619,7 @@ def ask_with_policy(
     approved: list[str] = []
     error: str | None = None
     refused: str | None = None
+    nameless = False  # the last answer named no approver
     held: ApprovalEvent | None = None  # emitted only when this answer was the newest
     index = 0
     asks = 0  # the decisions refused so far: part of the review digest, as in ``ask``
@@ -640,7 +645,7 @@ def ask_with_policy(
     from dynavec_langgraph._pause import answer_slot  # the one call of LangGraph's interrupt
 
     while True:
-        value = _decorate(build(error), policy, deadline, approved, refused)
+        value = _decorate(build(error), policy, deadline, approved, refused, nameless)
         value["review_digest"] = pause_digest(value, asks)
         try:
             raw = answer_slot(value, schema)
@@ -651,7 +656,7 @@ def ask_with_policy(
                 _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
         index += 1
-        held, error, refused = None, None, None
+        held, error, refused, nameless = None, None, None, False
         who: dict[str, Any] | None = None
 
         if deadline is not None and policy.now() >= deadline:
@@ -681,6 +686,7 @@ def ask_with_policy(
                 "--approve --as NAME` or "
                 "RemoteReActAgent.resume(..., approver=NAME)"
             )
+            nameless = True
             _note(value, raw, index, who, error)
             continue
         if who is not None and not _allowed(policy.approvers, who, value):
@@ -755,14 +761,19 @@ def sign_resume(
 
 
 def refuse_approver(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> None:
-    """After a resume: a pause asked again because the approver was refused.
+    """After a resume: a pause asked again because the approver was refused, or because the
+    answer named none.
 
     Raises:
         ApproverRefusedError: nothing ran; the thread is still paused at the same approval.
+        ApproverRequiredError: the pause needs a named approver and the answer named none;
+            nothing ran, the thread is still paused at the same approval.
     """
     seen = {i.id for i in before}
     for item in after:
         state = _approval(item)
+        if item.id not in seen and state is not None and state.get("approver_required"):
+            raise ApproverRequiredError(item.value.get("node_id"), str(item.value["error"]))
         if item.id not in seen and state is not None and state.get("refused_approver"):
             error = ApproverRefusedError(
                 item.value.get("node_id"), str(state["refused_approver"]), str(item.value["error"])

@@ -40,6 +40,7 @@ from pydantic import TypeAdapter
 
 from dynavec_langgraph._errors import (
     ApproverRefusedError,
+    ApproverRequiredError,
     InvalidDecisionError,
     InvalidOptionError,
     option_text,
@@ -80,6 +81,7 @@ __all__ = [
     "ApprovalEvent",
     "ApprovalPolicy",
     "ApproverRefusedError",
+    "ApproverRequiredError",
     "DecisionType",
     "add_approval_listener",
     "approver_decision",

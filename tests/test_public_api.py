@@ -444,6 +444,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "ApprovalEvent",
         "ApprovalPolicy",
         "ApproverRefusedError",
+        "ApproverRequiredError",
         "DecisionType",
         "add_approval_listener",
         "approver_decision",
