@@ -56,6 +56,7 @@ __all__ = [
     "add_approval_listener",
     "approval_recorded",
     "approver_decision",
+    "approver_required",
     "ask_with_policy",
     "checked_options",
     "expired_pauses",
@@ -761,25 +762,34 @@ def sign_resume(
 
 
 def refuse_approver(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> None:
-    """After a resume: a pause asked again because the approver was refused, or because the
-    answer named none.
+    """After a resume: a pause asked again because the approver was refused.
 
     Raises:
         ApproverRefusedError: nothing ran; the thread is still paused at the same approval.
-        ApproverRequiredError: the pause needs a named approver and the answer named none;
-            nothing ran, the thread is still paused at the same approval.
     """
     seen = {i.id for i in before}
     for item in after:
         state = _approval(item)
-        if item.id not in seen and state is not None and state.get("approver_required"):
-            raise ApproverRequiredError(item.value.get("node_id"), str(item.value["error"]))
         if item.id not in seen and state is not None and state.get("refused_approver"):
             error = ApproverRefusedError(
                 item.value.get("node_id"), str(state["refused_approver"]), str(item.value["error"])
             )
             error.recorded = True  # the paused tool refused it: its audit trail has it
             raise error
+
+
+def approver_required(
+    before: Sequence[Interrupt], after: Sequence[Interrupt]
+) -> ApproverRequiredError | None:
+    """After a resume: the error of a pause asked again because the answer named no approver
+    and its policy needs one (``approval.approver_required``), or ``None``. Read after
+    :func:`approval_recorded` (a replayed answer's refusal is no refusal of this one)."""
+    seen = {i.id for i in before}
+    for item in after:
+        state = _approval(item)
+        if item.id not in seen and state is not None and state.get("approver_required"):
+            return ApproverRequiredError(item.value.get("node_id"), str(item.value["error"]))
+    return None
 
 
 def approval_recorded(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> bool:

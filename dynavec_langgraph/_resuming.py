@@ -69,7 +69,13 @@ from dynavec_langgraph._persistence.connections import (
     schema_conflict,
 )
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
-from dynavec_langgraph._policy import Approver, approval_recorded, refuse_approver, sign_resume
+from dynavec_langgraph._policy import (
+    Approver,
+    approval_recorded,
+    approver_required,
+    refuse_approver,
+    sign_resume,
+)
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._storable import brief, check_id, check_text, lone_surrogate
 from dynavec_langgraph._tool_call import CompletedCall
@@ -285,12 +291,17 @@ def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt
     decision (also for ``RemoteReActAgent``, which reads both from the server).
 
     Raises:
+        ApproverRequiredError: the answer named no approver and the pause's policy needs one;
+            nothing ran, the pause stays.
         StaleDecisionError: the decision was bound to another pause (its review digest);
             nothing ran, the pause stays.
         InvalidDecisionError: the decision was refused; the thread is still paused.
     """
     if approval_recorded(before, after):  # counted: a re-ask's error is a replayed answer's
         return
+    required = approver_required(before, after)  # asked again under the same digest, too
+    if required is not None:
+        raise required
     stale = stale_refusal(before, after)
     if stale:
         raise StaleDecisionError(stale)
