@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
+from dynavec_langgraph._audit_switch import check_audit
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
@@ -46,6 +47,7 @@ from dynavec_langgraph._resuming import (
     aresuming,
     asaved_on_cancel,
     brief,
+    check_id,
     check_state,
     check_storable,
     check_text,
@@ -100,9 +102,9 @@ def _config(
     checkpoint_id: str | None = None,
     completed: dict[str, CompletedCall] | None = None,
 ) -> RunnableConfig:
-    check_text(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
+    check_id(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
     if checkpoint_id:
-        check_text(checkpoint_id, "checkpoint_id")
+        check_id(checkpoint_id, "checkpoint_id")
     return run_config(thread_id, model_kwargs, checkpoint_id=checkpoint_id, completed=completed)
 
 
@@ -206,10 +208,16 @@ class ReActAgent:
             (docs/memory.md).
         parallel_tool_calls: run the calls of a turn concurrently (several approvals can be
             pending at once; answer them with ``resume(thread_id=..., decisions={...})``).
-        audit: record every pause, decision and refusal of the agent's threads beside their
-            checkpoints; read them with :meth:`audit` (docs/audit-and-notifications.md).
+        audit: ``True`` records every pause, decision and refusal of the agent's threads
+            beside their checkpoints; read them with :meth:`audit`
+            (docs/audit-and-notifications.md).
         notify: a webhook URL or a callable, called (at least once, from a durable outbox)
             for every new pause and re-ask with what an approver needs; implies ``audit``.
+
+    Raises:
+        InvalidOptionError: an option that cannot be used (``audit`` that is no bool,
+            an ``approval_policy=`` that is no policy, unused or unsatisfiable for a tool:
+            docs/errors.md).
 
     Example:
         >>> from dynavec_langgraph.testing import ScriptedChatModel
@@ -232,6 +240,7 @@ class ReActAgent:
         notify: Notifier | None = None,
         **options: Any,
     ) -> None:
+        check_audit(audit)
         if memory is not None and not _is_memory(memory):
             raise TypeError(
                 f"memory={memory!r:.80}: pass a dynavec_langgraph.memory.BaseMemory "
@@ -295,7 +304,7 @@ class ReActAgent:
         _check_goal(goal)
         check_text(goal, "goal")
         if resume_from is not None:
-            check_text(resume_from, "resume_from")
+            check_id(resume_from, "resume_from")
         if state is not None:
             check_state(self.checkpointer, state.data)
         tid = thread_id or self._scratch_thread()
@@ -761,7 +770,7 @@ class ReActAgent:
         succeeds); turns a storage failure into a :class:`StorageError` that says what ran."""
         _check_thread_id(thread_id)
         if thread_id is not None:
-            check_text(thread_id, "thread_id")
+            check_id(thread_id, "thread_id")
         record = self._completed.setdefault(thread_id, {}) if thread_id else {}
         with storage_guard(self.checkpointer, thread_id, record):
             yield record
@@ -1018,7 +1027,7 @@ class ReActAgent:
         """The audit trail of ``thread_id``, oldest first: its pauses, decisions, refusals
         (and the settlements other features record), as :class:`AuditEvent` entries.
         Empty unless the agent was made with ``audit=True`` or ``notify=...``."""
-        check_text(thread_id, "thread_id")
+        check_id(thread_id, "thread_id")
         from dynavec_langgraph._audit import audit_trail
 
         return audit_trail(self._audit_target(), thread_id)
@@ -1030,7 +1039,7 @@ class ReActAgent:
 
     async def aaudit(self, thread_id: str) -> list[AuditEvent]:
         """Async twin of :meth:`audit` (for async savers)."""
-        check_text(thread_id, "thread_id")
+        check_id(thread_id, "thread_id")
         from dynavec_langgraph._audit import aaudit_trail
 
         return await aaudit_trail(self._audit_target(), thread_id)

@@ -56,7 +56,15 @@ from dynavec_langgraph._audit_switch import (
     audit_flag,
     notifier,
 )
-from dynavec_langgraph._errors import webhook_url_text
+from dynavec_langgraph._errors import InvalidInputError, too_deep_text, webhook_url_text
+from dynavec_langgraph._storable import (
+    MAX_NESTING,
+    brief,
+    check_id,
+    check_text,
+    lone_surrogate,
+    too_deep,
+)
 
 __all__ = [
     "APPROVER_KEY",
@@ -167,8 +175,11 @@ def _now() -> str:
 
 def event_id(*parts: Any) -> str:
     """A deterministic id for an entry made of ``parts`` (the same parts, the same id)."""
-    text = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    try:
+        text = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=False)
+    except (RecursionError, ValueError):  # a part nested too deeply (or circular) to encode
+        text = json.dumps([brief(p, 10_000) for p in parts], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 # --- storage: a checkpoint per entry, or a store item -------------------------------------
@@ -325,23 +336,51 @@ def make_event(
         kind=kind,
         at=at or _now(),
         surface=surface,
-        outcome=outcome,
-        who=who,
-        node_id=node_id,
+        outcome=_escaped(outcome) or "",
+        who=_escaped(who),
+        node_id=_escaped(node_id),
         interrupt_id=interrupt_id,
-        tool_call_id=tool_call_id,
+        tool_call_id=_escaped(tool_call_id),
         digest=digest,
         decision=_jsonable(decision),
-        comment=comment,
+        comment=_escaped(comment),
     )
 
 
 def _jsonable(value: Any) -> Any:
+    """``value`` as it is when every saver and store can hold it as JSON, else its ``repr``
+    (which escapes a lone surrogate; shortened for a value nested too deeply): what the
+    graph records never fails the run for the value it records."""
+    if too_deep(value) or lone_surrogate(value) is not None:
+        return brief(value, 10_000)
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
-        return repr(value)
+        return brief(value, 10_000)
     return value
+
+
+def _escaped(text: str | None) -> str | None:
+    """``text`` with any lone surrogate written as its escape (``\\ud83d``): a text the
+    graph records (a refusal reason, a decision's comment) is stored, never refused."""
+    if text is None or text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _check_entry(thread_id: str, fields: Mapping[str, Any]) -> None:
+    """What a caller records or enqueues (:func:`record`, :func:`enqueue`), refused before
+    anything is written when a saver cannot store it as it is.
+
+    Raises:
+        InvalidInputError: a thread id holding a lone surrogate or NUL; a value holding a
+            lone surrogate or nested deeper than :data:`MAX_NESTING`; naming the field.
+    """
+    check_id(thread_id, "thread_id")
+    for name, value in fields.items():
+        if too_deep(value):
+            raise InvalidInputError(too_deep_text(name, MAX_NESTING), name)
+        check_text(value, name)
 
 
 def record(
@@ -371,8 +410,26 @@ def record(
     Raises:
         TypeError: ``target`` is no checkpointer or store.
         ValueError: an unknown ``surface``.
+        InvalidInputError: a value no saver stores as it is (a lone surrogate, a NUL in the
+            thread id, a ``decision`` nested more than :data:`MAX_NESTING` levels deep);
+            nothing was written.
     """
     _check_target(target)
+    _check_entry(
+        thread_id,
+        _given(
+            kind=kind,
+            outcome=outcome,
+            who=who,
+            node_id=node_id,
+            interrupt_id=interrupt_id,
+            tool_call_id=tool_call_id,
+            digest=digest,
+            decision=decision,
+            comment=comment,
+            event_id=event_id,
+        ),
+    )
     event = make_event(
         thread_id,
         kind,
@@ -395,10 +452,16 @@ def record(
 async def arecord(target: Any, thread_id: str, kind: str, **fields: Any) -> AuditEvent:
     """Async twin of :func:`record` (for async savers)."""
     _check_target(target)
+    _check_entry(thread_id, _given(kind=kind, **fields))
     eid = fields.pop("event_id", None)
     event = make_event(thread_id, kind, event_id_=eid, **fields)
     await _awrite(target, AUDIT_NS, thread_id, event.as_dict())
     return event
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    """The fields a caller gave (not ``None``), to check them (:func:`_check_entry`)."""
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 def events_of(entries: Sequence[dict[str, Any]]) -> list[AuditEvent]:
@@ -419,12 +482,14 @@ def audit_trail(target: Any, thread_id: str) -> list[AuditEvent]:
         [('refused', 'ana')]
     """
     _check_target(target)
+    check_id(thread_id, "thread_id")
     return events_of(_read(target, AUDIT_NS, thread_id))
 
 
 async def aaudit_trail(target: Any, thread_id: str) -> list[AuditEvent]:
     """Async twin of :func:`audit_trail`."""
     _check_target(target)
+    check_id(thread_id, "thread_id")
     return events_of(await _aread(target, AUDIT_NS, thread_id))
 
 
@@ -661,13 +726,35 @@ def _approvals(value: Mapping[str, Any]) -> Any:
 
 
 def _outbox_entry(body: Mapping[str, Any]) -> dict[str, Any]:
-    return {"event_id": body["event_id"], "type": "event", "at": body["at"], "body": dict(body)}
+    at = body.get("at") or _now()
+    return {"event_id": body["event_id"], "type": "event", "at": at, "body": dict(body)}
 
 
 def enqueue(target: Any, thread_id: str, body: Mapping[str, Any]) -> None:
     """Put one notification ``body`` (with its ``event_id``) in ``thread_id``'s outbox, for
-    features that notify outside the graph (an expiry settled by a sweeper)."""
+    features that notify outside the graph (an expiry settled by a sweeper).
+
+    Raises:
+        TypeError: ``target`` is no checkpointer or store.
+        InvalidInputError: ``body`` is no mapping, has no ``event_id`` (a non-empty string,
+            the same for every retry of one notification: :func:`event_id` builds one), or
+            holds what no saver stores as it is (as :func:`record`); nothing was written.
+    """
     _check_target(target)
+    if not isinstance(body, Mapping):
+        raise InvalidInputError(
+            f"body={brief(body, 80)}: pass the notification as a dict with its 'event_id' "
+            "(notification_body(...) builds one); nothing was written",
+            "body",
+        )
+    if not isinstance(body.get("event_id"), str) or not body["event_id"]:
+        raise InvalidInputError(
+            f"body['event_id']={brief(body.get('event_id'), 80)}: a notification needs its "
+            "event_id, a non-empty string that is the same for every retry of it (the "
+            "receiver drops duplicates by it; event_id(...) builds one); nothing was written",
+            "body['event_id']",
+        )
+    _check_entry(thread_id, {"body": dict(body)})
     _write(target, OUTBOX_NS, thread_id, _outbox_entry(body))
 
 
@@ -689,6 +776,7 @@ class Delivery:
 def outbox(target: Any, thread_id: str) -> list[Delivery]:
     """Every notification of ``thread_id`` in ``target``, oldest first, with its state."""
     _check_target(target)
+    check_id(thread_id, "thread_id")
     entries = _read(target, OUTBOX_NS, thread_id)
     tries: dict[str, list[dict[str, Any]]] = {}
     for e in entries:

@@ -12,12 +12,15 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
+from dynavec_langgraph._errors import InvalidOptionError, option_text
+
 __all__ = [
     "AUDIT_ENV",
     "AUDIT_KEY",
     "NOTIFY_ENV",
     "NOTIFY_KEY",
     "audit_flag",
+    "check_audit",
     "notifier",
     "switched_on",
 ]
@@ -46,3 +49,22 @@ def notifier(conf: Mapping[str, Any]) -> Any:
 def switched_on(conf: Mapping[str, Any]) -> bool:
     """Whether a run with the configurable ``conf`` records or notifies anything."""
     return audit_flag(conf) or notifier(conf) is not None
+
+
+def check_audit(value: Any) -> bool:
+    """An agent's ``audit=`` option (``ReActAgent``, ``RemoteReActAgent``): a bool.
+
+    Raises:
+        InvalidOptionError: anything else (``audit="no"`` would have switched it on).
+    """
+    if not isinstance(value, bool):
+        raise InvalidOptionError(
+            option_text(
+                "audit",
+                value,
+                "pass True to record every pause, decision and refusal of the agent's threads, "
+                "or False (the default); the webhook goes to notify=",
+            ),
+            "audit",
+        )
+    return value

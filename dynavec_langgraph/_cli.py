@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, overload
 
 from dynavec_langgraph import __version__
 from dynavec_langgraph._errors import (
+    ApproverRequiredError,
     CheckpointerConfigError,
     DynavecError,
     InvalidDecisionError,
@@ -133,6 +134,14 @@ def parse_decision(text: str) -> Any:
         return word
     try:
         value = json.loads(text)
+    except RecursionError:
+        from dynavec_langgraph._storable import MAX_NESTING
+
+        raise CliError(
+            f"the decision is JSON nested too deeply to be read ({len(text)} characters); "
+            f"nothing was sent: give a flatter value (the checkpointers store {MAX_NESTING} "
+            "levels at most)"
+        ) from None
     except ValueError:
         raise CliError(
             f"the decision {text!r} is not approve, reject or JSON; for example --decision "
@@ -473,6 +482,10 @@ def _inbox_source(args: argparse.Namespace) -> str:
         )
     if args.db is not None and args.assistant is not None:
         raise CliError("--assistant is for --server; with --db pass --graph MODULE:ATTR")
+    if args.server is not None:
+        from dynavec_langgraph.remote import check_server_url
+
+        check_server_url(args.server, "--server")
     return str(args.db if args.db is not None else args.server)
 
 
@@ -813,6 +826,11 @@ def _hint(args: argparse.Namespace, error: Exception) -> str | None:
     if db is None:
         return None
     quoted = shlex.quote(db)
+    if isinstance(error, ApproverRequiredError) and thread is not None:
+        return (
+            f"the thread stays paused; answer it as a named approver: `{invocation()} inbox "
+            f"answer --db {quoted} --thread {shlex.quote(thread)} --approve --as NAME`"
+        )
     if isinstance(error, InvalidDecisionError) and thread is not None:
         return (
             f"the thread stays paused; answer it with `{_resume_command(db, thread, None)}` "

@@ -10,6 +10,8 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
     │   ├── ApproverRefusedError(ValueError)  an approver the pause's policy does not allow
     │   │                                    (nothing ran, the pause stays)
+    │   ├── ApproverRequiredError(ValueError)  a pause whose policy needs a named approver,
+    │   │                                    answered without one (nothing ran, it stays)
     │   ├── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
     │   │                                    this graph cannot continue (names what differs)
     │   └── StaleDecisionError(ValueError)   a decision bound to another pause (its review
@@ -18,6 +20,9 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     │   │                                    (names the field and the position)
     │   └── InterruptCallError(TypeError)    interrupt() with a node id or payload that
     │                                        cannot be stored: raised to the developer
+    ├── InvalidOptionError(ValueError)       an option that cannot be used (its type, its
+    │                                        value, a policy no answer can satisfy), refused
+    │                                        when given; also a TypeError (names the option)
     ├── CheckpointNotFoundError(ValueError)  resume_from= / checkpoint_id= unknown
     ├── CheckpointerConfigError(ValueError)  a checkpointer argument that cannot be used
     ├── StorageError(RuntimeError)           the checkpointer failed to read or write
@@ -48,6 +53,7 @@ from typing import Any, Final
 
 __all__ = [
     "ApproverRefusedError",
+    "ApproverRequiredError",
     "CheckpointNotFoundError",
     "CheckpointerConfigError",
     "ConcurrentResumeError",
@@ -59,6 +65,7 @@ __all__ = [
     "InterruptCallError",
     "InvalidDecisionError",
     "InvalidInputError",
+    "InvalidOptionError",
     "NothingToResumeError",
     "RemoteRunError",
     "ServerUnavailableError",
@@ -126,6 +133,22 @@ class ApproverRefusedError(InvalidDecisionError):
         )
 
 
+class ApproverRequiredError(InvalidDecisionError):
+    """A pause whose approval policy needs a named approver (``approvers=``, or
+    ``approvals_required`` > 1) answered without one: nothing ran and the thread is still
+    paused at the same approval; answer it again naming the approver (``resume(...,
+    approver=NAME)``, ``inbox answer --as NAME``). The message is the one the paused tool
+    wrote in the pause's ``error``.
+
+    Attributes:
+        node_id: the pause's node id.
+    """
+
+    def __init__(self, node_id: Any, message: str) -> None:
+        self.node_id = node_id
+        super().__init__(message)
+
+
 class StaleDecisionError(InvalidDecisionError):
     """A decision carrying the review digest of another pause than the pending one (the
     approval was asked again since, or it is another call): refused, nothing ran, the pause
@@ -173,6 +196,39 @@ class InterruptCallError(InvalidInputError, TypeError):
     stops with this error, the steps before it stay saved and the tool call stays unanswered
     (fix the tool, then ``run()`` the thread again, which runs that call again).
     """
+
+
+class InvalidOptionError(DynavecError, ValueError, TypeError):
+    """An option that cannot be used: of the wrong type, out of range, or a combination no
+    answer can ever satisfy (an ``ApprovalPolicy`` needing more approvers than it names).
+
+    Refused where it is given, before anything runs or is written: building the policy, the
+    tool (``require_approval``) or the agent; ``interrupt(...)`` when the tool calls it (raised
+    to the developer, as :class:`InterruptCallError`, not shown to the model); a
+    ``config["configurable"]`` key at the first node of the run that carries it. The message
+    names the option and says what to pass. Both a ``ValueError`` and a ``TypeError``: the
+    builtins these checks raised before, for a wrong value and a wrong type.
+
+    Attributes:
+        option: the option as the caller wrote it (``"expires_in"``, ``"approval_policy"``,
+            ``"configurable['dynavec_in_doubt']"``, ``"--server"``).
+    """
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+def option_text(option: str, value: Any, what: str) -> str:
+    """The text of an :class:`InvalidOptionError`: ``option=<value>: what`` (``what`` says
+    what to pass instead)."""
+    try:
+        shown = repr(value)
+    except RecursionError:
+        shown = "<a value nested too deeply to show>"
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return f"{option}={shown}: {what}"
 
 
 class CheckpointNotFoundError(DynavecError, ValueError):
@@ -289,6 +345,23 @@ def lone_surrogate_text(field: str, index: int, char: str) -> str:
         "PostgreSQL and in-memory savers would store '?' in its place). Nothing ran and "
         "nothing was written: send valid Unicode text (a split emoji, text read with "
         "errors='surrogateescape' or JSON such as \"\\ud83d\" holds one)"
+    )
+
+
+def nul_text(field: str, index: int) -> str:
+    """An id (a thread id, a checkpoint id) holding the NUL character."""
+    return (
+        f"{field}: character {index} is NUL ('\\x00'), which PostgreSQL cannot store in an id "
+        "(and an id must move between savers). Nothing ran and nothing was written: use an id "
+        "without control characters"
+    )
+
+
+def too_deep_text(field: str, limit: int) -> str:
+    """A value nested deeper than the savers store."""
+    return (
+        f"{field} is nested more than {limit} levels deep, deeper than the checkpointers store "
+        "(and the JSON decoder reads back). Nothing was written: send a flatter value"
     )
 
 

@@ -20,6 +20,7 @@ A pause without a policy pays nothing: :func:`policy_for` returns ``None`` and t
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,20 +34,31 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._digest import check_bound, pause_digest
-from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
+from dynavec_langgraph._errors import (
+    ApproverRefusedError,
+    ApproverRequiredError,
+    InvalidDecisionError,
+    InvalidOptionError,
+    option_text,
+)
 from dynavec_langgraph._run_data import APPROVER_KEY, current_run
 
 __all__ = [
+    "APPROVAL_POINT_KEY",
     "APPROVER_KEY",
     "EXPIRE",
+    "MAX_EXPIRES_IN",
     "POLICY_KEY",
     "ApprovalEvent",
+    "ApprovalPoint",
     "ApprovalPolicy",
     "Approver",
     "add_approval_listener",
     "approval_recorded",
     "approver_decision",
+    "approver_required",
     "ask_with_policy",
+    "checked_options",
     "expired_pauses",
     "expiry_answer",
     "policy_for",
@@ -65,6 +77,13 @@ POLICY_KEY: Final = "dynavec_approval_policy"
 """``tool.metadata[POLICY_KEY]``: the approval policy the agent attached to an ``AgentTool``
 (``approval_policy=``, :func:`~dynavec_langgraph._tools.attach_policy`), read by
 :func:`policy_scope`."""
+APPROVAL_POINT_KEY: Final = "dynavec_approval_point"
+"""``tool.metadata[APPROVAL_POINT_KEY]``: the :class:`ApprovalPoint` of a
+:func:`~dynavec_langgraph.approval.require_approval` tool, read by ``attach_policy`` to check
+the agent's policy for it when the agent is built."""
+MAX_EXPIRES_IN: Final = timedelta(days=36525)
+"""The longest ``expires_in``, a hundred years: a deadline further away is no deadline (and
+one past the year 9999 fits in no ``datetime``)."""
 
 Approver = str | Mapping[str, Any]
 """Who answers: a name, or ``{"name": ..., "roles": [...]}``."""
@@ -98,31 +117,35 @@ class ApprovalPolicy:
 
     def __post_init__(self) -> None:
         if self.expires_in is not None and self.expires_at is not None:
-            raise ValueError("pass expires_in= (a duration) or expires_at= (a deadline), not both")
+            raise InvalidOptionError(
+                "pass expires_in= (a duration) or expires_at= (a deadline), not both",
+                "expires_in",
+            )
         if self.expires_in is not None:
-            seconds = _seconds(self.expires_in)
-            if seconds <= 0:
-                raise ValueError(
-                    f"expires_in={self.expires_in!r}: pass a positive duration "
-                    "(a timedelta or seconds)"
-                )
+            _seconds(self.expires_in)
         if self.expires_at is not None:
             _deadline(self.expires_at)
         n = self.approvals_required
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"approvals_required={n!r}: pass a whole number of approvers >= 1")
-        rule = self.approvers
-        if (
-            rule is not None
-            and not callable(rule)
-            and (isinstance(rule, str) or not all(isinstance(a, str) and a for a in rule))
-        ):
-            raise ValueError(
-                f"approvers={rule!r}: pass a list of names (and 'role:NAME' entries) or a "
-                "callable rule(approver, pause_value) -> bool"
+            raise InvalidOptionError(
+                option_text("approvals_required", n, "pass a whole number of approvers >= 1"),
+                "approvals_required",
             )
+        _check_approvers(self.approvers, n)
         if self.on_expire is None:
-            raise ValueError("on_expire=None: pass a decision value (e.g. 'rejected') or 'raise'")
+            raise InvalidOptionError(
+                "on_expire=None: pass a decision value (e.g. 'rejected') or 'raise'", "on_expire"
+            )
+        if self.clock is not None and not callable(self.clock):
+            raise InvalidOptionError(
+                option_text(
+                    "clock",
+                    self.clock,
+                    "pass a function returning an aware datetime, e.g. "
+                    "lambda: datetime.now(UTC), or None for the real time",
+                ),
+                "clock",
+            )
 
     @property
     def expires(self) -> bool:
@@ -130,8 +153,12 @@ class ApprovalPolicy:
 
     def now(self) -> datetime:
         value = self.clock() if self.clock is not None else datetime.now(UTC)
-        if value.tzinfo is None:
-            raise ValueError("the approval clock must return an aware datetime (with a tzinfo)")
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            raise InvalidOptionError(
+                f"clock: the approval clock returned {value!r:.80}; it must return an aware "
+                "datetime (with a tzinfo), e.g. datetime.now(UTC)",
+                "clock",
+            )
         return value
 
     def deadline(self) -> datetime | None:
@@ -171,27 +198,127 @@ _FIELDS = (
 
 
 def _seconds(value: timedelta | float) -> float:
+    """``expires_in`` in seconds.
+
+    Raises:
+        InvalidOptionError: not a ``timedelta`` or a number; not positive and finite; longer
+            than :data:`MAX_EXPIRES_IN`.
+    """
     if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expires_in={value!r}: pass a timedelta or a number of seconds")
-    return float(value)
+        seconds = value.total_seconds()
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidOptionError(
+            option_text("expires_in", value, "pass a timedelta or a number of seconds"),
+            "expires_in",
+        )
+    else:
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int too large for a float
+            seconds = math.inf
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise InvalidOptionError(
+            option_text(
+                "expires_in", value, "pass a positive duration (a timedelta or finite seconds)"
+            ),
+            "expires_in",
+        )
+    if seconds > MAX_EXPIRES_IN.total_seconds():
+        raise InvalidOptionError(
+            option_text(
+                "expires_in",
+                value,
+                f"pass a duration of at most 100 years ({MAX_EXPIRES_IN.total_seconds():.0f} "
+                "seconds); for an approval that never expires pass no expiry",
+            ),
+            "expires_in",
+        )
+    return seconds
 
 
 def _deadline(value: datetime | str) -> datetime:
+    """``expires_at`` as an aware UTC ``datetime``.
+
+    Raises:
+        InvalidOptionError: not ISO 8601, not aware, or past the last UTC time a ``datetime``
+            holds.
+    """
+    given = value
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value)
         except ValueError:
-            raise ValueError(
-                f"expires_at={value!r}: pass an ISO 8601 time, e.g. '2026-01-31T17:00:00+00:00'"
+            raise InvalidOptionError(
+                f"expires_at={value!r:.80}: pass an ISO 8601 time, e.g. "
+                "'2026-01-31T17:00:00+00:00'",
+                "expires_at",
             ) from None
     if not isinstance(value, datetime) or value.tzinfo is None:
-        raise ValueError(
-            f"expires_at={value!r}: pass an aware datetime (with a tzinfo, e.g. UTC) or an "
-            "ISO 8601 string with an offset"
+        raise InvalidOptionError(
+            option_text(
+                "expires_at",
+                given,
+                "pass an aware datetime (with a tzinfo, e.g. UTC) or an ISO 8601 string with "
+                "an offset",
+            ),
+            "expires_at",
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):  # 9999-12-31T23:00-05:00 is past datetime.max in UTC
+        raise InvalidOptionError(
+            option_text(
+                "expires_at",
+                given,
+                "the deadline is past 9999-12-31 in UTC, the last time a datetime holds: pass "
+                "an earlier deadline, or no expiry",
+            ),
+            "expires_at",
+        ) from None
+
+
+def _check_approvers(rule: Any, required: int) -> None:
+    """``approvers=``: a callable, or a list (or tuple) of names and ``"role:NAME"`` entries
+    that some answer can satisfy (``required`` distinct names when it names no role).
+
+    Raises:
+        InvalidOptionError: anything else: a string, an iterator or generator (read once), a
+            set or mapping, an entry that is no name, no entry at all, fewer distinct names
+            than ``required`` and no role.
+    """
+    if rule is None or callable(rule):
+        return
+    what = (
+        "pass a list of names (and 'role:NAME' entries) or a callable rule(approver, "
+        "pause_value) -> bool"
+    )
+    if isinstance(rule, str) or not isinstance(rule, list | tuple):
+        how = ", as a list or tuple (an iterator is read only once; a set keeps no order)"
+        raise InvalidOptionError(option_text("approvers", rule, what + how), "approvers")
+    for entry in rule:
+        if not isinstance(entry, str) or not entry or entry == "role:":
+            raise InvalidOptionError(
+                option_text(
+                    "approvers", rule, f"{entry!r:.40} is neither a name nor 'role:NAME': {what}"
+                ),
+                "approvers",
+            )
+    if not rule:
+        raise InvalidOptionError(
+            "approvers=[]: nobody could approve; name the approvers (or 'role:NAME' entries), "
+            "or pass approvers=None to let anyone approve",
+            "approvers",
+        )
+    names = {entry for entry in rule if not entry.startswith("role:")}
+    roles = any(entry.startswith("role:") for entry in rule)
+    if not roles and len(names) < required:  # a role may hold any number of people
+        raise InvalidOptionError(
+            f"approvals_required={required} but approvers= names only {len(names)} "
+            f"({', '.join(sorted(names))}) and no role: no answer could ever approve it. "
+            f"Name at least {required} approvers (or a 'role:NAME' entry), or lower "
+            "approvals_required",
+            "approvals_required",
+        )
 
 
 def _uuid_time(checkpoint_id: str) -> datetime | None:
@@ -252,14 +379,46 @@ def policy_for(
     ``require_approval``), else the agent's (for all nodes, or this node's), with the options
     ``given`` (not ``None``) on top; ``None`` when there is none (the plain pause, which pays
     nothing)."""
-    if policy is not None and not isinstance(policy, ApprovalPolicy):
-        raise TypeError(f"policy={policy!r:.80}: pass an ApprovalPolicy or None")
+    _check_policy(policy)
     scoped = _scope.get()
     base = policy or (scoped.get(node_id) if isinstance(scoped, Mapping) else scoped)
     options = {k: v for k, v in given.items() if v is not None}
     if base is None and not options:
         return None
     return (base or ApprovalPolicy()).merged(**options)
+
+
+def _check_policy(policy: Any) -> None:
+    if policy is not None and not isinstance(policy, ApprovalPolicy):
+        raise InvalidOptionError(
+            option_text("policy", policy, "pass an ApprovalPolicy or None"), "policy"
+        )
+
+
+def checked_options(given: Mapping[str, Any], policy: ApprovalPolicy | None) -> ApprovalPolicy:
+    """The options ``given`` to ``interrupt`` / ``require_approval`` (``None``: not given) on
+    top of their ``policy=``, checked where they are given (the agent's policy, known only
+    when the tool runs, is checked with them then, or by ``attach_policy`` for a
+    ``require_approval`` tool).
+
+    Raises:
+        InvalidOptionError: an option of the wrong type or value, or options no answer can
+            satisfy together (``approvals_required`` above the names of ``approvers``).
+    """
+    _check_policy(policy)
+    return (policy or ApprovalPolicy()).merged(**given)
+
+
+@dataclass(frozen=True)
+class ApprovalPoint:
+    """What a :func:`~dynavec_langgraph.approval.require_approval` tool asks, kept in its
+    ``metadata[APPROVAL_POINT_KEY]``: its node id, and the check of an agent's policy for it
+    (the tool's own options on top of it) that ``attach_policy`` runs when the agent is
+    built."""
+
+    node_id: str
+    check: Callable[[ApprovalPolicy], None]
+    """Raises :class:`InvalidOptionError` when the agent's policy cannot be used here."""
 
 
 # --- events (wired to the audit trail by the lead) ------------------------------------
@@ -383,8 +542,10 @@ def _decorate(
     deadline: datetime | None,
     approved: Sequence[str],
     refused: str | None,
+    nameless: bool = False,
 ) -> dict[str, Any]:
-    """The pause value with the policy's fields: ``expires_at`` (ISO 8601) and ``approval``."""
+    """The pause value with the policy's fields: ``expires_at`` (ISO 8601) and ``approval``
+    (``nameless``: asked again because the last answer named no approver)."""
     rule = policy.approvers
     on_expire = "raise" if policy.on_expire == EXPIRE else policy.on_expire
     state = {
@@ -395,6 +556,7 @@ def _decorate(
         "approvers": None if rule is None else ("callable" if callable(rule) else list(rule)),
         "on_expire": on_expire,
         "refused_approver": refused,
+        "approver_required": nameless,
     }
     out = dict(value)
     out["expires_at"] = state["expires_at"]
@@ -452,10 +614,13 @@ def ask_with_policy(
     approved, asks again with ``error`` set; an approval of several re-asks with the
     approvals so far in the value; anything that is no approval (a rejection) ends it.
     """
+    if policy.clock is not None:
+        policy.now()  # a clock of the wrong kind is the developer's, refused before the pause
     deadline = policy.deadline()
     approved: list[str] = []
     error: str | None = None
     refused: str | None = None
+    nameless = False  # the last answer named no approver
     held: ApprovalEvent | None = None  # emitted only when this answer was the newest
     index = 0
     asks = 0  # the decisions refused so far: part of the review digest, as in ``ask``
@@ -481,7 +646,7 @@ def ask_with_policy(
     from dynavec_langgraph._pause import answer_slot  # the one call of LangGraph's interrupt
 
     while True:
-        value = _decorate(build(error), policy, deadline, approved, refused)
+        value = _decorate(build(error), policy, deadline, approved, refused, nameless)
         value["review_digest"] = pause_digest(value, asks)
         try:
             raw = answer_slot(value, schema)
@@ -492,7 +657,7 @@ def ask_with_policy(
                 _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
         index += 1
-        held, error, refused = None, None, None
+        held, error, refused, nameless = None, None, None, False
         who: dict[str, Any] | None = None
 
         if deadline is not None and policy.now() >= deadline:
@@ -522,6 +687,7 @@ def ask_with_policy(
                 "--approve --as NAME` or "
                 "RemoteReActAgent.resume(..., approver=NAME)"
             )
+            nameless = True
             _note(value, raw, index, who, error)
             continue
         if who is not None and not _allowed(policy.approvers, who, value):
@@ -610,6 +776,20 @@ def refuse_approver(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> 
             )
             error.recorded = True  # the paused tool refused it: its audit trail has it
             raise error
+
+
+def approver_required(
+    before: Sequence[Interrupt], after: Sequence[Interrupt]
+) -> ApproverRequiredError | None:
+    """After a resume: the error of a pause asked again because the answer named no approver
+    and its policy needs one (``approval.approver_required``), or ``None``. Read after
+    :func:`approval_recorded` (a replayed answer's refusal is no refusal of this one)."""
+    seen = {i.id for i in before}
+    for item in after:
+        state = _approval(item)
+        if item.id not in seen and state is not None and state.get("approver_required"):
+            return ApproverRequiredError(item.value.get("node_id"), str(item.value["error"]))
+    return None
 
 
 def approval_recorded(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> bool:

@@ -22,7 +22,7 @@ from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph._resuming import Answer
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult
-from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
+from dynavec_langgraph.remote import RemoteReActAgent, check_server_url, server_thread_id
 
 __all__ = ["ServerInbox"]
 
@@ -68,7 +68,7 @@ class ServerInbox:
     """
 
     def __init__(self, url: str, assistant: str | None = None, *, api_key: str | None = None):
-        self.url = url.rstrip("/")
+        self.url = check_server_url(url, "--server")
         self.assistant = assistant
         self.api_key = api_key
         try:  # the reader only reads; answers go through a RemoteReActAgent of the assistant

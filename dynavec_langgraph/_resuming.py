@@ -57,7 +57,6 @@ from dynavec_langgraph._errors import (
     damaged_text,
     foreign_node_text,
     foreign_tool_text,
-    lone_surrogate_text,
     no_pause_record_text,
     not_paused_text,
     not_storable_text,
@@ -70,9 +69,15 @@ from dynavec_langgraph._persistence.connections import (
     schema_conflict,
 )
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
-from dynavec_langgraph._policy import Approver, approval_recorded, refuse_approver, sign_resume
+from dynavec_langgraph._policy import (
+    Approver,
+    approval_recorded,
+    approver_required,
+    refuse_approver,
+    sign_resume,
+)
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
-from dynavec_langgraph._storable import brief, lone_surrogate
+from dynavec_langgraph._storable import brief, check_id, check_text, lone_surrogate
 from dynavec_langgraph._tool_call import CompletedCall
 from dynavec_langgraph.interrupt import (
     describe_pending,
@@ -90,6 +95,7 @@ __all__ = [
     "aresuming",
     "asaved_on_cancel",
     "brief",
+    "check_id",
     "check_state",
     "check_storable",
     "check_text",
@@ -114,23 +120,6 @@ MISSING: Final[Any] = object()
 Crashed = Literal["continue", "refuse"]
 """What to do with a thread whose run stopped without a pause (its process died, or a
 breakpoint): finish it (``ReActAgent``), or refuse (the inbox: there is nothing to answer)."""
-
-
-def check_text(value: Any, field: str, error: type[DynavecError] = InvalidInputError) -> None:
-    """Refuse ``value`` when a string in it holds a lone surrogate (no saver stores it as it
-    is: SQLite and the in-memory saver write ``?`` instead, PostgreSQL fails).
-
-    Raises:
-        InvalidInputError: (or ``error``) naming ``field``, the place and the position.
-    """
-    found = lone_surrogate(value)
-    if found is None:
-        return
-    place, index, char = found
-    text = lone_surrogate_text(field + place, index, char)
-    if issubclass(error, InvalidInputError):
-        raise error(text, field + place)
-    raise error(text)
 
 
 def check_state(
@@ -302,12 +291,17 @@ def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt
     decision (also for ``RemoteReActAgent``, which reads both from the server).
 
     Raises:
+        ApproverRequiredError: the answer named no approver and the pause's policy needs one;
+            nothing ran, the pause stays.
         StaleDecisionError: the decision was bound to another pause (its review digest);
             nothing ran, the pause stays.
         InvalidDecisionError: the decision was refused; the thread is still paused.
     """
     if approval_recorded(before, after):  # counted: a re-ask's error is a replayed answer's
         return
+    required = approver_required(before, after)  # asked again under the same digest, too
+    if required is not None:
+        raise required
     stale = stale_refusal(before, after)
     if stale:
         raise StaleDecisionError(stale)
@@ -631,7 +625,7 @@ def resuming(
         stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
         snapshot: StateSnapshot | None = None
         if thread_id is not None:
-            check_text(thread_id, "thread_id")
+            check_id(thread_id, "thread_id")
             stack.enter_context(resume_lock(saver, thread_id))
             snapshot = read_thread(graph, config, thread_id)
             if may_be_paused_elsewhere(snapshot):
@@ -660,7 +654,7 @@ async def aresuming(
         stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
         snapshot: StateSnapshot | None = None
         if thread_id is not None:
-            check_text(thread_id, "thread_id")
+            check_id(thread_id, "thread_id")
             await stack.enter_async_context(aresume_lock(saver, thread_id))
             await stack.enter_async_context(asaved_on_cancel(graph, config, record))
             snapshot = await aread_thread(graph, config, thread_id)

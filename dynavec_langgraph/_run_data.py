@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
+from dynavec_langgraph._errors import InvalidOptionError, option_text
 from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUMING
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ class RunData:
             durability=conf.get(DURABILITY) or "async",
             model_kwargs=conf.get(MODEL_KWARGS_KEY) or {},
             completed=completed if isinstance(completed, dict) else {},
-            in_doubt=conf.get(IN_DOUBT_KEY) or {},
+            in_doubt=_in_doubt(conf.get(IN_DOUBT_KEY)),
             approver=conf.get(APPROVER_KEY),
         )
 
@@ -127,6 +128,31 @@ class RunData:
     def parent_checkpoint_id(self) -> str | None:
         """The checkpoint the running task's graph runs from (``None`` without one)."""
         return self.checkpoint_map.get(self.parent_ns) or None
+
+
+def _in_doubt(value: Any) -> Mapping[str, str]:
+    """``config["configurable"][IN_DOUBT_KEY]``, checked at the first node of the run.
+
+    Raises:
+        InvalidOptionError: not ``{call_id: "retry" | "skip"}``.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, Mapping) and all(
+        isinstance(k, str) and v in ("retry", "skip") for k, v in value.items()
+    ):
+        return value
+    option = f"configurable[{IN_DOUBT_KEY!r}]"
+    raise InvalidOptionError(
+        option_text(
+            option,
+            value,
+            "pass a dict {call_id: 'retry' | 'skip'} naming the in-doubt calls (the "
+            "InDoubtCallError gives the call id). The run stopped before the model or any tool "
+            "was called: correct it and continue the thread (graph.invoke(None, config))",
+        ),
+        option,
+    )
 
 
 def current_run() -> RunData | None:

@@ -696,30 +696,72 @@ def as_tools(tools: Any) -> list[AgentTool]:
 
 def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]) -> Any:
     """``tools`` (a list) with ``policy`` attached (the agent's ``approval_policy=``; read by
-    :func:`~dynavec_langgraph._policy.policy_scope` around each call of the tool)."""
-    from dynavec_langgraph._policy import POLICY_KEY, ApprovalPolicy
+    :func:`~dynavec_langgraph._policy.policy_scope` around each call of the tool).
 
+    Checked here, when the agent is built, where it can be known: the policy's type, tools
+    to attach it to, node ids that can name a pause, and the policy for each
+    ``require_approval`` tool under that tool's own options. A node id of the map that no
+    tool asks cannot be known (a tool's body may call ``interrupt(node_id, ...)`` with any
+    id) and is not refused (docs/errors.md).
+
+    Raises:
+        InvalidOptionError: naming what cannot be used.
+    """
+    from dynavec_langgraph._errors import InvalidOptionError, option_text
+    from dynavec_langgraph._policy import (
+        APPROVAL_POINT_KEY,
+        POLICY_KEY,
+        ApprovalPoint,
+        ApprovalPolicy,
+    )
+
+    name, what = "approval_policy", "pass an ApprovalPolicy or {node_id: ApprovalPolicy}"
     if isinstance(policy, Mapping):
         bad = {k: v for k, v in policy.items() if not isinstance(v, ApprovalPolicy)}
         if bad or not all(isinstance(k, str) for k in policy):
-            raise TypeError(
-                "approval_policy=: pass an ApprovalPolicy or {node_id: ApprovalPolicy}, got "
-                f"{policy!r:.120}"
+            raise InvalidOptionError(
+                option_text("approval_policy", policy, what), "approval_policy"
+            )
+        if "" in policy:
+            raise InvalidOptionError(
+                option_text(
+                    "approval_policy",
+                    policy,
+                    "the key '' names no pause (a node id is a non-empty string, e.g. "
+                    "'approve_pay' for require_approval(pay))",
+                ),
+                "approval_policy",
             )
     elif not isinstance(policy, ApprovalPolicy):
-        raise TypeError(
-            f"approval_policy={policy!r:.80}: pass an ApprovalPolicy or {{node_id: ApprovalPolicy}}"
-        )
+        raise InvalidOptionError(option_text(name, policy, what), name)
     if tools is None or hasattr(tools, "tools_by_name"):
-        raise TypeError(
+        raise InvalidOptionError(
             "approval_policy= needs the tools as a list or a ToolRegistry (not a ToolNode): "
-            "pass them so, or give the policy to require_approval(...) / interrupt(...) instead"
+            "pass them so, or give the policy to require_approval(...) / interrupt(...) instead",
+            "approval_policy",
+        )
+    given = as_tools(tools)
+    if not given:
+        raise InvalidOptionError(
+            "approval_policy= is given to an agent without tools: no tool can pause, so it "
+            "would never be used. Pass the tools that ask for approval, or leave it out",
+            "approval_policy",
         )
     out: list[Any] = []
-    for tool in as_tools(tools):
-        if isinstance(tool, AgentTool):
-            tool = tool.model_copy(
-                update={"metadata": {**(tool.metadata or {}), POLICY_KEY: policy}}
-            )
-        out.append(tool)
+    for tool in given:
+        point = (tool.metadata or {}).get(APPROVAL_POINT_KEY)
+        if isinstance(point, ApprovalPoint):  # a require_approval tool: its node id is known
+            applies = policy.get(point.node_id) if isinstance(policy, Mapping) else policy
+            try:
+                if applies is not None:
+                    point.check(applies)
+            except InvalidOptionError as error:
+                raise InvalidOptionError(
+                    f"approval_policy= for {point.node_id!r} (require_approval({tool.name}), "
+                    f"with the tool's own options on top): {error}",
+                    "approval_policy",
+                ) from None
+        out.append(
+            tool.model_copy(update={"metadata": {**(tool.metadata or {}), POLICY_KEY: policy}})
+        )
     return out

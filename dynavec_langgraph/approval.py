@@ -38,14 +38,23 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import TypeAdapter
 
-from dynavec_langgraph._errors import ApproverRefusedError, InvalidDecisionError
+from dynavec_langgraph._errors import (
+    ApproverRefusedError,
+    ApproverRequiredError,
+    InvalidDecisionError,
+    InvalidOptionError,
+    option_text,
+)
 from dynavec_langgraph._policy import (
+    APPROVAL_POINT_KEY,
     EXPIRE,
     ApprovalEvent,
+    ApprovalPoint,
     ApprovalPolicy,
     add_approval_listener,
     approver_decision,
     ask_with_policy,
+    checked_options,
     policy_for,
 )
 from dynavec_langgraph._tools import AgentTool, as_tools
@@ -72,6 +81,7 @@ __all__ = [
     "ApprovalEvent",
     "ApprovalPolicy",
     "ApproverRefusedError",
+    "ApproverRequiredError",
     "DecisionType",
     "add_approval_listener",
     "approver_decision",
@@ -154,6 +164,30 @@ class _Expired(Decision):
     """The decision an expired approval settles to (its ``message`` says when it expired)."""
 
 
+def _check_on_expire(value: Any, tool_name: str) -> None:
+    """``on_expire`` of a ``require_approval`` tool: ``"raise"`` or a decision on the call.
+
+    Raises:
+        InvalidOptionError: a value that is no decision (``"maybe"``).
+    """
+    if value == EXPIRE:
+        return
+    try:
+        _read(value, tool_name, ALL_DECISIONS)
+    except ValueError:  # InvalidDecisionError, or a UI decision whose fields do not fit
+        raise InvalidOptionError(
+            option_text(
+                "on_expire",
+                value,
+                f"an expired approval of {tool_name!r} needs a decision: pass 'rejected' (the "
+                "default), 'approved', an approval UI's decision such as {'type': 'reject', "
+                "'message': '...'}, or 'raise' (rejected, and the doors raise "
+                "ApprovalTimeoutError)",
+            ),
+            "on_expire",
+        ) from None
+
+
 def normalize_decision(decision: Any, tool_name: str) -> tuple[DecisionType, Any]:
     """``(kind, detail)``: the edited args for ``edit``, the message for ``reject``/``respond``.
 
@@ -201,6 +235,15 @@ def require_approval(
         approvals_required: distinct approvers needed before the call runs; any rejection
             rejects (an edit is refused when more than one is needed).
 
+    Raises:
+        InvalidOptionError: an option that cannot be used, refused here rather than when the
+            call pauses: ``expires_in`` that is no positive duration of at most 100 years,
+            ``expires_at`` that is no aware time, ``on_expire`` that is no decision,
+            ``approvals_required`` that is no whole number >= 1 or above the approvers named,
+            ``approvers`` that is no list of names / ``"role:NAME"`` entries nor a callable
+            (docs/errors.md). The agent's ``approval_policy=`` for this tool is checked with
+            these options when the agent is built.
+
     Example:
         >>> from dynavec_langgraph import tool
         >>> @tool
@@ -216,6 +259,16 @@ def require_approval(
         raise ValueError(f"allowed={allowed!r}: use some of approve, edit, reject, respond")
     kinds = [k for k in ALL_DECISIONS if k in allowed]
     point = node_id or f"approve_{inner.name}"
+    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
+    given.update(approvers=approvers, approvals_required=approvals_required)
+    _check_on_expire(checked_options(given, policy).on_expire, inner.name)  # checked now
+
+    def check_agent_policy(agent_policy: ApprovalPolicy) -> None:
+        """The agent's ``approval_policy=`` for this point, under this tool's options."""
+        if policy is not None:  # the tool's own policy= wins over the agent's (policy_for)
+            return
+        _check_on_expire(checked_options(given, agent_policy).on_expire, inner.name)
+
     plain = tuple(word for word, kind in _PLAIN.items() if kind in kinds)
     shapes: Any = decision_schema(kinds)
     if plain:
@@ -275,9 +328,6 @@ def require_approval(
             explain=lambda _, error: explain_refusal(error),
         )
 
-    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
-    given.update(approvers=approvers, approvals_required=approvals_required)
-
     def _outcome(decision: Decision) -> str:
         if isinstance(decision, _Expired):
             return (
@@ -317,5 +367,8 @@ def require_approval(
         func=gated,
         coroutine=agated,
         tags=inner.tags,
-        metadata=inner.metadata,  # its on_crash policy (docs/exactly-once.md)
+        metadata={  # its on_crash policy (docs/exactly-once.md), and what it asks
+            **(inner.metadata or {}),
+            APPROVAL_POINT_KEY: ApprovalPoint(point, check_agent_policy),
+        },
     )

@@ -21,7 +21,8 @@ the run: the same approval is asked again (a new interrupt, with ``error`` set) 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -48,7 +49,12 @@ from dynavec_langgraph._digest import (
     decision_digest,
     review_digest,
 )
-from dynavec_langgraph._errors import InterruptCallError, InvalidDecisionError, interrupt_call_text
+from dynavec_langgraph._errors import (
+    InterruptCallError,
+    InvalidDecisionError,
+    InvalidOptionError,
+    interrupt_call_text,
+)
 from dynavec_langgraph._pause import answer_slot as answer_slot
 from dynavec_langgraph._pause import ask, current_tool_call
 from dynavec_langgraph._pause import running_tool_call as running_tool_call
@@ -64,7 +70,13 @@ from dynavec_langgraph._pause_value import (
     pause_value,
     refusal_note,
 )
-from dynavec_langgraph._policy import EXPIRE, ApprovalPolicy, ask_with_policy, policy_for
+from dynavec_langgraph._policy import (
+    EXPIRE,
+    ApprovalPolicy,
+    ask_with_policy,
+    checked_options,
+    policy_for,
+)
 from dynavec_langgraph._storable import lone_surrogate
 
 if TYPE_CHECKING:
@@ -133,6 +145,20 @@ def _check_call(node_id: object, payload: object) -> None:
             "numbers, booleans or None"
         )
         raise InterruptCallError(interrupt_call_text(node_id, detail), "payload") from None
+
+
+@contextmanager
+def _options_of(node_id: str) -> Iterator[None]:
+    """An option of ``interrupt(node_id, ...)`` that cannot be used: an error in the tool,
+    raised to the developer with what happened to the run (:func:`interrupt_call_text`).
+
+    Raises:
+        InvalidOptionError: naming the option.
+    """
+    try:
+        yield
+    except InvalidOptionError as error:
+        raise InvalidOptionError(interrupt_call_text(node_id, str(error)), error.option) from None
 
 
 @overload
@@ -221,6 +247,10 @@ def interrupt(
             be stored as JSON (or holds a lone surrogate); a ``TypeError``, raised before
             anything is saved. Inside an agent it is raised to the caller of ``run`` /
             ``invoke``, not shown to the model as an error observation (docs/errors.md).
+        InvalidOptionError: an approval option that cannot be used (``expires_in="soon"``,
+            ``approvals_required=0``, ``approvers=[]``, ...; alone or with the agent's
+            ``approval_policy=`` for ``node_id``): raised to the caller as
+            ``InterruptCallError`` is, before the pause (docs/errors.md).
         NodeInterrupt: called outside a running agent or LangGraph node (a ``RuntimeError``;
             ``AgentTool.execute()`` lets it through, as HITL v1 did).
     """
@@ -233,6 +263,10 @@ def interrupt(
     kinds = [k for k in ALL_DECISIONS if k in allowed]
     if not kinds or set(allowed) - set(kinds):
         raise ValueError(f"allowed={allowed!r}: use some of {', '.join(ALL_DECISIONS)}")
+    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
+    given.update(approvers=approvers, approvals_required=approvals_required)
+    with _options_of(node_id):
+        checked_options(given, policy)  # before the pause: the agent's policy comes below
     try:
         get_config()
     except RuntimeError:
@@ -273,9 +307,10 @@ def interrupt(
             raise InvalidDecisionError("None is no decision: answer with a value")
         return value if adapter is None else adapter.validate_python(value)
 
-    given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
-    given.update(approvers=approvers, approvals_required=approvals_required)
-    chosen = policy_for(node_id, given, policy)
+    with _options_of(node_id):  # with the agent's approval_policy= for this node
+        chosen = policy_for(node_id, given, policy)
+        if chosen is not None and chosen.clock is not None:
+            chosen.now()  # its clock returns an aware time
     if chosen is None:
         return ask(build, schema, accept)
 

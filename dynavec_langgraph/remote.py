@@ -37,21 +37,25 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._audit import AuditEvent
+from dynavec_langgraph._audit_switch import check_audit
 from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._digest import refuse_stale
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidDecisionError,
+    InvalidOptionError,
     NothingToResumeError,
     RemoteRunError,
     ServerUnavailableError,
     not_paused_text,
+    option_text,
 )
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._policy import (
@@ -66,6 +70,7 @@ from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
     brief,
+    check_id,
     check_text,
     refuse_if_asked_again,
     refuse_if_paused,
@@ -143,7 +148,7 @@ def _check_input(
     """Refuse, before anything is sent, text the server's saver would store changed (a lone
     surrogate: ``InvalidInputError`` / ``InvalidDecisionError`` naming the field)."""
     if isinstance(thread_id, str):
-        check_text(thread_id, "thread_id")
+        check_id(thread_id, "thread_id")
     if isinstance(goal, str):
         check_text(goal, "goal")
     if state is not None:
@@ -525,6 +530,7 @@ class RemoteReActAgent:
 
     Raises:
         ImportError: ``langgraph_sdk`` is missing (install the ``studio`` extra).
+        InvalidOptionError: ``url`` is no http(s) URL, ``audit`` no bool.
 
     Example:
         >>> agent = RemoteReActAgent("http://127.0.0.1:2024", "dynavec_agent")
@@ -544,6 +550,8 @@ class RemoteReActAgent:
         audit: bool = False,
         notify: str | None = None,
     ) -> None:
+        self.url = check_server_url(url)
+        check_audit(audit)
         try:
             from langgraph_sdk import get_client, get_sync_client
         except ImportError as error:
@@ -557,7 +565,6 @@ class RemoteReActAgent:
         config = run_config(audit, notify)
         self._run_options = {**_RUN_OPTIONS, **({"config": config} if config else {})}
         self._audit = config is not None
-        self.url = url.rstrip("/")
         self.assistant_id = assistant_id
         self.max_steps = max_steps
         self.timeout = float(timeout)
@@ -1026,6 +1033,30 @@ def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:
 _POLL = 0.2
 """Seconds between two reads of a run or thread still in flight."""
 _RUN_OPTIONS: dict[str, Any] = {"multitask_strategy": "reject", "durability": durability("remote")}
+
+
+def check_server_url(url: object, option: str = "url") -> str:
+    """``url`` without its trailing ``/``: the http(s) URL of a LangGraph API server.
+
+    Raises:
+        InvalidOptionError: anything else (``""``, ``"file:///..."``, a host without a
+            scheme), named as ``option``.
+
+    >>> check_server_url("http://127.0.0.1:2024/")
+    'http://127.0.0.1:2024'
+    """
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidOptionError(
+            option_text(
+                option,
+                url,
+                "a LangGraph API server is reached at an http:// or https:// URL, e.g. "
+                "'http://127.0.0.1:2024' (what `langgraph dev` serves)",
+            ),
+            option,
+        )
+    return str(url).rstrip("/")
 
 
 def server_thread_id(thread_id: str) -> str:

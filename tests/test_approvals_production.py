@@ -519,7 +519,7 @@ def test_an_answer_through_the_inbox_after_a_real_deadline_is_settled(tmp_path: 
 
 
 async def test_the_async_and_streaming_doors_take_the_approver() -> None:
-    agent = _agent(ApprovalPolicy(approvers=["alice"], approvals_required=2), None, 5)
+    agent = _agent(ApprovalPolicy(approvers=["alice", "carol"], approvals_required=2), None, 5)
     await agent.arun("pay", thread_id="t")
     with pytest.raises(ApproverRefusedError):
         await agent.aresume(thread_id="t", human_decision="approved", approver="bob")

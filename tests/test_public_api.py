@@ -26,6 +26,7 @@ from dynavec_langgraph import (
     AgentStep,
     AgentTool,
     ApproverRefusedError,
+    ApproverRequiredError,
     BaseCheckpointer,
     Checkpoint,
     CheckpointerConfigError,
@@ -39,6 +40,7 @@ from dynavec_langgraph import (
     InterruptCallError,
     InvalidDecisionError,
     InvalidInputError,
+    InvalidOptionError,
     MemoryCheckpointer,
     Message,
     NothingToResumeError,
@@ -80,10 +82,12 @@ ERRORS: dict[type[DynavecError], type[Exception]] = {
     NothingToResumeError: ValueError,
     InvalidDecisionError: ValueError,
     ApproverRefusedError: ValueError,
+    ApproverRequiredError: ValueError,
     IncompatibleThreadError: ValueError,
     StaleDecisionError: ValueError,
     InvalidInputError: ValueError,
     InterruptCallError: TypeError,
+    InvalidOptionError: ValueError,
     CheckpointNotFoundError: ValueError,
     CheckpointerConfigError: ValueError,
     StorageError: RuntimeError,
@@ -125,6 +129,9 @@ def test_error_tree_matches_the_errors_module_docs() -> None:
         assert f"{error.__name__}({builtin.__name__})" in doc
     assert issubclass(DynavecError, Exception)
     assert set(errors.__all__) == {e.__name__ for e in ERRORS} | {"DynavecError"}
+    assert issubclass(InvalidOptionError, TypeError)  # also the builtin of a wrong type
+    assert "also a TypeError" in doc
+    assert not issubclass(ApproverRequiredError, StaleDecisionError | ApproverRefusedError)
 
 
 def test_thread_paused_error_says_what_to_do() -> None:
@@ -291,6 +298,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "ApprovalPolicy",
         "ApprovalTimeoutError",
         "ApproverRefusedError",
+        "ApproverRequiredError",
         "BaseCheckpointer",
         "Checkpoint",
         "CheckpointNotFoundError",
@@ -307,6 +315,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "InterruptValue",
         "InvalidDecisionError",
         "InvalidInputError",
+        "InvalidOptionError",
         "MemoryCheckpointer",
         "Message",
         "MissingDependencyError",
@@ -435,6 +444,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "ApprovalEvent",
         "ApprovalPolicy",
         "ApproverRefusedError",
+        "ApproverRequiredError",
         "DecisionType",
         "add_approval_listener",
         "approver_decision",
