@@ -51,16 +51,20 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env | extra
 
 
-def _python(venv: Path, code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(venv / "bin/python"), "-c", code],
+        argv,
         cwd=cwd,
-        env=_clean_env(**env),
+        env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
     )
+
+
+def _python(venv: Path, code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return _run([str(venv / "bin/python"), "-c", code], cwd, _clean_env(**env))
 
 
 def _ok(proc: subprocess.CompletedProcess[str]) -> str:
@@ -189,33 +193,14 @@ def test_the_demo_and_the_resume_command_it_prints_run_from_the_installed_wheel(
 ) -> None:
     venv = dist.wheel_venv("sqlite")
     env = _clean_env(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")  # activated
-    demo = subprocess.run(
-        ["dynavec-langgraph", "demo"],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-    assert demo.returncode == 0, demo.stdout + demo.stderr
-    lines = demo.stdout.splitlines()
+    lines = _ok(_run(["dynavec-langgraph", "demo"], tmp_path, env)).splitlines()
     where = lines.index(next(line for line in lines if "Resume it with:" in line))
     command = lines[where + 1].strip()
     assert command.startswith("dynavec-langgraph resume "), command
-    done = subprocess.run(
-        shlex.split(command),
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert 'Resuming with "approved".' in done.stdout, done.stdout
-    assert done.stdout.rstrip().splitlines()[-1].startswith("Answer: "), done.stdout
-    assert "Transferred 120 to landlord." in done.stdout
+    done = _ok(_run(shlex.split(command), tmp_path, env))
+    assert 'Resuming with "approved".' in done, done
+    assert done.rstrip().splitlines()[-1].startswith("Answer: "), done
+    assert "Transferred 120 to landlord." in done
 
 
 @pytest.fixture
