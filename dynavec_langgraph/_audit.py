@@ -4,9 +4,10 @@ Both live beside the thread's checkpoints, in the thread's own storage, append-o
 
 - on a checkpointer (every ``BaseCheckpointSaver``: memory, SQLite, PostgreSQL, the dynavec
   adapter and DynamoDB), each entry is one checkpoint of the thread in its own checkpoint
-  namespace (:data:`AUDIT_NS`, :data:`OUTBOX_NS`) whose metadata holds the entry; the graph's
-  own checkpoints (namespace ``""``) are untouched, so listing, history and resuming do not
-  see them, and deleting the thread deletes them;
+  namespace (:data:`AUDIT_NS`, :data:`OUTBOX_NS`), holding the entry (an audit entry in a
+  pending write, see "The chain" below; an outbox entry in its metadata); the graph's own
+  checkpoints (namespace ``""``) are untouched, so listing, history and resuming do not see
+  them, and deleting the thread deletes them;
 - on a LangGraph store (a LangGraph API server, ``langgraph dev``: the graph gets the
   server's store), each entry is one item under ``(AUDIT_NS, thread_id)`` /
   ``(OUTBOX_NS, thread_id)`` keyed by its event id, which ``langgraph_sdk``'s
@@ -17,7 +18,8 @@ Entries are written where decisions are read, inside the graph (:func:`on_pause`
 ``langgraph dev`` and the servers record them too; what happens outside a graph (a concurrent
 resume refused by the lock) is recorded by the caller with :func:`record`. Every entry has a
 deterministic event id: a re-run of the paused tool reads its stored answers again and writes
-the same ids, which are written once (a duplicate found later is dropped on reading).
+the same ids, which are written once (a writer reads the trail before appending, and again
+after losing its place; an outbox duplicate found later is dropped on reading).
 
 **The chain.** Every entry of the audit trail carries its thread's sequence number ``seq`` (1,
 2, ...), the ``hash`` of the entry before it (``prev_hash``; :data:`GENESIS` for the first) and
@@ -357,10 +359,11 @@ def _with_id(found: Iterable[_Found], eid: str) -> dict[str, Any] | None:
 
 
 def _won(claimed: Any, linked: Mapping[str, Any]) -> bool:
-    """Whether the checkpoint tuple of a slot holds ``linked`` (this writer got the slot)."""
+    """Whether the checkpoint tuple of a slot holds ``linked`` (this writer got the slot):
+    the same hash, which covers all of it."""
     for task_id, channel, value in getattr(claimed, "pending_writes", None) or ():
         if task_id == ENTRY_TASK and channel == _META:
-            return _from_blob(value) == linked
+            return bool((_from_blob(value) or {}).get("hash") == linked["hash"])
     return False
 
 
@@ -379,13 +382,14 @@ def _pause(attempt: int) -> float:
 
 
 _GUARDS: Final = tuple(threading.Lock() for _ in range(32))
-"""The appends of one process to one trail take turns (one of these, by saver and thread), so
-they never race each other for a slot; other processes are kept apart by the storage."""
+"""The appends of one process to one trail take turns (one of these, by the saver that stores
+and the thread), so they never race each other for a slot; other processes are kept apart by
+the storage."""
 
 
 @contextmanager
 def _turn(target: Any, thread_id: str) -> Iterator[None]:
-    with _GUARDS[hash((id(target), thread_id)) % len(_GUARDS)]:
+    with _GUARDS[hash((id(stored_in(target)), thread_id)) % len(_GUARDS)]:
         yield
 
 
