@@ -16,6 +16,7 @@ Commands::
     dynavec-langgraph inbox answer --server URL --thread ID [--assistant ID] [--node ID]
                                    (--approve | --reject | --decision D)
                                    [--as NAME] [--digest DIGEST]
+    dynavec-langgraph audit verify --db PATH_OR_URI [--thread ID] [--json]
 
 ``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
 (``postgresql://...``). A decision ``D`` is ``approve``, ``reject`` or a JSON value, for the demo
@@ -42,8 +43,12 @@ interrupt id (``inbox list`` shows both). The inbox's logic is in
 deployment's API (:mod:`dynavec_langgraph._remote_inbox`; needs the ``studio`` extra), never by
 writing its database. ``--assistant ID`` keeps the threads of one graph id and answers with it.
 
-Exit codes: 0 done (also when a thread is left paused), 2 bad arguments, with a message on
-stderr that says what to do.
+``audit verify`` checks the hash chain of the audit trails (docs/audit-and-notifications.md)
+of ``--db``, which may also be a ``dynamodb://TABLE?...`` URL; it only reads.
+
+Exit codes: 0 done (also when a thread is left paused), 1 ``inbox notify`` had a failed try or
+``audit verify`` found tampering, 2 bad arguments, with a message on stderr that says what to
+do.
 """
 
 from __future__ import annotations
@@ -668,6 +673,71 @@ def cmd_inbox_expire(args: argparse.Namespace, out: TextIO) -> int:
     return 2 if any(r.error for r in rows) else 0
 
 
+@contextmanager
+def _trail_source(db: str) -> Iterator[BaseCheckpointSaver[Any] | None]:
+    """The checkpointer of ``audit verify --db``, read only: a SQLite file or a PostgreSQL URI
+    (``None``: no checkpoint tables there), or a ``dynamodb://`` table (never created)."""
+    from dynavec_langgraph.savers import dynamodb_options, parse_database_url, resolve_checkpointer
+
+    parsed = parse_database_url(db)
+    if parsed is None or parsed[0] != "dynamodb":
+        with open_saver(db, must_exist=True, read_only=True) as saver:
+            yield saver
+        return
+    from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
+
+    try:
+        options = dynamodb_options(db)
+        options.setdefault("create_table", False)
+        yield resolve_checkpointer(DynamoDBCheckpointer(**options))
+    except CheckpointerConfigError as error:
+        raise CliError(str(error)) from None
+
+
+def _entries(n: int, what: str = "entr") -> str:
+    return f"{n} {what}{'y' if n == 1 else 'ies'}"
+
+
+def cmd_audit_verify(args: argparse.Namespace, out: TextIO) -> int:
+    """``audit verify``: check the hash chain of the audit trails; exit 1 on tampering."""
+    from dynavec_langgraph._inbox import verify_trails
+    from dynavec_langgraph.savers import masked_url
+
+    with _trail_source(args.db) as saver:
+        threads = verify_trails(saver, args.thread).threads if saver is not None else ()
+    ok = all(t.ok for t in threads)
+    if args.json:
+        print(_dump({"ok": ok, "threads": [t.as_dict() for t in threads]}), file=out)
+        return 0 if ok else 1
+    where = masked_url(args.db)
+    if not threads or (
+        args.thread is not None and not (threads[0].chained or threads[0].unchained)
+    ):
+        which = f" for thread {args.thread!r}" if args.thread is not None else ""
+        print(f"No audit trail{which} in {where}.", file=out)
+        return 0
+    for t in threads:
+        for problem in t.problems:
+            print(f"TAMPERED {problem}", file=out)
+        before = f", {t.unchained} unchained (written before the chain)" if t.unchained else ""
+        head = f", last entry {t.head_seq} hash {t.head_hash}" if t.head_seq is not None else ""
+        state = "intact" if t.ok else f"{len(t.problems)} problem(s)"
+        print(f"{t.thread_id}: {_entries(t.chained)} chained{before}{head}: {state}", file=out)
+    chained = sum(t.chained for t in threads)
+    unchained = sum(t.unchained for t in threads)
+    before = f", {unchained} unchained (written before the chain)" if unchained else ""
+    if ok:
+        print(
+            f"OK: {len(threads)} thread(s), {_entries(chained)} chained, intact{before}.",
+            file=out,
+        )
+        return 0
+    problems = sum(len(t.problems) for t in threads)
+    bad = sum(1 for t in threads if not t.ok)
+    print(f"TAMPERED: {problems} problem(s) in {bad} of {len(threads)} thread(s).", file=out)
+    return 1
+
+
 def _show_answered(args: argparse.Namespace, result: AgentResult, out: TextIO) -> int:
     if result.termination_reason == "interrupted":
         _show_pause(result, out)
@@ -795,6 +865,24 @@ def build_parser() -> argparse.ArgumentParser:
     expire.add_argument("--graph", metavar="SPEC", help=graph_help)
     expire.add_argument("--json", action="store_true", help="print JSON")
     expire.set_defaults(handler=cmd_inbox_expire)
+
+    audit = commands.add_parser(
+        "audit",
+        help="the audit trails of a checkpointer",
+        description="Check the audit trails: every entry carries the hash of the one before it "
+        "in its thread.",
+    )
+    audit_commands = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    verify = audit_commands.add_parser(
+        "verify",
+        help="name every entry edited, deleted, reordered or inserted (exit 1 if any)",
+    )
+    verify.add_argument(
+        "--db", required=True, help=f"{db_help}, or dynamodb://TABLE?region=... (read only)"
+    )
+    verify.add_argument("--thread", help="only this thread (default: every thread with a trail)")
+    verify.add_argument("--json", action="store_true", help="print JSON")
+    verify.set_defaults(handler=cmd_audit_verify)
     return parser
 
 

@@ -38,12 +38,16 @@ from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._audit import (
+    AUDIT_NS,
     SWEEPER_BACKOFF,
     AuditEvent,
     Notifier,
+    TrailReport,
     audit_refusals,
     audit_trail,
+    check_thread,
     deliver,
+    trail_thread_ids,
     with_audit,
 )
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
@@ -78,6 +82,8 @@ __all__ = [
     "thread_config",
     "thread_history",
     "thread_ids",
+    "trail_threads",
+    "verify_trails",
 ]
 
 Graph = Pregel[Any, Any, Any, Any]
@@ -370,6 +376,49 @@ def thread_history(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[Audi
     """
     with storage_guard(saver, thread_id):
         return audit_trail(saver, thread_id)
+
+
+_TRAIL_THREADS_SQL = (
+    f"SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '{AUDIT_NS}' "
+    "ORDER BY thread_id"
+)
+
+
+def trail_threads(target: Any) -> list[str]:
+    """The threads of ``target`` (a checkpointer or a store) that have an audit trail; a
+    SQLite or PostgreSQL saver's are read from its table."""
+    saver = stored_in(target)
+    conn = getattr(saver, "conn", None)
+    kind = saver_kind(saver)
+    if kind == "sqlite" and conn is not None:
+        with saver.lock:
+            return [str(r[0]) for r in conn.execute(_TRAIL_THREADS_SQL)]
+    if kind == "postgres" and conn is not None:
+        rows = postgres_rows(conn, _TRAIL_THREADS_SQL)
+        return [str(r["thread_id"] if isinstance(r, dict) else r[0]) for r in rows]
+    return trail_thread_ids(target)
+
+
+def verify_trails(target: Any, thread_id: str | None = None) -> TrailReport:
+    """Verify the hash chain of ``thread_id``'s audit trail in ``target`` (a checkpointer or
+    a store), or of every trail there (``audit verify``); reads only.
+
+    Raises:
+        StorageError: the storage failed.
+    """
+
+    def run() -> TrailReport:
+        ids = [thread_id] if thread_id is not None else trail_threads(target)
+        checked = [check_thread(target, t) for t in ids]
+        kept = [
+            c for c in checked if thread_id is not None or c.chained or c.unchained or c.problems
+        ]
+        return TrailReport(tuple(kept))
+
+    if isinstance(target, BaseCheckpointSaver):
+        with storage_guard(target, thread_id):
+            return run()
+    return run()
 
 
 def notify_pending(

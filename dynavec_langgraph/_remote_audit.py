@@ -3,7 +3,8 @@
 On a server the graph records its trail in the server's store (see
 :mod:`dynavec_langgraph._audit`): items under ``(AUDIT_NS, <server thread id>)``. This module
 reads them back (``RemoteReActAgent.audit``, which ``dynavec-langgraph inbox history --server``
-calls) and records what only the client sees (a resume the server refused as concurrent).
+calls) and records what only the client sees (a resume the server refused as concurrent),
+chained after the server's entries like any other (:func:`dynavec_langgraph._audit.append_item`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dynavec_langgraph._audit import (
     NOTIFY_KEY,
     SURFACE_KEY,
     AuditEvent,
+    append_item,
     events_of,
     make_event,
     ordered,
@@ -79,6 +81,32 @@ async def aread_items(client: Any, server_thread: str) -> list[AuditEvent]:
             return events_of_items(items)
 
 
+class _ServerItems:
+    """The items of one thread's trail in a server's store, through a ``langgraph_sdk`` sync
+    client (``append_item``'s ``Items``)."""
+
+    def __init__(self, sync_client: Any, server_thread: str) -> None:
+        self.store, self.ns = sync_client.store, [AUDIT_NS, server_thread]
+
+    def values(self) -> list[tuple[str, Mapping[str, Any]]]:
+        items: list[Mapping[str, Any]] = []
+        while True:
+            page = self.store.search_items(self.ns, limit=_PAGE, offset=len(items))["items"]
+            items += page
+            if len(page) < _PAGE:
+                return [(str(i["key"]), i["value"]) for i in items]
+
+    def with_seq(self, seq: int) -> list[str]:
+        found = self.store.search_items(self.ns, filter={"seq": seq}, limit=_PAGE)["items"]
+        return [str(i["key"]) for i in found]
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.store.put_item(self.ns, key, value, index=False)
+
+    def delete(self, key: str) -> None:
+        self.store.delete_item(self.ns, key)
+
+
 def record_refusal(sync_client: Any, server_thread: str, decision: Any, error: Exception) -> None:
     """Record a resume refused as concurrent in the server's store (the run never started,
     so the graph could not)."""
@@ -90,4 +118,4 @@ def record_refusal(sync_client: Any, server_thread: str, decision: Any, error: E
         decision=decision,
         comment=str(error),
     )
-    sync_client.store.put_item([AUDIT_NS, server_thread], event.event_id, event.as_dict())
+    append_item(_ServerItems(sync_client, server_thread), server_thread, event.as_dict())

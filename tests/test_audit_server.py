@@ -12,6 +12,9 @@ import time
 import uuid
 from pathlib import Path
 
+from dynavec_langgraph._errors import ConcurrentResumeError
+from dynavec_langgraph._remote_audit import record_refusal
+from dynavec_langgraph.audit import GENESIS, entry_hash
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 from tests.test_studio import GRAPH_ID, REPO, Studio, studio
 from tests.webhook import Receiver
@@ -45,6 +48,8 @@ def test_the_server_records_the_trail_and_notifies_the_webhook(
     assert trail[1].decision == {"decision": "approved", "comment": "ok"}
     assert trail[1].comment == "ok" and trail[0].interrupt_id == trail[1].interrupt_id
     assert trail[0].thread_id == server_thread_id(thread)
+    assert [(e.seq, e.prev_hash) for e in trail] == [(1, GENESIS), (2, trail[0].hash)]
+    assert all(e.hash == entry_hash(e.as_dict()) for e in trail)  # chained in the server's store
     [note] = got
     assert note["body"]["event"] == "paused" and note["body"]["node_id"] == "approve_transfer"
     assert note["body"]["payload"] == {"amount": 75, "to": "Alice"}
@@ -60,6 +65,12 @@ def test_the_server_records_the_trail_and_notifies_the_webhook(
     )
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout) == [e.as_dict() for e in trail]
+
+    # what only the client sees (a resume the server refused) is chained after the server's
+    refused = ConcurrentResumeError("the server refused a second resume")
+    record_refusal(agent.sync_client, server_thread_id(thread), "approved", refused)
+    *_, last = agent.audit(thread)
+    assert (last.kind, last.seq, last.prev_hash) == ("refused", 3, trail[1].hash)
 
     plain = RemoteReActAgent(studio.url, GRAPH_ID, timeout=60)
     plain.run("Pay 5 to Bob", thread_id=f"not-{thread}")
