@@ -539,12 +539,18 @@ def on_decision(
     kind: str | None = None,
     outcome: str | None = None,
     who: str | None = None,
+    authenticated_by: str | None = None,
 ) -> None:
     """Record a decision ``ask`` read for the pause ``value`` (its ``index``-th ask):
     accepted, or refused with the reason ``refused``. A no-op unless recording is on.
 
     An approval policy's loop (``dynavec_langgraph._policy.ask_with_policy``) names its own
-    ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``."""
+    ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``, and
+    how ``who`` was identified: ``authenticated_by`` ``"server"`` (the user a LangGraph API
+    server with auth signed in) or ``"explicit"`` (named in the answer or the run's config).
+    The entries have no field for it yet (it is passed for the trail's ``authenticated_by``;
+    ``who`` is the signed-in user either way)."""
+    del authenticated_by  # no field of AuditEvent holds it yet
     setting = _current()
     if setting is None:
         return
