@@ -564,8 +564,14 @@ def ask_with_policy(
             error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
             _note(value, raw, index, who, error)
             continue
+        try:  # on a server with auth: the signed-in user who gave it
+            answerer = answered_by(index, raw)
+        except InvalidDecisionError as unbound:  # no store to bind it in: a new refusal
+            error = str(unbound)
+            asks += 1
+            _note(value, raw, index, who, error)
+            continue
         try:  # a review digest outside an approver's envelope or inside it (check_bound)
-            answerer = answered_by(index, raw)  # on a server with auth: its signed-in user
             if answerer is None:
                 who, inner = _unwrap(check_bound(raw, value), policy.approvals_required == 1)
             else:

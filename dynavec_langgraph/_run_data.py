@@ -14,6 +14,7 @@ user's code, so it cannot be passed to it.)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -96,6 +97,19 @@ class SignedIn:
     authenticated: bool = True
     """The user's ``is_authenticated``: False for Studio's local user on ``langgraph dev``
     (``langgraph-studio-user``), whom the server lets in without the auth handler."""
+    studio: bool = False
+    """A Studio user (``langgraph_sdk.Auth.types.StudioUser``), signed in by LangSmith (its API
+    keys or login; authenticated) or ``langgraph dev``'s local Studio user (not
+    authenticated), not by the deployment's own auth handler."""
+
+    @property
+    def proves_approver(self) -> bool:
+        """Whether this user is the approver of the run's answers: any user of the
+        deployment's own auth handler, and Studio's unauthenticated local user (who then
+        approves nothing that names approvers). A user LangSmith signed in (its auth without
+        a handler of the deployment's, or Studio on one) is not: the answer names its approver,
+        as without auth."""
+        return not (self.studio and self.authenticated)
 
     @classmethod
     def of(cls, conf: Mapping[str, Any]) -> SignedIn | None:
@@ -116,7 +130,18 @@ class SignedIn:
             roles=_strings(_field(user, "roles")),
             permissions=_strings(permissions),
             authenticated=authenticated is not False,
+            studio=_is_studio(user),
         )
+
+
+def _is_studio(user: Any) -> bool:
+    """Whether ``user`` is LangGraph's Studio user: an instance of ``langgraph_sdk``'s
+    ``StudioUser`` (loaded whenever a server made one), or its dict (``kind``)."""
+    if isinstance(user, Mapping):
+        return user.get("kind") == "StudioUser"
+    types = sys.modules.get("langgraph_sdk.auth.types")
+    studio = getattr(types, "StudioUser", None)
+    return isinstance(studio, type) and isinstance(user, studio)
 
 
 def _field(user: Any, name: str) -> Any:

@@ -10,6 +10,11 @@ run's user (and the run's ``config["configurable"]["approver"]``, the name it cl
 written to the graph's store, and every later read of the same answer reads it back
 (:func:`answered_by`).
 
+A user LangSmith signed in (its own auth, or Studio on a deployment with a handler: a
+``StudioUser`` that is authenticated) is not one of the deployment's users: such an answer
+names its approver, as without auth, and is bound as such, so a later run's user never takes
+it over (:attr:`~dynavec_langgraph._run_data.SignedIn.proves_approver`).
+
 The entry is keyed by the thread, the checkpoint the task runs from, the task's namespace and
 the answer's index, and holds a digest of the answer: an answer read again is the same answer
 (the same digest), a different one at that place (a resume that replaced an answer never read)
@@ -69,7 +74,11 @@ def _digest(raw: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _entry(user: SignedIn, configured: Any, digest: str) -> dict[str, Any]:
+def _entry(user: SignedIn | None, configured: Any, digest: str) -> dict[str, Any]:
+    """The store entry of an answer given by ``user`` (``None``: one that names its approver,
+    given by a user LangSmith signed in)."""
+    if user is None:
+        return {"explicit": True, "answer": digest}
     return {
         "name": user.name,
         "roles": list(user.roles),
@@ -80,7 +89,9 @@ def _entry(user: SignedIn, configured: Any, digest: str) -> dict[str, Any]:
     }
 
 
-def _read(entry: Mapping[str, Any]) -> Answerer:
+def _read(entry: Mapping[str, Any]) -> Answerer | None:
+    if entry.get("explicit"):
+        return None
     user = SignedIn(
         name=str(entry["name"]),
         roles=tuple(str(r) for r in entry.get("roles") or ()),
@@ -106,17 +117,20 @@ _ON_THE_LOOP: Final = (
 def answered_by(index: int, raw: Any) -> Answerer | None:
     """Who gave ``raw``, the ``index``-th answer the running pause read (1 for the first):
     the user bound to it, or, read for the first time, the running run's signed-in user
-    (then bound to it). ``None`` when the run has no signed-in user (no server, or a server
-    without auth): the answer names its approver, as before.
+    (then bound to it). ``None`` when the answer names its approver, as without auth: the run
+    has no signed-in user (no server, or a server without auth), or the answer was given by
+    a user LangSmith signed in (:attr:`SignedIn.proves_approver`; bound as such, so a later
+    run's user never takes it over).
 
     Raises:
-        InvalidDecisionError: the user cannot be bound (no store, or a store that cannot be
-            read here); the caller refuses the answer with this reason.
+        InvalidDecisionError: the signed-in user cannot be bound (no store, or a store that
+            cannot be read here); the caller refuses the answer with this reason.
     """
     run = current_run()
     if run is None or run.signed_in is None:
         return None
-    now = Answerer(run.signed_in, run.approver)
+    user = run.signed_in
+    now = Answerer(user, run.approver) if user.proves_approver else None
     if run.thread_id is None:  # no checkpointer: no later run replays this answer
         return now
     from langgraph.config import get_store
@@ -126,6 +140,8 @@ def answered_by(index: int, raw: Any) -> Answerer | None:
     except RuntimeError:  # not inside a run
         store = None
     if store is None:
+        if now is None:  # nothing was bound where nothing can be: as without auth
+            return None
         raise InvalidDecisionError(_NO_STORE)
     key = f"{run.thread_id}|{run.parent_checkpoint_id or ''}|{run.checkpoint_ns}|{index}"
     digest = _digest(raw)
@@ -133,7 +149,10 @@ def answered_by(index: int, raw: Any) -> Answerer | None:
         found = store.get((ANSWERED_BY_NS,), key)
         if found is not None and found.value.get("answer") == digest:
             return _read(found.value)
-        store.put((ANSWERED_BY_NS,), key, _entry(now.user, now.configured, digest), index=False)
+        entry = _entry(now.user if now else None, run.approver, digest)
+        store.put((ANSWERED_BY_NS,), key, entry, index=False)
     except asyncio.InvalidStateError:  # a server's store, called on its own event loop
+        if now is None:  # such a pause binds no answer of anyone: as without auth
+            return None
         raise InvalidDecisionError(_ON_THE_LOOP) from None
     return now

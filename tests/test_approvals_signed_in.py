@@ -46,18 +46,26 @@ USERS: dict[str, dict[str, Any]] = {
     "bob": {"identity": "bob", "permissions": ["payments:approve"]},
     "carol": {"identity": "carol", "permissions": ["payments:approve"], "roles": ["finance"]},
     "mallory": {"identity": "mallory", "permissions": []},
-    "studio": {"identity": "langgraph-studio-user", "is_authenticated": False},
+    "studio": {
+        "identity": "langgraph-studio-user",
+        "is_authenticated": False,
+        "kind": "StudioUser",
+    },
 }
 
 
-def _as(user: str, thread: str = "t", **configurable: Any) -> Any:
-    """The config a server with auth gives a run of ``user`` (plus what the client sent)."""
-    signed = USERS[user]
+def _as(user: Any, thread: str = "t", **configurable: Any) -> Any:
+    """The config a server with auth gives a run of ``user`` (a name of :data:`USERS`, or a
+    user object) plus what the client sent."""
+    signed = USERS[user] if isinstance(user, str) else user
+    identity = signed["identity"] if isinstance(signed, dict) else signed.identity
     conf = {
         "thread_id": thread,
         "langgraph_auth_user": signed,
-        "langgraph_auth_user_id": signed["identity"],
-        "langgraph_auth_permissions": signed.get("permissions", []),
+        "langgraph_auth_user_id": identity,
+        "langgraph_auth_permissions": (
+            signed.get("permissions", []) if isinstance(signed, dict) else signed.permissions
+        ),
         **configurable,
     }
     return {"configurable": conf}
@@ -81,7 +89,7 @@ def _pending(graph: Any, thread: str = "t") -> Interrupt:
     return pause  # type: ignore[no-any-return]
 
 
-def _answer(graph: Any, user: str, value: Any, **configurable: Any) -> tuple[Interrupt, Any]:
+def _answer(graph: Any, user: Any, value: Any, **configurable: Any) -> tuple[Interrupt, Any]:
     """``user`` answers the pending pause with ``value``: (the pause, the one after, or None)."""
     pause = _pending(graph)
     graph.invoke(Command(resume={pause.id: value}), _as(user, **configurable))
@@ -221,3 +229,21 @@ def test_the_trail_records_the_signed_in_user_not_the_claimed_one() -> None:
     trail = [(e.kind, e.who) for e in audit_trail(graph.store, "t") if e.kind != "paused"]
     assert ("refused", "mallory") in trail and ("decision", "bob") in trail
     assert all(who != "alice" for _, who in trail)
+
+
+def test_a_user_langsmith_signed_in_names_its_approver_as_without_auth() -> None:
+    """LangSmith's own auth (API keys, Studio) signs in a ``StudioUser``, not one of the
+    deployment's users: its answers name their approver, as on a server without auth. An
+    answer given earlier by a user of the deployment's handler keeps that user."""
+    from langgraph_sdk.auth.types import StudioUser
+
+    langsmith = StudioUser("ls-user-1", is_authenticated=True)
+    graph = _graph(approvers=["alice", "bob"])
+    _, again = _answer(graph, "mallory", approver_decision("approved", "alice"))
+    assert again is not None and again.value["approval"]["claimed_approver"] == "alice"
+    _, again = _answer(graph, langsmith, "approved")  # no name: as without auth
+    assert again is not None and "needs a named approver" in again.value["error"]
+    assert ran == []  # mallory's claim, replayed in this run, is still mallory's: refused
+
+    _, done = _answer(graph, langsmith, approver_decision("approved", "bob"))
+    assert done is None and ran == [{"amount": 5, "to": "Ann"}]
