@@ -26,7 +26,12 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 import dynavec_langgraph
-from dynavec_langgraph import ApproverMismatchError, ApproverRefusedError
+from dynavec_langgraph import (
+    ApproverMismatchError,
+    ApproverRefusedError,
+    InvalidDecisionError,
+    StaleDecisionError,
+)
 from dynavec_langgraph.approval import approver_decision
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 from tests.test_studio import LANGGRAPH, START_TIMEOUT, _answers, _free_port, _stop
@@ -54,9 +59,10 @@ class Server:
         lines = self.ledger.read_text().splitlines() if self.ledger.exists() else []
         return [e for e in map(json.loads, lines) if e["to"] == to]
 
-    def agent(self, user: str, graph: str, **options: Any) -> RemoteReActAgent:
+    def agent(self, user: str, graph: str, audit: bool = True) -> RemoteReActAgent:
+        """``user``'s client; its runs record the audit trail (the server's store)."""
         headers = {"Authorization": f"Bearer {TOKENS[user]}"}
-        return RemoteReActAgent(self.url, graph, headers=headers, timeout=60, **options)
+        return RemoteReActAgent(self.url, graph, headers=headers, timeout=60, audit=audit)
 
     def sdk(self, user: str | None) -> Any:
         headers = {"Authorization": f"Bearer {TOKENS[user]}"} if user else {}
@@ -84,7 +90,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     assert Path(dynavec_langgraph.__file__).is_relative_to(REPO)  # the package under test
     work = tmp_path_factory.mktemp("auth_server")
     (work / "auth.py").write_text(auth_file())
-    graphs = {"alice_or_bob": f"{GRAPHS}:alice_or_bob", "two": f"{GRAPHS}:two_signed_in"}
+    graphs = {
+        "alice_or_bob": f"{GRAPHS}:alice_or_bob",
+        "two": f"{GRAPHS}:two_signed_in",
+        "async_interrupt": f"{GRAPHS}:async_interrupt",
+    }
     config = {"dependencies": [str(REPO)], "graphs": graphs, "auth": {"path": "./auth.py:auth"}}
     (work / "langgraph.json").write_text(json.dumps(config))
     ledger, log_path = work / "ledger.jsonl", work / "server.log"
@@ -96,7 +106,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "LANGGRAPH_NO_VERSION_CHECK": "1",
         "LANGSMITH_TRACING": "false",
         "DYNAVEC_DEMO_LEDGER": str(ledger),
-        "DYNAVEC_AUDIT": "1",  # every run records the trail (docs/audit-and-notifications.md)
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
     }
     argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--config"]
@@ -129,9 +138,10 @@ def _pending(server: Server, thread: str) -> dict[str, Any]:
 
 
 def _raw(server: Server, user: str | None, thread: str, graph: str, value: Any, **conf: Any) -> Any:
-    """``user`` resumes the pending pause through ``langgraph_sdk`` as a UI does."""
+    """``user`` resumes the pending pause through ``langgraph_sdk`` as a UI does (with the
+    configurable ``conf``; the run records the audit trail)."""
     pause = _pending(server, thread)
-    config: Any = {"configurable": conf} if conf else None
+    config: Any = {"configurable": {"dynavec_audit": True, **conf}}
     server.sdk(user).runs.wait(
         server_thread_id(thread), graph, command={"resume": {pause["id"]: value}}, config=config
     )
@@ -178,8 +188,8 @@ def test_the_signed_in_user_is_the_approver_of_one_approval(server: Server) -> N
     (entry,) = server.ran("Ann")
     assert (entry["to"], entry["amount"]) == ("Ann", 5)
     assert Path(entry["package"]).is_relative_to(REPO)  # the server ran the package under test
-    trail = [(e.kind, e.who) for e in alice.audit("one") if e.kind in ("refused", "decision")]
-    assert ("decision", "alice") in trail and ("refused", "mallory") in trail
+    trail = [(e.kind, e.who) for e in alice.audit("one") if e.kind == "refused"]
+    assert ("refused", "mallory") in trail and ("refused", "bob") in trail
     assert ("refused", "alice") not in trail  # the claimed name is never recorded as who
 
 
@@ -208,3 +218,23 @@ def test_several_approvals_count_distinct_signed_in_users_only(server: Server) -
     )  # fmt: skip
     assert answered.returncode == 0, answered.stderr
     assert [e["amount"] for e in server.ran("Bo")] == [7]
+    trail = [(e.kind, e.who, e.outcome) for e in alice.audit("two")]
+    assert ("decision", "alice", "approval 1 of 2") in trail
+    assert [w for k, w, _ in trail if k == "refused"] == ["alice", "alice", "mallory", "mallory"]
+
+
+@pytest.mark.service
+def test_an_async_tools_plain_interrupt_with_approvers_refuses_saying_why(
+    server: Server,
+) -> None:
+    """A plain ``interrupt(..., approvers=...)`` inside an async tool runs on the server's event
+    loop, where the store that binds the signed-in user cannot be read: every answer is
+    refused (fail closed), the reason names the fix."""
+    graph = "async_interrupt"
+    alice = server.agent("alice", graph, audit=False)  # (the trail's own writes: left alone)
+    paused = alice.run("transfer 9 to Cy", thread_id="async")
+    assert paused.termination_reason == "interrupted"
+    with pytest.raises(InvalidDecisionError, match="require_approval, or from a sync tool") as e:
+        alice.resume("approved", thread_id="async")
+    assert not isinstance(e.value, StaleDecisionError)
+    assert server.ran("Cy") == []
