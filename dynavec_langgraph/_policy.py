@@ -564,13 +564,16 @@ def ask_with_policy(
             error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
             _note(value, raw, index, who, error)
             continue
+        named = policy.approvers is not None or policy.approvals_required > 1
         try:  # on a server with auth: the signed-in user who gave it
             answerer = answered_by(index, raw)
-        except InvalidDecisionError as unbound:  # no store to bind it in: a new refusal
-            error = str(unbound)
-            asks += 1
-            _note(value, raw, index, who, error)
-            continue
+        except InvalidDecisionError as unbound:  # no store to bind it in
+            if named:  # a new refusal: who answered decides
+                error = str(unbound)
+                asks += 1
+                _note(value, raw, index, who, error)
+                continue
+            answerer = None  # anyone may answer it: as without auth
         try:  # a review digest outside an approver's envelope or inside it (check_bound)
             if answerer is None:
                 who, inner = _unwrap(check_bound(raw, value), policy.approvals_required == 1)
@@ -587,7 +590,7 @@ def ask_with_policy(
             held = event("refused", who["name"], error)
             _note(value, raw, index, who, error)
             continue
-        if who is None and (policy.approvers is not None or policy.approvals_required > 1):
+        if who is None and named:
             error = (
                 f"{node_id!r} needs a named approver: resume with approver= (or "
                 "approver_decision(decision, name); with one approval needed, "

@@ -222,6 +222,13 @@ def test_without_a_store_the_signed_in_user_cannot_be_bound_and_the_answer_is_re
     assert again.value["error"].startswith("the signed-in approver cannot be bound")
 
 
+def test_a_pause_anyone_may_answer_needs_no_binding() -> None:
+    """An expiry only: who answered decides nothing, so no store is needed to accept it."""
+    graph = _graph(store=False, expires_in=3600)
+    _, done = _answer(graph, "mallory", "approved")
+    assert done is None and len(ran) == 1
+
+
 def test_the_trail_records_the_signed_in_user_not_the_claimed_one() -> None:
     graph = _graph(approvers=["alice", "bob"], audit=True)
     _answer(graph, "mallory", approver_decision("approved", "alice"), dynavec_audit=True)
