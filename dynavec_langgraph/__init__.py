@@ -14,6 +14,7 @@ if typing.TYPE_CHECKING:
     from dynavec_langgraph._agent import ReActAgent
     from dynavec_langgraph._create_agent import create_agent
     from dynavec_langgraph._errors import (
+        ApproverMismatchError,
         ApproverRefusedError,
         ApproverRequiredError,
         CheckpointerConfigError,
@@ -68,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "AgentTool": "dynavec_langgraph._tools",
     "ApprovalPolicy": "dynavec_langgraph._policy",
     "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
+    "ApproverMismatchError": "dynavec_langgraph._errors",
     "ApproverRefusedError": "dynavec_langgraph._errors",
     "ApproverRequiredError": "dynavec_langgraph._errors",
     "BaseCheckpointer": "dynavec_langgraph.checkpoint",
@@ -149,6 +151,7 @@ __all__ = [
     "AgentTool",
     "ApprovalPolicy",
     "ApprovalTimeoutError",
+    "ApproverMismatchError",
     "ApproverRefusedError",
     "ApproverRequiredError",
     "BaseCheckpointer",

@@ -1224,12 +1224,16 @@ def on_decision(
     kind: str | None = None,
     outcome: str | None = None,
     who: str | None = None,
+    authenticated_by: str | None = None,
 ) -> None:
     """Record a decision ``ask`` read for the pause ``value`` (its ``index``-th ask):
     accepted, or refused with the reason ``refused``. A no-op unless recording is on.
 
     An approval policy's loop (``dynavec_langgraph._policy.ask_with_policy``) names its own
-    ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``."""
+    ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``, and
+    how ``who`` was identified: ``authenticated_by`` ``"server"`` (the user a LangGraph API
+    server with auth signed in) or ``"explicit"`` (named in the answer or the run's config),
+    stored as the entry's ``authenticated_by``."""
     setting = _current()
     if setting is None:
         return
@@ -1254,6 +1258,7 @@ def on_decision(
         decision=raw,
         comment=_comment(raw),
         event_id_=eid,
+        authenticated_by=authenticated_by if who else None,
         **fields,
     )
     _write(setting.target, AUDIT_NS, setting.thread_id, event.as_dict())

@@ -12,10 +12,10 @@ Commands::
     dynavec-langgraph inbox expire --db PATH_OR_URI [--graph SPEC] [--json]
     dynavec-langgraph inbox history THREAD (--db PATH_OR_URI | --server URL) [--json]
     dynavec-langgraph inbox notify --db PATH_OR_URI [--webhook URL] [--thread ID] [--now]
-    dynavec-langgraph inbox list   --server URL [--assistant ID] [--json]
+    dynavec-langgraph inbox list   --server URL [--assistant ID] [--token TOKEN] [--json]
     dynavec-langgraph inbox answer --server URL --thread ID [--assistant ID] [--node ID]
                                    (--approve | --reject | --decision D)
-                                   [--as NAME] [--digest DIGEST]
+                                   [--as NAME] [--digest DIGEST] [--token TOKEN]
     dynavec-langgraph audit verify --db PATH_OR_URI [--thread ID] [--json]
 
 ``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
@@ -42,6 +42,10 @@ interrupt id (``inbox list`` shows both). The inbox's logic is in
 ``--server URL`` instead of ``--db``: the same listing and answers through a LangGraph API
 deployment's API (:mod:`dynavec_langgraph._remote_inbox`; needs the ``studio`` extra), never by
 writing its database. ``--assistant ID`` keeps the threads of one graph id and answers with it.
+``--token TOKEN`` (or the environment variable ``DYNAVEC_SERVER_TOKEN``, which keeps it out of
+the process list) is sent as ``Authorization: Bearer TOKEN`` to a server with custom auth; there
+the signed-in user is the approver, so ``--as`` may be left out (a name other than that user's
+is refused: docs/approvals-in-production.md).
 
 ``audit verify`` checks the hash chain of the audit trails (docs/audit-and-notifications.md)
 of ``--db``, which may also be a ``dynamodb://TABLE?...`` URL; it only reads.
@@ -94,6 +98,8 @@ DEFAULT_DB: Final = "./dynavec-demo.db"
 """The SQLite file of ``--db`` when none is given."""
 DEFAULT_MESSAGE: Final = "Pay 120 to landlord"
 """The demo's request when none is given."""
+TOKEN_ENV: Final = "DYNAVEC_SERVER_TOKEN"
+"""The bearer token ``inbox ... --server`` sends when ``--token`` is not given."""
 _DECISION_WORDS: Final = {
     "approve": "approved",
     "approved": "approved",
@@ -491,7 +497,15 @@ def _inbox_source(args: argparse.Namespace) -> str:
         from dynavec_langgraph.remote import check_server_url
 
         check_server_url(args.server, "--server")
+    if args.db is not None and getattr(args, "token", None) is not None:
+        raise CliError("--token is for --server (a deployment with custom auth)")
     return str(args.db if args.db is not None else args.server)
+
+
+def _server_headers(args: argparse.Namespace) -> dict[str, str] | None:
+    """``Authorization: Bearer TOKEN`` for ``--server``: ``--token``, else :data:`TOKEN_ENV`."""
+    token = getattr(args, "token", None) or os.environ.get(TOKEN_ENV)
+    return {"Authorization": f"Bearer {token}"} if token else None
 
 
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
@@ -501,7 +515,7 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
     where = _inbox_source(args)
     unreadable: list[str] = []
     if args.server is not None:
-        rows = ServerInbox(args.server, args.assistant).pending()
+        rows = ServerInbox(args.server, args.assistant, headers=_server_headers(args)).pending()
     else:
         graph = _graph(args.graph)
         with open_saver(args.db, must_exist=True, read_only=True) as saver:
@@ -553,7 +567,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
     _inbox_source(args)
     if args.server is not None:
         which = f" ({args.node})" if args.node is not None else ""
-        inbox = ServerInbox(args.server, args.assistant)
+        inbox = ServerInbox(args.server, args.assistant, headers=_server_headers(args))
         result = inbox.answer(
             args.thread,
             decision,
@@ -593,7 +607,7 @@ def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
     if args.server is not None:
         from dynavec_langgraph.remote import RemoteReActAgent
 
-        agent = RemoteReActAgent(args.server, "-", timeout=30)
+        agent = RemoteReActAgent(args.server, "-", timeout=30, headers=_server_headers(args))
         try:
             events = agent.audit(args.thread)
         finally:
@@ -802,10 +816,15 @@ def build_parser() -> argparse.ArgumentParser:
         "with --server: only threads of this graph id / assistant id, answered with it "
         "(default: every thread, each with the assistant that ran it)"
     )
+    token_help = (
+        f"with --server: sent as 'Authorization: Bearer TOKEN' (default: ${TOKEN_ENV}); on a "
+        "server with custom auth the signed-in user is the approver"
+    )
     listing = inbox_commands.add_parser("list", help="list the paused threads")
     listing.add_argument("--db", help=db_help)
     listing.add_argument("--server", metavar="URL", help=server_help)
     listing.add_argument("--assistant", metavar="ID", help=assistant_help)
+    listing.add_argument("--token", metavar="TOKEN", help=token_help)
     listing.add_argument("--graph", metavar="SPEC", help=graph_help)
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(handler=cmd_inbox_list)
@@ -813,6 +832,7 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("--db", help=db_help)
     answer.add_argument("--server", metavar="URL", help=server_help)
     answer.add_argument("--assistant", metavar="ID", help=assistant_help)
+    answer.add_argument("--token", metavar="TOKEN", help=token_help)
     answer.add_argument("--thread", required=True, help="the paused thread's id")
     answer.add_argument("--graph", metavar="SPEC", help=graph_help)
     answer.add_argument(
@@ -829,7 +849,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--as",
         dest="approver",
         metavar="NAME",
-        help="who answers (checked against the approval's approvers; needed when it has some)",
+        help="who answers (checked against the approval's approvers; needed when it has some, "
+        "except on a server with custom auth, where the signed-in user answers)",
     )
     answer.add_argument("--digest", metavar="DIGEST", help=digest_help)
     answer.set_defaults(handler=cmd_inbox_answer)
@@ -839,6 +860,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("thread", help="the thread's id")
     history.add_argument("--db", help=db_help)
     history.add_argument("--server", metavar="URL", help=server_help)
+    history.add_argument("--token", metavar="TOKEN", help=token_help)
     history.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(handler=cmd_inbox_history, graph=None, assistant=None)
     notify = inbox_commands.add_parser(

@@ -9,7 +9,9 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     ├── NothingToResumeError(ValueError)     resume() with no paused call to answer
     ├── InvalidDecisionError(ValueError)     a decision that does not fit what is pending
     │   ├── ApproverRefusedError(ValueError)  an approver the pause's policy does not allow
-    │   │                                    (nothing ran, the pause stays)
+    │   │   │                                (nothing ran, the pause stays)
+    │   │   └── ApproverMismatchError(ValueError)  an answer naming another approver than
+    │   │                                    the user the server signed in
     │   ├── ApproverRequiredError(ValueError)  a pause whose policy needs a named approver,
     │   │                                    answered without one (nothing ran, it stays)
     │   ├── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
@@ -52,6 +54,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 __all__ = [
+    "ApproverMismatchError",
     "ApproverRefusedError",
     "ApproverRequiredError",
     "CheckpointNotFoundError",
@@ -147,6 +150,40 @@ class ApproverRequiredError(InvalidDecisionError):
     def __init__(self, node_id: Any, message: str) -> None:
         self.node_id = node_id
         super().__init__(message)
+
+
+class ApproverMismatchError(ApproverRefusedError):
+    """On a LangGraph API server with custom auth the signed-in user is the approver: an answer
+    that names another one (``approver_decision(d, NAME)``, ``resume(..., approver=NAME)``,
+    ``inbox answer --as NAME``, ``config["configurable"]["approver"]``) is refused. Nothing ran,
+    the thread is still paused at the same approval (docs/approvals-in-production.md).
+
+    Attributes:
+        node_id: the pause's node id.
+        approver: the user the server signed in (who answered).
+        claimed: the approver the answer named.
+    """
+
+    recorded = True  # only the paused tool knows who is signed in: its trail has it
+
+    def __init__(self, node_id: Any, approver: str, claimed: str) -> None:
+        self.node_id = node_id
+        self.approver = approver
+        self.claimed = claimed
+        InvalidDecisionError.__init__(
+            self,
+            f"{node_id!r}: {mismatch_text(approver, claimed)}. Nothing ran and the thread is "
+            "still paused at the same approval",
+        )
+
+
+def mismatch_text(approver: str, claimed: str) -> str:
+    """Why an answer naming ``claimed`` given by the signed-in ``approver`` is refused."""
+    return (
+        f"the answer names approver {claimed!r}, but the server signed in {approver!r}, who is "
+        "the approver of an answer there: answer without naming an approver, or sign in as "
+        f"{claimed!r}"
+    )
 
 
 class StaleDecisionError(InvalidDecisionError):

@@ -35,13 +35,16 @@ from langgraph.types import Interrupt
 from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._digest import check_bound, pause_digest
 from dynavec_langgraph._errors import (
+    ApproverMismatchError,
     ApproverRefusedError,
     ApproverRequiredError,
     InvalidDecisionError,
     InvalidOptionError,
+    mismatch_text,
     option_text,
 )
 from dynavec_langgraph._run_data import APPROVER_KEY, current_run
+from dynavec_langgraph._signed_in import Answerer, answered_by
 
 __all__ = [
     "APPROVAL_POINT_KEY",
@@ -88,7 +91,10 @@ one past the year 9999 fits in no ``datetime``)."""
 Approver = str | Mapping[str, Any]
 """Who answers: a name, or ``{"name": ..., "roles": [...]}``."""
 ApproverRule = Sequence[str] | Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
-"""Names and ``"role:NAME"`` entries, or ``rule(approver, pause_value) -> bool``."""
+"""Names, ``"role:NAME"`` and ``"permission:NAME"`` entries, or ``rule(approver, pause_value)
+-> bool``; ``approver`` is ``{"name", "roles", "permissions", "authenticated_by"}``."""
+_ROLE: Final = "role:"
+_PERMISSION: Final = "permission:"
 
 
 @dataclass(frozen=True)
@@ -101,8 +107,10 @@ class ApprovalPolicy:
         expires_at: a deadline (an aware ``datetime`` or an ISO 8601 string).
         on_expire: what an expired approval means: a decision value (default ``"rejected"``)
             or :data:`EXPIRE` (``"raise"``) for dynavec's ``ApprovalTimeoutError``.
-        approvers: who may approve: names and ``"role:NAME"`` entries, or a callable
-            ``rule(approver, pause_value) -> bool`` (``approver`` is ``{"name", "roles"}``).
+        approvers: who may approve: names, ``"role:NAME"`` and ``"permission:NAME"`` entries
+            (a permission the server's auth gave the signed-in user), or a callable
+            ``rule(approver, pause_value) -> bool`` (``approver`` is ``{"name", "roles",
+            "permissions", "authenticated_by"}``).
         approvals_required: distinct approvers needed before the tool gets the approval.
         clock: ``() -> aware datetime``, the time the deadline is compared with (default:
             ``datetime.now(UTC)``); inject one to control deadlines in tests.
@@ -278,8 +286,9 @@ def _deadline(value: datetime | str) -> datetime:
 
 
 def _check_approvers(rule: Any, required: int) -> None:
-    """``approvers=``: a callable, or a list (or tuple) of names and ``"role:NAME"`` entries
-    that some answer can satisfy (``required`` distinct names when it names no role).
+    """``approvers=``: a callable, or a list (or tuple) of names, ``"role:NAME"`` and
+    ``"permission:NAME"`` entries that some answer can satisfy (``required`` distinct names when
+    it names no role or permission: a group may hold any number of people).
 
     Raises:
         InvalidOptionError: anything else: a string, an iterator or generator (read once), a
@@ -289,14 +298,14 @@ def _check_approvers(rule: Any, required: int) -> None:
     if rule is None or callable(rule):
         return
     what = (
-        "pass a list of names (and 'role:NAME' entries) or a callable rule(approver, "
-        "pause_value) -> bool"
+        "pass a list of names (and 'role:NAME', 'permission:NAME' entries) or a callable "
+        "rule(approver, pause_value) -> bool"
     )
     if isinstance(rule, str) or not isinstance(rule, list | tuple):
         how = ", as a list or tuple (an iterator is read only once; a set keeps no order)"
         raise InvalidOptionError(option_text("approvers", rule, what + how), "approvers")
     for entry in rule:
-        if not isinstance(entry, str) or not entry or entry == "role:":
+        if not isinstance(entry, str) or not entry or entry in (_ROLE, _PERMISSION):
             raise InvalidOptionError(
                 option_text(
                     "approvers", rule, f"{entry!r:.40} is neither a name nor 'role:NAME': {what}"
@@ -309,8 +318,9 @@ def _check_approvers(rule: Any, required: int) -> None:
             "or pass approvers=None to let anyone approve",
             "approvers",
         )
-    names = {entry for entry in rule if not entry.startswith("role:")}
-    roles = any(entry.startswith("role:") for entry in rule)
+    groups = (_ROLE, _PERMISSION)
+    names = {entry for entry in rule if not entry.startswith(groups)}
+    roles = any(entry.startswith(groups) for entry in rule)
     if not roles and len(names) < required:  # a role may hold any number of people
         raise InvalidOptionError(
             f"approvals_required={required} but approvers= names only {len(names)} "
@@ -503,12 +513,18 @@ def _unwrap(raw: Any, from_config: bool) -> tuple[dict[str, Any] | None, Any]:
 
 
 def _approver(value: Any) -> dict[str, Any]:
+    """An approver the answer names (explicit: no permissions; the name is not proven)."""
     if isinstance(value, str) and value:
-        return {"name": value, "roles": []}
+        return {"name": value, "roles": [], "permissions": [], "authenticated_by": "explicit"}
     if isinstance(value, Mapping) and isinstance(value.get("name"), str) and value["name"]:
         roles = value.get("roles") or []
         if isinstance(roles, list | tuple) and all(isinstance(r, str) for r in roles):
-            return {"name": value["name"], "roles": list(roles)}
+            return {
+                "name": value["name"],
+                "roles": list(roles),
+                "permissions": [],
+                "authenticated_by": "explicit",
+            }
     raise InvalidDecisionError(
         f"approver={value!r:.80}: pass a name or {{'name': ..., 'roles': [...]}}"
     )
@@ -519,9 +535,42 @@ def _allowed(rule: ApproverRule | None, who: Mapping[str, Any], pause: Mapping[s
         return True
     if callable(rule):
         return bool(rule(who, pause))
-    names = {r for r in rule if not r.startswith("role:")}
-    roles = {r[5:] for r in rule if r.startswith("role:")}
-    return who["name"] in names or bool(roles & set(who.get("roles") or []))
+    names = {r for r in rule if not r.startswith((_ROLE, _PERMISSION))}
+    roles = {r.removeprefix(_ROLE) for r in rule if r.startswith(_ROLE)}
+    permissions = {r.removeprefix(_PERMISSION) for r in rule if r.startswith(_PERMISSION)}
+    return (
+        who["name"] in names
+        or bool(roles & set(who.get("roles") or []))
+        or bool(permissions & set(who.get("permissions") or []))
+    )
+
+
+def _signed(
+    answerer: Answerer, raw: Any, policy: ApprovalPolicy
+) -> tuple[dict[str, Any], Any, str | None, str | None]:
+    """An answer given on a server with auth: ``(approver, decision, claimed, error)``.
+
+    The signed-in user is the approver; the name the answer claims (its envelope, else the
+    config's ``approver`` of the run that gave it) must be that user's, else ``claimed`` is
+    that name and ``error`` says why it is refused. Roles an envelope claims are not read
+    (the server's user has its own). A user the server let in unauthenticated (Studio's local
+    user) cannot approve a pause that needs a named approver (``error``)."""
+    claim, decision = _unwrap(raw, False)
+    if claim is None and answerer.configured is not None:
+        claim = _approver(answerer.configured)
+    who = answerer.approver()
+    if claim is not None and claim["name"] != who["name"]:
+        return who, decision, str(claim["name"]), mismatch_text(who["name"], claim["name"])
+    if not answerer.user.authenticated and (
+        policy.approvers is not None or policy.approvals_required > 1
+    ):
+        why = (
+            f"{who['name']!r} is not authenticated (the server let it in without its auth "
+            "handler, as langgraph dev does for Studio): only a user the server's auth "
+            "signed in can approve here"
+        )
+        return who, decision, None, why
+    return who, decision, None, None
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -543,6 +592,7 @@ def _decorate(
     approved: Sequence[str],
     refused: str | None,
     nameless: bool = False,
+    claimed: str | None = None,
 ) -> dict[str, Any]:
     """The pause value with the policy's fields: ``expires_at`` (ISO 8601) and ``approval``
     (``nameless``: asked again because the last answer named no approver)."""
@@ -558,6 +608,8 @@ def _decorate(
         "refused_approver": refused,
         "approver_required": nameless,
     }
+    if claimed is not None:  # only then: the value (and its digest) is otherwise as before
+        state["claimed_approver"] = claimed  # the name a refused answer claimed
     out = dict(value)
     out["expires_at"] = state["expires_at"]
     out["approval"] = state
@@ -590,9 +642,14 @@ def _note(
     outcome: str | None = None,
 ) -> None:
     """Record the answer ``raw`` to the ``index``-th ask in the audit trail (a no-op unless
-    recording is on: ``dynavec_langgraph._audit``)."""
+    recording is on: ``dynavec_langgraph._audit``); ``authenticated_by`` says how ``who`` was
+    identified (``"server"``: the user the server signed in; ``"explicit"``: named in the
+    answer or the run's config)."""
     name = str(who["name"]) if who is not None else None
-    recorder().on_decision(value, raw, index - 1, refusal, kind=kind, outcome=outcome, who=name)
+    by = who.get("authenticated_by") if who is not None else None
+    recorder().on_decision(
+        value, raw, index - 1, refusal, kind=kind, outcome=outcome, who=name, authenticated_by=by
+    )
 
 
 def ask_with_policy(
@@ -621,6 +678,7 @@ def ask_with_policy(
     error: str | None = None
     refused: str | None = None
     nameless = False  # the last answer named no approver
+    claimed: str | None = None
     held: ApprovalEvent | None = None  # emitted only when this answer was the newest
     index = 0
     asks = 0  # the decisions refused so far: part of the review digest, as in ``ask``
@@ -646,7 +704,7 @@ def ask_with_policy(
     from dynavec_langgraph._pause import answer_slot  # the one call of LangGraph's interrupt
 
     while True:
-        value = _decorate(build(error), policy, deadline, approved, refused, nameless)
+        value = _decorate(build(error), policy, deadline, approved, refused, nameless, claimed)
         value["review_digest"] = pause_digest(value, asks)
         try:
             raw = answer_slot(value, schema)
@@ -657,7 +715,7 @@ def ask_with_policy(
                 _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
         index += 1
-        held, error, refused, nameless = None, None, None, False
+        held, error, refused, nameless, claimed = None, None, None, False, None
         who: dict[str, Any] | None = None
 
         if deadline is not None and policy.now() >= deadline:
@@ -670,14 +728,33 @@ def ask_with_policy(
             error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
             _note(value, raw, index, who, error)
             continue
+        named = policy.approvers is not None or policy.approvals_required > 1
+        try:  # on a server with auth: the signed-in user who gave it
+            answerer = answered_by(index, raw)
+        except InvalidDecisionError as unbound:  # no store to bind it in
+            if named:  # a new refusal: who answered decides
+                error = str(unbound)
+                asks += 1
+                _note(value, raw, index, who, error)
+                continue
+            answerer = None  # anyone may answer it: as without auth
         try:  # a review digest outside an approver's envelope or inside it (check_bound)
-            who, inner = _unwrap(check_bound(raw, value), policy.approvals_required == 1)
+            if answerer is None:
+                who, inner = _unwrap(check_bound(raw, value), policy.approvals_required == 1)
+            else:
+                who, inner, claimed, error = _signed(answerer, check_bound(raw, value), policy)
             inner = check_bound(inner, value)
         except InvalidDecisionError as bad:  # StaleDecisionError too: the same digest again
-            error = str(bad)
+            error, claimed = str(bad), None
             _note(value, raw, index, who, error)
             continue
-        if who is None and (policy.approvers is not None or policy.approvals_required > 1):
+        if error is not None:  # a signed-in user answering as another, or unauthenticated
+            assert who is not None
+            refused = who["name"]
+            held = event("refused", who["name"], error)
+            _note(value, raw, index, who, error)
+            continue
+        if who is None and named:
             error = (
                 f"{node_id!r} needs a named approver: resume with approver= (or "
                 "approver_decision(decision, name); with one approval needed, "
@@ -753,7 +830,11 @@ def sign_resume(
             continue
         node = pending.value.get("node_id")
         rule = state.get("approvers")
-        if isinstance(rule, list) and not _allowed(rule, who, pending.value):
+        if (
+            isinstance(rule, list)
+            and not any(str(r).startswith(_PERMISSION) for r in rule)  # the server knows them
+            and not _allowed(rule, who, pending.value)
+        ):
             raise ApproverRefusedError(node, who["name"], "is not among its approvers")
         if who["name"] in (state.get("approved_by") or []):
             raise ApproverRefusedError(node, who["name"], "already approved it")
@@ -771,9 +852,10 @@ def refuse_approver(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> 
     for item in after:
         state = _approval(item)
         if item.id not in seen and state is not None and state.get("refused_approver"):
-            error = ApproverRefusedError(
-                item.value.get("node_id"), str(state["refused_approver"]), str(item.value["error"])
-            )
+            node, name = item.value.get("node_id"), str(state["refused_approver"])
+            if state.get("claimed_approver"):  # a signed-in user answering as another
+                raise ApproverMismatchError(node, name, str(state["claimed_approver"]))
+            error = ApproverRefusedError(node, name, str(item.value["error"]))
             error.recorded = True  # the paused tool refused it: its audit trail has it
             raise error
 

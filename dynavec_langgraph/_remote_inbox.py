@@ -65,14 +65,26 @@ class ServerInbox:
         assistant: list only threads run by this graph id / assistant id, and answer with
             it; ``None``: every thread, each answered with the assistant that ran it.
         api_key: sent as ``x-api-key``.
+        headers: extra HTTP headers for every request, e.g. ``{"Authorization": "Bearer
+            TOKEN"}`` for a server with custom auth (whose signed-in user is the approver).
     """
 
-    def __init__(self, url: str, assistant: str | None = None, *, api_key: str | None = None):
+    def __init__(
+        self,
+        url: str,
+        assistant: str | None = None,
+        *,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ):
         self.url = check_server_url(url, "--server")
         self.assistant = assistant
         self.api_key = api_key
+        self.headers = dict(headers) if headers else None
         try:  # the reader only reads; answers go through a RemoteReActAgent of the assistant
-            self._reader = RemoteReActAgent(self.url, assistant or "", api_key=api_key)
+            self._reader = RemoteReActAgent(
+                self.url, assistant or "", api_key=api_key, headers=self.headers
+            )
         except ImportError as error:
             raise InboxError(f"--server: {error}") from None
 
@@ -154,7 +166,9 @@ class ServerInbox:
                     f"thread {thread_id!r} records no graph: pass --assistant ID (the graph id "
                     "of langgraph.json); nothing was changed"
                 )
-            with RemoteReActAgent(self.url, str(assistant), api_key=self.api_key) as agent:
+            with RemoteReActAgent(
+                self.url, str(assistant), api_key=self.api_key, headers=self.headers
+            ) as agent:
                 if before is not None:
                     before()
                 return agent.resume(

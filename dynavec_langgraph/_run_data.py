@@ -14,6 +14,7 @@ user's code, so it cannot be passed to it.)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -32,12 +33,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APPROVER_KEY",
+    "AUTH_PERMISSIONS_KEY",
+    "AUTH_USER_KEY",
     "COMPLETED_CALLS_KEY",
     "IN_DOUBT_KEY",
     "MODEL_KWARGS_KEY",
     "CompletedCall",
     "EntryPoint",
     "RunData",
+    "SignedIn",
     "current_run",
     "durability",
     "run_config",
@@ -54,6 +58,14 @@ and a retry with the same dict does not repeat them. ``ReActAgent`` keeps one pe
 APPROVER_KEY: Final = "approver"
 """``config["configurable"]["approver"]``: who answers, for a raw graph resumed with a plain
 decision (the resume value's envelope, ``_policy.approver_decision``, wins)."""
+AUTH_USER_KEY: Final = "langgraph_auth_user"
+"""``config["configurable"]["langgraph_auth_user"]``: the user a LangGraph API server with custom
+auth (``langgraph.json`` ``"auth"``, a ``langgraph_sdk.Auth`` handler) signed in for the run,
+as its handler returned it (``identity``, ``is_authenticated``, ``permissions``, any other
+field). The server sets it on every run and strips it from what a client sends; a server
+without auth sets ``None``."""
+AUTH_PERMISSIONS_KEY: Final = "langgraph_auth_permissions"
+"""``config["configurable"]["langgraph_auth_permissions"]``: that user's permissions."""
 IN_DOUBT_KEY: Final = "dynavec_in_doubt"
 """``config["configurable"][IN_DOUBT_KEY] = {call_id: "retry" | "skip"}``: settles in-doubt
 calls of ``on_crash="fail"`` tools on the next run (run again with the same key / answer as
@@ -71,6 +83,83 @@ class CompletedCall:
     def describe(self) -> str:
         """``"transfer_funds({'amount': 120}) (call call_1)"``, for error messages."""
         return f"{self.call['name']}({self.call['args']!r}) (call {self.call['id']})"
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """The user the LangGraph API server signed in for this run (:data:`AUTH_USER_KEY`)."""
+
+    name: str
+    """The user's ``identity``."""
+    roles: tuple[str, ...] = ()
+    """The ``roles`` the auth handler returned with the user (a list of strings), if any."""
+    permissions: tuple[str, ...] = ()
+    """The user's permissions (:data:`AUTH_PERMISSIONS_KEY`)."""
+    authenticated: bool = True
+    """The user's ``is_authenticated``: False for Studio's local user on ``langgraph dev``
+    (``langgraph-studio-user``), whom the server lets in without the auth handler."""
+    studio: bool = False
+    """A Studio user (``langgraph_sdk.Auth.types.StudioUser``), signed in by LangSmith (its API
+    keys or login; authenticated) or ``langgraph dev``'s local Studio user (not
+    authenticated), not by the deployment's own auth handler."""
+
+    @property
+    def proves_approver(self) -> bool:
+        """Whether this user is the approver of the run's answers: any user of the
+        deployment's own auth handler, and Studio's unauthenticated local user (who then
+        approves nothing that names approvers). A user LangSmith signed in (its auth without
+        a handler of the deployment's, or Studio on one) is not: the answer names its approver,
+        as without auth."""
+        return not (self.studio and self.authenticated)
+
+    @classmethod
+    def of(cls, conf: Mapping[str, Any]) -> SignedIn | None:
+        """The signed-in user of a run's ``configurable``; ``None`` when there is none (no
+        server, or a server without auth) or it has no ``identity``."""
+        user = conf.get(AUTH_USER_KEY)
+        if user is None:
+            return None
+        name = _field(user, "identity")
+        if not isinstance(name, str) or not name:
+            return None
+        authenticated = _field(user, "is_authenticated")
+        permissions = conf.get(AUTH_PERMISSIONS_KEY)
+        if permissions is None:
+            permissions = _field(user, "permissions")
+        return cls(
+            name=name,
+            roles=_strings(_field(user, "roles")),
+            permissions=_strings(permissions),
+            authenticated=authenticated is not False,
+            studio=_is_studio(user),
+        )
+
+
+def _is_studio(user: Any) -> bool:
+    """Whether ``user`` is LangGraph's Studio user: an instance of ``langgraph_sdk``'s
+    ``StudioUser`` (loaded whenever a server made one), or its dict (``kind``)."""
+    if isinstance(user, Mapping):
+        return user.get("kind") == "StudioUser"
+    types = sys.modules.get("langgraph_sdk.auth.types")
+    studio = getattr(types, "StudioUser", None)
+    return isinstance(studio, type) and isinstance(user, studio)
+
+
+def _field(user: Any, name: str) -> Any:
+    """``user.name`` or ``user[name]`` (the server's user objects offer both; a dict the
+    second), else ``None``."""
+    if isinstance(user, Mapping):
+        return user.get(name)
+    try:
+        return getattr(user, name, None)
+    except NotImplementedError:  # starlette's BaseUser leaves some properties to subclasses
+        return None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, list | tuple | set | frozenset):
+        return tuple(str(v) for v in value if isinstance(v, str))
+    return ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +187,9 @@ class RunData:
     """``{call id: "retry" | "skip"}`` (:data:`IN_DOUBT_KEY`)."""
     approver: Any = None
     """Who answers a plain decision of this run (:data:`APPROVER_KEY`), ``None`` if unsaid."""
+    signed_in: SignedIn | None = None
+    """The user a LangGraph API server with auth signed in for this run, ``None`` without one
+    (in-process runs, a server without auth)."""
 
     @classmethod
     def of(cls, config: RunnableConfig | Mapping[str, Any]) -> RunData:
@@ -116,6 +208,7 @@ class RunData:
             completed=completed if isinstance(completed, dict) else {},
             in_doubt=_in_doubt(conf.get(IN_DOUBT_KEY)),
             approver=conf.get(APPROVER_KEY),
+            signed_in=SignedIn.of(conf),
         )
 
     @property

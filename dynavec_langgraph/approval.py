@@ -30,6 +30,7 @@ the new interrupt's ``error``; the call does not run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 from pydantic import TypeAdapter
 
 from dynavec_langgraph._errors import (
+    ApproverMismatchError,
     ApproverRefusedError,
     ApproverRequiredError,
     InvalidDecisionError,
@@ -57,6 +59,7 @@ from dynavec_langgraph._policy import (
     checked_options,
     policy_for,
 )
+from dynavec_langgraph._signed_in import needs_worker_thread
 from dynavec_langgraph._tools import AgentTool, as_tools
 from dynavec_langgraph.interrupt import (
     ALL_DECISIONS,
@@ -80,6 +83,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalEvent",
     "ApprovalPolicy",
+    "ApproverMismatchError",
     "ApproverRefusedError",
     "ApproverRequiredError",
     "DecisionType",
@@ -230,8 +234,9 @@ def require_approval(
         expires_at: a deadline (aware ``datetime`` or ISO 8601).
         on_expire: the decision an expired approval means (default a rejection), or
             ``"raise"`` (rejected, and the package's doors raise ``ApprovalTimeoutError``).
-        approvers: who may approve: names / ``"role:NAME"`` entries or
-            ``rule(approver, pause_value) -> bool``.
+        approvers: who may approve: names / ``"role:NAME"`` / ``"permission:NAME"`` entries
+            or ``rule(approver, pause_value) -> bool``. On a LangGraph API server with auth
+            the signed-in user is the approver (docs/approvals-in-production.md).
         approvals_required: distinct approvers needed before the call runs; any rejection
             rejects (an edit is refused when more than one is needed).
 
@@ -352,7 +357,10 @@ def require_approval(
         return _outcome(decision)
 
     async def agated(**kwargs: Any) -> str:
-        decision = _decide(kwargs)
+        if needs_worker_thread():  # the signed-in user is bound in the store, read in a thread
+            decision = await asyncio.to_thread(_decide, kwargs)
+        else:
+            decision = _decide(kwargs)
         if decision.kind == "edit" and decision.args is not None:
             result = await inner.aexecute(decision.args)
             return edit_notice(inner.name, decision.args, result)

@@ -234,7 +234,8 @@ def interrupt(
         expires_at: a deadline (aware ``datetime`` or ISO 8601).
         on_expire: what an expired pause returns (default ``"rejected"``), or ``"raise"``
             (the package's doors raise ``ApprovalTimeoutError``; the tool gets ``"rejected"``).
-        approvers: names / ``"role:NAME"`` entries, or ``rule(approver, pause_value)``.
+        approvers: names / ``"role:NAME"`` / ``"permission:NAME"`` entries, or
+            ``rule(approver, pause_value)``.
         approvals_required: distinct approvers needed; the call returns ``"approved"`` only
             after that many approved; any other answer is returned at once.
 

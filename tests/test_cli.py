@@ -462,3 +462,21 @@ def test_a_bad_graph_spec_says_what_to_give(cli: Cli) -> None:
     not_graph = cli.main(*answer, "tests.inbox_graph:policy", code=2)
     assert "is a function, not a compiled graph" in not_graph
     assert cli.entries() == [("lookup", "Cy", None)]
+
+
+def test_inbox_token_is_for_a_server_and_is_read_from_the_environment(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--token`` (or ``DYNAVEC_SERVER_TOKEN``) goes to ``--server`` as a bearer token
+    (tests/test_approvals_auth_server.py sends it to a server with auth)."""
+    from dynavec_langgraph import _cli
+    from dynavec_langgraph._cli import TOKEN_ENV, build_parser
+
+    err = cli.main("inbox", "list", "--db", "x.db", "--token", "t0k", code=2)
+    assert "--token is for --server" in err
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    parsed = build_parser().parse_args(["inbox", "list", "--server", "http://h", "--token", "a"])
+    assert _cli._server_headers(parsed) == {"Authorization": "Bearer a"}
+    monkeypatch.setenv(TOKEN_ENV, "b")
+    parsed = build_parser().parse_args(["inbox", "history", "t1", "--server", "http://h"])
+    assert _cli._server_headers(parsed) == {"Authorization": "Bearer b"}

@@ -97,8 +97,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_audit_hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
-                "_pause", "_pause_value", "_policy", "_tools", "_view", "approval", "connectors",
-                "interrupt", "registry",
+                "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view", "approval",
+                "connectors", "interrupt", "registry",
             }
         ),
     ),
