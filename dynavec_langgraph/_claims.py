@@ -20,9 +20,12 @@ holds a pause of this call):
    first writer gets (every LangGraph saver keeps the first write of a task id and index),
    read back to see who got it unless the lock already excludes other processes (a SQLite
    file's, a PostgreSQL advisory lock: then no other caller can be writing it);
-   a claim already finished by another caller → ``ConcurrentResumeError``; a claim left open by
-   a caller that died mid-call (it no longer holds the lock) → the call runs again under a new
-   claim, as a resume after a crash always did;
+   a claim of the call already marked done by another caller, under any answer count →
+   ``ConcurrentResumeError`` (the call ran to its end from this checkpoint: once its task's
+   writes are saved, before the next checkpoint is, the winner's decision is among the answers
+   counted, so a late caller would otherwise count one more and claim that); a claim left open
+   by a caller that died mid-call (it no longer holds the lock) → the call runs again under a
+   new claim, as a resume after a crash always did;
 4. the tool runs; when it ends (or pauses again) the claim is marked finished (or closed) on
    the same checkpoint *before* the node returns, so a caller that comes after the lock is
    released, but before LangGraph saved the next checkpoint, still sees it.
@@ -41,6 +44,7 @@ namespace runs from), ``"__pregel_resuming"`` (the run resumes), the namespace s
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
@@ -140,16 +144,38 @@ def _plan(tup: CheckpointTuple | None, target: _Target, call_id: str) -> _Plan:
         (len(v) for tid, ch, v in writes if tid == task and ch == _RESUME and isinstance(v, list)),
         0,
     )
-    prefix = f"{_CLAIM_PREFIX}{call_id}:{answered}:"
-    states: dict[int, set[str]] = {}
-    for tid, channel, value in writes:
-        if channel == CLAIM_CHANNEL and tid.startswith(prefix) and isinstance(value, dict):
-            states.setdefault(int(value.get("attempt", 0)), set()).add(str(value.get("state")))
-    if any("done" in s for s in states.values()):
+    claims = _claims_of(writes, call_id)
+    # a claim of this call marked done, whatever answer it claimed, means the call ran to its
+    # end from this checkpoint. It is looked for under every answer: when a caller takes the
+    # lock after the winner's call ended but before LangGraph saved the next checkpoint, the
+    # winner's own decision is already among the recorded answers (LangGraph saved the task's
+    # writes), and counting it as an earlier answer would claim a new one and run it again
+    if any("done" in states for by_attempt in claims.values() for states in by_attempt.values()):
         return _Plan(refusal="was resumed by another caller, which ran it")
     # open claims left by callers that died mid-call are in doubt: run again, a new attempt
-    attempt = max(states, default=-1) + 1
-    return _Plan(task_id=f"{prefix}{attempt}")
+    attempt = max(claims.get(answered, {}), default=-1) + 1
+    return _Plan(task_id=f"{_CLAIM_PREFIX}{call_id}:{answered}:{attempt}")
+
+
+def _claims_of(writes: list[tuple[str, str, Any]], call_id: str) -> dict[int, dict[int, set[str]]]:
+    """The claims of ``call_id`` on a checkpoint: ``{answer: {attempt: states}}`` (the task id
+    ``dynavec-claim:<call id>:<answer>:<attempt>[:<end>]``; read from its end, since a call id
+    may hold ``:``)."""
+    prefix = f"{_CLAIM_PREFIX}{call_id}:"
+    claims: dict[int, dict[int, set[str]]] = {}
+    for tid, channel, value in writes:
+        if channel != CLAIM_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):
+            continue
+        match = _CLAIM_TAIL.fullmatch(tid.removeprefix(prefix))
+        if match is None:
+            continue  # another call's, whose id starts with this one's and a ":"
+        by_attempt = claims.setdefault(int(match[1]), {})
+        by_attempt.setdefault(int(match[2]), set()).add(str(value.get("state")))
+    return claims
+
+
+_CLAIM_TAIL: Final = re.compile(r"(\d+):(\d+)(?::(?:done|closed))?")
+"""What follows the call id in a claim's task id: the answer, the attempt, the end mark."""
 
 
 def _pauses_call(value: Any, call_id: str) -> bool:

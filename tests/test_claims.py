@@ -21,15 +21,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
+import psycopg
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from langgraph.types import interrupt as lg_interrupt
+from psycopg.rows import dict_row
 
 from dynavec_langgraph import ConcurrentResumeError, ReActAgent, create_react_agent, interrupt, tool
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
@@ -189,6 +192,87 @@ def test_a_caller_that_read_the_pause_before_the_winner_finished_is_refused(
     assert "nothing ran here" in late["error"]
     assert RUNS == ["approved"]
     assert _graph(_sqlite(path)).get_state(CFG).values["messages"][-1].content == "Finished."
+
+
+class _Hooks:
+    """What the test below does at the racy point, on a saver of each caller's own (as if in
+    two processes: no in-process lock is shared)."""
+
+    def __init__(self) -> None:
+        self.loaded = threading.Event()  # the late caller loaded the paused checkpoint
+        self.go_on = threading.Event()  # ...and may go on
+        self.ended = threading.Event()  # the winner's call ended: LangGraph saved its writes
+        self.late_done = threading.Event()  # the late caller's invoke is over
+
+
+def _hooked(db: str, hooks: _Hooks, role: str) -> BaseCheckpointSaver[Any]:
+    """A saver on ``db`` that holds the late caller right after it loaded the checkpoint, and
+    the winner right before it saves the checkpoint after the pause (its call has ended and
+    its writes are saved by then)."""
+    base: type[Any] = SqliteSaver if not db.startswith("postgresql://") else PostgresSaver
+
+    class Hooked(base):  # type: ignore[misc]
+        reads = 0
+
+        def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+            tup: CheckpointTuple | None = super().get_tuple(config)
+            self.reads += 1
+            if role == "late" and self.reads == 1:
+                hooks.loaded.set()
+                assert hooks.go_on.wait(30)
+            return tup
+
+        def put_writes(self, config: RunnableConfig, writes: Any, task_id: str, *a: Any) -> None:
+            super().put_writes(config, writes, task_id, *a)
+            if role == "winner" and any(ch == "messages" for ch, _ in writes):
+                hooks.ended.set()  # the tool node's result, saved as the task's writes
+
+        def put(self, config: RunnableConfig, *args: Any) -> RunnableConfig:
+            if role == "winner":
+                assert hooks.ended.wait(30)
+                hooks.go_on.set()  # the late caller reaches the tool node now...
+                assert hooks.late_done.wait(30)  # ...before the winner's next checkpoint
+            saved: RunnableConfig = super().put(config, *args)
+            return saved
+
+    if base is SqliteSaver:
+        return Hooked(sqlite3.connect(db, check_same_thread=False))
+    conn = psycopg.connect(db, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    return Hooked(conn)
+
+
+def test_a_caller_that_reaches_the_tool_after_the_winners_call_ended_is_refused(
+    db: str,
+) -> None:
+    """The window between the winner's call ending (the claim marked done, the lock released,
+    LangGraph saving the task's writes, the decision among them) and its next checkpoint: a
+    caller that loaded the pause before and takes the lock then finds the thread still on the
+    paused checkpoint, with one more answer recorded for the call. That answer is the
+    winner's, not an earlier one: the call is done, the caller is refused (it used to count
+    it as a re-asked approval's and run the tool a second time with its own decision)."""
+    with open_saver(db) as saver:
+        _graph(saver).invoke({"messages": [("user", "pay")]}, CFG)
+    hooks = _Hooks()
+    late: dict[str, Any] = {}
+
+    def late_caller() -> None:
+        try:
+            late["out"] = _graph(_hooked(db, hooks, "late")).invoke(Command(resume="rejected"), CFG)
+        except ConcurrentResumeError as error:
+            late["error"] = str(error)
+        finally:
+            hooks.late_done.set()
+
+    thread = threading.Thread(target=late_caller)
+    thread.start()
+    assert hooks.loaded.wait(30)
+    out = _graph(_hooked(db, hooks, "winner")).invoke(Command(resume="approved"), CFG)
+    thread.join(30)
+    assert out["messages"][-1].content == "Finished."
+    assert RUNS == ["approved"], late  # the tool ran once, with the winner's decision
+    assert "error" in late, late
+    assert "call 'call_transfer' (transfer)" in late["error"]
+    assert "nothing ran here" in late["error"]
 
 
 def test_a_claim_left_open_by_a_dead_caller_is_in_doubt_and_runs_again(tmp_path: Path) -> None:
