@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
-from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUMING
+from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUMING, SCRATCHPAD
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -97,6 +97,10 @@ class RunData:
     """``{call id: "retry" | "skip"}`` (:data:`IN_DOUBT_KEY`)."""
     approver: Any = None
     """Who answers a plain decision of this run (:data:`APPROVER_KEY`), ``None`` if unsaid."""
+    answers: tuple[Any, ...] | None = None
+    """The answers the running task has for its pauses in this run, as LangGraph gave them to
+    it when the node started: those recorded on the checkpoint when the run loaded it, then
+    this run's own decision if it answers the task (``None``: LangGraph does not say)."""
 
     @classmethod
     def of(cls, config: RunnableConfig | Mapping[str, Any]) -> RunData:
@@ -115,6 +119,7 @@ class RunData:
             completed=completed if isinstance(completed, dict) else {},
             in_doubt=conf.get(IN_DOUBT_KEY) or {},
             approver=conf.get(APPROVER_KEY),
+            answers=_answers(conf.get(SCRATCHPAD)),
         )
 
     @property
@@ -127,6 +132,11 @@ class RunData:
     def parent_checkpoint_id(self) -> str | None:
         """The checkpoint the running task's graph runs from (``None`` without one)."""
         return self.checkpoint_map.get(self.parent_ns) or None
+
+
+def _answers(scratchpad: Any) -> tuple[Any, ...] | None:
+    resume = getattr(scratchpad, "resume", None)
+    return tuple(resume) if isinstance(resume, list) else None
 
 
 def current_run() -> RunData | None:
