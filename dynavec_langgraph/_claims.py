@@ -15,17 +15,29 @@ holds a pause of this call):
    left by a caller that died;
 2. it reads the thread's latest checkpoint: if that is no longer the one this run resumes,
    another caller applied a decision and the thread moved on → ``ConcurrentResumeError``;
-3. it claims the answer it applies (the call id and how many of its pauses were answered
+3. it checks that this run answers the pause that is open now: the answers it has for the
+   call's earlier pauses (LangGraph gives the task the answers recorded when the run loaded
+   the checkpoint, then this run's own) must be the recorded ones. A run that loaded the
+   checkpoint before another caller's answer made the call ask again has fewer, or its own
+   decision in that answer's place: it answers a pause that is answered →
+   ``ConcurrentResumeError``. So is a run that comes while such a new pause is being saved
+   (the claim of the answer it would give was closed a moment ago, see 5);
+4. it claims the answer it applies (the call id and how many of its pauses were answered
    before: a re-asked approval is a new answer) with a write on that checkpoint that only the
    first writer gets (every LangGraph saver keeps the first write of a task id and index),
    read back to see who got it unless the lock already excludes other processes (a SQLite
    file's, a PostgreSQL advisory lock: then no other caller can be writing it);
-   a claim already finished by another caller → ``ConcurrentResumeError``; a claim left open by
-   a caller that died mid-call (it no longer holds the lock) → the call runs again under a new
-   claim, as a resume after a crash always did;
-4. the tool runs; when it ends (or pauses again) the claim is marked finished (or closed) on
-   the same checkpoint *before* the node returns, so a caller that comes after the lock is
-   released, but before LangGraph saved the next checkpoint, still sees it.
+   a claim of the call already marked done by another caller, under any answer count →
+   ``ConcurrentResumeError`` (the call ran to its end from this checkpoint: once its task's
+   writes are saved, before the next checkpoint is, the winner's decision is among the answers
+   counted, so a late caller would otherwise count one more and claim that); a claim left open
+   by a caller that died mid-call (it no longer holds the lock), or closed long ago with no new
+   pause saved after it → the call runs again under a new claim, as a resume after a crash
+   always did;
+5. the tool runs; when it ends (or pauses again) the claim is marked finished (or closed, with
+   the time) on the same checkpoint *before* the node returns, so a caller that comes after
+   the lock is released, but before LangGraph saved the next checkpoint (or the new pause),
+   still sees it.
 
 The loser of a race is told through ``invoke()``: the ``ConcurrentResumeError`` names the
 thread and the call and says that nothing ran for it. The claim writes use a task id and a
@@ -33,14 +45,17 @@ channel of their own, which LangGraph ignores when it loads the checkpoint.
 
 What it reads from LangGraph that is not a public name (langgraph 1.2.24, pinned by
 ``tests/test_claims.py``): the task config's ``"checkpoint_map"`` (the checkpoint each
-namespace runs from), ``"__pregel_resuming"`` (the run resumes), the namespace separator
-``"|"``, and the pending-write channels ``"__interrupt__"`` / ``"__resume__"`` of a paused task
-(``langgraph._internal._constants``).
+namespace runs from), ``"__pregel_resuming"`` (the run resumes), the ``resume`` list of the
+task's ``"__pregel_scratchpad"`` (its answers in this run; without it, step 3 compares
+nothing), the namespace separator ``"|"``, and the pending-write channels ``"__interrupt__"`` /
+``"__resume__"`` of a paused task (``langgraph._internal._constants``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
@@ -117,11 +132,16 @@ class _Plan:
 
     task_id: str | None = None
     refusal: str | None = None
+    pauses: frozenset[str] = frozenset()
+    """The ids of the call's pauses open on the checkpoint (the ones this run answers)."""
 
 
-def _plan(tup: CheckpointTuple | None, target: _Target, call_id: str) -> _Plan:
+def _plan(
+    tup: CheckpointTuple | None, target: _Target, call_id: str, answers: tuple[Any, ...] | None
+) -> _Plan:
     """Read the thread's latest checkpoint: is it the one resumed, is this call paused there,
-    which claim comes next."""
+    does this run answer the pause that is open now (``answers``: the task's answers in this
+    run, :attr:`RunData.answers`), which claim comes next."""
     conf = (tup.config.get("configurable") or {}) if tup is not None else {}
     if tup is None or conf.get("checkpoint_id") != target.base["configurable"]["checkpoint_id"]:
         return _Plan(refusal="was resumed by another caller, and the thread has moved on")
@@ -136,34 +156,116 @@ def _plan(tup: CheckpointTuple | None, target: _Target, call_id: str) -> _Plan:
     )
     if task is None:
         return _Plan()  # not a pause of this call: nothing to claim
-    answered = next(
-        (len(v) for tid, ch, v in writes if tid == task and ch == _RESUME and isinstance(v, list)),
-        0,
+    pauses = frozenset(
+        str(item.id)
+        for tid, channel, value in writes
+        if tid == task and channel == _INTERRUPT
+        for item in _items(value)
+        if _pauses_call(item, call_id) and getattr(item, "id", None)
     )
-    prefix = f"{_CLAIM_PREFIX}{call_id}:{answered}:"
-    states: dict[int, set[str]] = {}
-    for tid, channel, value in writes:
-        if channel == CLAIM_CHANNEL and tid.startswith(prefix) and isinstance(value, dict):
-            states.setdefault(int(value.get("attempt", 0)), set()).add(str(value.get("state")))
-    if any("done" in s for s in states.values()):
+    recorded: list[Any] = next(
+        (v for tid, ch, v in writes if tid == task and ch == _RESUME and isinstance(v, list)), []
+    )
+    answered = len(recorded)
+    claims = _claims_of(writes, call_id)
+    # a claim of this call marked done, whatever answer it claimed, means the call ran to its
+    # end from this checkpoint. It is looked for under every answer: when a caller takes the
+    # lock after the winner's call ended but before LangGraph saved the next checkpoint, the
+    # winner's own decision is already among the recorded answers (LangGraph saved the task's
+    # writes), and counting it as an earlier answer would claim a new one and run it again
+    if any("done" in marks for by_attempt in claims.values() for marks in by_attempt.values()):
         return _Plan(refusal="was resumed by another caller, which ran it")
+    # the answers this run has for the call's earlier pauses must be the recorded ones: a run
+    # that loaded the checkpoint before another caller's answer made the call ask again has
+    # fewer, or its own decision in the place of that answer (it answers a pause that is
+    # answered, not the one open now)
+    if answers is not None and not _agrees(answers, recorded, target.saver):
+        return _Plan(refusal="was resumed by another caller, which answered that pause first")
+    mine = claims.get(answered, {})
+    # a claim of this very answer closed a moment ago with the call asking again (a new
+    # pause): LangGraph is saving it, and the pause this run answers was answered. Long closed
+    # and still not followed by the new pause: its caller died in between, in doubt like an
+    # open claim. (Closed on the same pause, the call was only run again: nothing answered.)
+    if any(_asked_again(marks.get("closed")) for marks in mine.values()):
+        return _Plan(refusal=_BUSY)
     # open claims left by callers that died mid-call are in doubt: run again, a new attempt
-    attempt = max(states, default=-1) + 1
-    return _Plan(task_id=f"{prefix}{attempt}")
+    attempt = max(mine, default=-1) + 1
+    return _Plan(task_id=f"{_CLAIM_PREFIX}{call_id}:{answered}:{attempt}", pauses=pauses)
+
+
+_SAVING: Final = 30.0
+"""Seconds after a claim closed (its call asked again) within which the new pause is taken as
+being saved by LangGraph (it takes milliseconds), not lost with a caller that died."""
+
+
+def _asked_again(mark: dict[str, Any] | None) -> bool:
+    """Whether a ``closed`` mark says the call moved on to a new pause, ``_SAVING`` s ago at
+    most."""
+    if mark is None or not mark.get("asked_again"):
+        return False
+    at = mark.get("at")
+    return isinstance(at, int | float) and time.time() - at < _SAVING
+
+
+def _agrees(answers: tuple[Any, ...], recorded: list[Any], saver: BaseCheckpointSaver[Any]) -> bool:
+    """Whether ``answers`` starts with the ``recorded`` ones (equal, or stored alike)."""
+    return len(answers) >= len(recorded) and all(
+        _same(mine, theirs, saver) for mine, theirs in zip(answers, recorded, strict=False)
+    )
+
+
+def _same(mine: Any, theirs: Any, saver: BaseCheckpointSaver[Any]) -> bool:
+    try:
+        if mine is theirs or bool(mine == theirs):
+            return True
+    except (TypeError, ValueError):  # a value whose == is no truth value
+        pass
+    try:  # a value without ==: two loads of one stored answer are stored alike
+        return saver.serde.dumps_typed(mine) == saver.serde.dumps_typed(theirs)
+    except (TypeError, ValueError):
+        return False
+
+
+def _claims_of(
+    writes: list[tuple[str, str, Any]], call_id: str
+) -> dict[int, dict[int, dict[str, dict[str, Any]]]]:
+    """The claims of ``call_id`` on a checkpoint: ``{answer: {attempt: {state: mark}}}`` (the
+    task id ``dynavec-claim:<call id>:<answer>:<attempt>[:<end>]``; read from its end, since a
+    call id may hold ``:``)."""
+    prefix = f"{_CLAIM_PREFIX}{call_id}:"
+    claims: dict[int, dict[int, dict[str, dict[str, Any]]]] = {}
+    for tid, channel, value in writes:
+        if channel != CLAIM_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):
+            continue
+        match = _CLAIM_TAIL.fullmatch(tid.removeprefix(prefix))
+        if match is None:
+            continue  # another call's, whose id starts with this one's and a ":"
+        by_attempt = claims.setdefault(int(match[1]), {})
+        by_attempt.setdefault(int(match[2]), {})[str(value.get("state"))] = value
+    return claims
+
+
+_CLAIM_TAIL: Final = re.compile(r"(\d+):(\d+)(?::(?:done|closed))?")
+"""What follows the call id in a claim's task id: the answer, the attempt, the end mark."""
+
+
+def _items(value: Any) -> list[Any]:
+    """The interrupts of a task's ``__interrupt__`` write (or of a ``GraphInterrupt``)."""
+    return list(value) if isinstance(value, list | tuple) else [value]
 
 
 def _pauses_call(value: Any, call_id: str) -> bool:
-    items = value if isinstance(value, list | tuple) else [value]
-    for item in items:
+    for item in _items(value):
         call = interrupt_fields(item).tool_call
         if call is not None and call.get("id") == call_id:
             return True
     return False
 
 
-def _claim_write(state: str, task_id: str, token: str) -> list[tuple[str, Any]]:
+def _claim_write(state: str, task_id: str, token: str, **more: Any) -> list[tuple[str, Any]]:
     attempt = int(task_id.rsplit(":", 1)[1])
-    return [(CLAIM_CHANNEL, {"state": state, "attempt": attempt, "owner": token})]
+    mark = {"state": state, "attempt": attempt, "owner": token, "at": time.time(), **more}
+    return [(CLAIM_CHANNEL, mark)]
 
 
 def _won(tup: CheckpointTuple | None, task_id: str, token: str) -> bool:
@@ -176,22 +278,27 @@ def _won(tup: CheckpointTuple | None, task_id: str, token: str) -> bool:
 class _Claim:
     """A won claim: marked finished (or closed by a new pause) when the call ends."""
 
-    def __init__(self, target: _Target, task_id: str, token: str) -> None:
+    def __init__(self, target: _Target, plan: _Plan, token: str) -> None:
+        assert plan.task_id is not None
         self.target = target
-        self.task_id = task_id
+        self.task_id = plan.task_id
+        self.pauses = plan.pauses
         self.token = token
 
     def ending(self, error: BaseException | None) -> tuple[str, list[tuple[str, Any]]] | None:
         """The write that ends the claim: ``done`` after the call returned, ``closed`` when it
-        paused again; none when it failed (in doubt: the next resume runs it again)."""
+        paused again (``asked_again``: on a new pause, so it applied this run's answer); none
+        when it failed (in doubt: the next resume runs it again)."""
         if error is None:
-            state = "done"
-        elif isinstance(error, GraphInterrupt):
-            state = "closed"
-        else:
+            return f"{self.task_id}:done", _claim_write("done", self.task_id, self.token)
+        if not isinstance(error, GraphInterrupt):
             return None
-        task_id = f"{self.task_id}:{state}"
-        return task_id, _claim_write(state, self.task_id, self.token)
+        raised = {
+            str(i.id) for i in _items(error.args[0] if error.args else ()) if hasattr(i, "id")
+        }
+        again = bool(raised - self.pauses) and bool(self.pauses)
+        write = _claim_write("closed", self.task_id, self.token, asked_again=again)
+        return f"{self.task_id}:closed", write
 
 
 @contextmanager
@@ -209,7 +316,7 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
             )
         except ConcurrentResumeError:
             raise _refused(target.thread_id, call, _BUSY) from None
-        plan = _plan(target.saver.get_tuple(target.latest), target, call["id"])
+        plan = _plan(target.saver.get_tuple(target.latest), target, call["id"], data.answers)
         if plan.refusal is not None:
             raise _refused(target.thread_id, call, plan.refusal)
         if plan.task_id is None:
@@ -221,7 +328,7 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
         )
         if not exclusive and not _won(target.saver.get_tuple(target.base), plan.task_id, token):
             raise _refused(target.thread_id, call, _BUSY)
-        claim = _Claim(target, plan.task_id, token)
+        claim = _Claim(target, plan, token)
         try:
             yield
         except BaseException as error:
@@ -248,7 +355,8 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
             )
         except ConcurrentResumeError:
             raise _refused(target.thread_id, call, _BUSY) from None
-        plan = _plan(await target.saver.aget_tuple(target.latest), target, call["id"])
+        latest = await target.saver.aget_tuple(target.latest)
+        plan = _plan(latest, target, call["id"], data.answers)
         if plan.refusal is not None:
             raise _refused(target.thread_id, call, plan.refusal)
         if plan.task_id is None:
@@ -262,7 +370,7 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
             await target.saver.aget_tuple(target.base), plan.task_id, token
         ):
             raise _refused(target.thread_id, call, _BUSY)
-        claim = _Claim(target, plan.task_id, token)
+        claim = _Claim(target, plan, token)
         try:
             yield
         except BaseException as error:

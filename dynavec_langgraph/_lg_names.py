@@ -7,6 +7,9 @@
 - ``DURABILITY``: the task config's ``configurable`` key holding the run's ``durability``
   (absent: LangGraph's default, ``"async"``);
 - ``RESUMING``: the task config's ``configurable`` key that is true while the run resumes;
+- ``SCRATCHPAD``: the task config's ``configurable`` key holding the task's scratchpad, whose
+  ``resume`` list is the answers the task has for its pauses in this run (those recorded when
+  the run loaded the checkpoint, then the one this run gives, if it answers the task);
 - ``INTERRUPT_WRITE`` / ``RESUME_WRITE``: the pending-write channels of a paused task (its
   interrupts, the decisions given to it) (``langgraph._internal._constants``).
 """
@@ -23,6 +26,7 @@ __all__ = [
     "NS_SEP",
     "RESUME_WRITE",
     "RESUMING",
+    "SCRATCHPAD",
     "loaded_prebuilt",
 ]
 
@@ -32,6 +36,7 @@ NS_SEP: Final = "|"
 INTERRUPT_WRITE: Final = "__interrupt__"
 RESUME_WRITE: Final = "__resume__"
 RESUMING: Final = "__pregel_resuming"
+SCRATCHPAD: Final = "__pregel_scratchpad"
 
 
 def loaded_prebuilt(name: str) -> Any:

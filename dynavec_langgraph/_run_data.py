@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
 from dynavec_langgraph._errors import InvalidOptionError, option_text
-from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUMING
+from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUMING, SCRATCHPAD
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -190,6 +190,10 @@ class RunData:
     signed_in: SignedIn | None = None
     """The user a LangGraph API server with auth signed in for this run, ``None`` without one
     (in-process runs, a server without auth)."""
+    answers: tuple[Any, ...] | None = None
+    """The answers the running task has for its pauses in this run, as LangGraph gave them to
+    it when the node started: those recorded on the checkpoint when the run loaded it, then
+    this run's own decision if it answers the task (``None``: LangGraph does not say)."""
 
     @classmethod
     def of(cls, config: RunnableConfig | Mapping[str, Any]) -> RunData:
@@ -209,6 +213,7 @@ class RunData:
             in_doubt=_in_doubt(conf.get(IN_DOUBT_KEY)),
             approver=conf.get(APPROVER_KEY),
             signed_in=SignedIn.of(conf),
+            answers=_answers(conf.get(SCRATCHPAD)),
         )
 
     @property
@@ -246,6 +251,11 @@ def _in_doubt(value: Any) -> Mapping[str, str]:
         ),
         option,
     )
+
+
+def _answers(scratchpad: Any) -> tuple[Any, ...] | None:
+    resume = getattr(scratchpad, "resume", None)
+    return tuple(resume) if isinstance(resume, list) else None
 
 
 def current_run() -> RunData | None:

@@ -955,21 +955,23 @@ class RemoteReActAgent:
         """The run that wrote the first checkpoint after the paused one (see
         :func:`_writer_after`)."""
         before: str | None = None
+        writer: str | None = None
         for _ in range(_HISTORY_PAGES):
             page = self.sync_client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
-            writer, before = _writer_after(page, paused)
-            if writer is not None or before is None:
-                return writer
-        return None
+            writer, before = _writer_after(page, paused, writer)
+            if before is None:
+                break
+        return writer
 
     async def _afirst_writer(self, sid: str, paused: str | None) -> str | None:
         before: str | None = None
+        writer: str | None = None
         for _ in range(_HISTORY_PAGES):
             page = await self.client.threads.get_history(sid, limit=_HISTORY_PAGE, before=before)
-            writer, before = _writer_after(page, paused)
-            if writer is not None or before is None:
-                return writer
-        return None
+            writer, before = _writer_after(page, paused, writer)
+            if before is None:
+                break
+        return writer
 
     async def _acheck_won(
         self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
@@ -1003,27 +1005,37 @@ _HISTORY_PAGES = 10
 
 
 def _writer_after(
-    page: Sequence[Mapping[str, Any]], paused: str | None
+    page: Sequence[Mapping[str, Any]], paused: str | None, newer: str | None = None
 ) -> tuple[str | None, str | None]:
     """In one page of a thread's history (newest first): the ``run_id`` (checkpoint metadata,
-    which both langgraph-api and Aegra record) of the checkpoint whose parent is ``paused``,
-    and the checkpoint to read the next page before (``None``: stop).
+    which both langgraph-api and Aegra record) of the oldest checkpoint whose parent is
+    ``paused`` (``newer``: the writer found so far on the newer pages), and the checkpoint to
+    read the next page before (``None``: stop, at ``paused`` or at the end of the history).
 
     The run that wrote it answered the pause first, whatever the order the runs were created
     in: on a server whose runs of a thread overlap (Aegra), a resume created first can start
     after another one finished, find nothing to answer and end ``success`` having applied
-    nothing. ``(None, None)`` when the pause has no successor (or no recorded run): the caller
-    falls back on the order of the runs."""
+    nothing. The *oldest* successor, not the newest: such a run can also load the paused
+    checkpoint after the winner's tool call ended (LangGraph saved the call's result as the
+    task's writes) but before the winner saved its next checkpoint; it then replays the
+    winner's result instead of running the tool (its own decision is applied nowhere) and
+    writes a second successor of the pause, after the winner's (the winner writes its own
+    right after the call ends; the other run can only load the winner's writes once they are
+    saved). ``None`` as the writer when the pause has no successor (or none with a recorded
+    run): the caller falls back on the order of the runs."""
+    if paused is None:
+        return None, None
+    writer = newer
     for state in page:
         checkpoint = (state.get("checkpoint") or {}).get("checkpoint_id")
-        if paused is None or checkpoint == paused:
-            return None, None
+        if checkpoint == paused:
+            return writer, None
         parent = (state.get("parent_checkpoint") or {}).get("checkpoint_id")
         if parent == paused:
             run = (state.get("metadata") or {}).get("run_id")
-            return (str(run) if run else None), None
+            writer = str(run) if run else None
     last = (page[-1].get("checkpoint") or {}).get("checkpoint_id") if page else None
-    return None, (str(last) if last and len(page) >= _HISTORY_PAGE else None)
+    return writer, (str(last) if last and len(page) >= _HISTORY_PAGE else None)
 
 
 def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:

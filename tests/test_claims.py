@@ -21,15 +21,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
+import psycopg
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from langgraph.types import interrupt as lg_interrupt
+from psycopg.rows import dict_row
 
 from dynavec_langgraph import ConcurrentResumeError, ReActAgent, create_react_agent, interrupt, tool
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
@@ -191,6 +194,161 @@ def test_a_caller_that_read_the_pause_before_the_winner_finished_is_refused(
     assert _graph(_sqlite(path)).get_state(CFG).values["messages"][-1].content == "Finished."
 
 
+class _Hooks:
+    """What the tests below do at a racy point, on a saver of each caller's own (as if in two
+    processes: no in-process lock is shared)."""
+
+    def __init__(self) -> None:
+        self.loaded = threading.Event()  # the late caller loaded the paused checkpoint
+        self.go_on = threading.Event()  # ...and may go on
+        self.ended = threading.Event()  # the winner's call ended: LangGraph saved its writes
+        self.late_done = threading.Event()  # the late caller's invoke is over
+
+    def let_the_late_caller_in(self) -> None:
+        self.go_on.set()
+        assert self.late_done.wait(30)
+
+
+def _hooked(db: str, hooks: _Hooks, role: str, hold: str = "checkpoint") -> Any:
+    """A saver on ``db`` that holds the late caller right after it loaded the checkpoint, and
+    lets it in while the winner is held: right before the winner saves the checkpoint after
+    the pause (``hold="checkpoint"``: its call has ended and its writes are saved by then), or
+    right before it saves the writes of its call's new pause (``hold="pause"``: the call asked
+    again; its claim is closed by then)."""
+    base: type[Any] = SqliteSaver if not db.startswith("postgresql://") else PostgresSaver
+
+    class Hooked(base):  # type: ignore[misc]
+        reads = 0
+
+        def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+            tup: CheckpointTuple | None = super().get_tuple(config)
+            self.reads += 1
+            if role == "late" and self.reads == 1:
+                hooks.loaded.set()
+                assert hooks.go_on.wait(30)
+            return tup
+
+        def put_writes(self, config: RunnableConfig, writes: Any, task_id: str, *a: Any) -> None:
+            pausing = any(ch == "__interrupt__" for ch, _ in writes)
+            if role == "winner" and hold == "pause" and pausing:
+                hooks.let_the_late_caller_in()
+            super().put_writes(config, writes, task_id, *a)
+            if role == "winner" and any(ch == "messages" for ch, _ in writes):
+                hooks.ended.set()  # the tool node's result, saved as the task's writes
+
+        def put(self, config: RunnableConfig, *args: Any) -> RunnableConfig:
+            if role == "winner" and hold == "checkpoint":
+                assert hooks.ended.wait(30)
+                hooks.let_the_late_caller_in()
+            saved: RunnableConfig = super().put(config, *args)
+            return saved
+
+    if base is SqliteSaver:
+        return Hooked(sqlite3.connect(db, check_same_thread=False))
+    conn = psycopg.connect(db, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    return Hooked(conn)
+
+
+def _late_caller(db: str, hooks: _Hooks, resume: Any, late: dict[str, Any]) -> threading.Thread:
+    """A caller that loads the paused checkpoint now and is held there (``hooks``); what its
+    ``invoke`` returned or the refusal's text goes to ``late``."""
+
+    def run() -> None:
+        try:
+            late["out"] = _graph(_hooked(db, hooks, "late")).invoke(Command(resume=resume), CFG)
+        except ConcurrentResumeError as error:
+            late["error"] = str(error)
+        finally:
+            hooks.late_done.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert hooks.loaded.wait(30)
+    return thread
+
+
+def test_a_caller_that_reaches_the_tool_after_the_winners_call_ended_is_refused(
+    db: str,
+) -> None:
+    """The window between the winner's call ending (the claim marked done, the lock released,
+    LangGraph saving the task's writes, the decision among them) and its next checkpoint: a
+    caller that loaded the pause before and takes the lock then finds the thread still on the
+    paused checkpoint, with one more answer recorded for the call. That answer is the
+    winner's, not an earlier one: the call is done, the caller is refused (it used to count
+    it as a re-asked approval's and run the tool a second time with its own decision)."""
+    with open_saver(db) as saver:
+        _graph(saver).invoke({"messages": [("user", "pay")]}, CFG)
+    hooks = _Hooks()
+    late: dict[str, Any] = {}
+    thread = _late_caller(db, hooks, "rejected", late)
+    out = _graph(_hooked(db, hooks, "winner")).invoke(Command(resume="approved"), CFG)
+    thread.join(30)
+    assert out["messages"][-1].content == "Finished."
+    assert RUNS == ["approved"], late  # the tool ran once, with the winner's decision
+    assert "error" in late, late
+    assert "call 'call_transfer' (transfer)" in late["error"]
+    assert "nothing ran here" in late["error"]
+
+
+def _paused_in(db: str) -> str:
+    """Pause the thread on ``db``; the id of its interrupt."""
+    with open_saver(db) as saver:
+        out = _graph(saver).invoke({"messages": [("user", "pay")]}, CFG)
+    return str(out["__interrupt__"][0].id)
+
+
+def _still_asked_again(db: str) -> None:
+    with open_saver(db) as saver:
+        state = _graph(saver).get_state(CFG)
+    assert [i.value["node_id"] for i in state.interrupts] == ["approve_transfer_again"]
+
+
+@pytest.mark.parametrize("by_id", [False, True], ids=["plain", "by-interrupt-id"])
+def test_a_caller_whose_pause_another_answered_and_the_tool_asked_again_is_refused(
+    db: str, by_id: bool
+) -> None:
+    """Both callers read the first approval; the winner's answer makes the tool ask again (a
+    second pause of the same call, on the same checkpoint). The late caller's decision
+    answers the first approval, which is answered: refused, even though the thread is paused
+    on this call again and one answer more is recorded (it used to claim the next answer and
+    run the tool with its decision to the first approval)."""
+    pause_id = _paused_in(db)
+    hooks = _Hooks()
+    late: dict[str, Any] = {}
+    thread = _late_caller(db, hooks, {pause_id: "approved"} if by_id else "approved", late)
+    with open_saver(db) as saver:
+        again = _graph(saver).invoke(Command(resume="ask again"), CFG)
+    assert [i.value["node_id"] for i in again["__interrupt__"]] == ["approve_transfer_again"]
+    hooks.go_on.set()
+    thread.join(30)
+    assert RUNS == ["ask again"], late  # the late approval never reached the tool
+    assert "error" in late, late
+    assert "nothing ran here" in late["error"]
+    _still_asked_again(db)
+
+
+def test_a_caller_that_comes_while_the_winners_new_pause_is_being_saved_is_refused(
+    db: str,
+) -> None:
+    """The same, in the window between the winner's claim closing (its call asked again) and
+    LangGraph saving the new pause: the thread shows the first approval still unanswered, but
+    the closed claim says it was answered. Refused as busy (it used to be read as a claim in
+    doubt, and the tool ran again with the late decision)."""
+    _paused_in(db)
+    hooks = _Hooks()
+    late: dict[str, Any] = {}
+    thread = _late_caller(db, hooks, "approved", late)
+    again = _graph(_hooked(db, hooks, "winner", hold="pause")).invoke(
+        Command(resume="ask again"), CFG
+    )
+    thread.join(30)
+    assert [i.value["node_id"] for i in again["__interrupt__"]] == ["approve_transfer_again"]
+    assert RUNS == ["ask again"], late
+    assert "error" in late, late
+    assert "nothing ran here" in late["error"]
+    _still_asked_again(db)
+
+
 def test_a_claim_left_open_by_a_dead_caller_is_in_doubt_and_runs_again(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite"
     _paused(path)
@@ -268,9 +426,11 @@ class _S(TypedDict):
 def test_the_langgraph_behaviours_the_claim_relies_on() -> None:
     """``_claims.py`` reads these (langgraph 1.2.24); a change of any fails here first."""
     seen: list[dict[str, Any]] = []
+    answers: list[list[Any]] = []
 
     def node(state: _S, config: RunnableConfig) -> _S:
         seen.append(dict(config["configurable"]))
+        answers.append(list(config["configurable"]["__pregel_scratchpad"].resume))
         lg_interrupt("first")
         lg_interrupt("second")
         return {"x": 1}
@@ -309,6 +469,13 @@ def test_the_langgraph_behaviours_the_claim_relies_on() -> None:
     owners = [v for t, ch, v in claimed.pending_writes or [] if ch == CLAIM_CHANNEL]
     assert owners == [{"owner": "A"}]
     assert graph.invoke(Command(resume="two"), CFG) == {"x": 1}
+    # the task's answers when the node starts (RunData.answers): the recorded ones, then a
+    # decision given by interrupt id (a plain one stays apart until the pause consumes it)
+    assert answers == [[], [], ["one"]]
+    other: RunnableConfig = {"configurable": {"thread_id": "by-id"}}
+    first = graph.invoke({"x": 0}, other)["__interrupt__"][0]
+    graph.invoke(Command(resume={first.id: "uno"}), other)
+    assert answers[-1] == ["uno"]
 
 
 def test_sqlite_and_postgres_keep_the_first_claim(db: str) -> None:

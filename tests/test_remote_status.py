@@ -205,3 +205,23 @@ def test_the_run_that_answered_a_pause_is_the_writer_of_the_checkpoint_after_it(
     assert _writer_after([_state("c1", "paused", None)], "paused") == (None, None)  # no run id
     full = [_state(f"c{i}", f"c{i - 1}", "r") for i in range(40, 20, -1)]
     assert _writer_after(full, "paused") == (None, "c21")  # read the next page before c21
+
+
+def test_when_two_runs_stepped_past_a_pause_the_first_one_answered_it() -> None:
+    # Aegra (tests/test_cluster.py, two resumes at once): B's run loaded the paused checkpoint
+    # after A's tool call ended (its result saved as the task's writes) but before A saved its
+    # next checkpoint: B replayed A's result (the tool did not run, B's decision was applied
+    # nowhere) and wrote a second successor of the pause, after A's
+    history = [
+        _state("d2", "d1", "run-b"),
+        _state("c2", "c1", "run-a"),
+        _state("d1", "paused", "run-b"),
+        _state("c1", "paused", "run-a"),
+        _state("paused", "c0", "run-0"),
+    ]
+    assert _writer_after(history, "paused") == ("run-a", None)
+    # the successors on two pages: the older page's decides
+    assert _writer_after(history[3:], "paused", "run-b") == ("run-a", None)
+    # the oldest successor has no recorded run: unknown (the order of the runs decides)
+    unknown = [*history[:3], _state("c1", "paused", None), history[4]]
+    assert _writer_after(unknown, "paused") == (None, None)
