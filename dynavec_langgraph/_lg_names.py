@@ -8,7 +8,11 @@
   (absent: LangGraph's default, ``"async"``);
 - ``RESUMING``: the task config's ``configurable`` key that is true while the run resumes;
 - ``INTERRUPT_WRITE`` / ``RESUME_WRITE``: the pending-write channels of a paused task (its
-  interrupts, the decisions given to it) (``langgraph._internal._constants``).
+  interrupts, the decisions given to it) (``langgraph._internal._constants``);
+- ``STRICT_RESUME``: the run config's ``configurable`` key that switches on strict resume
+  (``langgraph._internal._constants.CONFIG_KEY_STRICT_RESUME``, langgraph 1.2.20+; a server
+  sets it for a run created with ``strict_resume=True``). Pinned by
+  ``tests/test_strict_resume.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ __all__ = [
     "NS_SEP",
     "RESUME_WRITE",
     "RESUMING",
+    "STRICT_RESUME",
     "loaded_prebuilt",
 ]
 
@@ -32,6 +37,7 @@ NS_SEP: Final = "|"
 INTERRUPT_WRITE: Final = "__interrupt__"
 RESUME_WRITE: Final = "__resume__"
 RESUMING: Final = "__pregel_resuming"
+STRICT_RESUME: Final = "__pregel_strict_resume"  # langgraph 1.2.20+ (read from 1.2.24)
 
 
 def loaded_prebuilt(name: str) -> Any:
