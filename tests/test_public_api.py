@@ -623,6 +623,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "RemoteReActAgent",
         "RemoteRunError",
         "ServerUnavailableError",
+        "reports_strict_resume",
         "server_thread_id",
     ],
     "dynavec_langgraph.savers": [
