@@ -549,6 +549,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "InterruptValue",
         "Rejected",
         "ToolCallRef",
+        "UnappliedResumeWarning",
         "ask",
         "bind_decision",
         "compute_review_digest",

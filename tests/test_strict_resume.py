@@ -7,6 +7,10 @@ every face (``create_react_agent`` sequential and parallel, ``create_agent``, th
 node of a parent graph), let it through unchanged: the error is LangGraph's, no tool runs (a
 ledger counts them) and the thread is as it was (state, pending interrupts, checkpoints).
 
+A late answer on the raw graph in-process (another caller's answer finished the thread) warns
+``UnappliedResumeWarning`` (raised as LangGraph's ``UnknownInterruptError`` under strict
+resume), instead of returning the finished state with no signal.
+
 Also LangGraph's per-interrupt ids with the package: a tool that calls ``interrupt()`` twice
 in one call pauses twice under two ids and two review digests, an answer to the first is
 refused for the second (by id under strict resume, by review digest everywhere), and
@@ -15,6 +19,8 @@ refused for the second (by id under strict resume, by review digest everywhere),
 
 from __future__ import annotations
 
+import asyncio
+import warnings
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -36,7 +42,7 @@ from dynavec_langgraph import (
     tool,
 )
 from dynavec_langgraph._lg_names import STRICT_RESUME
-from dynavec_langgraph.interrupt import bind_decision, review_digest
+from dynavec_langgraph.interrupt import UnappliedResumeWarning, bind_decision, review_digest
 from dynavec_langgraph.testing import ScriptedChatModel
 
 LEDGER: list[str] = []
@@ -282,3 +288,79 @@ def test_the_strict_resume_key_is_langgraphs() -> None:
     from langgraph._internal._constants import CONFIG_KEY_STRICT_RESUME
 
     assert STRICT_RESUME == CONFIG_KEY_STRICT_RESUME
+
+
+# --- a late answer on the raw graph ---------------------------------------------------------
+
+
+def _finished(saver: InMemorySaver) -> tuple[Any, Any]:
+    """A thread whose one pause another caller answered: it finished."""
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"to": "a"}}], "Done."]),
+        [pay],
+        checkpointer=saver,
+    )
+    graph.invoke({"messages": [HumanMessage("pay a")]}, _cfg("late"))
+    (pause,) = graph.get_state(_cfg("late")).interrupts
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnappliedResumeWarning)  # an answer in time: none
+        graph.invoke(Command(resume="approved"), _cfg("late"))
+    assert LEDGER == ["pay a approved"]
+    return graph, pause
+
+
+@pytest.mark.parametrize("resume", ["plain", "by id"])
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_late_answer_warns_and_applies_nothing(resume: str, use_async: bool) -> None:
+    saver = InMemorySaver()
+    graph, pause = _finished(saver)
+    before = _thread(graph, saver, "late")
+    value = "rejected" if resume == "plain" else {pause.id: "rejected"}
+    with pytest.warns(UnappliedResumeWarning) as caught:
+        if use_async:
+            out = asyncio.run(graph.ainvoke(Command(resume=value), _cfg("late")))
+        else:
+            out = graph.invoke(Command(resume=value), _cfg("late"))
+    assert out["messages"][-1].content == "Done."  # LangGraph's answer: the state as it is
+    assert _thread(graph, saver, "late") == before and LEDGER == ["pay a approved"]
+    [warning] = [w.message for w in caught]
+    assert isinstance(warning, UnappliedResumeWarning) and warning.thread_id == "late"
+    assert "thread 'late' is not paused" in str(warning) and "was not applied" in str(warning)
+    if not use_async:
+        assert caught[0].filename == __file__  # it points at the caller's line
+
+
+def test_a_late_answer_streamed_warns_too() -> None:
+    graph, _ = _finished(InMemorySaver())
+    with pytest.warns(UnappliedResumeWarning):
+        list(graph.stream(Command(resume="rejected"), _cfg("late"), stream_mode="updates"))
+
+
+def test_a_late_answer_under_strict_resume_raises_and_changes_nothing() -> None:
+    """A single value too (LangGraph accepts one with nothing pending for a static
+    breakpoint; this thread is at none), with LangGraph's error and reason."""
+    saver = InMemorySaver()
+    graph, pause = _finished(saver)
+    before = _thread(graph, saver, "late")
+    for value in ("rejected", {pause.id: "rejected"}):
+        with pytest.raises(UnknownInterruptError) as caught:
+            graph.invoke(Command(resume=value), _cfg("late", strict=True))
+        assert caught.value.reason == "not_pending" and caught.value.pending_ids == ()
+    assert _thread(graph, saver, "late") == before and LEDGER == ["pay a approved"]
+
+
+def test_a_resume_that_continues_a_breakpoint_does_not_warn() -> None:
+    saver = InMemorySaver()
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"to": "a"}}], "Done."]),
+        [pay],
+        checkpointer=saver,
+        interrupt_before=["tools"],
+    )
+    graph.invoke({"messages": [HumanMessage("pay a")]}, _cfg("b"))
+    assert graph.get_state(_cfg("b")).next == ("tools",)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnappliedResumeWarning)
+        out = graph.invoke(Command(resume="go"), _cfg("b", strict=True))
+    # LangGraph continues the run; its single value answers the tool's interrupt
+    assert LEDGER == ["pay a go"] and out["messages"][-1].content == "Done."
