@@ -3,7 +3,10 @@
 Every pause this package raises carries ``review_digest``: a hash of what the person reviews
 (the thread, the tool call's id, name and canonical arguments, the approval point, the action
 and its arguments, the payload) and of *which ask* it is (how many decisions this approval
-refused before: a re-asked approval is another pause). A decision may carry it back
+refused before: a re-asked approval is another pause; and, for the second and later
+approvals one tool call asks, its position among them, :func:`next_slot`: a tool that asks
+twice with the same payload asks two pauses, and an answer bound to the first is refused by
+the second). A decision may carry it back
 (:func:`bind_decision`); the paused tool reads it where it reads the decision
 (:func:`check_bound`, called by :func:`dynavec_langgraph.interrupt.ask`) and refuses a
 decision bound to another pause: the same approval is asked again under the *same* digest
@@ -25,7 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from langgraph.types import Interrupt
@@ -43,7 +48,9 @@ __all__ = [
     "bind_decision",
     "check_bound",
     "compute_review_digest",
+    "counting_slots",
     "decision_digest",
+    "next_slot",
     "pause_digest",
     "refuse_stale",
     "review_digest",
@@ -71,6 +78,7 @@ def compute_review_digest(
     args: Mapping[str, Any],
     payload: Any,
     ask: int = 0,
+    slot: int = 0,
 ) -> str:
     """The review digest of a pause: 32 hex digits of SHA-256 over the canonical JSON (sorted
     keys) of what is reviewed and of which ask it is.
@@ -83,6 +91,9 @@ def compute_review_digest(
         args: its arguments.
         payload: what the person decides on.
         ask: how many decisions this approval refused before (0 on the first ask).
+        slot: which approval of the tool call this is (0 for its first, 1 for the second
+            ``interrupt()`` it calls, ...); 0 is left out of the hash, so the digest of a
+            tool's first approval is the one it had before ``slot`` existed.
 
     Example:
         >>> d = compute_review_digest(thread_id="t", node_id="approve_pay", tool_call=None,
@@ -104,6 +115,8 @@ def compute_review_digest(
         "payload": payload,
         "ask": ask,
     }
+    if slot:
+        reviewed["slot"] = slot
     return hashlib.sha256(_canonical(reviewed).encode("utf-8")).hexdigest()[:32]
 
 
@@ -112,7 +125,32 @@ def _thread_id() -> str | None:
     return None if run is None else run.thread_id
 
 
-def pause_digest(value: Mapping[str, Any], ask: int = 0) -> str:
+_slots: ContextVar[list[int] | None] = ContextVar("dynavec_pause_slots", default=None)
+
+
+@contextmanager
+def counting_slots() -> Iterator[None]:
+    """Number the approvals asked in this block (one run of a tool call, from its first line:
+    every re-run numbers them again from 0, in the same order)."""
+    token = _slots.set([0])  # a list: a tool run in a copied context still counts here
+    try:
+        yield
+    finally:
+        _slots.reset(token)
+
+
+def next_slot() -> int:
+    """The position of the approval about to be asked among those of the running tool call
+    (:func:`counting_slots`); 0 outside one (a LangGraph node of the caller's own)."""
+    slots = _slots.get()
+    if slots is None:
+        return 0
+    slot = slots[0]
+    slots[0] += 1
+    return slot
+
+
+def pause_digest(value: Mapping[str, Any], ask: int = 0, slot: int = 0) -> str:
     """The digest of a pause value built by ``pause_value`` in the running thread."""
     return compute_review_digest(
         thread_id=_thread_id(),
@@ -122,6 +160,7 @@ def pause_digest(value: Mapping[str, Any], ask: int = 0) -> str:
         args=value.get("args") or {},
         payload=value.get("payload"),
         ask=ask,
+        slot=slot,
     )
 
 

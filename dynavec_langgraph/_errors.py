@@ -369,6 +369,28 @@ def not_paused_text(thread_id: str, what_to_do: str, *, graph: str | None = None
     return f"{where} is not paused: nothing to resume{what_to_do}"
 
 
+class UnappliedResumeWarning(UserWarning):
+    """A ``Command(resume=...)`` sent to a thread of this package's graph that has no pause
+    to answer and no step to continue: the answer was not applied (another caller's answer
+    finished the thread first, or it was never paused). Not an error, as in LangGraph, whose
+    graph returns the thread's state unchanged; under strict resume the graph raises
+    LangGraph's ``UnknownInterruptError`` instead. ``thread_id`` names the thread."""
+
+    def __init__(self, thread_id: str, given: str) -> None:
+        super().__init__(unapplied_resume_text(thread_id, given))
+        self.thread_id = thread_id
+
+
+def unapplied_resume_text(thread_id: str, given: str) -> str:
+    """A resume that answered nothing (``given``: the resume value, shortened)."""
+    return not_paused_text(
+        thread_id,
+        f"; the resume {given} was not applied (another caller's answer finished the thread "
+        "first, or it was never paused). Read the thread (graph.get_state(config)) before "
+        "deciding again",
+    )
+
+
 def webhook_url_text(given: str) -> str:
     """A notification receiver that is no web URL (``given``: the option and its value)."""
     return f"{given}: a webhook URL starts with http:// or https://"

@@ -8,8 +8,12 @@ of the middleware code.
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -22,12 +26,15 @@ from typing import (
     get_type_hints,
 )
 
+import langchain_core
+import langgraph.errors
 from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.errors import UnknownInterruptError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer
+from langgraph.types import Checkpointer, Command, StateSnapshot
 
 from dynavec_langgraph._agent_options import (
     POST_MODEL_HOOK,
@@ -36,7 +43,8 @@ from dynavec_langgraph._agent_options import (
     resolve_prompt,
 )
 from dynavec_langgraph._binding import bind_model
-from dynavec_langgraph._lg_names import loaded_prebuilt
+from dynavec_langgraph._errors import UnappliedResumeWarning, unapplied_resume_text
+from dynavec_langgraph._lg_names import STRICT_RESUME, loaded_prebuilt
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
 from dynavec_langgraph._persistence.history import keep_conversations
 from dynavec_langgraph._routing import (
@@ -56,6 +64,7 @@ from dynavec_langgraph._state import (
     MessageStorage,
     ReActState,
 )
+from dynavec_langgraph._storable import brief
 from dynavec_langgraph._tool_call import error_observation
 from dynavec_langgraph._tools import AgentTool, as_tools, executable
 
@@ -582,21 +591,97 @@ def _compile(
 _MODEL_INPUT: Final = frozenset({"llm_input_messages"})  # pre_model_hook's, not stored
 
 
+_INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
+_OURS = tuple(
+    str(Path(path).parent) + os.sep
+    for path in (langgraph.errors.__file__, langchain_core.__file__, __file__)
+    if path is not None
+)
+"""Where LangGraph's, LangChain's and this package's frames come from: a warning skips them."""
+
+
+def _resume_of(input: Any, config: Any) -> tuple[str, Any] | None:
+    """``(thread_id, resume)`` when ``input`` is a ``Command(resume=...)`` sent to a thread
+    (not a subgraph's call, which never gets one); else ``None``."""
+    if not isinstance(input, Command) or input.resume is None:
+        return None
+    configurable = (config or {}).get("configurable") or {}
+    thread_id = configurable.get("thread_id")
+    if thread_id is None or configurable.get("checkpoint_ns"):
+        return None
+    return str(thread_id), input.resume
+
+
+def _unapplied(snapshot: StateSnapshot) -> bool:
+    """A thread with no pause to answer and no step to continue (a static breakpoint, or a
+    run that stopped, has one: a resume continues it, as LangGraph's strict resume allows)."""
+    return not snapshot.interrupts and not snapshot.next and not snapshot.tasks
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside LangGraph, LangChain and this package
+    (the caller's ``invoke`` / ``stream`` line), so the warning points there."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_OURS):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _refuse_or_warn(thread_id: str, resume: Any, config: Any) -> None:
+    """A resume of a thread with nothing to answer: under strict resume (LangGraph 1.2.20+)
+    LangGraph's ``UnknownInterruptError`` (a map of interrupt ids is refused by LangGraph
+    itself; a single value too, here: the thread is at no breakpoint), else
+    :class:`UnappliedResumeWarning`. The graph then runs as LangGraph runs it."""
+    is_map = isinstance(resume, dict) and all(
+        isinstance(k, str) and _INTERRUPT_ID.fullmatch(k) for k in resume
+    )
+    if ((config or {}).get("configurable") or {}).get(STRICT_RESUME):
+        if is_map:
+            return  # LangGraph refuses it, with its own reason (not_pending / empty_map)
+        text = unapplied_resume_text(thread_id, brief(resume, 80))
+        raise UnknownInterruptError(text, reason="not_pending")
+    warning = UnappliedResumeWarning(thread_id, brief(resume, 80))
+    warnings.warn(warning, stacklevel=_caller_level())
+
+
 class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     """The compiled agent: a ``CompiledStateGraph`` whose ``stream`` / ``astream`` give the
     state schema's keys only by default (as ``invoke`` does, and as the prebuilt agent's
     output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
-    ``output_keys=`` picks other keys, as in LangGraph."""
+    ``output_keys=`` picks other keys, as in LangGraph.
+
+    A ``Command(resume=...)`` sent to a thread with no pause to answer and no step to
+    continue (a late answer: another caller's finished the thread first) is not silent: it
+    warns :class:`~dynavec_langgraph._errors.UnappliedResumeWarning`, or, under strict
+    resume, raises LangGraph's ``UnknownInterruptError`` (``reason="not_pending"``) before
+    anything is written (docs/human-in-the-loop.md, "A late answer")."""
+
+    def _check_resume(self, input: Any, config: Any) -> None:
+        found = _resume_of(input, config)
+        if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
+            return
+        if _unapplied(self.get_state(config)):
+            _refuse_or_warn(*found, config)
+
+    async def _acheck_resume(self, input: Any, config: Any) -> None:
+        found = _resume_of(input, config)
+        if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
+            return
+        if _unapplied(await self.aget_state(config)):
+            _refuse_or_warn(*found, config)
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
+        self._check_resume(input, config)
         return super().stream(input, config, **kwargs)
 
-    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+    async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
-        return super().astream(input, config, **kwargs)
+        await self._acheck_resume(input, config)
+        async for chunk in super().astream(input, config, **kwargs):
+            yield chunk
 
 
 def with_bookkeeping(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:

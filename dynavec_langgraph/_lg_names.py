@@ -11,7 +11,11 @@
   ``resume`` list is the answers the task has for its pauses in this run (those recorded when
   the run loaded the checkpoint, then the one this run gives, if it answers the task);
 - ``INTERRUPT_WRITE`` / ``RESUME_WRITE``: the pending-write channels of a paused task (its
-  interrupts, the decisions given to it) (``langgraph._internal._constants``).
+  interrupts, the decisions given to it) (``langgraph._internal._constants``);
+- ``STRICT_RESUME``: the run config's ``configurable`` key that switches on strict resume
+  (``langgraph._internal._constants.CONFIG_KEY_STRICT_RESUME``, langgraph 1.2.20+; a server
+  sets it for a run created with ``strict_resume=True``). Pinned by
+  ``tests/test_strict_resume.py``.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "RESUME_WRITE",
     "RESUMING",
     "SCRATCHPAD",
+    "STRICT_RESUME",
     "loaded_prebuilt",
 ]
 
@@ -37,6 +42,7 @@ INTERRUPT_WRITE: Final = "__interrupt__"
 RESUME_WRITE: Final = "__resume__"
 RESUMING: Final = "__pregel_resuming"
 SCRATCHPAD: Final = "__pregel_scratchpad"
+STRICT_RESUME: Final = "__pregel_strict_resume"  # langgraph 1.2.20+ (read from 1.2.24)
 
 
 def loaded_prebuilt(name: str) -> Any:

@@ -17,7 +17,7 @@ from langgraph.types import interrupt as lg_interrupt
 
 from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._decisions import explain_refusal, short_repr
-from dynavec_langgraph._digest import check_bound, pause_digest
+from dynavec_langgraph._digest import check_bound, counting_slots, next_slot, pause_digest
 from dynavec_langgraph._errors import StaleDecisionError
 from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
 
@@ -61,9 +61,10 @@ def ask(
     error: str | None = None
     index = 0  # the answers read so far: LangGraph's interrupt index of the next ask
     asks = 0  # the decisions refused so far: a re-ask is a new review (a new digest)
+    slot = next_slot()  # which approval of the tool call: a second one is another review
     while True:
         value = build(error)
-        value["review_digest"] = pause_digest(value, asks)
+        value["review_digest"] = pause_digest(value, asks, slot)
         try:
             raw = answer_slot(value, schema)
         except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
@@ -96,9 +97,11 @@ def current_tool_call() -> ToolCallRef | None:
 
 @contextmanager
 def running_tool_call(call: ToolCallRef) -> Iterator[None]:
-    """Mark ``call`` as the tool call running in this context (used by the tool node)."""
+    """Mark ``call`` as the tool call running in this context (used by the tool node), and
+    number the approvals it asks (their review digests differ by position)."""
     token = _current_call.set(call)
     try:
-        yield
+        with counting_slots():
+            yield
     finally:
         _current_call.reset(token)

@@ -33,7 +33,7 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._audit_hooks import recorder
-from dynavec_langgraph._digest import check_bound, pause_digest
+from dynavec_langgraph._digest import check_bound, next_slot, pause_digest
 from dynavec_langgraph._errors import (
     ApproverMismatchError,
     ApproverRefusedError,
@@ -682,6 +682,7 @@ def ask_with_policy(
     held: ApprovalEvent | None = None  # emitted only when this answer was the newest
     index = 0
     asks = 0  # the decisions refused so far: part of the review digest, as in ``ask``
+    slot = next_slot()  # which approval of the tool call, as in ``ask``
     thread_id = _thread()
 
     def event(kind: Any, who: str | None, detail: str) -> ApprovalEvent:
@@ -705,7 +706,7 @@ def ask_with_policy(
 
     while True:
         value = _decorate(build(error), policy, deadline, approved, refused, nameless, claimed)
-        value["review_digest"] = pause_digest(value, asks)
+        value["review_digest"] = pause_digest(value, asks, slot)
         try:
             raw = answer_slot(value, schema)
         except GraphBubbleUp as paused:  # re-raised: the run pauses; the answer before was newest

@@ -16,6 +16,10 @@ LangChain per-call decision ``{"type": "approve" | "edit" | "reject" | "respond"
 Inbox's ``[{"type": "accept" | "edit" | "ignore" | "response", "args": ...}]``; anything else is a
 plain value. A decision that cannot be read, or that the ``response_schema`` refuses, never fails
 the run: the same approval is asked again (a new interrupt, with ``error`` set) and nothing runs.
+
+A ``Command(resume=...)`` that reaches a thread of this package's graph with nothing to answer
+(a late answer) warns :class:`UnappliedResumeWarning`, or raises LangGraph's
+``UnknownInterruptError`` under strict resume (docs/human-in-the-loop.md).
 """
 
 from __future__ import annotations
@@ -55,6 +59,9 @@ from dynavec_langgraph._errors import (
     InvalidOptionError,
     interrupt_call_text,
 )
+from dynavec_langgraph._errors import (
+    UnappliedResumeWarning as UnappliedResumeWarning,
+)
 from dynavec_langgraph._pause import answer_slot as answer_slot
 from dynavec_langgraph._pause import ask, current_tool_call
 from dynavec_langgraph._pause import running_tool_call as running_tool_call
@@ -90,6 +97,7 @@ __all__ = [
     "InterruptValue",
     "Rejected",
     "ToolCallRef",
+    "UnappliedResumeWarning",
     "ask",
     "bind_decision",
     "compute_review_digest",

@@ -10,6 +10,11 @@ How a resume stays single when several callers (or servers) answer the same paus
 
 - the decision is keyed by the pending interrupt's id (``{interrupt_id: decision}``), so a late
   decision never answers a newer pause of the thread;
+- on a server whose ``/info`` reports strict resume (:func:`reports_strict_resume`), resumes
+  are sent with ``strict_resume=True``: the server itself refuses an answer to an interrupt
+  that is no longer pending (LangGraph's ``UnknownInterruptError``, raised here as
+  :class:`ConcurrentResumeError`; the thread is unchanged). Asked once per client, cached;
+  langgraph-api 0.16.7 does not report it, and then nothing changes;
 - runs are sent with ``multitask_strategy="reject"``: while another run of the thread is in
   flight the server answers HTTP 409, raised as :class:`ConcurrentResumeError`;
 - runs of a thread never overlap then, so after the run, a run created between this caller's
@@ -29,6 +34,7 @@ Errors of this module beside the package's: :class:`ServerUnavailableError`
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 import time
 import uuid
@@ -90,6 +96,7 @@ __all__ = [
     "RemoteReActAgent",
     "RemoteRunError",
     "ServerUnavailableError",
+    "reports_strict_resume",
     "server_thread_id",
 ]
 
@@ -197,6 +204,35 @@ def _resume_map(
     return resume
 
 
+def reports_strict_resume(info: object) -> bool:
+    """Whether a server's ``GET /info`` answer reports strict resume (LangGraph 1.2.20+):
+    ``"strict_resume": true`` among its ``flags`` (where langgraph-api reports what it
+    supports) or at the top. ``langgraph_sdk`` has no reader of ``/info``; its
+    ``runs.create(..., strict_resume=True)`` takes effect only on such a server.
+
+    Example:
+        >>> reports_strict_resume({"flags": {"assistants": True, "strict_resume": True}})
+        True
+        >>> reports_strict_resume({"version": "0.16.7", "flags": {"assistants": True}})
+        False
+    """
+    if not isinstance(info, Mapping):
+        return False
+    flags = info.get("flags")
+    if isinstance(flags, Mapping) and flags.get("strict_resume") is True:
+        return True
+    return info.get("strict_resume") is True
+
+
+def _sdk_strict_resume(runs: Any) -> bool:
+    """Whether this ``langgraph_sdk`` can ask for strict resume (``runs.create`` takes
+    ``strict_resume``; older releases of the ``studio`` extra's range do not)."""
+    try:
+        return "strict_resume" in inspect.signature(type(runs).create).parameters
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 def _lost(thread_id: str) -> ConcurrentResumeError:
     return ConcurrentResumeError(
         f"another caller resumed thread {thread_id!r} first; its decision was applied and yours "
@@ -247,6 +283,9 @@ def _check_run(
     )
 
 
+_REFUSALS = frozenset({ConcurrentResumeError.__name__, "UnknownInterruptError"})
+"""A failed run's error names meaning the resume was refused before anything ran: the tool
+node's claim, or LangGraph's strict resume (an interrupt id no longer pending)."""
 _INVALID = "validation error for "
 """How pydantic's ValidationError message starts (a server that keeps only the message of a
 failed run, such as Aegra)."""
@@ -280,7 +319,7 @@ def _refusal(run: Mapping[str, Any], joined: Any) -> bool:
         return False
     error = joined.get("__error__") if isinstance(joined, Mapping) else None
     error = error if isinstance(error, Mapping) else {}
-    if str(error.get("error", "")) == ConcurrentResumeError.__name__:
+    if str(error.get("error", "")) in _REFUSALS:
         return True
     return CLAIM_REFUSED in str(error.get("message") or run.get("error_message") or "")
 
@@ -576,13 +615,51 @@ class RemoteReActAgent:
         """The ``langgraph_sdk`` async client (for what this class does not wrap)."""
         self.sync_client: SyncLangGraphClient = get_sync_client(**kwargs, timeout=limits)
         """The ``langgraph_sdk`` sync client."""
+        self._strict: bool | None = None  # the server reports strict resume (asked once)
 
-    def _resume_options(self, resume: Mapping[str, Any]) -> dict[str, Any]:
+    def _strict_from(self, info: Any) -> bool:
+        self._strict = reports_strict_resume(info) and _sdk_strict_resume(self.sync_client.runs)
+        return self._strict
+
+    def strict_resume(self) -> bool:
+        """Whether this client's resumes ask the server for strict resume: its ``/info``
+        reports it (:func:`reports_strict_resume`) and ``langgraph_sdk`` can send it. Read
+        once, then cached; a server without ``/info`` (HTTP error) does not report it.
+
+        Raises:
+            ServerUnavailableError: the server cannot be reached.
+        """
+        if self._strict is not None:
+            return self._strict
+        with _translated(self.url, None, "reading /info"):
+            try:
+                info = self.sync_client.http.get("/info")
+            except httpx.HTTPStatusError:
+                info = None
+        return self._strict_from(info)
+
+    async def astrict_resume(self) -> bool:
+        """Async twin of :meth:`strict_resume` (one cache for both)."""
+        if self._strict is not None:
+            return self._strict
+        with _translated(self.url, None, "reading /info"):
+            try:
+                info = await self.client.http.get("/info")
+            except httpx.HTTPStatusError:
+                info = None
+        return self._strict_from(info)
+
+    def _resume_options(self, resume: Mapping[str, Any], strict: bool) -> dict[str, Any]:
         """The run options of a resume: the agent's, its config tagged with the interrupt ids
-        the resume answers (:func:`_tagged`)."""
+        the resume answers (:func:`_tagged`), and ``strict_resume=True`` when ``strict``
+        (:meth:`strict_resume`)."""
         config = {**self._run_options.get("config", {})}
         config["tags"] = [*config.get("tags", []), *_tagged(resume)["tags"]]
-        return {**self._run_options, "config": config}
+        return {
+            **self._run_options,
+            "config": config,
+            **({"strict_resume": True} if strict else {}),
+        }
 
     # --- run --------------------------------------------------------------------------
 
@@ -612,7 +689,7 @@ class RemoteReActAgent:
                     sid,
                     self.assistant_id,
                     command={"resume": settle.resume},
-                    **self._resume_options(settle.resume),
+                    **self._resume_options(settle.resume, self.strict_resume()),
                 )
                 self._wait(sid, str(settling["run_id"]))
                 before, seen = seen, _seen(self.sync_client.threads.get_state(sid))
@@ -645,7 +722,7 @@ class RemoteReActAgent:
                     sid,
                     self.assistant_id,
                     command={"resume": settle.resume},
-                    **self._resume_options(settle.resume),
+                    **self._resume_options(settle.resume, await self.astrict_resume()),
                 )
                 await self._await(sid, str(settling["run_id"]))
                 before, seen = seen, _seen(await self.client.threads.get_state(sid))
@@ -723,8 +800,9 @@ class RemoteReActAgent:
     def _send(self, sid: str, tid: str, seen: _Seen, resume: Mapping[str, Any]) -> _Seen:
         """Send the resume ``resume`` of the pauses ``seen`` showed, wait for its run, check
         it won; the thread afterwards."""
+        options = self._resume_options(resume, self.strict_resume())
         run = self.sync_client.runs.create(
-            sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
+            sid, self.assistant_id, command={"resume": resume}, **options
         )
         joined, done = self._wait(sid, str(run["run_id"]))
         _check_run(tid, done, joined, seen, _seen(self.sync_client.threads.get_state(sid)))
@@ -732,8 +810,9 @@ class RemoteReActAgent:
         return _seen(self.sync_client.threads.get_state(sid))
 
     async def _asend(self, sid: str, tid: str, seen: _Seen, resume: Mapping[str, Any]) -> _Seen:
+        options = self._resume_options(resume, await self.astrict_resume())
         run = await self.client.runs.create(
-            sid, self.assistant_id, command={"resume": resume}, **self._resume_options(resume)
+            sid, self.assistant_id, command={"resume": resume}, **options
         )
         joined, done = await self._await(sid, str(run["run_id"]))
         now = _seen(await self.client.threads.get_state(sid))

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,8 +150,10 @@ def _paused(path: Path) -> None:
 
 
 class _LateLoad(SqliteSaver):
-    """Blocks the run right after LangGraph loaded the checkpoint (its first read), so
-    another caller can finish the resume before this one reaches the tool node."""
+    """Blocks the run right after LangGraph's loop loaded the checkpoint (its first read), so
+    another caller can finish the resume before this one reaches the tool node. Reads before
+    the loop's (the package's graph reads a thread a resume is sent to, to tell a late
+    answer: ``UnappliedResumeWarning``) pass through."""
 
     def __init__(self, path: Path, loaded: threading.Event, go_on: threading.Event) -> None:
         super().__init__(sqlite3.connect(path, check_same_thread=False))
@@ -157,11 +161,24 @@ class _LateLoad(SqliteSaver):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         tup = super().get_tuple(config)
+        frames = (f.f_code.co_filename for f in _frames(sys._getframe(1)))
+        if not any(name.endswith(_LOOP) for name in frames):
+            return tup
         self.reads += 1
         if self.reads == 1:
             self.loaded.set()
             assert self.go_on.wait(30)
         return tup
+
+
+_LOOP = os.path.join("langgraph", "pregel", "_loop.py")
+"""The module of LangGraph's Pregel loop (langgraph 1.2), whose enter loads the checkpoint."""
+
+
+def _frames(frame: Any) -> Iterator[Any]:
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
 
 
 def test_a_caller_that_read_the_pause_before_the_winner_finished_is_refused(

@@ -553,6 +553,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "InterruptValue",
         "Rejected",
         "ToolCallRef",
+        "UnappliedResumeWarning",
         "ask",
         "bind_decision",
         "compute_review_digest",
@@ -634,6 +635,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "RemoteReActAgent",
         "RemoteRunError",
         "ServerUnavailableError",
+        "reports_strict_resume",
         "server_thread_id",
     ],
     "dynavec_langgraph.savers": [
