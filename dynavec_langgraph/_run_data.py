@@ -85,6 +85,12 @@ class CompletedCall:
         return f"{self.call['name']}({self.call['args']!r}) (call {self.call['id']})"
 
 
+ANONYMOUS: Final = "anonymous"
+"""The user a server without auth signs in: Aegra (0.6.0, ``aegra_api.core.auth_middleware``)
+puts ``{"identity": "anonymous", "is_authenticated": True}`` in every run's config when no
+auth handler is configured. It proves nobody: such a run has no signed-in user."""
+
+
 @dataclass(frozen=True)
 class SignedIn:
     """The user the LangGraph API server signed in for this run (:data:`AUTH_USER_KEY`)."""
@@ -120,7 +126,7 @@ class SignedIn:
         if user is None:
             return None
         name = _field(user, "identity")
-        if not isinstance(name, str) or not name:
+        if not isinstance(name, str) or not name or name == ANONYMOUS:
             return None
         authenticated = _field(user, "is_authenticated")
         permissions = conf.get(AUTH_PERMISSIONS_KEY)

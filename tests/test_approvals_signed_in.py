@@ -254,3 +254,15 @@ def test_a_user_langsmith_signed_in_names_its_approver_as_without_auth() -> None
 
     _, done = _answer(graph, langsmith, approver_decision("approved", "bob"))
     assert done is None and ran == [{"amount": 5, "to": "Ann"}]
+
+
+def test_a_server_without_auth_that_signs_in_anonymous_is_a_server_without_auth() -> None:
+    """Aegra with no auth handler puts ``{"identity": "anonymous", "is_authenticated": True}``
+    in every run's config: it proves nobody, so answers name their approver as without auth
+    (tests/test_approvals_cluster.py runs this on a real Aegra server)."""
+    anonymous = {"identity": "anonymous", "is_authenticated": True}  # and a display_name
+    graph = _graph(approvers=["alice", "bob"])
+    _, again = _answer(graph, anonymous, "approved")  # no name: asked again, as without auth
+    assert again is not None and "needs a named approver" in again.value["error"]
+    _, done = _answer(graph, anonymous, approver_decision("approved", "alice"))
+    assert done is None and ran == [{"amount": 5, "to": "Ann"}]
