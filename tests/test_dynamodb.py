@@ -19,6 +19,7 @@ from typing import Any
 
 import boto3
 import pytest
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.types import Command
 
 from dynavec_langgraph import (
@@ -692,3 +693,28 @@ def test_the_inbox_lists_paused_threads_of_dynamodb(
     rows = list_pending(agent.graph, agent.checkpointer, unreadable)
     assert [r.thread_id for r in rows] == ["a"]
     assert len(unreadable) == 1 and "thread 'b' cannot be read" in unreadable[0]
+
+
+def test_a_parked_write_never_adds_a_second_write_of_one_task_and_index(
+    dynamodb_url: str,
+) -> None:
+    """A write this saver parked (``put_writes`` before its checkpoint was stored) and another
+    saver's stored write for the same ``(task, index)``: the stored one stays the only one
+    (first write wins, as on the other savers; the audit trail's slot claim relies on it)."""
+    a, b, reader = (resolve_checkpointer(dynamodb_url) for _ in range(3))
+    assert a is not None and b is not None and reader is not None
+    base: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": "audit"}}
+    a.put(base, empty_checkpoint(), {}, {})
+    checkpoint = empty_checkpoint()
+    slot: Any = {
+        **base,
+        "configurable": {**base["configurable"], "checkpoint_id": checkpoint["id"]},
+    }
+    b.put_writes(slot, [("claim", "b")], "task")  # not stored yet: parked
+    a.put(base, checkpoint, {}, {})
+    a.put_writes(slot, [("claim", "a")], "task")
+    b.put(base, checkpoint, {}, {})  # b's put picks its parked writes up
+    for saver in (a, b, reader):
+        found = saver.get_tuple(slot)
+        assert found is not None
+        assert found.pending_writes == [("task", "claim", "a")]

@@ -149,6 +149,24 @@ def _attempts(thread_id: str) -> Iterator[int]:
     )
 
 
+def _merged(
+    stored: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``stored`` with the pending writes ``new`` added as LangGraph's savers do: the first
+    write of a ``(task, index)`` wins (a later one is dropped), a special channel's (negative
+    index) is replaced. Also where a put picks up writes parked before its checkpoint was
+    stored: a write another process stored meanwhile stays the only one of its place."""
+    out = list(stored)
+    for write in new:
+        place = (write["task_id"], write["idx"])
+        same = [w for w in out if (w["task_id"], w["idx"]) == place]
+        if same and write["idx"] >= 0:
+            continue
+        out = [w for w in out if w not in same]
+        out.append(write)
+    return out
+
+
 def _record_key(ns: str, checkpoint_id: str) -> str:
     return checkpoint_id if ns == "" else f"{ns}#{checkpoint_id}"
 
@@ -427,7 +445,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         stored, latest = self._load_all(thread_id)
         key = (thread_id, ns, checkpoint["id"])
         old = stored.get((ns, checkpoint["id"]))
-        writes = (old.writes if old else []) + self._early_writes.get(key, [])
+        writes = _merged(old.writes if old else [], self._early_writes.get(key, []))
         record = Checkpoint(
             thread_id=thread_id,
             checkpoint_id=_record_key(ns, checkpoint["id"]),
@@ -556,25 +574,20 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         stored = self._load(thread_id)
         item = stored.get((ns, checkpoint_id))
         early = self._early_writes.setdefault((thread_id, ns, checkpoint_id), [])
-        current = list(item.writes) if item is not None else early
-        for idx, (channel, value) in enumerate(writes):
-            slot = WRITES_IDX_MAP.get(channel, idx)
-            same = [w for w in current if (w["task_id"], w["idx"]) == (task_id, slot)]
-            if same and slot >= 0:
-                continue
-            for w in same:
-                current.remove(w)
-            current.append(
-                {
-                    "task_id": task_id,
-                    "channel": channel,
-                    "value": self._enc(value),
-                    "task_path": task_path,
-                    "idx": slot,
-                }
-            )
+        new = [
+            {
+                "task_id": task_id,
+                "channel": channel,
+                "value": self._enc(value),
+                "task_path": task_path,
+                "idx": WRITES_IDX_MAP.get(channel, idx),
+            }
+            for idx, (channel, value) in enumerate(writes)
+        ]
         if item is None:
+            early[:] = _merged(early, new)
             return True  # the checkpoint's put is still running: it picks these up
+        current = _merged(item.writes, new)
         item.writes = current
         if not item.own and ns == "" and any(ch == INTERRUPT for ch, _ in writes):
             self._early_writes.pop((thread_id, ns, checkpoint_id), None)
