@@ -4,8 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PG_BIN ?= /usr/lib/postgresql/15/bin
 
-.PHONY: demo test test-fast lint typecheck pytest pytest-parallel pytest-timing reference-prebuilt \
-	reference-langchain \
+.PHONY: demo test test-fast lint typecheck pytest reference-prebuilt reference-langchain \
 	lower-bounds bench notebooks postgres-binaries browser-tools agent-chat-ui redis-server cluster
 
 # uv installs the demo's packages in seconds (pip takes most of a minute): the `uv` on PATH, or
@@ -86,16 +85,9 @@ typecheck: $(BIN)/.installed
 # then the few tests that bound a wall-clock time (marked `timing`) alone, on a quiet machine.
 # uv (`$(UV)`) makes the release test's virtualenvs from the built wheel in seconds.
 TEST_WORKERS ?= 4
-TEST_NEEDS := $(BIN)/.installed postgres-binaries redis-server agent-chat-ui
-pytest-parallel: $(TEST_NEEDS) | $(UV)
+pytest: $(BIN)/.installed postgres-binaries redis-server agent-chat-ui | $(UV)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20 -m "not timing"
-
-pytest-timing: $(TEST_NEEDS)
 	$(BIN)/python -m pytest -p no:xdist -m timing
-
-pytest:
-	$(MAKE) --no-print-directory pytest-parallel
-	$(MAKE) --no-print-directory pytest-timing
 
 # LangGraph's prebuilt test suite against this package's create_react_agent: the source release
 # of the installed langgraph-prebuilt, fetched by name (cached in ~/.cache/dynavec-langgraph/),
@@ -114,15 +106,9 @@ lower-bounds: $(BIN)/.installed
 reference-langchain: $(BIN)/.installed
 	$(BIN)/python -m tests.reference.langchain_agents
 
-# `make test`: what the tests need installed first, one at a time (apt-get takes one lock); then
-# the checks side by side, each target's output printed whole when it ends (the reference
-# suites and mypy use the cores while the suite's service tests wait); then the `timing`
-# tests alone.
-test:
-	$(MAKE) --no-print-directory $(TEST_NEEDS) $(UV)
-	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck pytest-parallel \
-	  reference-prebuilt reference-langchain lower-bounds
-	$(MAKE) --no-print-directory pytest-timing
+# One after another: run side by side (make -j) the reference suites and mypy only took the
+# cores from the suite (a fresh clone's `make test` took 877 s so).
+test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
 
 # The tests that start no server, no notebook kernel and no other process (not marked `service`,
 # see tests/conftest.py) and do not wait by design (not marked `slow`: a timeout run out, a
