@@ -106,8 +106,8 @@ lower-bounds: $(BIN)/.installed
 reference-langchain: $(BIN)/.installed
 	$(BIN)/python -m tests.reference.langchain_agents
 
-# One after another: run side by side (make -j) the reference suites and mypy only took the
-# cores from the suite (a fresh clone's `make test` took 877 s so).
+# One after another. Side by side (make -j) saved nothing: on a fresh clone of this two-core
+# machine `make test` took 877 s so, and 901 s one after another (the suite's CPU bounds both).
 test: lint typecheck pytest reference-prebuilt reference-langchain lower-bounds
 
 # The tests that start no server, no notebook kernel and no other process (not marked `service`,
