@@ -27,11 +27,15 @@ $(BIN)/.demo-installed: pyproject.toml | $(UV)
 	  $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[sqlite]'; }
 	touch $@
 
-# Everything else: the test tools and every extra (`.[dev]`).
-$(BIN)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+# Everything else: the test tools and every extra (`.[dev]`), with uv when it can be had (about
+# 35 s on two cores, pip about 65 s), else pip. `--compile-bytecode`: the tests' many child
+# processes then import LangGraph from bytecode even where PYTHONDONTWRITEBYTECODE is set (without
+# it each child compiles what it imports: 2.8 s instead of 1.3 s to import the package).
+$(BIN)/.installed: pyproject.toml | $(UV)
+	{ test -x $(UV) && { test -x $(BIN)/python || $(UV) venv -q --seed --no-python-downloads --python $(PYTHON) $(VENV); } && \
+	  $(UV) pip install -q --compile-bytecode --python $(BIN)/python -e '.[dev]'; } || \
+	{ $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install -q --upgrade pip && \
+	  $(BIN)/python -m pip install -q -e '.[dev]'; }
 	touch $@ $(BIN)/.demo-installed
 
 demo: $(BIN)/.demo-installed
@@ -75,8 +79,10 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check dynavec_langgraph tests benchmarks
 	$(BIN)/ruff format --check dynavec_langgraph tests benchmarks
 
+# mypy's cache outside the clone (~/.cache/dynavec-langgraph/mypy): a fresh clone's files have new
+# times, so mypy compares their hashes and re-checks only what changed (3 s instead of 49 s).
 typecheck: $(BIN)/.installed
-	$(BIN)/mypy --strict
+	$(BIN)/mypy --strict --cache-dir $(TOOLS)/mypy
 
 # The whole suite on pytest-xdist: TEST_WORKERS workers (default 4 on this two-core machine:
 # most service tests wait on the servers and processes they start, so two workers per core keep
