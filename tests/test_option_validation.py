@@ -806,3 +806,71 @@ def test_tools_that_take_any_argument_take_an_added_one() -> None:
     (wrapped,) = as_tools([lc_pay])
     assert wrapped._unknown_arguments({"amount": 1, "to": "a", "memo": "b"}) == ["memo"]
     assert pay._unknown_arguments({"amount": 1, "memo": "b"}) == ["memo"]
+
+
+# --- 10. an approvers rule that returns no bool ---------------------------------------------
+
+
+def _says_no(approver: Any, pause: Any) -> Any:
+    """An approvers rule with a bug: ``"no"`` (truthy) for a refusal."""
+    return "no"
+
+
+RULE_GRAPH = create_react_agent(_model(), [require_approval(pay, approvers=_says_no)])
+"""``pay`` behind an approvers rule returning ``"no"`` (for ``inbox answer --graph``)."""
+
+
+def _no_bool(error: InvalidOptionError) -> None:
+    assert error.option == "approvers"
+    assert "the rule returned 'no' for approver 'mallory', not True or False" in str(error)
+    assert "Nothing ran and the pause stays" in str(error)
+
+
+def test_an_approvers_rule_returning_no_bool_is_raised_and_the_pause_stays(tmp_path: Path) -> None:
+    """``"no"`` is truthy: the rule's answer was read as ``bool("no")`` and the call ran. Now
+    the answer is refused with the rule named, raised to whoever answered; the pause stays
+    and an agent whose rule returns a bool answers it."""
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    agent = ReActAgent(_model(), [require_approval(pay, approvers=_says_no)], checkpointer=db)
+    agent.run("pay", thread_id="t")
+    (pause,) = agent.graph.get_state(cfg()).interrupts
+    for answer in (
+        lambda: agent.resume(thread_id="t", human_decision="approved", approver="mallory"),
+        lambda: asyncio.run(
+            agent.aresume(thread_id="t", human_decision="rejected", approver="mallory")
+        ),
+    ):
+        with pytest.raises(InvalidOptionError) as raised:
+            answer()
+        _no_bool(raised.value)
+        assert ran == []
+        (still,) = agent.graph.get_state(cfg()).interrupts
+        assert still.id == pause.id and not still.value["error"]  # the same pause, unanswered
+    fixed = ReActAgent(
+        ScriptedChatModel(turns=["Done."]),  # the model's next turn: the answer
+        [require_approval(pay, approvers=lambda who, _: who["name"] == "alice")],
+        checkpointer=db,
+    )
+    done = fixed.resume(thread_id="t", human_decision="approved", approver="alice")
+    assert done.output == "Done." and ran == [{"amount": 5, "to": "Ann"}]
+
+
+def test_the_raw_graph_and_the_cli_raise_a_rule_returning_no_bool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dynavec_langgraph.approval import approver_decision
+
+    db = str(tmp_path / "r.db")
+    with SqliteSaver.from_conn_string(db) as saver:
+        graph = RULE_GRAPH.copy(update={"checkpointer": saver})
+        graph.invoke({"messages": [HumanMessage("pay")]}, cfg("r"))
+        with pytest.raises(InvalidOptionError) as raised:
+            graph.invoke(Command(resume=approver_decision("approved", "mallory")), cfg("r"))
+        _no_bool(raised.value)
+        assert graph.get_state(cfg("r")).interrupts
+    argv = ["inbox", "answer", "--db", db, "--graph", "tests.test_option_validation:RULE_GRAPH",
+            "--thread", "r", "--approve", "--as", "mallory"]  # fmt: skip
+    _one_line_error(capsys, argv, "approvers=<function _says_no")
+    with SqliteSaver.from_conn_string(db) as saver:
+        assert RULE_GRAPH.copy(update={"checkpointer": saver}).get_state(cfg("r")).interrupts
+    assert ran == []
