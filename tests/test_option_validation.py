@@ -834,12 +834,13 @@ def test_an_approvers_rule_returning_no_bool_is_raised_and_the_pause_stays(tmp_p
     agent = ReActAgent(_model(), [require_approval(pay, approvers=_says_no)], checkpointer=db)
     agent.run("pay", thread_id="t")
     (pause,) = agent.graph.get_state(cfg()).interrupts
-    for answer in (
+    answers: list[Callable[[], object]] = [
         lambda: agent.resume(thread_id="t", human_decision="approved", approver="mallory"),
         lambda: asyncio.run(
             agent.aresume(thread_id="t", human_decision="rejected", approver="mallory")
         ),
-    ):
+    ]
+    for answer in answers:
         with pytest.raises(InvalidOptionError) as raised:
             answer()
         _no_bool(raised.value)
