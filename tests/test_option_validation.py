@@ -15,6 +15,7 @@ import asyncio
 import json
 import math
 import re
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -875,3 +876,26 @@ def test_the_raw_graph_and_the_cli_raise_a_rule_returning_no_bool(
     with SqliteSaver.from_conn_string(db) as saver:
         assert RULE_GRAPH.copy(update={"checkpointer": saver}).get_state(cfg("r")).interrupts
     assert ran == []
+
+
+def test_postgres_an_unknown_edit_argument_and_a_rule_returning_no_bool_change_nothing(
+    pg_uri: str,
+) -> None:
+    """Cases 9 and 10 on PostgreSQL: refused, nothing ran, the pause stays, then answered."""
+    edit_thread, rule_thread = (f"{case}-{uuid.uuid4().hex}" for case in ("edit", "rule"))
+    agent = ReActAgent(_model(), [require_approval(pay)], checkpointer=pg_uri)
+    agent.run("pay", thread_id=edit_thread)
+    with pytest.raises(InvalidDecisionError) as refused:
+        agent.resume(thread_id=edit_thread, human_decision=MEMO_EDIT)
+    _refused_memo(refused.value)
+    assert agent.graph.get_state(cfg(edit_thread)).interrupts and ran == []
+    ruled = ReActAgent(_model(), [require_approval(pay, approvers=_says_no)], checkpointer=pg_uri)
+    ruled.run("pay", thread_id=rule_thread)
+    with pytest.raises(InvalidOptionError) as raised:
+        ruled.resume(thread_id=rule_thread, human_decision="approved", approver="mallory")
+    _no_bool(raised.value)
+    assert ruled.graph.get_state(cfg(rule_thread)).interrupts and ran == []
+    done = agent.resume(thread_id=edit_thread, human_decision="approved")
+    assert done.output == "Done." and ran == [{"amount": 5, "to": "Ann"}]
+    agent.close()
+    ruled.close()
