@@ -690,7 +690,8 @@ def test_the_cli_says_to_name_the_approver(
     assert main(argv) == 2
     _, err = capsys.readouterr()
     assert err.startswith("dynavec-langgraph: error: 'approve_pay' needs a named approver")
-    assert f"inbox answer --db {db} --thread w --approve --as NAME" in err
+    graph = "--graph tests.approvals_graph:two_approvers"  # the agent that paused it
+    assert f"inbox answer --db {db} {graph} --thread w --approve --as NAME" in err
     assert "Traceback" not in err and not (tmp_path / "ledger.jsonl").exists()
     assert main([*argv, "--as", "alice"]) == 0
 
@@ -776,7 +777,8 @@ def test_the_cli_refuses_an_edit_with_an_unknown_argument_in_one_line(
     error, hint = err.splitlines()  # the error on one line, then the CLI's usual hint
     assert error.startswith("dynavec-langgraph: error: 'approve_send_money': the decision")
     assert "the edited arguments do not fit 'send_money': it does not take 'memo'" in error
-    assert hint.startswith("dynavec-langgraph: hint: the thread stays paused")
+    answer = f"inbox answer --db {db} --graph tests.ui_graph:graph --thread e --approve`"
+    assert hint.startswith("dynavec-langgraph: hint: the thread stays paused") and answer in hint
     assert "Traceback" not in err
     assert not ledger.exists()
     with SqliteSaver.from_conn_string(db) as saver:
