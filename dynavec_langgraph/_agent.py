@@ -252,6 +252,8 @@ class ReActAgent:
         self.max_steps = check_max_steps(max_steps)
         self._completed: dict[str, dict[str, CompletedCall]] = {}
         saver = resolve_checkpointer(checkpointer)
+        if isinstance(saver, DynavecCheckpointSaver) and saver is not checkpointer:
+            saver.system_prompt = self.system_prompt or None  # dynavec's records start with it
         self._given_saver = saver is not None
         self.checkpointer = saver if saver is not None else InMemorySaver()
         self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None

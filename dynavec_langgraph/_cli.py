@@ -936,10 +936,19 @@ def _hint(args: argparse.Namespace, error: Exception) -> str | None:
     if db is None:
         return None
     quoted = shlex.quote(db)
+    graph = getattr(args, "graph", None)  # inbox answer --graph: the agent that paused it
+    answer = f"{invocation()} inbox answer --db {quoted}" + (
+        f" --graph {shlex.quote(graph)}" if graph is not None else ""
+    )
     if isinstance(error, ApproverRequiredError) and thread is not None:
         return (
-            f"the thread stays paused; answer it as a named approver: `{invocation()} inbox "
-            f"answer --db {quoted} --thread {shlex.quote(thread)} --approve --as NAME`"
+            f"the thread stays paused; answer it as a named approver: `{answer} --thread "
+            f"{shlex.quote(thread)} --approve --as NAME`"
+        )
+    if isinstance(error, InvalidDecisionError) and thread is not None and graph is not None:
+        return (
+            f"the thread stays paused; answer it with `{answer} --thread {shlex.quote(thread)} "
+            "--approve` (or --reject, --decision JSON)"
         )
     if isinstance(error, InvalidDecisionError) and thread is not None:
         return (

@@ -429,7 +429,7 @@ def build_agent(
         builder = _plain_graph(nodes, base, context_schema, steps, parallel_tool_calls, finish)
     graph = _compile(
         builder,
-        checkpointer,
+        _dynavec_saver(checkpointer, system_message),
         store,
         name,
         steps,
@@ -528,6 +528,23 @@ def _chat_model(model: Any) -> Any:
 
         return init_chat_model(model)
     return model
+
+
+def _dynavec_saver(checkpointer: Any, system_message: SystemMessage | None) -> Any:
+    """``checkpointer``; a dynavec checkpointer as a saver whose records' messages start with
+    the agent's system message, as dynavec's own records do (its text prompt; a saver
+    given as such is used as it is)."""
+    if isinstance(checkpointer, bool | None | BaseCheckpointSaver):
+        return checkpointer
+    from dynavec_langgraph.savers import resolve_checkpointer
+
+    saver = resolve_checkpointer(checkpointer)  # a dynavec checkpointer or a connection string
+    if system_message is not None and isinstance(system_message.content, str):
+        from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
+
+        if isinstance(saver, DynavecCheckpointSaver):
+            saver.system_prompt = system_message.content or None
+    return saver
 
 
 def _compile(

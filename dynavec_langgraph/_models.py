@@ -45,8 +45,10 @@ class DynavecChatModel(BaseChatModel):
     ) -> Runnable[LanguageModelInput, AIMessage]:
         return self.model_copy(update={"tools": list(tools)}).bind(**kwargs)
 
-    def _chat_tools(self) -> list[Tool]:
-        return [t.to_chat_tool() for t in self.tools]
+    def _chat_tools(self) -> list[Tool] | None:
+        """The agent's tools as the model takes them: ``None`` when there are none, as dynavec's
+        agent sends them (``CONTRACT-2`` 9.6: ``tools`` is ``None`` when there are none)."""
+        return [t.to_chat_tool() for t in self.tools] or None
 
     @staticmethod
     def _reply(result: Any) -> ChatResult:

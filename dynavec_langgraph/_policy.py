@@ -534,7 +534,18 @@ def _allowed(rule: ApproverRule | None, who: Mapping[str, Any], pause: Mapping[s
     if rule is None:
         return True
     if callable(rule):
-        return bool(rule(who, pause))
+        allowed = rule(who, pause)
+        if not isinstance(allowed, bool):  # "no" is truthy: it would approve
+            raise InvalidOptionError(
+                option_text(
+                    "approvers",
+                    rule,
+                    f"the rule returned {allowed!r:.40} for approver {who['name']!r}, not True "
+                    "or False; make it return a bool. Nothing ran and the pause stays",
+                ),
+                "approvers",
+            )
+        return allowed
     names = {r for r in rule if not r.startswith((_ROLE, _PERMISSION))}
     roles = {r.removeprefix(_ROLE) for r in rule if r.startswith(_ROLE)}
     permissions = {r.removeprefix(_PERMISSION) for r in rule if r.startswith(_PERMISSION)}

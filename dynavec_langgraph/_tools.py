@@ -254,6 +254,7 @@ class AgentTool(BaseTool):
     _param_names: tuple[str, ...] = PrivateAttr(default=())
     _takes_any: bool = PrivateAttr(default=False)
     _origin: BaseTool | None = PrivateAttr(default=None)
+    _schema_bound: bool = PrivateAttr(default=False)  # wraps a LangChain / dynavec-style tool
 
     def __init__(self, fn: ToolFunc | None = None, /, *args: Any, **data: Any) -> None:
         """``AgentTool(fn, name=None, description=None, parameters=None, tags=None)`` as in
@@ -300,6 +301,34 @@ class AgentTool(BaseTool):
                 if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD) and p != self.state_param
             )
             self._takes_any = any(v.kind == v.VAR_KEYWORD for v in params.values())
+
+    def _unknown_arguments(self, args: Mapping[str, Any]) -> list[str]:
+        """The keys of ``args`` the tool does not take, by its arguments' schema
+        (``parameters``): the model's calls drop them (dynavec's binding rules), so an
+        edited call that adds one would not run as the reviewer wrote it.
+
+        None for a function taking ``**kwargs``, a schema allowing additional properties or
+        one naming no properties.
+
+        Example:
+            >>> @tool
+            ... def pay(amount: int, to: str) -> str:
+            ...     return "paid"
+            >>> pay._unknown_arguments({"amount": 5, "memo": "rent"})
+            ['memo']
+        """
+        schema = self.parameters
+        if schema.get("additionalProperties") not in (None, False):
+            return []
+        if self._takes_any and not self._schema_bound:
+            return []
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            return []
+        known = set(properties)
+        if not self._schema_bound:
+            known |= set(self._param_names)
+        return [key for key in args if key not in known]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the wrapped function directly."""
@@ -622,6 +651,7 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
         metadata=lc_tool.metadata,
     )
     result._origin = lc_tool
+    result._schema_bound = True
     return result
 
 
@@ -629,13 +659,15 @@ def _from_dynavec(obj: Any) -> AgentTool:
     def run(**kwargs: Any) -> Any:
         return obj.execute(kwargs)
 
-    return AgentTool(
+    result = AgentTool(
         name=str(obj.name),
         description=str(obj.description or f"Execute {obj.name}"),
         parameters=dict(obj.parameters or {"type": "object", "properties": {}}),
         func=run,
         tags=list(getattr(obj, "tags", None) or []) or None,
     )
+    result._schema_bound = True
+    return result
 
 
 def _is_sequence(tools: Any) -> bool:

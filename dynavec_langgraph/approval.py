@@ -135,15 +135,33 @@ def _check_edit(tool: AgentTool, args: dict[str, Any]) -> None:
     """Refuse edited arguments the tool cannot take, so the same approval is asked again
     instead of the call failing with a tool error.
 
+    An argument the tool does not take is refused too: the model's calls drop such keys
+    (dynavec's binding rules), so the call would not run as the reviewer wrote it while the
+    model is told it did.
+
     Raises:
         InvalidDecisionError: naming what is wrong (the tool's own argument check).
     """
+    unknown = tool._unknown_arguments(args)
+    if unknown:
+        takes = ", ".join(_taken(tool)) or "no arguments"
+        raise InvalidDecisionError(
+            f"the edited arguments do not fit {tool.name!r}: it does not take "
+            f"{', '.join(repr(k) for k in unknown)} (it takes {takes}); edit them again "
+            "without it"
+        )
     try:
         tool._prepare(args, None)
     except (ValueError, TypeError) as error:
         raise InvalidDecisionError(
             f"the edited arguments do not fit {tool.name!r} ({error}); edit them again"
         ) from None
+
+
+def _taken(tool: AgentTool) -> list[str]:
+    """The arguments ``tool`` takes, as its schema names them."""
+    properties = tool.parameters.get("properties")
+    return [str(k) for k in properties] if isinstance(properties, dict) else []
 
 
 def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:

@@ -38,6 +38,7 @@ class ScriptedDynavecModel(ChatModel):
         self.ainvoke_calls = 0
         self.seen: list[list[Message]] = []
         self.tools_seen: list[list[Tool]] = []
+        self.tools_given: list[Sequence[Tool] | None] = []  # as passed: None when there are none
         self.kwargs_seen: list[dict[str, Any]] = []
 
     def _answer(
@@ -45,6 +46,7 @@ class ScriptedDynavecModel(ChatModel):
     ) -> ChatResult:
         self.seen.append(list(messages))
         self.tools_seen.append(list(tools or []))
+        self.tools_given.append(tools)
         self.kwargs_seen.append(dict(kwargs))
         if self.policy is not None:
             turn = self.policy(list(messages))

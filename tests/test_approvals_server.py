@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from dynavec_langgraph import ApproverRefusedError
+from dynavec_langgraph import ApproverRefusedError, ApproverRequiredError, StaleDecisionError
 from dynavec_langgraph.approval import approver_decision
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 from tests.test_studio import LANGGRAPH, START_TIMEOUT, _answers, _free_port, _stop
@@ -84,6 +84,11 @@ def test_two_approvers_through_the_server_with_the_policy_enforced_there(
 
     with pytest.raises(ApproverRefusedError, match="'mallory'"):  # the client's check
         first.resume("approved", thread_id="srv", approver="mallory")
+    with pytest.raises(ApproverRequiredError) as required:  # no approver named: asked again
+        second.resume("approved", thread_id="srv")
+    assert not isinstance(required.value, StaleDecisionError)  # it was bound to no other pause
+    assert str(required.value).startswith("'approve_pay' needs a named approver")
+    assert _ran(ledger) == []
 
     # the server's check: a raw resume with a refused approver is asked again, nothing runs
     sid = server_thread_id("srv")

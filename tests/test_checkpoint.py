@@ -26,6 +26,7 @@ from dynavec_langgraph import (
     tool,
 )
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph.agents import DEFAULT_REACT_SYSTEM_PROMPT
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 
@@ -271,7 +272,9 @@ def test_adapter_records_keep_dynavec_layout_through_pause_and_resume() -> None:
 
     latest = store.get("t1")  # what a dynavec-era reader does
     assert latest is not None and latest.node_id == "interrupted" and latest.step == 1
-    call_id = latest.state["messages"][1]["tool_calls"][1]["id"]
+    system, *conversation = latest.state["messages"]  # the system prompt first, as dynavec's
+    assert (system["role"], system["content"]) == ("system", DEFAULT_REACT_SYSTEM_PROMPT)
+    call_id = conversation[1]["tool_calls"][1]["id"]
     assert latest.state["interrupted"] == {
         "node_id": "approve_transfer",
         "payload": {"amount": 120},
@@ -281,14 +284,14 @@ def test_adapter_records_keep_dynavec_layout_through_pause_and_resume() -> None:
     }
     assert latest.state["finished"] is False and "output" not in latest.state
     assert latest.state["goal"] == "pay rent"
-    assert latest.state["messages"][0] == {
+    assert conversation[0] == {
         "role": "user",
         "content": "pay rent",
         "tool_call_id": None,
         "tool_calls": [],
     }
-    assert latest.state["messages"][1]["tool_calls"][0] == {
-        "id": latest.state["messages"][1]["tool_calls"][0]["id"],
+    assert conversation[1]["tool_calls"][0] == {
+        "id": conversation[1]["tool_calls"][0]["id"],
         "name": "lookup",
         "arguments": '{"q": "rent"}',
     }
@@ -296,7 +299,7 @@ def test_adapter_records_keep_dynavec_layout_through_pause_and_resume() -> None:
         {
             "step_number": 1,
             "thought": None,
-            "tool_calls": latest.state["messages"][1]["tool_calls"],
+            "tool_calls": conversation[1]["tool_calls"],
             "observations": ["found rent"],
         }
     ]
@@ -318,7 +321,8 @@ def test_adapter_records_keep_dynavec_layout_through_pause_and_resume() -> None:
         ["found rent", "Transferred 120.", "found receipt"],
         [],
     ]
-    assert _valid(done.state["messages"]) and len(done.state["messages"]) == 6
+    assert done.state["messages"][0] == system
+    assert _valid(done.state["messages"]) and len(done.state["messages"]) == 7
     assert [r.parent_checkpoint_id for r in records[1:]] == [r.checkpoint_id for r in records[:-1]]
     assert ran == EXPECTED_RUNS
 

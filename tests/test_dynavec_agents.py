@@ -113,6 +113,21 @@ def test_m1_chat_model_is_the_model() -> None:
     assert seen_tool.parameters["required"] == ["a", "b"]
 
 
+@pytest.mark.parametrize("use_async", [False, True], ids=["run", "arun"])
+def test_m1_an_agent_without_tools_sends_tools_none(use_async: bool) -> None:
+    """dynavec's agent passes ``tools=None`` when it has none (CONTRACT-2 9.6), not ``[]``;
+    a model that tells "no tools" by ``tools is None`` sees the same."""
+    model = ScriptedDynavecModel(["plain"])
+    agent = ReActAgent(model)
+    result = asyncio.run(agent.arun("hi")) if use_async else agent.run("hi")
+    assert result.output == "plain" and model.tools_given == [None]
+    assert (model.ainvoke_calls, model.invoke_calls) == ((1, 0) if use_async else (0, 1))
+    with_tools = ScriptedDynavecModel(["plain"])
+    ReActAgent(with_tools, tools=[add]).run("hi")
+    (given,) = with_tools.tools_given
+    assert isinstance(given, list) and [t.name for t in given] == ["add"]
+
+
 async def test_m2_default_async_and_stream() -> None:
     model = ScriptedDynavecModel(["hello", "again", "third"], use_default_ainvoke=True)
     got = await model.ainvoke([Message("user", "hi")])

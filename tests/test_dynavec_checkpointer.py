@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import dynavec_langgraph.checkpoint as checkpoint_module
-from dynavec_langgraph.agents import ReActAgent, interrupt, tool
+from dynavec_langgraph.agents import DEFAULT_REACT_SYSTEM_PROMPT, ReActAgent, interrupt, tool
 from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
 from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
 from tests.dynavec_model import ScriptedDynavecModel
@@ -116,8 +116,14 @@ def test_c3_records_of_a_run(make: Any) -> None:
         init.checkpoint_id,
         step1.checkpoint_id,
     ]
-    # C8: the system prompt is not stored; C7: ids are LangGraph's, usable as resume_from=
+    # C8: the messages start with the system prompt, as dynavec's records do (every record);
+    # C7: ids are LangGraph's, usable as resume_from=
+    for record in records:
+        assert record.state["messages"][0] == {
+            "role": "system", "content": "sys", "tool_call_id": None, "tool_calls": []
+        }  # fmt: skip
     assert [m["role"] for m in step2.state["messages"]] == [
+        "system",
         "user",
         "assistant",
         "tool",
@@ -126,7 +132,7 @@ def test_c3_records_of_a_run(make: Any) -> None:
     ]
     assert not step2.checkpoint_id.startswith("cp_")
     view = agent.get_checkpoint("t1", step2.checkpoint_id)
-    assert view is not None and view.state["messages"][0]["role"] == "system"
+    assert view is not None and view.state["messages"] == step2.state["messages"]
     assert RUNS["add"] == 2
 
 
@@ -138,7 +144,9 @@ def test_c4_interrupted_record() -> None:
     paused = store.get("t1")
     assert paused is not None and paused.state["finished"] is False
     interrupted = paused.state["interrupted"]
-    call_id = paused.state["messages"][1]["tool_calls"][1]["id"]
+    system, _, asked = paused.state["messages"][:3]  # the default system prompt first (C8)
+    assert (system["role"], system["content"]) == ("system", DEFAULT_REACT_SYSTEM_PROMPT)
+    call_id = asked["tool_calls"][1]["id"]
     assert interrupted == {
         "node_id": "approve", "payload": {"amount": 9}, "tool_call_id": call_id,
         "step": 1, "thread_id": "t1",
@@ -149,6 +157,54 @@ def test_c4_interrupted_record() -> None:
         {"add": 1, "approved": 1}
     )
     assert [r.node_id for r in store.list("t1")] == ["init", "interrupted", "step_1", "step_2"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "head"),
+    [("Be brief.", ["system"]), (None, []), ("", [])],
+    ids=["prompt", "none", "empty"],
+)
+def test_c8_the_graphs_records_start_with_its_system_prompt(
+    prompt: str | None, head: list[str]
+) -> None:
+    """The same for the LangGraph graph given a dynavec checkpointer (its ``system_prompt=``
+    has no default there); the pause's ``interrupted`` record too."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.types import Command
+
+    from dynavec_langgraph import create_react_agent
+
+    store = MemoryCheckpointer()
+    model = ScriptedDynavecModel([[("approve", {"amount": 9})], "done"])
+    graph = create_react_agent(model, [approve], system_prompt=prompt, checkpointer=store)
+    config: Any = {"configurable": {"thread_id": "t1"}}
+    graph.invoke({"messages": [HumanMessage("go")]}, config)
+    graph.invoke(Command(resume="ok"), config)
+    records = store.list("t1")
+    assert "interrupted" in [r.node_id for r in records]
+    for record in records:
+        roles = [m["role"] for m in record.state["messages"]]
+        assert roles[: len(head) + 1] == [*head, "user"], (record.node_id, roles)
+        if head:
+            assert record.state["messages"][0]["content"] == prompt
+    assert [m.role for m in model.seen[0]] == [*head, "user"]  # what the model was sent
+
+
+def test_c8_a_saver_built_by_hand_stores_the_prompt_it_is_given() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from dynavec_langgraph import create_react_agent
+    from dynavec_langgraph._adapter import DynavecCheckpointSaver
+
+    for given, head in ((None, []), ("sys", ["system"])):
+        store = MemoryCheckpointer()
+        saver = DynavecCheckpointSaver(store, system_prompt=given)
+        graph = create_react_agent(ScriptedDynavecModel(["hi"]), [], system_prompt="other")
+        graph = graph.copy(update={"checkpointer": saver})  # a saver is used as it is
+        graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}})
+        record = store.get("t")
+        assert record is not None
+        assert [m["role"] for m in record.state["messages"]] == [*head, "user", "assistant"]
 
 
 def test_c5_max_steps_record() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import boto3
 import pytest
 
-from dynavec_langgraph.agents import ReActAgent, interrupt, tool
+from dynavec_langgraph.agents import DEFAULT_REACT_SYSTEM_PROMPT, ReActAgent, interrupt, tool
 from dynavec_langgraph.checkpoint import Checkpoint, DynamoDBCheckpointer
 from tests.dynamo import REGION, DynamoDBServer
 from tests.dynavec_model import ScriptedDynavecModel
@@ -320,8 +320,9 @@ def test_a_thread_paused_by_dynavec_resumes_here(table: Any) -> None:
     assert latest is not None and latest["state"]["finished"] is True
     assert latest["state"]["output"] == result.output
     assert [m["role"] for m in latest["state"]["messages"]] == [
-        "user", "assistant", "tool", "tool", "assistant",
+        "system", "user", "assistant", "tool", "tool", "assistant",
     ]  # fmt: skip
+    assert latest["state"]["messages"][0]["content"] == DEFAULT_REACT_SYSTEM_PROMPT  # as dynavec
     history = table.get_item(Key={"pk": "default#thread#rent"})["Item"]["history"]
     assert [e["checkpoint_id"] for e in history][:2] == [
         "cp_20250131120000_aaaaaaaa",
@@ -344,11 +345,13 @@ def test_a_thread_written_here_reads_as_dynavec_reads_it(table: Any) -> None:
     assert (cp.node_id, cp.step) == ("interrupted", 1)
     interrupted = cp.state["interrupted"]
     assert (interrupted["node_id"], interrupted["payload"]) == ("approve_transfer", {"amount": 100})
-    calls = cp.state["messages"][1]["tool_calls"]
+    system = cp.state["messages"][0]  # the system prompt first, as dynavec's records
+    assert (system["role"], system["content"]) == ("system", DEFAULT_REACT_SYSTEM_PROMPT)
+    calls = cp.state["messages"][2]["tool_calls"]
     assert [c["name"] for c in calls] == ["lookup", "transfer"]
     assert interrupted["tool_call_id"] == calls[1]["id"]
     assert json.loads(calls[1]["arguments"]) == {"amount": 100}
-    assert cp.state["messages"][2] == {
+    assert cp.state["messages"][3] == {
         "role": "tool", "content": "rent: balance 500", "tool_call_id": calls[0]["id"],
         "tool_calls": [],
     }  # fmt: skip

@@ -12,8 +12,10 @@ option. The PostgreSQL cases use the server the tests start (``pg_uri``).
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import re
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -56,6 +58,7 @@ from dynavec_langgraph.audit import (
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.remote import RemoteReActAgent
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests.review import same_ask_again
 
 ran: list[dict[str, Any]] = []
 
@@ -687,6 +690,214 @@ def test_the_cli_says_to_name_the_approver(
     assert main(argv) == 2
     _, err = capsys.readouterr()
     assert err.startswith("dynavec-langgraph: error: 'approve_pay' needs a named approver")
-    assert f"inbox answer --db {db} --thread w --approve --as NAME" in err
+    graph = "--graph tests.approvals_graph:two_approvers"  # the agent that paused it
+    assert f"inbox answer --db {db} {graph} --thread w --approve --as NAME" in err
     assert "Traceback" not in err and not (tmp_path / "ledger.jsonl").exists()
     assert main([*argv, "--as", "alice"]) == 0
+
+
+# --- 9. an edit adding an argument the tool does not take ----------------------------------
+
+MEMO_EDIT = {
+    "decisions": [
+        {
+            "type": "edit",
+            "edited_action": {"name": "pay", "args": {"amount": 7, "to": "Bob", "memo": "rent"}},
+        }
+    ]
+}
+"""An edit of ``pay(amount, to)`` that adds ``memo``."""
+
+
+def _refused_memo(error: BaseException) -> None:
+    assert isinstance(error, InvalidDecisionError)
+    assert not isinstance(error, StaleDecisionError | ApproverRefusedError)
+    assert "the edited arguments do not fit 'pay': it does not take 'memo'" in str(error)
+    assert "(it takes amount, to)" in str(error)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["resume", "aresume"])
+def test_an_edit_adding_an_argument_the_tool_does_not_take_is_refused(
+    tmp_path: Path, use_async: bool
+) -> None:
+    """It was accepted: ``pay`` ran without ``memo`` (the model's calls drop unknown keys)
+    and the model was told the call ran with it. Now it is refused before anything runs and
+    the same approval is asked again; an edit without it then runs."""
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    agent = ReActAgent(_model(), [require_approval(pay)], checkpointer=db)
+    agent.run("pay", thread_id="t")
+    (pause,) = agent.graph.get_state(cfg()).interrupts
+    with pytest.raises(InvalidDecisionError) as raised:
+        if use_async:
+            asyncio.run(agent.aresume(thread_id="t", human_decision=MEMO_EDIT))
+        else:
+            agent.resume(thread_id="t", human_decision=MEMO_EDIT)
+    _refused_memo(raised.value)
+    assert ran == []
+    state = agent.graph.get_state(cfg())
+    (again,) = state.interrupts  # the same approval, asked again
+    assert same_ask_again(pause.value, again.value)
+    assert "it does not take 'memo'" in again.value["error"]
+    assert not any(isinstance(m, ToolMessage) for m in state.values["messages"])
+    edit = {"type": "edit", "edited_action": {"name": "pay", "args": {"amount": 7, "to": "Bob"}}}
+    done = agent.resume(thread_id="t", human_decision={"decisions": [edit]})
+    assert done.output == "Done." and ran == [{"amount": 7, "to": "Bob"}]
+
+
+def test_the_raw_graph_asks_again_after_an_edit_with_an_unknown_argument() -> None:
+    """``Command(resume=...)``: the pause is asked again with the reason in its ``error``."""
+    graph = create_react_agent(_model(), [require_approval(pay)], checkpointer=InMemorySaver())
+    graph.invoke({"messages": [HumanMessage("pay")]}, cfg())
+    (pause,) = graph.get_state(cfg()).interrupts
+    out = graph.invoke(Command(resume={pause.id: MEMO_EDIT}), cfg())
+    (again,) = out["__interrupt__"]
+    assert same_ask_again(pause.value, again.value)
+    assert "the edited arguments do not fit 'pay': it does not take 'memo'" in again.value["error"]
+    assert ran == [] and not any(isinstance(m, ToolMessage) for m in out["messages"])
+
+
+def test_the_cli_refuses_an_edit_with_an_unknown_argument_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    monkeypatch.setenv(LEDGER_ENV, str(ledger))
+    db = str(tmp_path / "e.db")
+    from tests import ui_graph
+
+    with SqliteSaver.from_conn_string(db) as saver:
+        app = ui_graph.graph.copy(update={"checkpointer": saver})
+        app.invoke({"messages": [HumanMessage("send 10 to Ann")]}, cfg("e"))
+    edit = {"type": "edit", "edited_action": {"name": "send_money", "args": {"amount": 3,
+            "to": "Bob", "memo": "x"}}}  # fmt: skip
+    argv = ["inbox", "answer", "--db", db, "--graph", "tests.ui_graph:graph", "--thread", "e",
+            "--decision", json.dumps({"decisions": [edit]})]  # fmt: skip
+    capsys.readouterr()
+    assert main(argv) == 2
+    _, err = capsys.readouterr()
+    error, hint = err.splitlines()  # the error on one line, then the CLI's usual hint
+    assert error.startswith("dynavec-langgraph: error: 'approve_send_money': the decision")
+    assert "the edited arguments do not fit 'send_money': it does not take 'memo'" in error
+    answer = f"inbox answer --db {db} --graph tests.ui_graph:graph --thread e --approve`"
+    assert hint.startswith("dynavec-langgraph: hint: the thread stays paused") and answer in hint
+    assert "Traceback" not in err
+    assert not ledger.exists()
+    with SqliteSaver.from_conn_string(db) as saver:
+        app = ui_graph.graph.copy(update={"checkpointer": saver})
+        assert app.get_state(cfg("e")).interrupts  # still paused
+
+
+def test_tools_that_take_any_argument_take_an_added_one() -> None:
+    """A function with ``**kwargs``, or a schema allowing additional properties, takes any
+    key; a LangChain tool is checked by the schema the model sees."""
+    from langchain_core.tools import tool as langchain_tool
+
+    from dynavec_langgraph._tools import as_tools
+
+    @tool
+    def note(text: str, **extra: Any) -> str:
+        """Write ``text``."""
+        return text
+
+    @langchain_tool
+    def lc_pay(amount: int, to: str) -> str:
+        """Pay ``amount`` to ``to``."""
+        return "paid"
+
+    assert note._unknown_arguments({"text": "a", "memo": "b"}) == []
+    open_schema = {"type": "object", "properties": {"a": {}}, "additionalProperties": True}
+    assert tool(parameters=open_schema)(note)._unknown_arguments({"b": 1}) == []
+    (wrapped,) = as_tools([lc_pay])
+    assert wrapped._unknown_arguments({"amount": 1, "to": "a", "memo": "b"}) == ["memo"]
+    assert pay._unknown_arguments({"amount": 1, "memo": "b"}) == ["memo"]
+
+
+# --- 10. an approvers rule that returns no bool ---------------------------------------------
+
+
+def _says_no(approver: Any, pause: Any) -> Any:
+    """An approvers rule with a bug: ``"no"`` (truthy) for a refusal."""
+    return "no"
+
+
+RULE_GRAPH = create_react_agent(_model(), [require_approval(pay, approvers=_says_no)])
+"""``pay`` behind an approvers rule returning ``"no"`` (for ``inbox answer --graph``)."""
+
+
+def _no_bool(error: InvalidOptionError) -> None:
+    assert error.option == "approvers"
+    assert "the rule returned 'no' for approver 'mallory', not True or False" in str(error)
+    assert "Nothing ran and the pause stays" in str(error)
+
+
+def test_an_approvers_rule_returning_no_bool_is_raised_and_the_pause_stays(tmp_path: Path) -> None:
+    """``"no"`` is truthy: the rule's answer was read as ``bool("no")`` and the call ran. Now
+    the answer is refused with the rule named, raised to whoever answered; the pause stays
+    and an agent whose rule returns a bool answers it."""
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    agent = ReActAgent(_model(), [require_approval(pay, approvers=_says_no)], checkpointer=db)
+    agent.run("pay", thread_id="t")
+    (pause,) = agent.graph.get_state(cfg()).interrupts
+    answers: list[Callable[[], object]] = [
+        lambda: agent.resume(thread_id="t", human_decision="approved", approver="mallory"),
+        lambda: asyncio.run(
+            agent.aresume(thread_id="t", human_decision="rejected", approver="mallory")
+        ),
+    ]
+    for answer in answers:
+        with pytest.raises(InvalidOptionError) as raised:
+            answer()
+        _no_bool(raised.value)
+        assert ran == []
+        (still,) = agent.graph.get_state(cfg()).interrupts
+        assert still.id == pause.id and not still.value["error"]  # the same pause, unanswered
+    fixed = ReActAgent(
+        ScriptedChatModel(turns=["Done."]),  # the model's next turn: the answer
+        [require_approval(pay, approvers=lambda who, _: who["name"] == "alice")],
+        checkpointer=db,
+    )
+    done = fixed.resume(thread_id="t", human_decision="approved", approver="alice")
+    assert done.output == "Done." and ran == [{"amount": 5, "to": "Ann"}]
+
+
+def test_the_raw_graph_and_the_cli_raise_a_rule_returning_no_bool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dynavec_langgraph.approval import approver_decision
+
+    db = str(tmp_path / "r.db")
+    with SqliteSaver.from_conn_string(db) as saver:
+        graph = RULE_GRAPH.copy(update={"checkpointer": saver})
+        graph.invoke({"messages": [HumanMessage("pay")]}, cfg("r"))
+        with pytest.raises(InvalidOptionError) as raised:
+            graph.invoke(Command(resume=approver_decision("approved", "mallory")), cfg("r"))
+        _no_bool(raised.value)
+        assert graph.get_state(cfg("r")).interrupts
+    argv = ["inbox", "answer", "--db", db, "--graph", "tests.test_option_validation:RULE_GRAPH",
+            "--thread", "r", "--approve", "--as", "mallory"]  # fmt: skip
+    _one_line_error(capsys, argv, "approvers=<function _says_no")
+    with SqliteSaver.from_conn_string(db) as saver:
+        assert RULE_GRAPH.copy(update={"checkpointer": saver}).get_state(cfg("r")).interrupts
+    assert ran == []
+
+
+def test_postgres_an_unknown_edit_argument_and_a_rule_returning_no_bool_change_nothing(
+    pg_uri: str,
+) -> None:
+    """Cases 9 and 10 on PostgreSQL: refused, nothing ran, the pause stays, then answered."""
+    edit_thread, rule_thread = (f"{case}-{uuid.uuid4().hex}" for case in ("edit", "rule"))
+    agent = ReActAgent(_model(), [require_approval(pay)], checkpointer=pg_uri)
+    agent.run("pay", thread_id=edit_thread)
+    with pytest.raises(InvalidDecisionError) as refused:
+        agent.resume(thread_id=edit_thread, human_decision=MEMO_EDIT)
+    _refused_memo(refused.value)
+    assert agent.graph.get_state(cfg(edit_thread)).interrupts and ran == []
+    ruled = ReActAgent(_model(), [require_approval(pay, approvers=_says_no)], checkpointer=pg_uri)
+    ruled.run("pay", thread_id=rule_thread)
+    with pytest.raises(InvalidOptionError) as raised:
+        ruled.resume(thread_id=rule_thread, human_decision="approved", approver="mallory")
+    _no_bool(raised.value)
+    assert ruled.graph.get_state(cfg(rule_thread)).interrupts and ran == []
+    done = agent.resume(thread_id=edit_thread, human_decision="approved")
+    assert done.output == "Done." and ran == [{"amount": 5, "to": "Ann"}]
+    agent.close()
+    ruled.close()

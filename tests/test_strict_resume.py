@@ -14,19 +14,24 @@ resume), instead of returning the finished state with no signal.
 Also LangGraph's per-interrupt ids with the package: a tool that calls ``interrupt()`` twice
 in one call pauses twice under two ids and two review digests, an answer to the first is
 refused for the second (by id under strict resume, by review digest everywhere), and
-``get_state().interrupts`` lists only the pauses still waiting after a partial answer.
+``get_state().interrupts`` lists only the pauses still waiting after a partial answer (these
+two on a SQLite file and on PostgreSQL).
 """
 
 from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import UnknownInterruptError
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
@@ -91,7 +96,7 @@ def _react_sequential(saver: InMemorySaver) -> Any:
     return create_react_agent(_two_payments(), [pay], checkpointer=saver)
 
 
-def _react_parallel(saver: InMemorySaver) -> Any:
+def _react_parallel(saver: BaseCheckpointSaver[Any]) -> Any:
     return create_react_agent(_two_payments(), [pay], parallel_tool_calls=True, checkpointer=saver)
 
 
@@ -119,7 +124,7 @@ SEVERAL_PENDING = {"create_react_agent parallel", "subgraph node"}
 """The faces that pause both calls of the turn at once (the others ask one at a time)."""
 
 
-def _thread(graph: Any, saver: InMemorySaver, thread_id: str) -> tuple[Any, ...]:
+def _thread(graph: Any, saver: BaseCheckpointSaver[Any], thread_id: str) -> tuple[Any, ...]:
     """What must not change: values, pending interrupts, next, the checkpoints, the ledger."""
     snapshot = graph.get_state(_cfg(thread_id), subgraphs=True)
     checkpoints = [c.config["configurable"]["checkpoint_id"] for c in saver.list(None)]
@@ -188,13 +193,30 @@ def test_without_strict_resume_a_stale_answer_is_still_ignored() -> None:
 # --- two interrupt() calls in one tool call ------------------------------------------------
 
 
-def _wire_graph(saver: InMemorySaver) -> Any:
+def _wire_graph(saver: BaseCheckpointSaver[Any]) -> Any:
     model = ScriptedChatModel(turns=[[{"name": "wire_twice", "args": {"to": "Ann"}}], "Done."])
     return create_react_agent(model, [wire_twice], checkpointer=saver)
 
 
-def test_two_asks_in_one_call_have_their_own_ids_and_digests() -> None:
-    saver = InMemorySaver()
+@contextmanager
+def _saver(db: str) -> Iterator[BaseCheckpointSaver[Any]]:
+    """LangGraph's saver on ``db`` (the ``db`` fixture: a SQLite file or a fresh PostgreSQL
+    database)."""
+    if db.startswith("postgres"):
+        with PostgresSaver.from_conn_string(db) as postgres:
+            postgres.setup()
+            yield postgres
+    else:
+        with SqliteSaver.from_conn_string(db) as sqlite:
+            yield sqlite
+
+
+def test_two_asks_in_one_call_have_their_own_ids_and_digests(db: str) -> None:
+    with _saver(db) as saver:
+        _two_asks(saver)
+
+
+def _two_asks(saver: BaseCheckpointSaver[Any]) -> None:
     graph = _wire_graph(saver)
     graph.invoke({"messages": [HumanMessage("wire Ann")]}, _cfg("w"))
     (first,) = graph.get_state(_cfg("w")).interrupts
@@ -268,8 +290,12 @@ def test_the_first_asks_digest_is_unchanged() -> None:
     assert compute_review_digest(**parts, slot=1) != compute_review_digest(**parts, ask=1)
 
 
-def test_get_state_lists_only_the_pauses_still_waiting_after_a_partial_answer() -> None:
-    saver = InMemorySaver()
+def test_get_state_lists_only_the_pauses_still_waiting_after_a_partial_answer(db: str) -> None:
+    with _saver(db) as saver:
+        _partial_answer(saver)
+
+
+def _partial_answer(saver: BaseCheckpointSaver[Any]) -> None:
     graph = _react_parallel(saver)
     graph.invoke({"messages": [HumanMessage("pay a and b")]}, _cfg("p"))
     pending = graph.get_state(_cfg("p")).interrupts

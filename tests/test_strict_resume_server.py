@@ -166,6 +166,11 @@ def test_a_server_that_does_not_report_it_gets_no_strict_resume(
     """langgraph-api 0.16.7 itself: its /info has no ``strict_resume``."""
     info = httpx.get(f"{studio.url}/info", timeout=30).json()
     assert not reports_strict_resume(info), info
+    # where langgraph-api reports what a server supports: booleans under "flags" (read where
+    # reports_strict_resume looks); 0.16.7 names strict resume nowhere in its answer
+    flags = info["flags"]
+    assert isinstance(flags, dict) and flags and all(isinstance(v, bool) for v in flags.values())
+    assert "strict_resume" not in json.dumps(info), info
     with RemoteReActAgent(studio.url, GRAPH_ID, timeout=60) as direct:
         assert direct.strict_resume() is False
     proxy = proxy_for(info, studio.url)  # the server's own /info, passed on unchanged
@@ -203,5 +208,22 @@ def test_the_server_inbox_asks_for_it_where_reported(studio: Studio, proxy_for: 
             thread = _paused_thread(agent)
         done = ServerInbox(proxy.url, GRAPH_ID).answer(thread, "approved", None)
         assert done.termination_reason == "completed"
+        [resume] = [b for b in _runs_sent(proxy) if "command" in b]
+        assert resume.get("strict_resume", False) is expected, info
+
+
+def test_the_command_line_inbox_asks_for_it_where_reported(
+    studio: Studio, proxy_for: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dynavec-langgraph inbox answer --server URL`` (in process): the same client."""
+    from dynavec_langgraph._cli import main
+
+    for info, expected in ((STRICT_INFO, True), (PLAIN_INFO, False)):
+        proxy = proxy_for(info, studio.url)
+        with RemoteReActAgent(proxy.url, GRAPH_ID, timeout=60) as agent:
+            thread = _paused_thread(agent)
+        argv = ["inbox", "answer", "--server", proxy.url, "--assistant", GRAPH_ID,
+                "--thread", thread, "--approve"]  # fmt: skip
+        assert main(argv) == 0, capsys.readouterr().err
         [resume] = [b for b in _runs_sent(proxy) if "command" in b]
         assert resume.get("strict_resume", False) is expected, info

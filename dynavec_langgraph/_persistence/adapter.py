@@ -25,8 +25,11 @@ calls of a batch, subgraph namespaces) is kept inside the latest record, in
 the same id; a checkpoint with the label of that record refreshes its dynavec state. So a run
 that asks for a tool, gets its result and answers leaves ``init``, ``step_1``, ``step_2``.
 
-Other differences from a dynavec-era run: the system prompt is not in ``state["messages"]``
-(the saver never sees it), and pending writes update their checkpoint's record by saving it
+The records' ``state["messages"]`` start with the agent's system prompt, as dynavec's do,
+when the agent (``ReActAgent``, ``create_react_agent``, ``create_agent``) made this saver from
+the dynavec checkpointer it was given (``system_prompt``; a saver built by hand has none unless
+it is given one: LangGraph's checkpoints never hold the prompt). Other differences from a
+dynavec-era run: pending writes update their checkpoint's record by saving it
 again under the same id. ``delete_thread`` uses the checkpointer's
 ``delete(thread_id)`` when it supports it; otherwise it saves a tombstone record
 (``node_id="deleted"``) and the adapter ignores everything before it.
@@ -177,6 +180,9 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
     Args:
         checkpointer: a :class:`BaseCheckpointer` (or an object with ``save``/``get``/``list``).
         serde: the serializer of LangGraph's data; the package's safe serializer by default.
+        system_prompt: the agent's system prompt, the first message of each record's
+            ``state["messages"]`` as in dynavec's records (``None``: none). An agent given a
+            dynavec checkpointer sets it to its own.
 
     Example:
         >>> from dynavec_langgraph import MemoryCheckpointer, ReActAgent
@@ -190,10 +196,15 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
     """
 
     def __init__(
-        self, checkpointer: DynavecCheckpointer, *, serde: SerializerProtocol | None = None
+        self,
+        checkpointer: DynavecCheckpointer,
+        *,
+        serde: SerializerProtocol | None = None,
+        system_prompt: str | None = None,
     ) -> None:
         super().__init__(serde=serde or safe_serializer())
         self.checkpointer = checkpointer
+        self.system_prompt = system_prompt
         self._lock = threading.RLock()
         self._early_writes: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self._messages: OrderedDict[tuple[str, str], list[BaseMessage]] = OrderedDict()
@@ -458,7 +469,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
             messages = self._root_messages(thread_id, stored, checkpoint, parent_id)
             self._remember(thread_id, checkpoint["id"], messages)
             values = {**saved["channel_values"], "messages": messages}
-            node_id, step, state = state_view(values, [], thread_id)
+            node_id, step, state = state_view(values, [], thread_id, self.system_prompt)
             record.node_id, record.step, record.state = node_id, step, state
             moment = metadata.get("source") != "input" and not pending_calls(messages)
         entry = {
@@ -528,7 +539,7 @@ class DynavecCheckpointSaver(ThreadedAsyncSaver[int]):
         metadata = self._dec(item.metadata)
         messages = self._root_messages(thread_id, stored, checkpoint, item.parent_id)
         values = {**checkpoint["channel_values"], "messages": messages}
-        node_id, step, state = state_view(values, [], thread_id)
+        node_id, step, state = state_view(values, [], thread_id, self.system_prompt)
         entry = next(e for e in _entries(item.record) if _entry_key(e) == ("", item.checkpoint_id))
         entry["writes"] = item.writes
         record = Checkpoint(
