@@ -29,7 +29,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -190,6 +190,10 @@ class LinkClaims:
     approver: str
     expires_at: datetime
     nonce: str
+    roles: tuple[str, ...] = ()
+    """Roles the deployment vouched for when it signed (an approver rule's ``role:NAME``)."""
+    permissions: tuple[str, ...] = ()
+    """Permissions the deployment vouched for (an approver rule's ``permission:NAME``)."""
 
 
 def sign_link(
@@ -200,8 +204,12 @@ def sign_link(
     decision: Any,
     approver: str,
     expires_at: datetime,
+    roles: Sequence[str] = (),
+    permissions: Sequence[str] = (),
 ) -> str:
-    """A token for ``approver`` deciding ``decision`` on one pause, signed with the current key.
+    """A token for ``approver`` deciding ``decision`` on one pause, signed with the current key
+    (``roles`` / ``permissions``: what the deployment vouches for about the approver, matched
+    by ``role:NAME`` / ``permission:NAME`` approver rules).
 
     Raises:
         InvalidOptionError: an empty thread, digest or approver, a naive ``expires_at``, or a
@@ -227,6 +235,11 @@ def sign_link(
         "e": int(expires_at.timestamp()),
         "n": secrets.token_urlsafe(16),
     }
+    for key, names in (("r", roles), ("p", permissions)):
+        if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+            raise InvalidOptionError(option_text(key, names, "pass a list of names"), key)
+        if names:
+            body[key] = list(names)
     try:
         payload = _b64(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
     except (TypeError, ValueError):
@@ -269,6 +282,8 @@ def read_link(token: Any) -> LinkClaims:
             approver=str(body["a"]),
             expires_at=datetime.fromtimestamp(int(body["e"]), UTC),
             nonce=str(body["n"]),
+            roles=tuple(str(r) for r in body.get("r") or ()),
+            permissions=tuple(str(p) for p in body.get("p") or ()),
         )
     except (binascii.Error, ValueError, TypeError, KeyError, OverflowError, OSError):
         raise InvalidLinkError(
@@ -414,8 +429,8 @@ def answer_of_link(
         raise InvalidLinkError(_ON_THE_LOOP) from None
     who = {
         "name": claims.approver,
-        "roles": [],
-        "permissions": [],
+        "roles": list(claims.roles),
+        "permissions": list(claims.permissions),
         "authenticated_by": "signed_link",
         "key_id": claims.key_id,
     }

@@ -28,7 +28,7 @@ Example:
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -92,6 +92,8 @@ def approval_links(
     expires_in: timedelta = timedelta(hours=24),
     decisions: Mapping[str, Any] | None = None,
     path: str = DEFAULT_PATH,
+    roles: Sequence[str] = (),
+    permissions: Sequence[str] = (),
 ) -> dict[str, str]:
     """One signed link per decision for ``approver`` to answer ``pause``.
 
@@ -109,6 +111,8 @@ def approval_links(
         decisions: ``{name: decision}`` (default ``{"approve": "approved", "reject":
             "rejected"}``).
         path: the route of :func:`create_app`.
+        roles: roles you vouch for about ``approver`` (for ``role:NAME`` rules).
+        permissions: permissions you vouch for (for ``permission:NAME`` rules).
 
     Returns:
         ``{name: URL or token}``.
@@ -154,6 +158,8 @@ def approval_links(
             decision=decision,
             approver=approver,
             expires_at=expires_at,
+            roles=roles,
+            permissions=permissions,
         )
         out[name] = token if base_url is None else f"{base_url.rstrip('/')}{path}/{token}"
     return out
@@ -167,7 +173,7 @@ def _status(error: Exception) -> int:
     if isinstance(error, InvalidLinkError):
         if "expired" in text:
             return 410
-        if "malformed" in text or "missing" in text:
+        if "malformed" in text or "missing" in text or "cannot change" in text:
             return 400
         if "signature" in text or "key id" in text or "keys are not set up" in text:
             return 403

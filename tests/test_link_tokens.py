@@ -86,6 +86,14 @@ def test_a_signed_token_verifies_and_says_what_it_binds() -> None:
     assert SECRET_1 not in token  # the key never travels
 
 
+def test_a_token_carries_the_roles_and_permissions_the_deployment_vouched_for() -> None:
+    claims = verify_link(_token(roles=["finance"], permissions=["payments:approve"]), KEYS)
+    assert (claims.roles, claims.permissions) == (("finance",), ("payments:approve",))
+    assert verify_link(_token(), KEYS).permissions == ()
+    with pytest.raises(InvalidOptionError, match="list of names"):
+        _token(roles="finance")
+
+
 def test_tokens_are_unique_per_signing() -> None:
     assert read_link(_token()).nonce != read_link(_token()).nonce
 
@@ -98,8 +106,9 @@ def test_tokens_are_unique_per_signing() -> None:
         ({"t": "other"}, "bad signature"),  # another thread
         ({"d": "e" * 32}, "bad signature"),  # another pause
         ({"e": 4102444800}, "bad signature"),  # a later expiry
+        ({"p": ["payments:approve"]}, "bad signature"),  # a permission added
     ],
-    ids=["decision", "approver", "thread", "pause", "expiry"],
+    ids=["decision", "approver", "thread", "pause", "expiry", "permission"],
 )
 def test_an_edited_token_is_refused(edit: dict[str, Any], match: str) -> None:
     with pytest.raises(InvalidLinkError, match=match):
