@@ -28,10 +28,11 @@ import pytest
 import dynavec_langgraph
 from dynavec_langgraph import ApproverRefusedError, InvalidLinkError
 from dynavec_langgraph.links import LinkKeys, approval_links, sign_link
-from dynavec_langgraph.remote import server_thread_id
+from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 from tests.test_approvals_auth_server import GRAPHS, REPO, TOKENS, Server, auth_file
 from tests.test_link_tokens import _changed
 from tests.test_studio import LANGGRAPH, START_TIMEOUT, _answers, _free_port, _stop
+from tests.webhook import Receiver
 
 OLD = LinkKeys({"k1": "the-old-link-secret-0123456789"})
 NEW = LinkKeys({"k2": "the-new-link-secret-0123456789"})
@@ -244,3 +245,33 @@ def test_links_through_the_cli_and_remote_react_agent_count_once_each(server: Se
 def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process signs with the deployment's keys (``k2`` first), as its mailer would."""
     monkeypatch.setenv("DYNAVEC_LINK_KEYS", ENV_KEYS)
+
+
+@pytest.mark.service
+def test_the_pause_notification_carries_what_signs_its_links(
+    server: Server, tmp_path: Path
+) -> None:
+    """The deployment's notification of a pause (its webhook) names the thread and the review
+    digest: the receiver (a mailer holding the keys) signs the approver's links from it."""
+    receiver = Receiver(tmp_path / "hook.jsonl").start()
+    try:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        alice = RemoteReActAgent(
+            server.url, "alice_or_bob", headers=headers, timeout=60, notify=receiver.url
+        )
+        assert alice.run("transfer 9 to Flo", thread_id="link-mail").termination_reason == (
+            "interrupted"
+        )
+        deadline = time.monotonic() + 30
+        while not [r for r in receiver.received() if r["body"]["event"] == "paused"]:
+            assert time.monotonic() < deadline, "the server did not notify the webhook"
+            time.sleep(0.1)  # the server's background delivery; nothing to wait on instead
+        (note,) = [r["body"] for r in receiver.received() if r["body"]["event"] == "paused"]
+    finally:
+        receiver.stop()
+    mail = approval_links(note, approver="bob", base_url=server.url)
+    assert _post(mail["reject"]).status_code == 200  # bob rejects from his mail
+    assert server.ran("Flo") == []
+    assert _pending(server, "link-mail")["id"] == []  # answered: the run went on
+    assert _post(mail["approve"]).status_code == 409  # the other link of the pair: too late
+    assert server.ran("Flo") == []
