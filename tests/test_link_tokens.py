@@ -333,3 +333,39 @@ def test_every_test_docs_security_points_at_exists() -> None:
     for path, name in sorted(cited):
         source = (root / path).read_text()
         assert re.search(rf"^(async )?def {name}\(", source, re.MULTILINE), f"{path}::{name}"
+
+
+# --- the doors refuse a bad link before sending anything -----------------------------------
+
+
+def test_remote_react_agent_refuses_a_bad_link_before_sending_anything() -> None:
+    from dynavec_langgraph.remote import RemoteReActAgent
+
+    agent = RemoteReActAgent("http://127.0.0.1:9", "graph", timeout=1)  # nothing listens there
+    token = _token(thread_id="1f1ed19a-2c98-6658-8002-e533ae5ca1a4")
+    with pytest.raises(InvalidLinkError, match="malformed"):
+        agent.resume(link="dl1.k1.not-a-payload.sig")
+    with pytest.raises(InvalidLinkError, match="cannot change its decision"):
+        agent.resume("rejected", link=token)
+    with pytest.raises(InvalidLinkError, match="not 'other'"):
+        agent.resume(link=token, thread_id="other")
+    with pytest.raises(InvalidDecisionError, match="without decisions= or approver="):
+        agent.resume(link=token, approver="bob")
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--db", "x.db", "--link", "TOKEN"], "--link answers through a deployment"),
+        (["--server", "http://127.0.0.1:9", "--link", "TOKEN", "--as", "bob"], "--as cannot"),
+        (["--server", "http://127.0.0.1:9", "--link", "dl1.k1.x.y"], "malformed"),
+        (["--server", "http://127.0.0.1:9", "--approve"], "give --thread ID"),
+    ],
+)
+def test_inbox_answer_link_refuses_bad_arguments_saying_what_to_do(
+    argv: list[str], match: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dynavec_langgraph._cli import main
+
+    assert main(["inbox", "answer", *argv]) == 2
+    assert match in capsys.readouterr().err
