@@ -56,6 +56,7 @@ from dynavec_langgraph._links import (
     sign_link,
     verify_link,
 )
+from dynavec_langgraph._policy import expired_pauses
 from dynavec_langgraph.exceptions import ApprovalTimeoutError
 
 if TYPE_CHECKING:
@@ -281,6 +282,8 @@ def create_app(
         if item is None:
             text = "approval link for a pause that is no longer pending (answered already)"
             return answer(request, 409, text)
+        if expired_pauses([Interrupt(value=item.get("value"), id=str(item.get("id")))]):
+            return answer(request, 410, "approval link for a pause that has expired")
         found = item.get("value")
         value: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         what = value.get("description") or value.get("node_id") or "this action"

@@ -46,7 +46,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     assert Path(dynavec_langgraph.__file__).is_relative_to(REPO)  # the package under test
     work = tmp_path_factory.mktemp("links_server")
     (work / "auth.py").write_text(auth_file())
-    graphs = {"alice_or_bob": f"{GRAPHS}:alice_or_bob", "two": f"{GRAPHS}:two_signed_in"}
+    graphs = {
+        "alice_or_bob": f"{GRAPHS}:alice_or_bob",
+        "two": f"{GRAPHS}:two_signed_in",
+        "expiring": f"{Path(__file__).with_name('links_graph.py')}:expiring",
+    }
     config = {
         "dependencies": [str(REPO)],
         "graphs": graphs,
@@ -275,3 +279,21 @@ def test_the_pause_notification_carries_what_signs_its_links(
     assert _pending(server, "link-mail")["id"] == []  # answered: the run went on
     assert _post(mail["approve"]).status_code == 409  # the other link of the pair: too late
     assert server.ran("Flo") == []
+
+
+@pytest.mark.service
+def test_a_link_after_its_pause_expired_is_refused_and_changes_nothing(server: Server) -> None:
+    """The pause expires two seconds after it is raised; the link itself would still be
+    valid for a day. The expiry is the tool's to settle (``inbox expire``, the next run)."""
+    pause = _paused(server, "expiring", "transfer 4 to Gus", "link-late")
+    approve = _links(server, pause, "bob", expires_in=timedelta(days=1))["approve"]
+    state = server.sdk("alice").threads.get_state(pause["thread_id"])
+    due = datetime.fromisoformat(state["interrupts"][0]["value"]["expires_at"])
+    time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()) + 0.2)  # a real deadline
+    shown = httpx.get(approve, headers={"accept": "application/json"}, timeout=30)
+    assert shown.status_code == 410, shown.text
+    late = _post(approve)
+    assert late.status_code == 410 and "expired" in late.json()["detail"], late.text
+    with pytest.raises(InvalidLinkError, match="expired"):
+        server.agent("bob", "expiring").resume(link=_token(approve))
+    assert _pending(server, "link-late") == pause and server.ran("Gus") == []
