@@ -30,16 +30,19 @@ import os
 import re
 import secrets
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from dynavec_langgraph._errors import InvalidLinkError, InvalidOptionError, option_text
 from dynavec_langgraph._run_data import current_run
 
 __all__ = [
+    "LINK_BASE_URL_ENV",
     "LINK_KEY",
     "LINK_KEYS_ENV",
+    "LINK_PATH",
     "REFUSED",
     "USED_NS",
     "LinkClaims",
@@ -47,6 +50,8 @@ __all__ = [
     "answer_of_link",
     "link_answer",
     "link_of",
+    "notification_links",
+    "pause_links",
     "read_link",
     "redacted",
     "sign_link",
@@ -56,6 +61,11 @@ __all__ = [
 LINK_KEYS_ENV: Final = "DYNAVEC_LINK_KEYS"
 """The environment variable holding the deployment's link keys: ``KEY_ID=SECRET`` pairs
 separated by commas, the current (signing) key first, e.g. ``2026-12=...,2026-06=...``."""
+LINK_BASE_URL_ENV: Final = "DYNAVEC_LINK_BASE_URL"
+"""The environment variable with the server's public URL: when it and :data:`LINK_KEYS_ENV` are
+set, each pause notification carries signed links for the pause's named approvers."""
+LINK_PATH: Final = "/dynavec/link"
+"""Where the link endpoint serves the links: ``{base_url}{LINK_PATH}/{token}``."""
 LINK_KEY: Final = "dynavec_link"
 """The resume value of a link: ``{"dynavec_link": TOKEN}``."""
 USED_NS: Final = "dynavec_links_used"
@@ -250,6 +260,87 @@ def sign_link(
     return f"{message}.{_b64(keys._sign(keys.current, message))}"
 
 
+_DECISIONS: Final = {"approve": "approved", "reject": "rejected"}
+_DAY: Final = timedelta(hours=24)
+
+
+def pause_links(
+    keys: LinkKeys,
+    *,
+    thread_id: str,
+    review_digest: str,
+    approver: str,
+    base_url: str | None = None,
+    expires_in: timedelta = _DAY,
+    deadline: Any = None,
+    decisions: Mapping[str, Any] | None = None,
+    path: str = LINK_PATH,
+    roles: Sequence[str] = (),
+    permissions: Sequence[str] = (),
+) -> dict[str, str]:
+    """``{name: URL or token}``: one link per decision (default approve / reject) for
+    ``approver`` on one pause, expiring after ``expires_in`` and never past ``deadline`` (the
+    pause's ``expires_at``, ISO 8601).
+
+    Raises:
+        InvalidOptionError: an ``expires_in`` that is no positive duration, or what
+            :func:`sign_link` refuses.
+    """
+    if not isinstance(expires_in, timedelta) or expires_in <= timedelta(0):
+        raise InvalidOptionError(
+            option_text("expires_in", expires_in, "pass a positive timedelta"), "expires_in"
+        )
+    expires_at = datetime.now(UTC) + expires_in
+    if isinstance(deadline, str):
+        with suppress(ValueError):  # not a deadline this package wrote: the tool checks its own
+            expires_at = min(expires_at, datetime.fromisoformat(deadline).astimezone(UTC))
+    out: dict[str, str] = {}
+    for name, decision in (decisions or _DECISIONS).items():
+        token = sign_link(
+            keys,
+            thread_id=thread_id,
+            review_digest=review_digest,
+            decision=decision,
+            approver=approver,
+            expires_at=expires_at,
+            roles=roles,
+            permissions=permissions,
+        )
+        out[name] = token if base_url is None else f"{base_url.rstrip('/')}{path}/{token}"
+    return out
+
+
+def notification_links(thread_id: str, value: Any) -> dict[str, Any] | None:
+    """What a pause notification carries when the deployment sets :data:`LINK_BASE_URL_ENV`
+    and :data:`LINK_KEYS_ENV`: ``{"links": {approver: {"approve": URL, "reject": URL}}}`` for
+    each name among the pause's ``approvers`` (``role:`` / ``permission:`` entries name nobody
+    to sign for), or ``{"links_error": why}`` when the keys are malformed; ``None`` otherwise."""
+    base = os.environ.get(LINK_BASE_URL_ENV, "").strip()
+    if not base or not isinstance(value, Mapping) or not value.get("review_digest"):
+        return None
+    try:
+        keys = LinkKeys.from_env()
+    except InvalidOptionError as bad:  # told to the receiver; the run goes on
+        return {"links_error": str(bad)}
+    approval = value.get("approval")
+    names = approval.get("approvers") if isinstance(approval, Mapping) else None
+    if keys is None or not isinstance(names, list):
+        return None
+    links = {
+        name: pause_links(
+            keys,
+            thread_id=thread_id,
+            review_digest=str(value["review_digest"]),
+            approver=name,
+            base_url=base,
+            deadline=value.get("expires_at"),
+        )
+        for name in names
+        if isinstance(name, str) and not name.startswith(("role:", "permission:"))
+    }
+    return {"links": links} if links else None
+
+
 def _split(token: Any) -> tuple[str, str, str, str]:
     if not isinstance(token, str) or len(token) > _MAX_TOKEN:
         raise InvalidLinkError(
@@ -388,7 +479,10 @@ def answer_of_link(
             bound (no store, or one that cannot be read here). Nothing was bound.
     """
     if keys is None:
-        keys = LinkKeys.from_env()
+        try:
+            keys = LinkKeys.from_env()
+        except InvalidOptionError as bad:  # the deployment's, told to whoever answered
+            raise InvalidLinkError(f"approval link keys misconfigured here: {bad}") from None
     claims = verify_link(token, keys, check_expiry=False)
     run = current_run()
     thread = None if run is None else run.thread_id

@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs
 
@@ -44,14 +43,15 @@ from dynavec_langgraph._errors import (
     InvalidLinkError,
     InvalidOptionError,
     NothingToResumeError,
-    option_text,
 )
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._links import (
     LINK_KEYS_ENV,
+    LINK_PATH,
     LinkClaims,
     LinkKeys,
     link_answer,
+    pause_links,
     read_link,
     sign_link,
     verify_link,
@@ -78,9 +78,8 @@ __all__ = [
     "verify_link",
 ]
 
-DEFAULT_PATH: Final = "/dynavec/link"
+DEFAULT_PATH: Final = LINK_PATH
 """Where :func:`create_app` serves the links: ``GET`` / ``POST`` ``{path}/{token}``."""
-_DECISIONS: Final = {"approve": "approved", "reject": "rejected"}
 
 
 def approval_links(
@@ -141,29 +140,19 @@ def approval_links(
             "interrupt / require_approval)",
             "pause",
         )
-    if not isinstance(expires_in, timedelta) or expires_in <= timedelta(0):
-        raise InvalidOptionError(
-            option_text("expires_in", expires_in, "pass a positive timedelta"), "expires_in"
-        )
-    expires_at = datetime.now(UTC) + expires_in
-    deadline = value.get("expires_at") or value.get("deadline")
-    if isinstance(deadline, str):
-        with suppress(ValueError):  # not a deadline this package wrote: the tool checks its own
-            expires_at = min(expires_at, datetime.fromisoformat(deadline).astimezone(UTC))
-    out: dict[str, str] = {}
-    for name, decision in (decisions or _DECISIONS).items():
-        token = sign_link(
-            keys,
-            thread_id=thread,
-            review_digest=digest,
-            decision=decision,
-            approver=approver,
-            expires_at=expires_at,
-            roles=roles,
-            permissions=permissions,
-        )
-        out[name] = token if base_url is None else f"{base_url.rstrip('/')}{path}/{token}"
-    return out
+    return pause_links(
+        keys,
+        thread_id=thread,
+        review_digest=digest,
+        approver=approver,
+        base_url=base_url,
+        expires_in=expires_in,
+        deadline=value.get("expires_at") or value.get("deadline"),
+        decisions=decisions,
+        path=path,
+        roles=roles,
+        permissions=permissions,
+    )
 
 
 # --- the endpoint ---------------------------------------------------------------------

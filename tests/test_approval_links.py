@@ -68,6 +68,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "LANGSMITH_TRACING": "false",
         "DYNAVEC_DEMO_LEDGER": str(ledger),
         "DYNAVEC_LINK_KEYS": ENV_KEYS,
+        "DYNAVEC_LINK_BASE_URL": url,  # each pause notification carries its approvers' links
         "DYNAVEC_AUDIT": "1",  # the trail of every run, the links endpoint's too
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
     }
@@ -255,8 +256,9 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_pause_notification_carries_what_signs_its_links(
     server: Server, tmp_path: Path
 ) -> None:
-    """The deployment's notification of a pause (its webhook) names the thread and the review
-    digest: the receiver (a mailer holding the keys) signs the approver's links from it."""
+    """The deployment's notification of a pause (its webhook) carries a pair of links per
+    named approver (``DYNAVEC_LINK_BASE_URL``); it also names the thread and the review digest,
+    from which a receiver holding the keys signs links itself."""
     receiver = Receiver(tmp_path / "hook.jsonl").start()
     try:
         headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
@@ -273,11 +275,15 @@ def test_the_pause_notification_carries_what_signs_its_links(
         (note,) = [r["body"] for r in receiver.received() if r["body"]["event"] == "paused"]
     finally:
         receiver.stop()
-    mail = approval_links(note, approver="bob", base_url=server.url)
-    assert _post(mail["reject"]).status_code == 200  # bob rejects from his mail
+    assert sorted(note["links"]) == ["alice", "bob"]
+    assert sorted(note["links"]["bob"]) == ["approve", "reject"]
+    assert note["links"]["bob"]["reject"].startswith(f"{server.url}/dynavec/link/dl1.k2.")
+    signed = approval_links(note, approver="bob", base_url=server.url)  # the receiver's own
+    assert _post(note["links"]["bob"]["reject"]).status_code == 200  # bob rejects from his mail
     assert server.ran("Flo") == []
     assert _pending(server, "link-mail")["id"] == []  # answered: the run went on
-    assert _post(mail["approve"]).status_code == 409  # the other link of the pair: too late
+    assert _post(note["links"]["bob"]["approve"]).status_code == 409  # its pair: too late
+    assert _post(signed["approve"]).status_code == 409
     assert server.ran("Flo") == []
 
 

@@ -20,7 +20,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Interrupt
 
-from dynavec_langgraph import ApprovalPolicy, InvalidDecisionError, create_react_agent, tool
+from dynavec_langgraph import (
+    ApprovalPolicy,
+    InvalidDecisionError,
+    ReActAgent,
+    create_react_agent,
+    tool,
+)
 from dynavec_langgraph._errors import InvalidLinkError, InvalidOptionError
 from dynavec_langgraph._links import USED_NS
 from dynavec_langgraph.approval import require_approval
@@ -369,3 +375,42 @@ def test_inbox_answer_link_refuses_bad_arguments_saying_what_to_do(
 
     assert main(["inbox", "answer", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+def _notified(thread: str) -> dict[str, Any]:
+    """The notification of the pause of a new agent's run in ``thread``."""
+    notes: list[dict[str, Any]] = []
+    call = {"name": "pay", "args": {"amount": 5, "to": "Ann"}, "id": "c1"}
+    agent = ReActAgent(
+        ScriptedChatModel(turns=[AIMessage("", tool_calls=[call]), "done"]),
+        [require_approval(pay, approvers=["alice", "bob", "role:finance"])],
+        checkpointer=InMemorySaver(),
+        notify=notes.append,
+    )
+    agent.run("pay", thread_id=thread)
+    deadline = time.monotonic() + 10
+    while not notes:
+        assert time.monotonic() < deadline, "no notification"
+        time.sleep(0.05)  # the outbox delivers in the background; nothing to wait on instead
+    (note,) = notes
+    return note
+
+
+def test_a_pause_notification_carries_its_named_approvers_links(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ``DYNAVEC_LINK_BASE_URL`` and the keys set, each pause notification carries an
+    approve / reject pair per named approver; roles name nobody to sign for."""
+    monkeypatch.setenv("DYNAVEC_LINK_KEYS", f"k1={SECRET_1}")
+    monkeypatch.setenv("DYNAVEC_LINK_BASE_URL", "https://agents.test")
+    note = _notified("t")
+    assert sorted(note["links"]) == ["alice", "bob"]
+    token = note["links"]["alice"]["approve"].removeprefix("https://agents.test/dynavec/link/")
+    claims = verify_link(token, KEYS)
+    assert (claims.thread_id, claims.review_digest) == ("t", note["digest"])
+    assert (claims.approver, claims.decision) == ("alice", "approved")
+    monkeypatch.setenv("DYNAVEC_LINK_KEYS", "k1=short")
+    broken = _notified("t2")
+    assert "at least 16" in broken["links_error"] and "links" not in broken
+    monkeypatch.delenv("DYNAVEC_LINK_BASE_URL")
+    assert "links" not in _notified("t3")  # links only when the deployment asks for them
