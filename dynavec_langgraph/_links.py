@@ -459,9 +459,8 @@ _NO_STORE: Final = (
 )
 _ON_THE_LOOP: Final = (
     "approval link not checked: its single use cannot be bound here, the pause runs on the "
-    "server's "
-    "event loop (an async tool), where its store cannot be read synchronously. Ask with "
-    "require_approval, or from a sync tool. The answer was refused and nothing ran"
+    "server's event loop (an async tool), where its store cannot be read synchronously. Ask "
+    "with require_approval, or from a sync tool. The answer was refused and nothing ran"
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +24,7 @@ from langgraph.types import Command, Interrupt
 from dynavec_langgraph import (
     ApprovalPolicy,
     InvalidDecisionError,
+    MissingDependencyError,
     ReActAgent,
     create_react_agent,
     tool,
@@ -34,6 +36,7 @@ from dynavec_langgraph.audit import audit_trail
 from dynavec_langgraph.links import (
     LinkKeys,
     approval_links,
+    create_app,
     link_answer,
     read_link,
     sign_link,
@@ -414,3 +417,13 @@ def test_a_pause_notification_carries_its_named_approvers_links(
     assert "at least 16" in broken["links_error"] and "links" not in broken
     monkeypatch.delenv("DYNAVEC_LINK_BASE_URL")
     assert "links" not in _notified("t3")  # links only when the deployment asks for them
+
+
+def test_the_endpoint_without_the_studio_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Signing and verifying need only the standard library; serving links needs the server's
+    packages (starlette, langgraph_sdk: the ``studio`` extra)."""
+    monkeypatch.setitem(sys.modules, "starlette.applications", None)
+    with pytest.raises(MissingDependencyError, match=r"dynavec-langgraph\[studio\]") as raised:
+        create_app()
+    assert raised.value.extra == "studio"
+    assert verify_link(_token(), KEYS).approver == "alice"  # the token needs no extra
