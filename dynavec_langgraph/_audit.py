@@ -79,6 +79,7 @@ from dynavec_langgraph._errors import (
     too_deep_text,
     webhook_url_text,
 )
+from dynavec_langgraph._links import notification_links
 from dynavec_langgraph._persistence.kinds import stored_in
 from dynavec_langgraph._storable import (
     MAX_NESTING,
@@ -1314,7 +1315,9 @@ def notification_body(
     target = interrupt_id or node or "NODE_ID"
     answer = ["dynavec-langgraph", "inbox", "answer", "--db", db or "DB", "--thread", thread_id]
     answer += ["--node", str(target), "--approve"]
+    links = notification_links(thread_id, value) if kind in ("paused", "reasked") else None
     return {
+        **(links or {}),
         "event_id": event_id,
         "event": kind,
         "at": _now(),

@@ -16,6 +16,7 @@ Commands::
     dynavec-langgraph inbox answer --server URL --thread ID [--assistant ID] [--node ID]
                                    (--approve | --reject | --decision D)
                                    [--as NAME] [--digest DIGEST] [--token TOKEN]
+    dynavec-langgraph inbox answer --server URL --link TOKEN [--token TOKEN]
     dynavec-langgraph audit verify --db PATH_OR_URI [--thread ID] [--json]
 
 ``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
@@ -45,7 +46,8 @@ writing its database. ``--assistant ID`` keeps the threads of one graph id and a
 ``--token TOKEN`` (or the environment variable ``DYNAVEC_SERVER_TOKEN``, which keeps it out of
 the process list) is sent as ``Authorization: Bearer TOKEN`` to a server with custom auth; there
 the signed-in user is the approver, so ``--as`` may be left out (a name other than that user's
-is refused: docs/approvals-in-production.md).
+is refused: docs/approvals-in-production.md). ``--link TOKEN`` answers with a signed approval
+link's token (its thread, decision and approver; docs/security.md), through ``--server`` only.
 
 ``audit verify`` checks the hash chain of the audit trails (docs/audit-and-notifications.md)
 of ``--db``, which may also be a ``dynamodb://TABLE?...`` URL; it only reads.
@@ -557,6 +559,10 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
     from dynavec_langgraph._remote_inbox import ServerInbox
     from dynavec_langgraph._view import build_result
 
+    if args.link is not None:
+        return _answer_link(args, out)
+    if args.thread is None:
+        raise CliError("give --thread ID (the paused thread), or --link TOKEN")
     if args.approve:
         decision: Any = "approved"
     elif args.reject:
@@ -596,6 +602,38 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
         )
     result = build_result(
         dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
+    )
+    return _show_answered(args, result, out)
+
+
+def _answer_link(args: argparse.Namespace, out: TextIO) -> int:
+    """``inbox answer --server URL --link TOKEN``: the link's pause, answered as it says."""
+    from dynavec_langgraph._remote_inbox import ServerInbox
+    from dynavec_langgraph.links import read_link
+
+    _inbox_source(args)
+    if args.server is None:
+        raise CliError(
+            "--link answers through a deployment (--server URL): the server's graph checks the "
+            "link and binds its single use in the server's store"
+        )
+    for given, flag in ((args.approver, "--as"), (args.digest, "--digest"), (args.node, "--node")):
+        if given is not None:
+            raise CliError(f"{flag} cannot go with --link: the link names its pause and approver")
+    claims = read_link(args.link)
+    if args.thread is None:
+        args.thread = claims.thread_id
+    inbox = ServerInbox(args.server, args.assistant, headers=_server_headers(args))
+    result = inbox.answer(
+        args.thread,
+        claims.decision,
+        None,
+        before=lambda: print(
+            f"Answering thread {args.thread!r} with the link of {claims.approver!r} "
+            f"({_dump(claims.decision)}).",
+            file=out,
+        ),
+        link=args.link,
     )
     return _show_answered(args, result, out)
 
@@ -833,7 +871,7 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("--server", metavar="URL", help=server_help)
     answer.add_argument("--assistant", metavar="ID", help=assistant_help)
     answer.add_argument("--token", metavar="TOKEN", help=token_help)
-    answer.add_argument("--thread", required=True, help="the paused thread's id")
+    answer.add_argument("--thread", help="the paused thread's id (with --link: the link's)")
     answer.add_argument("--graph", metavar="SPEC", help=graph_help)
     answer.add_argument(
         "--node",
@@ -845,6 +883,11 @@ def build_parser() -> argparse.ArgumentParser:
     choice.add_argument("--approve", action="store_true", help='send "approved"')
     choice.add_argument("--reject", action="store_true", help='send "rejected"')
     choice.add_argument("--decision", help="a JSON decision")
+    choice.add_argument(
+        "--link",
+        metavar="TOKEN",
+        help="with --server: a signed approval link's token (its decision and approver)",
+    )
     answer.add_argument(
         "--as",
         dest="approver",

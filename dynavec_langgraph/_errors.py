@@ -16,8 +16,10 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     │   │                                    answered without one (nothing ran, it stays)
     │   ├── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
     │   │                                    this graph cannot continue (names what differs)
-    │   └── StaleDecisionError(ValueError)   a decision bound to another pause (its review
-    │                                        digest is not the pending pause's)
+    │   ├── StaleDecisionError(ValueError)   a decision bound to another pause (its review
+    │   │                                    digest is not the pending pause's)
+    │   └── InvalidLinkError(ValueError)     a signed approval link that is forged, expired,
+    │                                        used, or for another pause (nothing ran)
     ├── InvalidInputError(ValueError)        text or data that cannot be stored as given
     │   │                                    (names the field and the position)
     │   └── InterruptCallError(TypeError)    interrupt() with a node id or payload that
@@ -68,6 +70,7 @@ __all__ = [
     "InterruptCallError",
     "InvalidDecisionError",
     "InvalidInputError",
+    "InvalidLinkError",
     "InvalidOptionError",
     "NothingToResumeError",
     "RemoteRunError",
@@ -202,6 +205,13 @@ def stale_text(thread_id: str | None, call: str, given: str, pending: str | None
         "nothing ran and the pause stays. Read the pause again (inbox list, result(thread_id), "
         "get_state) and decide on what it shows now"
     )
+
+
+class InvalidLinkError(InvalidDecisionError):
+    """A signed approval link (``dynavec_langgraph.links``) that cannot answer the pause: a bad
+    signature, an unknown key id, expired, used already, for another thread or pause, or
+    with a decision the link does not carry. Nothing ran and the pause stays; ask for a new
+    link (docs/security.md)."""
 
 
 class IncompatibleThreadError(InvalidDecisionError):

@@ -18,7 +18,8 @@ from langgraph.types import interrupt as lg_interrupt
 from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._decisions import explain_refusal, short_repr
 from dynavec_langgraph._digest import check_bound, counting_slots, next_slot, pause_digest
-from dynavec_langgraph._errors import StaleDecisionError
+from dynavec_langgraph._errors import InvalidLinkError, StaleDecisionError
+from dynavec_langgraph._links import answer_of_link, link_of, redacted
 from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
 
 __all__ = ["answer_slot", "ask", "current_tool_call", "running_tool_call"]
@@ -70,6 +71,16 @@ def ask(
         except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
             _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
+        link = link_of(raw)
+        who: dict[str, Any] | None = None
+        if link is not None:  # a signed approval link: checked, never recorded as given
+            try:
+                who, raw, recorded = answer_of_link(link, value, index + 1, None)
+            except InvalidLinkError as bad:  # the pause stays under the same digest
+                error = str(bad)
+                _audit.on_decision(value, redacted(link), index, error)
+                index += 1
+                continue
         try:
             accepted = accept(check_bound(raw, value))
         except StaleDecisionError as stale:  # the pause stays: the same digest is asked again
@@ -83,7 +94,11 @@ def ask(
             index += 1
             asks += 1
             continue
-        _audit.on_decision(value, raw, index, None)
+        if who is not None:
+            by = who["authenticated_by"]
+            _audit.on_decision(value, recorded, index, None, who=who["name"], authenticated_by=by)
+        else:
+            _audit.on_decision(value, raw, index, None)
         return accepted
 
 

@@ -39,10 +39,12 @@ from dynavec_langgraph._errors import (
     ApproverRefusedError,
     ApproverRequiredError,
     InvalidDecisionError,
+    InvalidLinkError,
     InvalidOptionError,
     mismatch_text,
     option_text,
 )
+from dynavec_langgraph._links import LinkKeys, answer_of_link, link_of, redacted
 from dynavec_langgraph._run_data import APPROVER_KEY, current_run
 from dynavec_langgraph._signed_in import Answerer, answered_by
 
@@ -114,6 +116,9 @@ class ApprovalPolicy:
         approvals_required: distinct approvers needed before the tool gets the approval.
         clock: ``() -> aware datetime``, the time the deadline is compared with (default:
             ``datetime.now(UTC)``); inject one to control deadlines in tests.
+        link_keys: the keys that verify signed approval links answering this pause
+            (``dynavec_langgraph.links``; default: the ``DYNAVEC_LINK_KEYS`` environment
+            variable where the graph runs).
     """
 
     expires_in: timedelta | float | None = None
@@ -122,6 +127,7 @@ class ApprovalPolicy:
     approvers: ApproverRule | None = None
     approvals_required: int = 1
     clock: Callable[[], datetime] | None = field(default=None, compare=False)
+    link_keys: LinkKeys | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.expires_in is not None and self.expires_at is not None:
@@ -153,6 +159,11 @@ class ApprovalPolicy:
                     "lambda: datetime.now(UTC), or None for the real time",
                 ),
                 "clock",
+            )
+        if self.link_keys is not None and not isinstance(self.link_keys, LinkKeys):
+            raise InvalidOptionError(
+                option_text("link_keys", self.link_keys, "pass LinkKeys(...) or None"),
+                "link_keys",
             )
 
     @property
@@ -202,6 +213,7 @@ _FIELDS = (
     "approvers",
     "approvals_required",
     "clock",
+    "link_keys",
 )
 
 
@@ -741,25 +753,34 @@ def ask_with_policy(
             _note(value, raw, index, who, error)
             continue
         named = policy.approvers is not None or policy.approvals_required > 1
-        try:  # on a server with auth: the signed-in user who gave it
-            answerer = answered_by(index, raw)
-        except InvalidDecisionError as unbound:  # no store to bind it in
-            if named:  # a new refusal: who answered decides
-                error = str(unbound)
-                asks += 1
+        link = link_of(raw)
+        if link is not None:  # a signed link: its signature names the approver
+            try:
+                who, inner, raw = answer_of_link(link, value, index, policy.link_keys)
+            except InvalidLinkError as bad:  # the same digest again: the real link still works
+                error = str(bad)
+                _note(value, redacted(link), index, None, error)
+                continue
+        else:
+            try:  # on a server with auth: the signed-in user who gave it
+                answerer = answered_by(index, raw)
+            except InvalidDecisionError as unbound:  # no store to bind it in
+                if named:  # a new refusal: who answered decides
+                    error = str(unbound)
+                    asks += 1
+                    _note(value, raw, index, who, error)
+                    continue
+                answerer = None  # anyone may answer it: as without auth
+            try:  # a review digest outside an approver's envelope or inside it (check_bound)
+                if answerer is None:
+                    who, inner = _unwrap(check_bound(raw, value), policy.approvals_required == 1)
+                else:
+                    who, inner, claimed, error = _signed(answerer, check_bound(raw, value), policy)
+                inner = check_bound(inner, value)
+            except InvalidDecisionError as bad:  # StaleDecisionError too: the same digest again
+                error, claimed = str(bad), None
                 _note(value, raw, index, who, error)
                 continue
-            answerer = None  # anyone may answer it: as without auth
-        try:  # a review digest outside an approver's envelope or inside it (check_bound)
-            if answerer is None:
-                who, inner = _unwrap(check_bound(raw, value), policy.approvals_required == 1)
-            else:
-                who, inner, claimed, error = _signed(answerer, check_bound(raw, value), policy)
-            inner = check_bound(inner, value)
-        except InvalidDecisionError as bad:  # StaleDecisionError too: the same digest again
-            error, claimed = str(bad), None
-            _note(value, raw, index, who, error)
-            continue
         if error is not None:  # a signed-in user answering as another, or unauthenticated
             assert who is not None
             refused = who["name"]

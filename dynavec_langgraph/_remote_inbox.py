@@ -126,8 +126,10 @@ class ServerInbox:
         *,
         before: Callable[[], None] | None = None,
         approver: Any = None,
+        link: str | None = None,
     ) -> AgentResult:
-        """Answer one approval of ``thread_id`` (``node``: which, when several are pending).
+        """Answer one approval of ``thread_id`` (``node``: which, when several are pending;
+        ``link``: a signed approval link's token, which names its pause and approver).
 
         ``before`` is called once the checks passed, right before the answer is sent.
 
@@ -155,10 +157,10 @@ class ServerInbox:
             interrupts = _interrupts(state)
             if not interrupts:
                 raise NothingToResumeError(not_paused_text(thread_id, f". {self._list_hint()}"))
-            # the decision checks of the guarded resume (the server holds the thread's lock)
-            Answer(decision, node=node, several=SEVERAL_HINT, approver=approver).command(
-                interrupts, None
-            )
+            if link is None:  # the decision checks of the guarded resume
+                Answer(decision, node=node, several=SEVERAL_HINT, approver=approver).command(
+                    interrupts, None
+                )
             key = node if node is not None else interrupts[0].id
             assistant = self.assistant or (thread.get("metadata") or {}).get("graph_id")
             if not assistant:
@@ -171,6 +173,8 @@ class ServerInbox:
             ) as agent:
                 if before is not None:
                     before()
+                if link is not None:  # the link's pause, found by its review digest
+                    return agent.resume(thread_id=thread_id, link=link)
                 return agent.resume(
                     thread_id=thread_id, decisions={key: decision}, approver=approver
                 )

@@ -32,11 +32,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from dynavec_langgraph._errors import InvalidDecisionError
+from dynavec_langgraph._links import LINK_KEYS_ENV
 from dynavec_langgraph._run_data import SignedIn, current_run
 
 __all__ = ["ANSWERED_BY_NS", "Answerer", "answered_by", "needs_worker_thread"]
@@ -64,9 +66,13 @@ class Answerer:
 
 
 def needs_worker_thread() -> bool:
-    """Whether the running graph run has a signed-in user (its pauses read the store)."""
+    """Whether the running graph run's pauses read the store: the run has a signed-in user,
+    or the deployment holds approval-link keys (``DYNAVEC_LINK_KEYS``: a link answer binds its
+    single use there, ``dynavec_langgraph._links``)."""
     run = current_run()
-    return run is not None and run.signed_in is not None
+    if run is None:
+        return False
+    return run.signed_in is not None or bool(os.environ.get(LINK_KEYS_ENV, "").strip())
 
 
 def _digest(raw: Any) -> str:

@@ -52,10 +52,11 @@ from langgraph.types import Interrupt
 from dynavec_langgraph._audit import AuditEvent
 from dynavec_langgraph._audit_switch import check_audit
 from dynavec_langgraph._claims import CLAIM_REFUSED
-from dynavec_langgraph._digest import refuse_stale
+from dynavec_langgraph._digest import refuse_stale, review_digest
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidDecisionError,
+    InvalidLinkError,
     InvalidOptionError,
     NothingToResumeError,
     RemoteRunError,
@@ -64,6 +65,7 @@ from dynavec_langgraph._errors import (
     option_text,
 )
 from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._links import REFUSED, link_answer, read_link
 from dynavec_langgraph._policy import (
     EXPIRE,
     expired_pauses,
@@ -202,6 +204,66 @@ def _resume_map(
     resume = dict(answer.command(seen.interrupts, None).resume or {})
     refuse_stale(thread_id, seen.interrupts, resume)
     return resume
+
+
+def _link_thread(link: str, thread_id: str | None, decision: Any, other: bool) -> tuple[str, Any]:
+    """``(thread_id, decision)`` of a resume with the signed link ``link`` (what it says; the
+    paused tool on the server verifies it).
+
+    Raises:
+        InvalidLinkError: a malformed token, a ``thread_id`` or ``human_decision`` other than
+            the link's; nothing was sent.
+        InvalidDecisionError: ``decisions=`` or ``approver=`` beside ``link=``.
+    """
+    claims = read_link(link)
+    if other:
+        raise InvalidDecisionError(
+            "link= carries its decision and its approver: pass it without decisions= or approver="
+        )
+    if decision is not MISSING and decision != claims.decision:
+        raise InvalidLinkError(
+            f"approval link for the decision {claims.decision!r}, not {decision!r}: a link "
+            "cannot change its decision; nothing was sent"
+        )
+    if thread_id is not None and server_thread_id(thread_id) != claims.thread_id:
+        raise InvalidLinkError(
+            f"approval link for thread {claims.thread_id!r}, not {thread_id!r}: nothing was sent"
+        )
+    return claims.thread_id, claims.decision
+
+
+def _link_resume(thread_id: str, seen: _Seen, link: str, now: datetime) -> dict[str, Any]:
+    """``{interrupt_id: link answer}`` for the pending pause the link was signed for.
+
+    Raises:
+        InvalidLinkError: no pending pause has the link's review digest (answered already,
+            asked again since, or another pause), or it has expired; nothing was sent.
+    """
+    claims = read_link(link)
+    pending = [i for i in seen.interrupts if review_digest(i) == claims.review_digest]
+    if not pending:
+        raise InvalidLinkError(
+            f"approval link for a pause that is not pending in thread {thread_id!r} (answered "
+            "already, or another pause): nothing was applied"
+        )
+    if expired_pauses(pending, now):
+        raise InvalidLinkError(
+            f"approval link for a pause of thread {thread_id!r} that has expired: nothing was "
+            "applied (the expiry settles it: inbox expire, or the next run)"
+        )
+    return {pending[0].id: link_answer(link)}
+
+
+@contextmanager
+def _link_refusals(link: str | None) -> Iterator[None]:
+    """The paused tool's refusal of a link (its error starts with :data:`REFUSED`) raised as
+    :class:`InvalidLinkError`."""
+    try:
+        yield
+    except InvalidDecisionError as error:
+        if link is None or isinstance(error, InvalidLinkError) or REFUSED not in str(error):
+            raise
+        raise InvalidLinkError(str(error)) from None
 
 
 def reports_strict_resume(info: object) -> bool:
@@ -566,6 +628,9 @@ class RemoteReActAgent:
             server's store); read it with :meth:`audit` (docs/audit-and-notifications.md).
         notify: a webhook URL the server's graph notifies of every new pause; implies
             ``audit``.
+        client: a ``langgraph_sdk`` async client to use for the async methods instead of one
+            for ``url`` (``get_client()`` inside the server reaches it in process: the
+            approval-link endpoint, ``dynavec_langgraph.links``).
 
     Raises:
         ImportError: ``langgraph_sdk`` is missing (install the ``studio`` extra).
@@ -588,6 +653,7 @@ class RemoteReActAgent:
         max_steps: int = 10,
         audit: bool = False,
         notify: str | None = None,
+        client: LangGraphClient | None = None,
     ) -> None:
         self.url = check_server_url(url)
         check_audit(audit)
@@ -611,7 +677,7 @@ class RemoteReActAgent:
         connect = min(timeout, 5.0)
         limits = (connect, timeout, timeout, connect)  # connect, read, write, pool
         kwargs: dict[str, Any] = {"url": self.url, "api_key": api_key, "headers": headers}
-        self.client: LangGraphClient = get_client(**kwargs, timeout=limits)
+        self.client: LangGraphClient = client or get_client(**kwargs, timeout=limits)
         """The ``langgraph_sdk`` async client (for what this class does not wrap)."""
         self.sync_client: SyncLangGraphClient = get_sync_client(**kwargs, timeout=limits)
         """The ``langgraph_sdk`` sync client."""
@@ -749,9 +815,14 @@ class RemoteReActAgent:
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
         approver: Any = None,
+        link: str | None = None,
     ) -> AgentResult:
         """Answer the pause of ``thread_id`` with ``human_decision`` (or ``decisions={node_id
         or interrupt_id: decision}`` when several are pending), then let the run go on.
+
+        ``link``: a signed approval link's token (``dynavec_langgraph.links``) answers the
+        pause it was signed for with its decision and approver (``thread_id`` defaults to
+        its thread); the paused tool on the server verifies it.
 
         Raises:
             NothingToResumeError: no thread id, an unknown thread, or one not paused.
@@ -764,6 +835,8 @@ class RemoteReActAgent:
             RemoteRunError: the run failed on the server.
             ApproverRefusedError: ``approver`` may not answer the pause (its approval
                 policy, checked here and by the paused tool on the server); nothing ran.
+            InvalidLinkError: ``link`` is malformed, forged, expired, used, or for a pause
+                that is not pending (answered, expired, another one); nothing ran.
             ApprovalTimeoutError: the pause had expired and its policy says
                 ``on_expire="raise"``: the paused tool settled it (the call did not run) and
                 the run went on, as ``ReActAgent.resume`` does. A pause this client sees
@@ -775,13 +848,23 @@ class RemoteReActAgent:
         ``approver`` (a name or ``{"name", "roles"}``) travels in the resume value to a
         pause with an approval policy (docs/approvals-in-production.md).
         """
+        if link is not None:
+            other = decisions is not None or approver is not None
+            thread_id, human_decision = _link_thread(link, thread_id, human_decision, other)
         _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
         sid = server_thread_id(tid)
         given = decisions if decisions is not None else human_decision
-        with _translated(self.url, tid, f"resuming thread {tid!r}"), self._refusals(sid, given):
+        with (
+            _link_refusals(link),
+            _translated(self.url, tid, f"resuming thread {tid!r}"),
+            self._refusals(sid, given),
+        ):
             seen = self._state(sid)
-            decided = _resume_map(tid, seen, human_decision, decisions, approver)
+            if link is not None:
+                decided = _link_resume(tid, seen, link, self._now())
+            else:
+                decided = _resume_map(tid, seen, human_decision, decisions, approver)
             resume, due = _settling(seen, decided, self._now())
             after = self._send(sid, tid, seen, resume)
             again, settled = _not_yet(seen, due, decided, after)
@@ -833,14 +916,21 @@ class RemoteReActAgent:
         decisions: Mapping[str, Any] | None = None,
         state: AgentState | None = None,
         approver: Any = None,
+        link: str | None = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
+        if link is not None:
+            other = decisions is not None or approver is not None
+            thread_id, human_decision = _link_thread(link, thread_id, human_decision, other)
         _check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = _thread(thread_id)
         sid = server_thread_id(tid)
-        with _translated(self.url, tid, f"resuming thread {tid!r}"):
+        with _link_refusals(link), _translated(self.url, tid, f"resuming thread {tid!r}"):
             seen = await self._astate(sid)
-            decided = _resume_map(tid, seen, human_decision, decisions, approver)
+            if link is not None:
+                decided = _link_resume(tid, seen, link, self._now())
+            else:
+                decided = _resume_map(tid, seen, human_decision, decisions, approver)
             resume, due = _settling(seen, decided, self._now())
             after = await self._asend(sid, tid, seen, resume)
             again, settled = _not_yet(seen, due, decided, after)

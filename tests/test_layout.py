@@ -83,7 +83,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_audit", "_audit_switch", "_call_ids", "_conversation_view", "_conversion",
-                "_digest", "_errors", "_extras", "_lg_names", "_locks", "_messages",
+                "_digest", "_errors", "_extras", "_lg_names", "_links", "_locks", "_messages",
                 "_persistence.kinds", "_persistence.locks", "_persistence.serde", "_run_data",
                 "_serde", "_storable",
                 "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
@@ -142,7 +142,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_cli", "agents", "agents.base", "agents.connectors", "agents.graph",
                 "agents.handoff", "agents.planner", "agents.react", "agents.registry",
-                "agents.state", "agents.supervisor", "studio",
+                "agents.state", "agents.supervisor", "links", "studio",
             }
         ),
     ),
