@@ -1,0 +1,5 @@
+"""``python -m dynavec_langgraph.temporal --address HOST:PORT --task-queue Q --agent mod:attr``."""
+
+from dynavec_langgraph.temporal._worker import main
+
+main()
