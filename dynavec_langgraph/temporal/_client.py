@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dynavec_langgraph.temporal._temporalio  # noqa: F401  (first: names the extra)
+
+# isort: split
+
 import asyncio
 import threading
 import uuid
@@ -21,6 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
+    InvalidOptionError,
     NothingToResumeError,
     RemoteRunError,
     ServerUnavailableError,
@@ -127,7 +132,11 @@ class TemporalAgent:
         client: Client | None = None,
     ) -> None:
         if not isinstance(address, str) or ":" not in address:
-            raise ValueError(f"address={address!r}: pass the Temporal frontend as 'host:port'")
+            raise InvalidOptionError(
+                f"address={address!r}: pass the Temporal frontend as 'host:port', e.g. "
+                "'127.0.0.1:7233'",
+                "address",
+            )
         check_id(task_queue, "task_queue")
         self.address = address
         self.task_queue = task_queue
@@ -207,7 +216,7 @@ class TemporalAgent:
         )
         try:
             outcome = await client.execute_update_with_start_workflow(
-                ThreadWorkflow.wait_outcome, 0, start_workflow_operation=start
+                "outcome", 0, start_workflow_operation=start, result_type=Outcome
             )
         except WorkflowAlreadyStartedError:
             raise await self._busy_error(tid) from None
@@ -226,8 +235,10 @@ class TemporalAgent:
     async def _busy_error(self, thread_id: str) -> Exception:
         handle = await self._handle(thread_id)
         state: Outcome | None = await handle.query(ThreadWorkflow.state)
-        if state is not None and state.status == "paused" and not await handle.query(
-            ThreadWorkflow.busy
+        if (
+            state is not None
+            and state.status == "paused"
+            and not await handle.query(ThreadWorkflow.busy)
         ):
             nodes = [str((p.value or {}).get("node_id", p.interrupt_id)) for p in state.pauses]
             return ThreadPausedError(thread_id, nodes)
@@ -263,7 +274,7 @@ class TemporalAgent:
             approver=approver,
         )
         try:
-            outcome = await handle.execute_update(ThreadWorkflow.answer, given)
+            outcome = await handle.execute_update("answer", given, result_type=Outcome)
         except WorkflowUpdateFailedError as error:
             raise _refusal(error) from None
         except RPCError as error:

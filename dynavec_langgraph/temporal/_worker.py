@@ -12,6 +12,10 @@ that never reached the thread is sent again.
 
 from __future__ import annotations
 
+import dynavec_langgraph.temporal._temporalio  # noqa: F401  (first: names the extra)
+
+# isort: split
+
 import asyncio
 import importlib
 import json
@@ -32,6 +36,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from dynavec_langgraph._errors import (
     DynavecError,
+    InDoubtCallError,
     InvalidDecisionError,
     InvalidOptionError,
 )
@@ -48,7 +53,12 @@ from dynavec_langgraph.temporal._shapes import (
     encode_result,
     error_info,
 )
-from dynavec_langgraph.temporal._workflow import NOTIFY_ACTIVITY, SEGMENT_ACTIVITY, ThreadWorkflow
+from dynavec_langgraph.temporal._workflow import (
+    NOTIFY_ACTIVITY,
+    SEGMENT_ACTIVITY,
+    NotifyWorkflow,
+    ThreadWorkflow,
+)
 
 if TYPE_CHECKING:
     from langgraph.types import StateSnapshot
@@ -200,8 +210,8 @@ class _Segments:
         if attempt > 1 and _mid_run(snapshot):
             return agent.resume(thread_id=tid)  # continue it: the crashed call's on_crash
         if request.kind == EXPIRE:
-            decisions = {i: expiry_answer() for i in request.interrupt_ids}
-            return agent.resume(thread_id=tid, decisions=decisions)
+            settle = {i: expiry_answer() for i in request.interrupt_ids}
+            return agent.resume(thread_id=tid, decisions=settle)
         if request.kind != ANSWER:
             raise InvalidOptionError(f"unknown segment kind {request.kind!r}", "kind")
         decisions = request.decisions
@@ -250,7 +260,8 @@ class _Segments:
                 system_prompt=agent.system_prompt,
             )
         pauses = [Pause(i.id, _jsonable(i.value)) for i in snapshot.interrupts]
-        status = "paused" if pauses else "failed" if _mid_run(snapshot) else "completed"
+        stuck = isinstance(error, InDoubtCallError) or (not pauses and _mid_run(snapshot))
+        status = "failed" if stuck else "paused" if pauses else "completed"
         return Outcome(
             status=status,
             result=_jsonable(encode_result(result)),
@@ -343,7 +354,7 @@ def create_worker(
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[ThreadWorkflow],
+        workflows=[ThreadWorkflow, NotifyWorkflow],
         activities=[segments.segment, segments.notify_pauses],
         max_concurrent_activities=max_concurrent_segments,
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
@@ -406,4 +417,3 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
 
     asyncio.run(serve())
-

@@ -11,6 +11,10 @@ same thread starts a new execution with the same id.
 
 from __future__ import annotations
 
+import dynavec_langgraph.temporal._temporalio  # noqa: F401  (first: names the extra)
+
+# isort: split
+
 import asyncio
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,11 +22,13 @@ from typing import Any, Final, NoReturn
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
+from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from langgraph.types import Interrupt
 
+    from dynavec_langgraph._digest import refuse_stale
     from dynavec_langgraph._errors import (
         ConcurrentResumeError,
         DynavecError,
@@ -31,7 +37,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from dynavec_langgraph._policy import expired_pauses
     from dynavec_langgraph._resuming import MISSING, Answer
-    from dynavec_langgraph._digest import refuse_stale
     from dynavec_langgraph.exceptions import ApprovalTimeoutError
     from dynavec_langgraph.temporal._shapes import (
         ANSWER,
@@ -49,11 +54,14 @@ __all__ = [
     "SEGMENT_ACTIVITY",
     "WORKFLOW_NAME",
     "AnswerInput",
+    "Notice",
+    "NotifyWorkflow",
     "ThreadWorkflow",
     "workflow_id",
 ]
 
 WORKFLOW_NAME: Final = "DynavecThread"
+NOTIFY_WORKFLOW_NAME: Final = "DynavecNotify"
 SEGMENT_ACTIVITY: Final = "dynavec_segment"
 NOTIFY_ACTIVITY: Final = "dynavec_notify"
 _RETRY: Final = RetryPolicy(
@@ -97,9 +105,7 @@ class AnswerInput:
 
 def _refuse(error: DynavecError) -> NoReturn:
     info = error_info(error)
-    raise ApplicationError(
-        info.message, info.attrs, type=info.type, non_retryable=True
-    ) from None
+    raise ApplicationError(info.message, info.attrs, type=info.type, non_retryable=True) from None
 
 
 def _interrupts(pauses: list[Pause]) -> list[Interrupt]:
@@ -139,7 +145,7 @@ class ThreadWorkflow:
             SegmentRequest(thread_id=start.thread_id, kind=RUN, goal=start.goal, segment=0)
         )
         while outcome.status == "paused":
-            self._notify(outcome)
+            await self._notify(outcome)
             waited = await self._wait_for_answer(outcome)
             if waited is None:  # the timer: settle what expired
                 now = workflow.now()
@@ -198,20 +204,21 @@ class ThreadWorkflow:
         self._busy = False
         return outcome
 
-    def _notify(self, outcome: Outcome) -> None:
-        """Each new pause to the worker's ``notify=`` target, by an activity (retried until
-        delivered: Temporal's retries are the outbox); the run does not wait for it."""
+    async def _notify(self, outcome: Outcome) -> None:
+        """Each new pause to the worker's ``notify=`` target, by a child workflow the thread
+        does not wait for (it outlives the thread's run: a pause answered at once is still
+        announced) whose activity Temporal retries until delivered: the outbox."""
         new = [p for p in outcome.pauses if p.interrupt_id not in self._notified]
         if not self._start.notify or not new:
             return
         self._notified.update(p.interrupt_id for p in new)
-        handle = workflow.start_activity(
-            NOTIFY_ACTIVITY,
-            args=[self._start.thread_id, new],
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=60)),
+        tid = self._start.thread_id
+        await workflow.start_child_workflow(
+            NotifyWorkflow.run,
+            Notice(tid, new),
+            id=f"dynavec-notify:{tid}:{new[0].interrupt_id}",
+            parent_close_policy=ParentClosePolicy.ABANDON,
         )
-        handle.add_done_callback(_ignore_failure)
 
     # --- what clients call --------------------------------------------------------------
 
@@ -302,8 +309,25 @@ class ThreadWorkflow:
             raise error
 
 
-def _ignore_failure(task: asyncio.Task[Any]) -> None:
-    """A notification that failed for good is logged by Temporal; the run goes on."""
-    if not task.cancelled() and isinstance(task.exception(), ActivityError):
-        workflow.logger.warning("a pause notification failed: %s", task.exception())
+@dataclass
+class Notice:
+    """The pauses one notification workflow announces."""
 
+    thread_id: str
+    pauses: list[Pause]
+
+
+@workflow.defn(name=NOTIFY_WORKFLOW_NAME)
+class NotifyWorkflow:
+    """Deliver a notice: its activity is retried (at most a minute apart) for a day."""
+
+    @workflow.run
+    async def run(self, notice: Notice) -> None:
+        """Send ``notice`` through the worker's ``notify=`` target."""
+        await workflow.execute_activity(
+            NOTIFY_ACTIVITY,
+            args=[notice.thread_id, notice.pauses],
+            start_to_close_timeout=timedelta(seconds=60),
+            schedule_to_close_timeout=timedelta(days=1),
+            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=60)),
+        )
