@@ -11,7 +11,8 @@ and answers ``"charged <id> (<amount>) key=<key>"``; the final answer is ``"Done
 * ``wire``: two of alice, bob and carol must approve.
 * ``quick``: an approval that expires after ``DYNAVEC_TEMPORAL_EXPIRES`` seconds (default 2),
   rejected then.
-* ``noted``: no approval at all (a run that completes in one segment).
+* ``charge``: no approval (``on_crash="retry"``): a run whose one segment charges.
+* ``noted``: no approval and no charge (a run that completes in one segment).
 
 With a file ``<DYNAVEC_TEMPORAL_GATE>/hang`` present, the next charge removes it, writes
 ``<gate>/charged`` (holding the worker's identity) once the service answered, and hangs: the
@@ -32,7 +33,7 @@ from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.payment_service import charge
 
-TOOLS = ("pay", "askpay", "failpay", "wire", "quick", "noted")
+TOOLS = ("pay", "askpay", "failpay", "wire", "quick", "charge", "noted")
 
 
 def policy(messages: list[BaseMessage]) -> Turn:
@@ -87,6 +88,11 @@ def _tools() -> list[Any]:
         """A charge whose approval expires."""
         return _work(amount)
 
+    @tool(on_crash="retry")
+    def charge(amount: int) -> str:
+        """Charge the card, no approval."""
+        return _work(amount)
+
     @tool()
     def noted(amount: int) -> str:
         """Write a note; no approval."""
@@ -99,6 +105,7 @@ def _tools() -> list[Any]:
         require_approval(failpay),
         require_approval(wire, approvers=["alice", "bob", "carol"], approvals_required=2),
         require_approval(quick, expires_in=expires, on_expire="rejected"),
+        charge,
         noted,
     ]
 

@@ -14,8 +14,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+
+import pytest
 
 from dynavec_langgraph.temporal import temporal_cli
 from tests.pg import _free_port
@@ -164,3 +167,10 @@ class WorkerProcess:
 
     def stop(self) -> None:
         stop(self.proc)
+
+
+@pytest.fixture(scope="module")
+def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """A dev server for a module's tests (docs blocks that name ``TemporalAgent(``)."""
+    with DevServer(tmp_path_factory.mktemp("temporal-server")) as server:
+        yield server

@@ -248,6 +248,28 @@ def test_a_worker_killed_mid_charge_retry_runs_again_on_the_other_with_the_same_
     assert len(keys) == 2 and len(set(keys)) == 1 and _key(final) == keys[0]  # one charge
 
 
+def test_a_worker_killed_in_a_run_segment_the_run_is_continued_on_the_other(
+    cluster: Cluster, temporal: TemporalAgent
+) -> None:
+    """No pause at all: the run's first segment is cut off mid-tool; the retry continues the
+    run (the goal is not added again) and the call runs again under its key."""
+    tid = _thread("run-crash")
+    cluster.hang_next_charge()
+    got: list[Any] = []
+    running = threading.Thread(target=lambda: got.append(temporal.run("charge 54", thread_id=tid)))
+    running.start()
+    killed = cluster.charging_worker()
+    killed.kill()
+    running.join(TIMEOUT)
+    (final,) = got
+    assert final.termination_reason == "completed"
+    state = _state(temporal, tid)
+    assert state.attempt > 1 and state.worker == cluster.other(killed.identity).identity
+    keys = cluster.keys_for(54)
+    assert len(keys) == 2 and len(set(keys)) == 1 and _key(final) == keys[0]
+    assert [m for s in final.steps for m in s.observations] == [final.output[len("Done: ") :]]
+
+
 def test_a_worker_killed_mid_charge_ask_pauses_in_doubt_and_approve_runs_it_again(
     cluster: Cluster, temporal: TemporalAgent
 ) -> None:

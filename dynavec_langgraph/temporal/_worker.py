@@ -178,12 +178,22 @@ class _Segments:
         that stops heartbeating is taken for dead: Temporal retries the segment elsewhere)."""
         info = activity.info()
         timeout = info.heartbeat_timeout.total_seconds() if info.heartbeat_timeout else 10.0
+        details = list(info.heartbeat_details)
+        if details:  # what the first attempt read before it ran
+            request.before = details[0]
+        elif info.attempt == 1 and request.kind == RUN and request.before is None:
+            # a run's first segment: the workflow has not seen the thread yet; the checkpoint
+            # it starts from is kept in the heartbeat, which a retried attempt reads back
+            config = _config(request.thread_id)
+            snapshot = await asyncio.to_thread(self.agent.graph.get_state, config)
+            details = [_checkpoint_id(snapshot)]
+            activity.heartbeat(*details)
         work = asyncio.ensure_future(asyncio.to_thread(self._run, request, info.attempt))
         while True:
             done, _ = await asyncio.wait({work}, timeout=max(timeout / 4, 0.2))
             if done:
                 return work.result()
-            activity.heartbeat()
+            activity.heartbeat(*details)
 
     def _run(self, request: SegmentRequest, attempt: int) -> Outcome:
         result: AgentResult | None = None
