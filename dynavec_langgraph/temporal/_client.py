@@ -278,8 +278,12 @@ class TemporalAgent:
         except WorkflowUpdateFailedError as error:
             raise _refusal(error) from None
         except RPCError as error:
-            if error.status == RPCStatusCode.NOT_FOUND:  # it ended meanwhile
-                raise NothingToResumeError(not_paused_text(thread_id, "")) from None
+            if error.status == RPCStatusCode.NOT_FOUND:  # another answer ended the run
+                raise ConcurrentResumeError(
+                    f"thread {thread_id!r}: the pause this answer was given for was answered "
+                    "by another caller, whose answer ended the run; nothing was applied: read "
+                    "it with result()"
+                ) from None
             raise ServerUnavailableError(f"Temporal at {self.address!r}: {error}") from None
         return _raise_or_result(outcome)
 

@@ -276,15 +276,16 @@ class ThreadWorkflow:
                 f"thread {tid!r} is running a segment (another answer or its run): nothing "
                 "was applied; read it with result() and answer the pause it shows then"
             )
-        if outcome is None or outcome.status != "paused":
-            raise NothingToResumeError(not_paused_text(tid, "; run() sends it a new message"))
-        pending = [p.interrupt_id for p in outcome.pauses]
-        if given.seen is not None and sorted(given.seen) != sorted(pending):
+        paused = outcome is not None and outcome.status == "paused"
+        pending = [p.interrupt_id for p in outcome.pauses] if paused and outcome else []
+        if given.seen and sorted(given.seen) != sorted(pending):
             raise ConcurrentResumeError(
                 f"thread {tid!r}: the pause this answer was given for was answered by another "
-                "caller (another pause is pending now); nothing was applied: read the thread "
-                "with result() before answering again"
+                "caller first; nothing was applied: read the thread with result() before "
+                "answering again"
             )
+        if outcome is None or not paused:
+            raise NothingToResumeError(not_paused_text(tid, "; run() sends it a new message"))
         interrupts = _interrupts(outcome.pauses)
         answer = Answer(
             decision=given.decision if given.has_decision else MISSING,
