@@ -105,30 +105,34 @@ def cluster(
     gate = folder / "gate"
     gate.mkdir()
     db = postgres_server.create_database()
-    hook = Receiver(folder / "hook.jsonl").start(fail=2)  # two failed tries, then delivered
-    with PaymentService(folder).start() as payments, DevServer(folder) as server:
-        env = {
-            "DYNAVEC_TEMPORAL_DB": db,
-            "DYNAVEC_TEMPORAL_PAYMENTS": payments.url,
-            "DYNAVEC_TEMPORAL_GATE": str(gate),
-        }
-        workers = {
-            name: WorkerProcess(
-                server.address, QUEUE, f"worker-{name}", env, AGENT, folder, ("--notify", hook.url)
-            )
-            for name in ("A", "B")
-        }
-        found = Cluster(server, workers, payments, gate, db, hook)
-        try:
-            found.ensure_workers()
-            yield found
-        finally:
-            for worker in workers.values():
-                worker.terminate()
-            for worker in workers.values():
-                worker.stop()
-            hook.stop()
-    postgres_server.drop_database(db)
+    hook = Receiver(folder / "hook.jsonl")
+    try:
+        hook.start(fail=2)  # two failed tries, then delivered
+        with PaymentService(folder) as payments, DevServer(folder) as server:
+            env = {
+                "DYNAVEC_TEMPORAL_DB": db,
+                "DYNAVEC_TEMPORAL_PAYMENTS": payments.url,
+                "DYNAVEC_TEMPORAL_GATE": str(gate),
+            }
+            notify = ("--notify", hook.url)
+            workers: dict[str, WorkerProcess] = {}
+            for name in ("A", "B"):
+                identity = f"worker-{name}"
+                workers[name] = WorkerProcess(
+                    server.address, QUEUE, identity, env, AGENT, folder, notify
+                )
+            try:
+                found = Cluster(server, workers, payments, gate, db, hook)
+                found.ensure_workers()
+                yield found
+            finally:  # the workers first, while their server is up; each by its PID
+                for worker in workers.values():
+                    worker.terminate()
+                for worker in workers.values():
+                    worker.stop()
+    finally:
+        hook.stop()
+        postgres_server.drop_database(db)
 
 
 @pytest.fixture
