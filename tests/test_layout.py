@@ -132,7 +132,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_agent", "_flow", "_inbox", "_remote_audit", "_remote_inbox", "_resuming", "audit",
-                "demo", "events", "remote",
+                "demo", "events", "remote", "temporal", "temporal._client", "temporal._shapes",
+                "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }
         ),
     ),
@@ -142,7 +143,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_cli", "agents", "agents.base", "agents.connectors", "agents.graph",
                 "agents.handoff", "agents.planner", "agents.react", "agents.registry",
-                "agents.state", "agents.supervisor", "links", "studio",
+                "agents.state", "agents.supervisor", "links", "studio", "temporal.__main__",
             }
         ),
     ),

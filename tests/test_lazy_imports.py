@@ -28,6 +28,7 @@ NOT_AT_IMPORT = (
     "dynavec_langgraph.memory",
     "dynavec_langgraph.dynamodb",
     "dynavec_langgraph.remote",
+    "dynavec_langgraph.temporal",
     "dynavec_langgraph.chat._providers",
     "langgraph.prebuilt",
     "langchain.agents",
@@ -35,6 +36,7 @@ NOT_AT_IMPORT = (
     "boto3",
     "botocore",
     "psycopg",
+    "temporalio",
 )
 """Modules a plain agent does not need when it is imported."""
 

@@ -675,6 +675,19 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "Supervisor",
         "default_handoff",
     ],
+    "dynavec_langgraph.temporal": [
+        "AgentFactory",
+        "Outcome",
+        "Pause",
+        "TemporalAgent",
+        "ThreadStatus",
+        "ThreadWorkflow",
+        "create_worker",
+        "load_agent",
+        "run_worker",
+        "temporal_cli",
+        "workflow_id",
+    ],
     "dynavec_langgraph.testing": ["ScriptedChatModel", "Turn"],
 }
 """Every module"s ``__all__``, pinned: a change to the public API is a change to this test."""
