@@ -28,7 +28,14 @@ deployment re-claims the run after the heartbeat and finishes it.
 
 Errors of this module beside the package's: :class:`ServerUnavailableError`
 (``ConnectionError``: refused connection or timeout) and :class:`RemoteRunError`
-(``RuntimeError``: the run failed on the server).
+(``RuntimeError``: the run failed on the server), and :class:`ThreadAccessError`
+(``PermissionError``: a thread the server's auth rules keep from the signed-in user).
+
+On a server with custom auth every request carries the client's credentials (``headers=``,
+``api_key=``) and the server applies its auth handler's thread rules itself: a thread the
+user may not access is one the server does not show (HTTP 404; ``resume`` / ``result``
+raise :class:`NothingToResumeError` saying so), and ``run`` on such a thread id is refused
+with :class:`ThreadAccessError`.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ from dynavec_langgraph._errors import (
     NothingToResumeError,
     RemoteRunError,
     ServerUnavailableError,
+    ThreadAccessError,
     not_paused_text,
     option_text,
 )
@@ -96,6 +104,7 @@ __all__ = [
     "RemoteReActAgent",
     "RemoteRunError",
     "ServerUnavailableError",
+    "ThreadAccessError",
     "reports_strict_resume",
     "server_thread_id",
 ]
@@ -189,10 +198,7 @@ def _resume_map(
             ``human_decision`` and ``decisions``, or ``decisions`` naming what is not pending.
     """
     if not seen.exists or seen.checkpoint_id is None:
-        raise NothingToResumeError(
-            f"unknown thread {thread_id!r} on the server: nothing to resume (check the thread "
-            "id and the server URL)"
-        )
+        raise NothingToResumeError(unknown_thread_text(thread_id, "nothing to resume"))
     if not seen.interrupts and seen.busy:
         raise _busy(thread_id)
     if not seen.interrupts:
@@ -671,6 +677,8 @@ class RemoteReActAgent:
         Raises:
             ThreadPausedError: the thread waits for a decision; call :meth:`resume`.
             ConcurrentResumeError: another run of the thread is in flight (nothing sent).
+            ThreadAccessError: the thread exists, but the server's auth rules keep it from
+                these credentials (nothing sent).
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
             ApprovalTimeoutError: the thread's pause had expired and its policy says
@@ -681,7 +689,12 @@ class RemoteReActAgent:
         tid = thread_id or str(uuid.uuid4())
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"running thread {tid!r}"):
-            self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
+            try:
+                self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
+            except httpx.HTTPStatusError as error:
+                if _create_refused(error):
+                    raise _access_refused(tid) from None
+                raise
             seen = _seen(self.sync_client.threads.get_state(sid))
             settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
@@ -714,7 +727,12 @@ class RemoteReActAgent:
         tid = thread_id or str(uuid.uuid4())
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"running thread {tid!r}"):
-            await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
+            try:
+                await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
+            except httpx.HTTPStatusError as error:
+                if _create_refused(error):
+                    raise _access_refused(tid) from None
+                raise
             seen = _seen(await self.client.threads.get_state(sid))
             settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
@@ -754,7 +772,9 @@ class RemoteReActAgent:
         or interrupt_id: decision}`` when several are pending), then let the run go on.
 
         Raises:
-            NothingToResumeError: no thread id, an unknown thread, or one not paused.
+            NothingToResumeError: no thread id, an unknown thread (or one the server's auth
+                rules keep from these credentials: the server answers both alike), or one not
+                paused.
             InvalidDecisionError: no decision, several pending for one decision, decisions
                 naming what is not pending, or one the pause's ``response_schema`` refuses
                 (nothing saved, still paused).
@@ -1177,9 +1197,32 @@ def _thread(thread_id: str | None) -> str:
     return thread_id
 
 
+def unknown_thread_text(thread_id: str, consequence: str) -> str:
+    """The text of a thread the server does not show (HTTP 404): unknown, or kept from the
+    caller by the server's auth rules, which answer both alike."""
+    return (
+        f"unknown thread {thread_id!r} on the server, or one its auth rules do not let these "
+        f"credentials see: {consequence} (check the thread id, the server URL and the token)"
+    )
+
+
+def _access_refused(thread_id: str) -> ThreadAccessError:
+    return ThreadAccessError(
+        f"thread {thread_id!r} exists on the server, but its auth rules do not let these "
+        "credentials use it: nothing was sent. Use a thread of your own (another thread id), "
+        "or the token of a user the thread is shared with"
+    )
+
+
+def _create_refused(error: httpx.HTTPStatusError) -> bool:
+    """A ``threads.create(..., if_exists="do_nothing")`` answered 409: the thread exists but
+    the server's auth rules hide it (a thread the caller may read comes back as it is)."""
+    return error.response.status_code == 409
+
+
 def _known(thread_id: str, seen: _Seen) -> _Seen:
     if not seen.exists:
-        raise NothingToResumeError(f"unknown thread {thread_id!r} on the server")
+        raise NothingToResumeError(unknown_thread_text(thread_id, "no result to read"))
     return seen
 
 

@@ -9,7 +9,8 @@ bob; ``two_signed_in`` needs two distinct users holding the permission ``payment
 ``interrupt(..., approvers=["alice"])`` (on the server's event loop, where the signed-in user
 cannot be bound: every answer is refused, saying so).
 For ``tests/test_auth_scope.py``: ``owners_approve`` needs one approval of a user holding
-``payments:approve`` for an async transfer (``require_approval`` around an async tool);
+``payments:approve`` for an async transfer (``require_approval`` around an async tool;
+``async_approval``: the same, anyone approves);
 ``async_pause``'s ``apay`` is an async tool pausing with a plain ``interrupt()`` (no
 approvers: anyone who may resume the thread answers), and ``audited_async_pause`` is the same
 graph recording the audit trail itself (``with_config``, not the run's config).
@@ -28,14 +29,15 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 import dynavec_langgraph
 from dynavec_langgraph import create_react_agent, interrupt, tool
-from dynavec_langgraph.audit import AUDIT_KEY
 from dynavec_langgraph.approval import require_approval
+from dynavec_langgraph.audit import AUDIT_KEY
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
 __all__ = [
     "alice_or_bob",
     "apay",
+    "async_approval",
     "async_interrupt",
     "async_pause",
     "atransfer",
@@ -117,6 +119,9 @@ owners_approve = create_react_agent(
     ScriptedChatModel(policy=_policy),
     [require_approval(_aplain, approvers=["permission:payments:approve"])],
     name="transfer_agent",
+)
+async_approval = create_react_agent(
+    ScriptedChatModel(policy=_policy), [require_approval(_aplain)], name="transfer_agent"
 )
 async_pause = create_react_agent(ScriptedChatModel(policy=_policy), [apay], name="transfer_agent")
 audited_async_pause = async_pause.with_config({"configurable": {AUDIT_KEY: True}})
