@@ -118,6 +118,7 @@ __all__ = [
     "arecord",
     "audit_refusals",
     "audit_trail",
+    "check_items",
     "check_thread",
     "deliver",
     "deliver_soon",
@@ -1098,6 +1099,12 @@ def check_thread(target: Any, thread_id: str) -> ThreadTrail:
     """
     _check_target(target)
     return _check(thread_id, _stored(target, AUDIT_NS, thread_id))
+
+
+def check_items(items: Items, thread_id: str) -> ThreadTrail:
+    """:func:`check_thread` of a trail read as store items (a server's, through
+    ``langgraph_sdk``: :mod:`dynavec_langgraph._remote_audit`)."""
+    return _check(thread_id, _found_items(items.values()))
 
 
 def trail_thread_ids(target: Any) -> list[str]:

@@ -56,7 +56,7 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._audit import AuditEvent
+from dynavec_langgraph._audit import AuditEvent, TrailReport
 from dynavec_langgraph._audit_switch import check_audit
 from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._digest import refuse_stale
@@ -79,7 +79,13 @@ from dynavec_langgraph._policy import (
     expiry_command,
     refuse_approver,
 )
-from dynavec_langgraph._remote_audit import aread_items, read_items, record_refusal, run_config
+from dynavec_langgraph._remote_audit import (
+    aread_items,
+    read_items,
+    record_refusal,
+    run_config,
+    verify_items,
+)
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -931,6 +937,21 @@ class RemoteReActAgent:
         sid = server_thread_id(thread_id)
         with _translated(self.url, thread_id, f"reading the audit trail of {thread_id!r}"):
             return read_items(self.sync_client, sid)
+
+    def verify_audit(self, thread_id: str | None = None) -> TrailReport:
+        """Verify the hash chain of ``thread_id``'s audit trail on the server (every trail in
+        its store when ``None``), read through the server's API (``dynavec-langgraph audit
+        verify --server``): names every entry edited, deleted, reordered or inserted
+        (docs/audit-and-notifications.md). Reads only; the report names server thread ids.
+
+        Raises:
+            ServerUnavailableError: the server cannot be reached or did not answer in time.
+            RemoteRunError: the server refused (its auth handler may keep the store from
+                these credentials: HTTP 403).
+        """
+        sid = server_thread_id(thread_id) if thread_id is not None else None
+        with _translated(self.url, thread_id, "verifying the audit trail"):
+            return verify_items(self.sync_client, sid)
 
     async def aaudit(self, thread_id: str) -> list[AuditEvent]:
         """Async twin of :meth:`audit`."""

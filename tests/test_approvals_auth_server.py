@@ -72,12 +72,14 @@ class Server:
             headers = {"x-auth-scheme": "langsmith"}
         return get_sync_client(url=self.url, headers=headers)
 
-    def cli(self, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+    def cli(
+        self, *args: str, token: str | None = None, command: str = "inbox"
+    ) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "DYNAVEC_SERVER_TOKEN"}
         if token is not None:
             env["DYNAVEC_SERVER_TOKEN"] = token
         return subprocess.run(
-            [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", *args],
+            [sys.executable, "-m", "dynavec_langgraph._cli", command, *args],
             env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,

@@ -173,6 +173,11 @@ def test_the_trail_of_an_async_plain_pause_names_the_signed_in_user(owners: Serv
     assert _chained(trail) and trail[0].thread_id == server_thread_id("trail-1")
     with pytest.raises(RemoteRunError, match="403"):
         alice.audit("trail-1")  # the store is the auditors' (the page's rule)
+    checked = _verify(owners, "--thread", "trail-1", token=TOKENS["carol"])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.splitlines()[-1] == "OK: 1 thread(s), 2 entries chained, intact."
+    kept_out = _verify(owners, "--thread", "trail-1", token=TOKENS["alice"])
+    assert kept_out.returncode == 2 and "403" in kept_out.stderr, kept_out.stderr
 
     # the graph records its trail itself: a plain SDK client, no config of its own
     bob = _sdk(owners, "bob")
@@ -213,6 +218,41 @@ def test_the_trail_of_require_approval_around_an_async_tool_on_a_server_without_
         ("decision", None, None),  # no sign-in, no name: nobody is claimed
     ]
     assert not any(text in _log(open_server) for text in REFUSED_BY_THE_LOOP)
+
+
+def _verify(server: Server, *args: str, token: str | None = None) -> Any:
+    return server.cli("verify", "--server", server.url, *args, token=token, command="audit")
+
+
+@pytest.mark.service
+def test_audit_verify_through_the_server_names_entries_changed_in_its_store(
+    open_server: Server,
+) -> None:
+    agent = _agent(open_server, None, "async_pause", audit=True)
+    for thread, payee in (("kept", "Gus"), ("changed", "Hal")):
+        agent.run(f"transfer 41 to {payee}", thread_id=thread)
+        agent.resume("approved", thread_id=thread)
+    intact = _verify(open_server, "--thread", "changed")
+    assert intact.returncode == 0, intact.stdout + intact.stderr
+    assert intact.stdout.splitlines()[-1] == "OK: 1 thread(s), 2 entries chained, intact."
+
+    # someone with write access to the store changes who approved
+    sid = server_thread_id("changed")
+    store = _sdk(open_server, None).store
+    (decision,) = [
+        i for i in store.search_items(["dynavec_audit", sid])["items"] if i["value"]["seq"] == 2
+    ]
+    store.put_item(["dynavec_audit", sid], decision["key"], {**decision["value"], "who": "eve"})
+    found = _verify(open_server, "--json")
+    assert found.returncode == 1, found.stdout + found.stderr
+    problems = {
+        t["thread_id"]: [(p["kind"], p["seq"], p["event_id"]) for p in t["problems"]]
+        for t in json.loads(found.stdout)["threads"]
+    }
+    assert problems[sid] == [("edited", 2, decision["key"])]
+    assert problems[server_thread_id("kept")] == []
+    report = agent.verify_audit("changed")
+    assert not report.ok and [p.kind for p in report.problems] == ["edited"]
 
 
 def test_the_docs_example_is_the_served_one() -> None:
