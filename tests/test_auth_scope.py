@@ -261,3 +261,37 @@ def test_the_docs_example_is_the_served_one() -> None:
     assert "@auth.on.threads" in text and "@auth.on.store" in text
     page = (REPO / "docs" / "approvals-in-production.md").read_text()
     assert f"tests/{Path(__file__).name}" in page
+
+
+def test_an_async_pause_records_its_trail_in_a_store_that_refuses_sync_calls_on_its_loop(
+    pg_uri: str,
+) -> None:
+    """In process, the same store kind as a server's: LangGraph's ``AsyncPostgresStore`` (an
+    ``AsyncBatchedBaseStore``, whose sync methods refuse its own event loop) on the
+    PostgreSQL of tests/pg.py. The async tool's pause and its answer are in the trail when
+    ``ainvoke`` returns: the tool node waited for the task that wrote them."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.postgres import AsyncPostgresStore
+    from langgraph.types import Command
+
+    from dynavec_langgraph import create_react_agent
+    from dynavec_langgraph.audit import AUDIT_KEY, aaudit_trail
+    from dynavec_langgraph.testing import ScriptedChatModel
+    from tests.signed_in_graph import apay
+
+    async def scenario() -> list[tuple[str, int | None]]:
+        async with AsyncPostgresStore.from_conn_string(pg_uri) as store:
+            await store.setup()
+            call = {"name": "transfer", "args": {"amount": 51, "to": "Ida"}, "id": "c1"}
+            model = ScriptedChatModel(turns=[[call], "Done."])
+            graph = create_react_agent(model, [apay], checkpointer=InMemorySaver(), store=store)
+            config: Any = {"configurable": {"thread_id": "t1", AUDIT_KEY: True}}
+            await graph.ainvoke({"messages": [("user", "Pay Ida 51")]}, config)
+            paused = [(e.kind, e.seq) for e in await aaudit_trail(store, "t1")]
+            assert paused == [("paused", 1)]  # written before ainvoke returned
+            await graph.ainvoke(Command(resume="approved"), config)
+            return [(e.kind, e.seq) for e in await aaudit_trail(store, "t1")]
+
+    import asyncio
+
+    assert asyncio.run(scenario()) == [("paused", 1), ("decision", 2)]
