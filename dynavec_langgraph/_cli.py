@@ -486,8 +486,7 @@ def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -
 def _inbox_source(args: argparse.Namespace) -> str:
     """``--db`` or ``--server`` (exactly one); ``--graph`` goes with the first,
     ``--assistant`` with the second."""
-    if (args.db is None) == (args.server is None):
-        raise CliError("give --db PATH_OR_URI (a checkpointer) or --server URL (a deployment)")
+    _db_or_server(args)
     if args.server is not None and args.graph is not None:
         raise CliError(
             "--graph is for --db; with --server the server runs its graph "
@@ -495,13 +494,19 @@ def _inbox_source(args: argparse.Namespace) -> str:
         )
     if args.db is not None and args.assistant is not None:
         raise CliError("--assistant is for --server; with --db pass --graph MODULE:ATTR")
+    return str(args.db if args.db is not None else args.server)
+
+
+def _db_or_server(args: argparse.Namespace) -> None:
+    """Exactly one of ``--db`` and ``--server`` (a URL); ``--token`` only with ``--server``."""
+    if (args.db is None) == (args.server is None):
+        raise CliError("give --db PATH_OR_URI (a checkpointer) or --server URL (a deployment)")
     if args.server is not None:
         from dynavec_langgraph.remote import check_server_url
 
         check_server_url(args.server, "--server")
     if args.db is not None and getattr(args, "token", None) is not None:
         raise CliError("--token is for --server (a deployment with custom auth)")
-    return str(args.db if args.db is not None else args.server)
 
 
 def _server_headers(args: argparse.Namespace) -> dict[str, str] | None:
@@ -719,10 +724,7 @@ def cmd_audit_verify(args: argparse.Namespace, out: TextIO) -> int:
     from dynavec_langgraph._inbox import verify_trails
     from dynavec_langgraph.savers import masked_url
 
-    if (args.db is None) == (args.server is None):
-        raise CliError("give --db PATH_OR_URI (a checkpointer) or --server URL (a deployment)")
-    if args.db is not None and args.token is not None:
-        raise CliError("--token is for --server (a deployment with custom auth)")
+    _db_or_server(args)
     if args.server is not None:  # the server's store, read through its API
         from dynavec_langgraph.remote import RemoteReActAgent
 
