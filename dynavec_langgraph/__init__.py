@@ -35,6 +35,7 @@ if typing.TYPE_CHECKING:
         ServerUnavailableError,
         StaleDecisionError,
         StorageError,
+        ThreadAccessError,
         ThreadPausedError,
         ToolContextError,
     )
@@ -106,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "StaleDecisionError": "dynavec_langgraph._errors",
     "StorageError": "dynavec_langgraph._errors",
     "Supervisor": "dynavec_langgraph.supervisor",
+    "ThreadAccessError": "dynavec_langgraph._errors",
     "ThreadPausedError": "dynavec_langgraph._errors",
     "ToolContextError": "dynavec_langgraph._errors",
     "ToolCall": "dynavec_langgraph.records",
@@ -189,6 +191,7 @@ __all__ = [
     "StaleDecisionError",
     "StorageError",
     "Supervisor",
+    "ThreadAccessError",
     "ThreadPausedError",
     "ToolCall",
     "ToolContextError",

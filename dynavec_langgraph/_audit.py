@@ -81,6 +81,7 @@ from dynavec_langgraph._errors import (
 )
 from dynavec_langgraph._links import notification_links
 from dynavec_langgraph._persistence.kinds import stored_in
+from dynavec_langgraph._run_data import SignedIn
 from dynavec_langgraph._storable import (
     MAX_NESTING,
     brief,
@@ -118,6 +119,7 @@ __all__ = [
     "arecord",
     "audit_refusals",
     "audit_trail",
+    "check_items",
     "check_thread",
     "deliver",
     "deliver_soon",
@@ -137,6 +139,7 @@ __all__ = [
     "trail_thread_ids",
     "wait_for_deliveries",
     "with_audit",
+    "written",
 ]
 
 AUDIT_NS: Final = "dynavec_audit"
@@ -417,7 +420,8 @@ def _append(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict[str, A
     eid = str(entry["event_id"])
     with _turn(saver, thread_id):
         for attempt in range(_ATTEMPTS):
-            time.sleep(_pause(attempt))
+            if attempt:
+                time.sleep(_pause(attempt))
             found = _found_in(saver.list(_config(thread_id, AUDIT_NS)))
             there = _with_id(found, eid)
             if there is not None:
@@ -503,7 +507,8 @@ def append_item(items: Items, thread_id: str, entry: Mapping[str, Any]) -> dict[
     that overlap, at least the later one sees the other)."""
     eid = str(entry["event_id"])
     for attempt in range(_ATTEMPTS):
-        time.sleep(_pause(attempt))
+        if attempt:  # (no sleep(0) first: on a server's event loop that is a blocking call)
+            time.sleep(_pause(attempt))
         found = _found_items(items.values())
         there = _with_id(found, eid)
         if there is not None:
@@ -565,6 +570,7 @@ entries are chained in the order they were recorded."""
 def _in_task(
     loop: asyncio.AbstractEventLoop, target: Any, ns: str, thread_id: str, entry: dict[str, Any]
 ) -> None:
+    """Write ``entry`` from a task of ``loop``, after the thread's earlier ones."""
     key = (id(target), thread_id)
     before = _last_task.get(key)
 
@@ -594,10 +600,16 @@ def _write(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -> dict[
     in the audit trail; the entry as stored (``None``: a task of the saver's loop writes it)."""
     eid = str(entry["event_id"])
     if isinstance(target, BaseStore):
-        if ns == AUDIT_NS:
-            return append_item(_StoreItems(target, ns, thread_id), thread_id, entry)
-        if target.get((ns, thread_id), eid) is None:
-            target.put((ns, thread_id), eid, entry, index=False)
+        try:
+            if ns == AUDIT_NS:
+                return append_item(_StoreItems(target, ns, thread_id), thread_id, entry)
+            if target.get((ns, thread_id), eid) is None:
+                target.put((ns, thread_id), eid, entry, index=False)
+        except asyncio.InvalidStateError:
+            # a LangGraph API server's store refuses sync calls on its event loop (an async
+            # tool's pause runs there), before doing anything: a task of the loop writes it
+            _in_task(asyncio.get_running_loop(), target, ns, thread_id, entry)
+            return None
         return entry
     loop = _on_own_loop(target)
     if loop is not None:  # an async saver on its own loop: write it from a task
@@ -1090,6 +1102,12 @@ def check_thread(target: Any, thread_id: str) -> ThreadTrail:
     return _check(thread_id, _stored(target, AUDIT_NS, thread_id))
 
 
+def check_items(items: Items, thread_id: str) -> ThreadTrail:
+    """:func:`check_thread` of a trail read as store items (a server's, through
+    ``langgraph_sdk``: :mod:`dynavec_langgraph._remote_audit`)."""
+    return _check(thread_id, _found_items(items.values()))
+
+
 def trail_thread_ids(target: Any) -> list[str]:
     """The threads of ``target`` that have an audit trail (a store's namespaces, a dynavec
     checkpointer's threads, or the threads of :data:`AUDIT_NS` in ``target.list(None)``)."""
@@ -1126,6 +1144,9 @@ class _Setting:
     notify: Notifier | None
     surface: str
     who: str | None
+    signed_in: str | None = None
+    """The user a LangGraph API server with auth signed in for the run (its identity), when
+    that user is who answers (:attr:`~dynavec_langgraph._run_data.SignedIn.proves_approver`)."""
 
 
 def _setting(conf: Mapping[str, Any]) -> _Setting | None:
@@ -1146,6 +1167,7 @@ def _setting(conf: Mapping[str, Any]) -> _Setting | None:
     if surface not in SURFACES:
         surface = "server" if "assistant_id" in conf else "graph"
     who = conf.get(APPROVER_KEY) or conf.get("langgraph_auth_user_id") or None
+    user = SignedIn.of(conf)
     return _Setting(
         target,
         str(conf["thread_id"]),
@@ -1154,6 +1176,7 @@ def _setting(conf: Mapping[str, Any]) -> _Setting | None:
         notify,
         str(surface),
         str(who) if who is not None else None,
+        user.name if user is not None and user.proves_approver else None,
     )
 
 
@@ -1234,10 +1257,15 @@ def on_decision(
     ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``, and
     how ``who`` was identified: ``authenticated_by`` ``"server"`` (the user a LangGraph API
     server with auth signed in) or ``"explicit"`` (named in the answer or the run's config),
-    stored as the entry's ``authenticated_by``."""
+    stored as the entry's ``authenticated_by``. A plain pause names none: on a server with
+    auth its answer is the signed-in user's (``"server"``; the first run that reads an answer
+    is the one that gave it, and a replay writes the same event id, kept once), else the name
+    the answer or the config carries (``"explicit"``)."""
     setting = _current()
     if setting is None:
         return
+    if who is None and setting.signed_in is not None:
+        who, authenticated_by = setting.signed_in, "server"
     fields = _pause_fields(value)
     interrupt_id = mirrored_interrupt_id(setting.ns, index)
     default_kind, default_outcome = ("refused", refused) if refused else ("decision", "accepted")
@@ -1246,7 +1274,7 @@ def on_decision(
     if kind == "expired" and setting.notify is not None:  # approvers hear of an expiry too
         body = notification_body(setting.thread_id, kind, value, interrupt_id, event_id=eid)
         _write(setting.target, OUTBOX_NS, setting.thread_id, _outbox_entry(body))
-        deliver_soon(setting.target, setting.thread_id, setting.notify)
+        _notify(setting)
     if not setting.audit:
         return
     event = make_event(
@@ -1293,7 +1321,31 @@ def on_pause(value: Any, interrupts: Sequence[Interrupt], reasked: bool) -> None
     if setting.notify is not None:
         body = notification_body(setting.thread_id, kind, value, iid, event_id=eid)
         _write(setting.target, OUTBOX_NS, setting.thread_id, _outbox_entry(body))
+        _notify(setting)
+
+
+def _notify(setting: _Setting) -> None:
+    """Start sending the thread's outbox, once the entries a task of the running loop still
+    writes (:func:`_write` on a server's event loop) are written."""
+    assert setting.notify is not None
+    task = _last_task.get((id(setting.target), setting.thread_id))
+    if task is None or task.done():
         deliver_soon(setting.target, setting.thread_id, setting.notify)
+        return
+    target, thread_id, notify = setting.target, setting.thread_id, setting.notify
+    task.add_done_callback(lambda _: deliver_soon(target, thread_id, notify))
+
+
+async def written() -> None:
+    """Wait until the running graph run's audit and outbox entries that tasks of this event
+    loop write (:func:`_write`, on a LangGraph API server's loop) are written: the tool node
+    awaits it after an async tool, so the run ends after its trail. A no-op elsewhere."""
+    setting = _current()
+    if setting is None:
+        return
+    task = _last_task.get((id(setting.target), setting.thread_id))
+    if task is not None and not task.done():
+        await asyncio.wait({task})  # each task waits for the one before: the last ends last
 
 
 # --- notifications --------------------------------------------------------------------------

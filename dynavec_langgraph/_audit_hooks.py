@@ -1,4 +1,5 @@
-"""The audit hooks a pause and a decision call (``on_pause`` / ``on_decision``): the audit
+"""The audit hooks a pause and a decision call (``on_pause`` / ``on_decision``, and
+``written``, awaited after an async tool): the audit
 trail's own (:mod:`dynavec_langgraph._audit`) when the run switches it on
 (:mod:`dynavec_langgraph._audit_switch`), else hooks that do nothing, so a run that records
 nothing never imports the audit trail."""
@@ -22,6 +23,10 @@ class _Off:
 
     @staticmethod
     def on_decision(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    @staticmethod
+    async def written() -> None:
         return None
 
 

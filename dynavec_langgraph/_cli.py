@@ -18,6 +18,7 @@ Commands::
                                    [--as NAME] [--digest DIGEST] [--token TOKEN]
     dynavec-langgraph inbox answer --server URL --link TOKEN [--token TOKEN]
     dynavec-langgraph audit verify --db PATH_OR_URI [--thread ID] [--json]
+    dynavec-langgraph audit verify --server URL [--thread ID] [--token TOKEN] [--json]
 
 ``--db`` is a SQLite file (``PATH`` or ``sqlite:///PATH``) or a PostgreSQL URI
 (``postgresql://...``). A decision ``D`` is ``approve``, ``reject`` or a JSON value, for the demo
@@ -50,7 +51,8 @@ is refused: docs/approvals-in-production.md). ``--link TOKEN`` answers with a si
 link's token (its thread, decision and approver; docs/security.md), through ``--server`` only.
 
 ``audit verify`` checks the hash chain of the audit trails (docs/audit-and-notifications.md)
-of ``--db``, which may also be a ``dynamodb://TABLE?...`` URL; it only reads.
+of ``--db``, which may also be a ``dynamodb://TABLE?...`` URL, or of a LangGraph API server's
+store (``--server URL``, read through its API with ``--token``); it only reads.
 
 Exit codes: 0 done (also when a thread is left paused), 1 ``inbox notify`` had a failed try or
 ``audit verify`` found tampering, 2 bad arguments, with a message on stderr that says what to
@@ -486,8 +488,7 @@ def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -
 def _inbox_source(args: argparse.Namespace) -> str:
     """``--db`` or ``--server`` (exactly one); ``--graph`` goes with the first,
     ``--assistant`` with the second."""
-    if (args.db is None) == (args.server is None):
-        raise CliError("give --db PATH_OR_URI (a checkpointer) or --server URL (a deployment)")
+    _db_or_server(args)
     if args.server is not None and args.graph is not None:
         raise CliError(
             "--graph is for --db; with --server the server runs its graph "
@@ -495,13 +496,19 @@ def _inbox_source(args: argparse.Namespace) -> str:
         )
     if args.db is not None and args.assistant is not None:
         raise CliError("--assistant is for --server; with --db pass --graph MODULE:ATTR")
+    return str(args.db if args.db is not None else args.server)
+
+
+def _db_or_server(args: argparse.Namespace) -> None:
+    """Exactly one of ``--db`` and ``--server`` (a URL); ``--token`` only with ``--server``."""
+    if (args.db is None) == (args.server is None):
+        raise CliError("give --db PATH_OR_URI (a checkpointer) or --server URL (a deployment)")
     if args.server is not None:
         from dynavec_langgraph.remote import check_server_url
 
         check_server_url(args.server, "--server")
     if args.db is not None and getattr(args, "token", None) is not None:
         raise CliError("--token is for --server (a deployment with custom auth)")
-    return str(args.db if args.db is not None else args.server)
 
 
 def _server_headers(args: argparse.Namespace) -> dict[str, str] | None:
@@ -755,13 +762,20 @@ def cmd_audit_verify(args: argparse.Namespace, out: TextIO) -> int:
     from dynavec_langgraph._inbox import verify_trails
     from dynavec_langgraph.savers import masked_url
 
-    with _trail_source(args.db) as saver:
-        threads = verify_trails(saver, args.thread).threads if saver is not None else ()
+    _db_or_server(args)
+    if args.server is not None:  # the server's store, read through its API
+        from dynavec_langgraph.remote import RemoteReActAgent
+
+        with RemoteReActAgent(args.server, "-", timeout=30, headers=_server_headers(args)) as agent:
+            threads = agent.verify_audit(args.thread).threads
+    else:
+        with _trail_source(args.db) as saver:
+            threads = verify_trails(saver, args.thread).threads if saver is not None else ()
     ok = all(t.ok for t in threads)
     if args.json:
         print(_dump({"ok": ok, "threads": [t.as_dict() for t in threads]}), file=out)
         return 0 if ok else 1
-    where = masked_url(args.db)
+    where = masked_url(args.db) if args.db is not None else args.server
     if not threads or (
         args.thread is not None and not (threads[0].chained or threads[0].unchained)
     ):
@@ -942,9 +956,14 @@ def build_parser() -> argparse.ArgumentParser:
         "verify",
         help="name every entry edited, deleted, reordered or inserted (exit 1 if any)",
     )
+    verify.add_argument("--db", help=f"{db_help}, or dynamodb://TABLE?region=... (read only)")
     verify.add_argument(
-        "--db", required=True, help=f"{db_help}, or dynamodb://TABLE?region=... (read only)"
+        "--server",
+        metavar="URL",
+        help="a LangGraph API server instead of --db: the trails of its store, read through "
+        "its API (--thread: the thread id its clients use)",
     )
+    verify.add_argument("--token", metavar="TOKEN", help=token_help)
     verify.add_argument("--thread", help="only this thread (default: every thread with a trail)")
     verify.add_argument("--json", action="store_true", help="print JSON")
     verify.set_defaults(handler=cmd_audit_verify)

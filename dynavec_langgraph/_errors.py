@@ -33,6 +33,8 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     │   └── DamagedThreadError(RuntimeError)  a thread whose records contradict each other
     ├── ServerUnavailableError(ConnectionError)  RemoteReActAgent: no answer from the server
     ├── RemoteRunError(RuntimeError)         RemoteReActAgent: the run failed on the server
+    ├── ThreadAccessError(PermissionError)   RemoteReActAgent: a thread the server's auth
+    │                                        does not let the signed-in user use
     ├── InboxError(ValueError)               an inbox request that cannot be served (a
     │                                        --graph that does not load, a server that
     │                                        cannot be reached)
@@ -77,6 +79,7 @@ __all__ = [
     "ServerUnavailableError",
     "StaleDecisionError",
     "StorageError",
+    "ThreadAccessError",
     "ThreadPausedError",
     "ToolContextError",
 ]
@@ -317,6 +320,12 @@ class ServerUnavailableError(DynavecError, ConnectionError):
 
 class RemoteRunError(DynavecError, RuntimeError):
     """``RemoteReActAgent``: the run failed on the server (the message carries its error)."""
+
+
+class ThreadAccessError(DynavecError, PermissionError):
+    """``RemoteReActAgent``: the thread exists on the server, but its auth rules (the
+    deployment's ``@auth.on.threads`` handler) do not let the signed-in user read or run it.
+    Nothing was sent."""
 
 
 class InboxError(DynavecError, ValueError):

@@ -21,6 +21,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphInterrupt
 
+from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._claims import aclaimed, claimed
 from dynavec_langgraph._exactly_once import (
     OnCrash,
@@ -241,6 +242,12 @@ class ReActNodes:
         return await until_done(self._arun_call(call, run, config))
 
     async def _arun_call(self, call: ToolCallRun, run: RunData, config: RunnableConfig) -> Any:
+        try:
+            return await self._arun_tool(call, run, config)
+        finally:  # the trail entries a task of this loop writes (a server's store): written
+            await recorder().written()
+
+    async def _arun_tool(self, call: ToolCallRun, run: RunData, config: RunnableConfig) -> Any:
         own = self.own.get(call.call["name"])
         tool_config = call.keyed(run, config)
         with call.running():

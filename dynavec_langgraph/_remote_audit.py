@@ -3,8 +3,11 @@
 On a server the graph records its trail in the server's store (see
 :mod:`dynavec_langgraph._audit`): items under ``(AUDIT_NS, <server thread id>)``. This module
 reads them back (``RemoteReActAgent.audit``, which ``dynavec-langgraph inbox history --server``
-calls) and records what only the client sees (a resume the server refused as concurrent),
-chained after the server's entries like any other (:func:`dynavec_langgraph._audit.append_item`).
+calls), verifies their chain (:func:`verify_items`, for ``RemoteReActAgent.verify_audit`` and
+``dynavec-langgraph audit verify --server``) and records what only the client sees (a resume
+the server refused as concurrent), chained after the server's entries like any other
+(:func:`dynavec_langgraph._audit.append_item`). Every read is an API request with the
+client's credentials: the server's auth handler decides who may read the trails.
 """
 
 from __future__ import annotations
@@ -18,13 +21,15 @@ from dynavec_langgraph._audit import (
     NOTIFY_KEY,
     SURFACE_KEY,
     AuditEvent,
+    TrailReport,
     append_item,
+    check_items,
     events_of,
     make_event,
     ordered,
 )
 
-__all__ = ["events_of_items", "run_config"]
+__all__ = ["events_of_items", "run_config", "verify_items"]
 
 _PAGE = 100
 
@@ -105,6 +110,29 @@ class _ServerItems:
 
     def delete(self, key: str) -> None:
         self.store.delete_item(self.ns, key)
+
+
+def _trail_threads(sync_client: Any) -> list[str]:
+    """The server threads that have a trail: the namespaces under :data:`AUDIT_NS`."""
+    spaces: list[Sequence[str]] = []
+    while True:
+        page = sync_client.store.list_namespaces(
+            prefix=[AUDIT_NS], max_depth=2, limit=_PAGE, offset=len(spaces)
+        )["namespaces"]
+        spaces += page
+        if len(page) < _PAGE:
+            return sorted({str(ns[1]) for ns in spaces if len(ns) == 2})
+
+
+def verify_items(sync_client: Any, server_thread: str | None) -> TrailReport:
+    """Verify the chain of ``server_thread``'s trail in the server's store (every trail there
+    when ``None``), read through a ``langgraph_sdk`` sync client; reads only."""
+    ids = [server_thread] if server_thread is not None else _trail_threads(sync_client)
+    checked = [check_items(_ServerItems(sync_client, t), t) for t in ids]
+    kept = [
+        c for c in checked if server_thread is not None or c.chained or c.unchained or c.problems
+    ]
+    return TrailReport(tuple(kept))
 
 
 def record_refusal(sync_client: Any, server_thread: str, decision: Any, error: Exception) -> None:

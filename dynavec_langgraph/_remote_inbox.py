@@ -2,7 +2,8 @@
 
 The same rows and refusals as the database inbox (:mod:`dynavec_langgraph._inbox`), read and
 answered through the server's API, never by touching its database: listing searches the
-interrupted threads, answering goes through
+interrupted threads (with the caller's credentials, so a server with auth applies its thread
+rules and lists only the threads the signed-in user may read), answering goes through
 :class:`~dynavec_langgraph.remote.RemoteReActAgent` (one run keyed by the interrupt id, refused
 when another caller answered first). Needs ``langgraph_sdk`` (the ``studio`` extra).
 """
@@ -22,7 +23,12 @@ from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph._resuming import Answer
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult
-from dynavec_langgraph.remote import RemoteReActAgent, check_server_url, server_thread_id
+from dynavec_langgraph.remote import (
+    RemoteReActAgent,
+    check_server_url,
+    server_thread_id,
+    unknown_thread_text,
+)
 
 __all__ = ["ServerInbox"]
 
@@ -149,7 +155,7 @@ class ServerInbox:
             except httpx.HTTPStatusError as error:
                 if error.response.status_code == 404:
                     raise NothingToResumeError(
-                        f"unknown thread {thread_id!r} on {self.url}: nothing to resume. "
+                        f"{unknown_thread_text(thread_id, 'nothing to resume')}. "
                         f"{self._list_hint()}"
                     ) from None
                 raise

@@ -28,7 +28,14 @@ deployment re-claims the run after the heartbeat and finishes it.
 
 Errors of this module beside the package's: :class:`ServerUnavailableError`
 (``ConnectionError``: refused connection or timeout) and :class:`RemoteRunError`
-(``RuntimeError``: the run failed on the server).
+(``RuntimeError``: the run failed on the server), and :class:`ThreadAccessError`
+(``PermissionError``: a thread the server's auth rules keep from the signed-in user).
+
+On a server with custom auth every request carries the client's credentials (``headers=``,
+``api_key=``) and the server applies its auth handler's thread rules itself: a thread the
+user may not access is one the server does not show (HTTP 404; ``resume`` / ``result``
+raise :class:`NothingToResumeError` saying so), and ``run`` on such a thread id is refused
+with :class:`ThreadAccessError`.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._audit import AuditEvent
+from dynavec_langgraph._audit import AuditEvent, TrailReport
 from dynavec_langgraph._audit_switch import check_audit
 from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._digest import refuse_stale, review_digest
@@ -61,6 +68,7 @@ from dynavec_langgraph._errors import (
     NothingToResumeError,
     RemoteRunError,
     ServerUnavailableError,
+    ThreadAccessError,
     not_paused_text,
     option_text,
 )
@@ -73,7 +81,13 @@ from dynavec_langgraph._policy import (
     expiry_command,
     refuse_approver,
 )
-from dynavec_langgraph._remote_audit import aread_items, read_items, record_refusal, run_config
+from dynavec_langgraph._remote_audit import (
+    aread_items,
+    read_items,
+    record_refusal,
+    run_config,
+    verify_items,
+)
 from dynavec_langgraph._resuming import (
     MISSING,
     Answer,
@@ -98,6 +112,7 @@ __all__ = [
     "RemoteReActAgent",
     "RemoteRunError",
     "ServerUnavailableError",
+    "ThreadAccessError",
     "reports_strict_resume",
     "server_thread_id",
 ]
@@ -191,10 +206,7 @@ def _resume_map(
             ``human_decision`` and ``decisions``, or ``decisions`` naming what is not pending.
     """
     if not seen.exists or seen.checkpoint_id is None:
-        raise NothingToResumeError(
-            f"unknown thread {thread_id!r} on the server: nothing to resume (check the thread "
-            "id and the server URL)"
-        )
+        raise NothingToResumeError(unknown_thread_text(thread_id, "nothing to resume"))
     if not seen.interrupts and seen.busy:
         raise _busy(thread_id)
     if not seen.interrupts:
@@ -737,6 +749,8 @@ class RemoteReActAgent:
         Raises:
             ThreadPausedError: the thread waits for a decision; call :meth:`resume`.
             ConcurrentResumeError: another run of the thread is in flight (nothing sent).
+            ThreadAccessError: the thread exists, but the server's auth rules keep it from
+                these credentials (nothing sent).
             ServerUnavailableError: the server cannot be reached or did not answer in time.
             RemoteRunError: the run failed on the server.
             ApprovalTimeoutError: the thread's pause had expired and its policy says
@@ -747,7 +761,12 @@ class RemoteReActAgent:
         tid = thread_id or str(uuid.uuid4())
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"running thread {tid!r}"):
-            self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
+            try:
+                self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
+            except httpx.HTTPStatusError as error:
+                if _create_refused(error):
+                    raise _access_refused(tid) from None
+                raise
             seen = _seen(self.sync_client.threads.get_state(sid))
             settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
@@ -780,7 +799,12 @@ class RemoteReActAgent:
         tid = thread_id or str(uuid.uuid4())
         sid = server_thread_id(tid)
         with _translated(self.url, tid, f"running thread {tid!r}"):
-            await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
+            try:
+                await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
+            except httpx.HTTPStatusError as error:
+                if _create_refused(error):
+                    raise _access_refused(tid) from None
+                raise
             seen = _seen(await self.client.threads.get_state(sid))
             settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
@@ -825,7 +849,9 @@ class RemoteReActAgent:
         its thread); the paused tool on the server verifies it.
 
         Raises:
-            NothingToResumeError: no thread id, an unknown thread, or one not paused.
+            NothingToResumeError: no thread id, an unknown thread (or one the server's auth
+                rules keep from these credentials: the server answers both alike), or one not
+                paused.
             InvalidDecisionError: no decision, several pending for one decision, decisions
                 naming what is not pending, or one the pause's ``response_schema`` refuses
                 (nothing saved, still paused).
@@ -1001,6 +1027,21 @@ class RemoteReActAgent:
         sid = server_thread_id(thread_id)
         with _translated(self.url, thread_id, f"reading the audit trail of {thread_id!r}"):
             return read_items(self.sync_client, sid)
+
+    def verify_audit(self, thread_id: str | None = None) -> TrailReport:
+        """Verify the hash chain of ``thread_id``'s audit trail on the server (every trail in
+        its store when ``None``), read through the server's API (``dynavec-langgraph audit
+        verify --server``): names every entry edited, deleted, reordered or inserted
+        (docs/audit-and-notifications.md). Reads only; the report names server thread ids.
+
+        Raises:
+            ServerUnavailableError: the server cannot be reached or did not answer in time.
+            RemoteRunError: the server refused (its auth handler may keep the store from
+                these credentials: HTTP 403).
+        """
+        sid = server_thread_id(thread_id) if thread_id is not None else None
+        with _translated(self.url, thread_id, "verifying the audit trail"):
+            return verify_items(self.sync_client, sid)
 
     async def aaudit(self, thread_id: str) -> list[AuditEvent]:
         """Async twin of :meth:`audit`."""
@@ -1267,9 +1308,32 @@ def _thread(thread_id: str | None) -> str:
     return thread_id
 
 
+def unknown_thread_text(thread_id: str, consequence: str) -> str:
+    """The text of a thread the server does not show (HTTP 404): unknown, or kept from the
+    caller by the server's auth rules, which answer both alike."""
+    return (
+        f"unknown thread {thread_id!r} on the server, or one its auth rules do not let these "
+        f"credentials see: {consequence} (check the thread id, the server URL and the token)"
+    )
+
+
+def _access_refused(thread_id: str) -> ThreadAccessError:
+    return ThreadAccessError(
+        f"thread {thread_id!r} exists on the server, but its auth rules do not let these "
+        "credentials use it: nothing was sent. Use a thread of your own (another thread id), "
+        "or the token of a user the thread is shared with"
+    )
+
+
+def _create_refused(error: httpx.HTTPStatusError) -> bool:
+    """A ``threads.create(..., if_exists="do_nothing")`` answered 409: the thread exists but
+    the server's auth rules hide it (a thread the caller may read comes back as it is)."""
+    return error.response.status_code == 409
+
+
 def _known(thread_id: str, seen: _Seen) -> _Seen:
     if not seen.exists:
-        raise NothingToResumeError(f"unknown thread {thread_id!r} on the server")
+        raise NothingToResumeError(unknown_thread_text(thread_id, "no result to read"))
     return seen
 
 

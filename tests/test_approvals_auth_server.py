@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,11 @@ PAGE = REPO / "docs" / "approvals-in-production.md"
 TOKENS = {"alice": "token-alice", "bob": "token-bob", "mallory": "token-mallory"}
 
 
-def auth_file() -> str:
-    """The page's example ``auth.py`` (its Python block with the auth handler), as written."""
+def auth_file(marker: str = "token-mallory") -> str:
+    """The page's example ``auth.py`` holding ``marker`` (its Python block with the auth
+    handler), as written."""
     blocks = re.findall(r"^```python\n(.*?)^```", PAGE.read_text(), re.MULTILINE | re.DOTALL)
-    (found,) = [b for b in blocks if "@auth.authenticate" in b]
+    (found,) = [b for b in blocks if "@auth.authenticate" in b and marker in b]
     return str(found)
 
 
@@ -70,12 +72,14 @@ class Server:
             headers = {"x-auth-scheme": "langsmith"}
         return get_sync_client(url=self.url, headers=headers)
 
-    def cli(self, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+    def cli(
+        self, *args: str, token: str | None = None, command: str = "inbox"
+    ) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "DYNAVEC_SERVER_TOKEN"}
         if token is not None:
             env["DYNAVEC_SERVER_TOKEN"] = token
         return subprocess.run(
-            [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", *args],
+            [sys.executable, "-m", "dynavec_langgraph._cli", command, *args],
             env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -84,18 +88,10 @@ class Server:
         )
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``langgraph dev`` with the page's auth handler; one that does not come up fails."""
-    assert Path(dynavec_langgraph.__file__).is_relative_to(REPO)  # the package under test
-    work = tmp_path_factory.mktemp("auth_server")
-    (work / "auth.py").write_text(auth_file())
-    graphs = {
-        "alice_or_bob": f"{GRAPHS}:alice_or_bob",
-        "two": f"{GRAPHS}:two_signed_in",
-        "async_interrupt": f"{GRAPHS}:async_interrupt",
-    }
-    config = {"dependencies": [str(REPO)], "graphs": graphs, "auth": {"path": "./auth.py:auth"}}
+@contextmanager
+def langgraph_dev(work: Path, config: dict[str, Any]) -> Iterator[Server]:
+    """``langgraph dev`` in ``work`` serving ``config`` (its ``langgraph.json``); one that
+    does not come up fails the test. Stopped (its process group) on leaving."""
     (work / "langgraph.json").write_text(json.dumps(config))
     ledger, log_path = work / "ledger.jsonl", work / "server.log"
     port = _free_port()
@@ -130,6 +126,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield Server(url, ledger)
     finally:
         _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``langgraph dev`` with the page's auth handler; one that does not come up fails."""
+    assert Path(dynavec_langgraph.__file__).is_relative_to(REPO)  # the package under test
+    work = tmp_path_factory.mktemp("auth_server")
+    (work / "auth.py").write_text(auth_file())
+    graphs = {
+        "alice_or_bob": f"{GRAPHS}:alice_or_bob",
+        "two": f"{GRAPHS}:two_signed_in",
+        "async_interrupt": f"{GRAPHS}:async_interrupt",
+    }
+    config = {"dependencies": [str(REPO)], "graphs": graphs, "auth": {"path": "./auth.py:auth"}}
+    with langgraph_dev(work, config) as running:
+        yield running
 
 
 def _pending(server: Server, thread: str) -> dict[str, Any]:
