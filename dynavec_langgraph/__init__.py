@@ -36,6 +36,7 @@ if typing.TYPE_CHECKING:
         StorageError,
         ThreadPausedError,
         ToolContextError,
+        UnkeyedResumeError,
     )
     from dynavec_langgraph._exactly_once import idempotency_key
     from dynavec_langgraph._factory import create_react_agent
@@ -106,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "Supervisor": "dynavec_langgraph.supervisor",
     "ThreadPausedError": "dynavec_langgraph._errors",
     "ToolContextError": "dynavec_langgraph._errors",
+    "UnkeyedResumeError": "dynavec_langgraph._errors",
     "ToolCall": "dynavec_langgraph.records",
     "ToolRegistry": "dynavec_langgraph.registry",
     "create_agent": "dynavec_langgraph._create_agent",
@@ -190,6 +192,7 @@ __all__ = [
     "ToolCall",
     "ToolContextError",
     "ToolRegistry",
+    "UnkeyedResumeError",
     "create_agent",
     "create_react_agent",
     "default_registry",

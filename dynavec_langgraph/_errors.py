@@ -16,8 +16,11 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     │   │                                    answered without one (nothing ran, it stays)
     │   ├── IncompatibleThreadError(ValueError)  a thread another graph wrote, that
     │   │                                    this graph cannot continue (names what differs)
-    │   └── StaleDecisionError(ValueError)   a decision bound to another pause (its review
-    │                                        digest is not the pending pause's)
+    │   ├── StaleDecisionError(ValueError)   a decision bound to another pause (its review
+    │   │                                    digest is not the pending pause's)
+    │   └── UnkeyedResumeError(ValueError)   a resume with no interrupt id (what the Agent
+    │                                        Chat UI and Agent Inbox send) while several
+    │                                        pauses are pending; also a RuntimeError
     ├── InvalidInputError(ValueError)        text or data that cannot be stored as given
     │   │                                    (names the field and the position)
     │   └── InterruptCallError(TypeError)    interrupt() with a node id or payload that
@@ -76,6 +79,7 @@ __all__ = [
     "StorageError",
     "ThreadPausedError",
     "ToolContextError",
+    "UnkeyedResumeError",
 ]
 
 
@@ -201,6 +205,26 @@ def stale_text(thread_id: str | None, call: str, given: str, pending: str | None
         f"{now} (the approval was asked again since, or it is another call). It was refused: "
         "nothing ran and the pause stays. Read the pause again (inbox list, result(thread_id), "
         "get_state) and decide on what it shows now"
+    )
+
+
+class UnkeyedResumeError(InvalidDecisionError, RuntimeError):
+    """A resume that names no interrupt id (``Command(resume=decision)``: what the Agent Chat
+    UI and Agent Inbox send) while several pauses are pending, so it cannot say which one it
+    answers: refused before anything runs, every pause stays. Also a ``RuntimeError``, the
+    class LangGraph raises for it. Answer each pause by its interrupt id, or bind the
+    decision to the pause it answers (docs/approval-uis.md)."""
+
+
+def unkeyed_text(thread_id: str, pending: str, count: int) -> str:
+    """The text of an :class:`UnkeyedResumeError`."""
+    return (
+        f"{count} pauses are pending on thread {thread_id!r} ({pending}): a resume without an "
+        "interrupt id (what the Agent Chat UI and Agent Inbox send) cannot say which one it "
+        "answers, so it was not applied: nothing ran and every pause stays. Answer each by its "
+        "id: Command(resume={interrupt_id: decision}) (resume_command builds it), `dynavec-"
+        "langgraph inbox answer --node NODE_ID`, ReActAgent.resume(decisions=...); or bind "
+        "the decision to the pause it answers (bind_decision(decision, pause))"
     )
 
 

@@ -38,7 +38,7 @@ from dynavec_langgraph import tool as dv_tool
 from dynavec_langgraph.approval import EDIT_NOTICE, edit_notice, require_approval
 from dynavec_langgraph.interrupt import Rejected, refusal_note
 from dynavec_langgraph.testing import ScriptedChatModel
-from tests.review import same_ask_again
+from tests.review import same_ask_again, says_why_first
 from tests.test_studio import LANGGRAPH, START_TIMEOUT, Studio, _answers, _free_port, _stop
 
 REPO = Path(__file__).resolve().parents[1]
@@ -137,7 +137,11 @@ async def test_a_refused_decision_says_why_in_the_description(ui_server: Studio)
     assert again["id"] != pause["id"]
     assert "'maybe' is no decision on 'send_money'" in value["error"]
     note = refusal_note(value["error"])
-    assert value["description"] == pause["value"]["description"] + note
+    assert value["description"] == f"{note}\n\n{pause['value']['description']}"
+    assert note == (
+        "Asked again: 'maybe' is no decision on 'send_money': answer 'approved' / 'rejected' or "
+        "an approval UI's decision (approve, edit, reject, respond). Nothing ran; decide again."
+    )
     assert value["action_requests"][0]["description"] == value["description"]
     assert same_ask_again(pause["value"], value)  # the same approval, nothing else changed
     assert ui_server.entries(thread_id) == []
@@ -156,7 +160,7 @@ async def test_an_edit_the_tool_refuses_is_asked_again_then_the_model_is_told(
     error = again["value"]["error"]
     assert "the edited arguments do not fit 'send_money'" in error
     assert "amount" in error and "to" in error  # both problems named
-    assert again["value"]["description"].endswith(refusal_note(error))
+    assert says_why_first(again["value"])
     assert ui_server.entries(thread_id) == []  # nothing ran
 
     edited = {"amount": 3, "to": "Bob"}
