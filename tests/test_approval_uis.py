@@ -472,7 +472,7 @@ def test_the_count_of_approvals_in_is_on_the_first_line_after_one_approval() -> 
     )
     agent.run("go", thread_id="t")
     paused = agent.resume(thread_id="t", human_decision="approved", approver="alice")
-    assert paused.termination_reason == "interrupted"
+    assert paused.termination_reason == "interrupted" and paused.interrupt_payload is not None
     description = paused.interrupt_payload["pending"][0]["description"]
     assert description.startswith(
         "Needs 2 approvals by different approvers: 1 of 2 approvals in (alice).\n"
