@@ -213,6 +213,7 @@ def pause_value(
     """
     kinds = [k for k in ALL_DECISIONS if k in allowed]
     shown = description if error is None else f"{refusal_note(error)}\n\n{description}"
+    # paragraphs (a blank line between): the UIs render the description as Markdown
     value: InterruptValue = {
         "node_id": node_id,
         "payload": payload,
@@ -271,14 +272,14 @@ def _split(text: str, refused: bool) -> tuple[list[str], str]:
     """``(first lines, the rest)`` of a description: the refusal note's line when ``refused``
     (and the description starts with it), and the text after the blank line that follows."""
     if refused and text.startswith(_NOTE_START):
-        first, _, rest = text.partition("\n")
-        return [first], rest.removeprefix("\n")
+        first, _, rest = text.partition("\n\n")
+        return [first], rest
     return [], text
 
 
 def with_notes(value: Mapping[str, Any], notes: Sequence[str]) -> dict[str, Any]:
     """``value`` with ``notes`` (an approval policy's state: its deadline, who may approve,
-    the approvals in) as the first lines of both descriptions, after the refusal note if
+    the approvals in) as the first paragraphs of both descriptions, after the refusal note if
     any, so a UI that shows only the description's start shows them.
 
     Example:
@@ -295,7 +296,7 @@ def with_notes(value: Mapping[str, Any], notes: Sequence[str]) -> dict[str, Any]
         if not isinstance(text, str):
             return text
         first, rest = _split(text, refused)
-        return "\n".join([*first, *notes]) + "\n\n" + rest
+        return "\n\n".join([*first, *notes, rest])  # paragraphs: the UIs render Markdown
 
     out["description"] = noted(value.get("description"))
     out["action_requests"] = [

@@ -789,13 +789,12 @@ def ask_with_policy(
             continue
         if who is None and named:
             error = (
-                f"{node_id!r} needs a named approver: resume with approver= (or "
-                "approver_decision(decision, name); with one approval needed, "
-                "config['configurable']['approver'] works too). A UI that sends no name "
-                "(Agent Chat UI, Agent Inbox, Studio) cannot approve it: answer with "
-                "`dynavec-langgraph inbox answer --server URL --assistant GRAPH_ID --thread ID "
-                "--approve --as NAME` or "
-                "RemoteReActAgent.resume(..., approver=NAME)"
+                f"{node_id!r} needs a named approver, and this answer names none (the Agent "
+                "Chat UI, Agent Inbox and Studio send no name): answer with `dynavec-langgraph "
+                "inbox answer --server URL --assistant GRAPH_ID --thread ID --approve --as "
+                "NAME` or RemoteReActAgent.resume(..., approver=NAME); in Python, resume with "
+                "approver= (or approver_decision(decision, name); with one approval needed, "
+                "config['configurable']['approver'] works too)"
             )
             nameless = True
             _note(value, raw, index, who, error)

@@ -25,4 +25,4 @@ def says_why_first(value: Mapping[str, Any]) -> bool:
     note = refusal_note(value["error"])
     texts = [value["description"], *(a["description"] for a in value["action_requests"])]
     assert "was refused:" not in note and "{'" not in note, note
-    return all(text.startswith(note + "\n") for text in texts)
+    return all(text.startswith(note + "\n\n") for text in texts)

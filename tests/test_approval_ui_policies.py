@@ -96,7 +96,7 @@ async def test_two_approvers_a_ui_answer_is_asked_again_then_named_approvers_run
         assert error.startswith("'approve_send_money' needs a named approver"), ui
         assert "inbox answer --server URL --assistant GRAPH_ID --thread ID" in error
         assert says_why_first(again["value"])
-        assert again["value"]["description"].split("\n")[1] == COUNT.format(0, "")
+        assert again["value"]["description"].split("\n\n")[1] == COUNT.format(0, "")
         assert again["value"]["approval"]["approved_by"] == []
         pause = again
     assert ui_server.entries(thread_id) == []
@@ -109,7 +109,7 @@ async def test_two_approvers_a_ui_answer_is_asked_again_then_named_approvers_run
     # the template's unkeyed resume stays in the step's pending writes and LangGraph replays it
     # to the next ask of every later run: that re-ask shows its (old) refusal again, but
     # alice's approval is counted and her door reports no refusal (approval_recorded)
-    assert COUNT.format(1, " (alice)") in partial["value"]["description"].split("\n")[:2]
+    assert COUNT.format(1, " (alice)") in partial["value"]["description"].split("\n\n")[:2]
 
     argv: list[Any] = [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "answer"]
     argv += ["--server", ui_server.url, "--assistant", "two_approver_agent"]

@@ -345,7 +345,7 @@ def test_two_approvers_partial_approval_is_in_the_pause_and_a_duplicate_is_refus
         assert second.value["approval"]["approved_by"] == ["alice"]
         assert second.value["error"] is None
         assert second.value["description"].startswith(
-            "Needs 2 approvals by different approvers: 1 of 2 approvals in (alice).\n"
+            "Needs 2 approvals by different approvers: 1 of 2 approvals in (alice).\n\n"
             "Who may approve: any named approver."
         )
 
