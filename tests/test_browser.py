@@ -512,3 +512,36 @@ def test_a_ui_that_cannot_be_built_says_why(
     with pytest.raises(UIBuildError, match=r"npm/npx not found: install Node.js and npm"):
         build()
     assert list(tmp_path.iterdir()) == []  # nothing half-built is left to be taken for a build
+
+
+async def test_two_pauses_at_once_the_ui_s_unkeyed_accept_is_refused_and_both_stay(
+    browser: Browser, ui_server: Studio
+) -> None:
+    """``parallel_agent``: two calls paused at once. The template's Accept is an unkeyed
+    resume, which cannot say which pause it answers: the run fails with UnkeyedResumeError
+    before anything runs, both pauses stay; answered by their ids both run, and the reloaded
+    UI shows the answer."""
+    _open_chat(browser, ui_server, "parallel_agent", "go")
+    accept = browser.until("approval-shown", lambda: browser.button("Accept"))
+    thread_id = _thread_id(browser.driver.current_url)
+    client = get_client(url=ui_server.url)
+    pauses = (await client.threads.get_state(thread_id))["interrupts"]
+    assert [p["value"]["args"]["to"] for p in pauses] == ["Ann", "Bob"]
+
+    accept.click()
+    await _settled(client, thread_id, runs=2)
+    (failed, _) = await client.runs.list(thread_id)  # newest first
+    assert failed["status"] == "error", failed
+    joined: Any = await client.runs.join(thread_id, failed["run_id"])
+    assert joined["__error__"]["error"] == "UnkeyedResumeError", joined
+    assert (await client.threads.get_state(thread_id))["interrupts"] == pauses
+    assert ui_server.entries(thread_id) == []
+    # the template shows the run's error in a toast: the package's reason and what to do
+    browser.until("refused-shown", lambda: _shown(browser, "2 pauses are pending on thread"))
+    assert _shown(browser, "nothing ran and") is not None
+
+    answers = {p["id"]: [{"type": "accept", "args": None}] for p in pauses}
+    await client.runs.wait(thread_id, "parallel_agent", command={"resume": answers})
+    assert sorted(e["to"] for e in ui_server.entries(thread_id)) == ["Ann", "Bob"]
+    browser.driver.refresh()
+    browser.until("final-answer", lambda: browser.text("Done: 2 answers"))
