@@ -222,9 +222,9 @@ def unkeyed_text(thread_id: str, pending: str, count: int) -> str:
         f"{count} pauses are pending on thread {thread_id!r} ({pending}): a resume without an "
         "interrupt id (what the Agent Chat UI and Agent Inbox send) cannot say which one it "
         "answers, so it was not applied: nothing ran and every pause stays. Answer each by its "
-        "id: Command(resume={interrupt_id: decision}) (resume_command builds it), `dynavec-"
-        "langgraph inbox answer --node NODE_ID`, ReActAgent.resume(decisions=...); or bind "
-        "the decision to the pause it answers (bind_decision(decision, pause))"
+        "interrupt id (Command(resume={interrupt_id: decision}); resume_command builds it; "
+        "ReActAgent.resume(decisions={interrupt_id: decision})), or bind the decision to the "
+        "pause it answers (bind_decision(decision, pause))"
     )
 
 
