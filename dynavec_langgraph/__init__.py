@@ -38,6 +38,7 @@ if typing.TYPE_CHECKING:
         ThreadAccessError,
         ThreadPausedError,
         ToolContextError,
+        UnkeyedResumeError,
     )
     from dynavec_langgraph._exactly_once import idempotency_key
     from dynavec_langgraph._factory import create_react_agent
@@ -110,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "ThreadAccessError": "dynavec_langgraph._errors",
     "ThreadPausedError": "dynavec_langgraph._errors",
     "ToolContextError": "dynavec_langgraph._errors",
+    "UnkeyedResumeError": "dynavec_langgraph._errors",
     "ToolCall": "dynavec_langgraph.records",
     "ToolRegistry": "dynavec_langgraph.registry",
     "create_agent": "dynavec_langgraph._create_agent",
@@ -196,6 +198,7 @@ __all__ = [
     "ToolCall",
     "ToolContextError",
     "ToolRegistry",
+    "UnkeyedResumeError",
     "create_agent",
     "create_react_agent",
     "default_registry",

@@ -34,6 +34,7 @@ __all__ = [
     "any_decision_schema",
     "decision_schema",
     "explain_refusal",
+    "offered",
     "plain_decision",
     "read_decision",
     "refusal",
@@ -233,6 +234,26 @@ def read_decision(raw: Any, action: str) -> Decision | None:
     if isinstance(raw, Mapping) and raw.get("type") in _TYPES:
         return _one(raw, action)
     return None
+
+
+def offered(decision: Decision, raw: Any, allowed: Sequence[DecisionKind]) -> Decision:
+    """``decision`` as the pause that offers ``allowed`` takes it: the current Agent Inbox
+    shows no Ignore (it sets ``allow_ignore: false``) and offers its Respond button wherever
+    reject is allowed, so its ``response`` to a pause that allows reject but not respond is a
+    reject whose reason is the text. Anything else is ``decision`` unchanged.
+
+    Example:
+        >>> d = read_decision([{"type": "response", "args": "too much"}], "pay")
+        >>> offered(d, [{"type": "response", "args": "too much"}], ["approve", "reject"])
+        Decision(kind='reject', args=None, message='too much')
+    """
+    if decision.kind != "respond" or "respond" in allowed or "reject" not in allowed:
+        return decision
+    items = raw.get("decisions") if isinstance(raw, Mapping) else raw
+    one = items[0] if isinstance(items, list) and len(items) == 1 else items
+    if isinstance(one, Mapping) and one.get("type") == "response":  # Agent Inbox's format only
+        return Decision("reject", message=decision.message)
+    return decision
 
 
 def explain_refusal(error: ValueError) -> str:

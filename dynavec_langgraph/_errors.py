@@ -18,8 +18,11 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     │   │                                    this graph cannot continue (names what differs)
     │   ├── StaleDecisionError(ValueError)   a decision bound to another pause (its review
     │   │                                    digest is not the pending pause's)
-    │   └── InvalidLinkError(ValueError)     a signed approval link that is forged, expired,
-    │                                        used, or for another pause (nothing ran)
+    │   ├── InvalidLinkError(ValueError)     a signed approval link that is forged, expired,
+    │   │                                    used, or for another pause (nothing ran)
+    │   └── UnkeyedResumeError(ValueError)   a resume with no interrupt id (what the Agent
+    │                                        Chat UI and Agent Inbox send) while several
+    │                                        pauses are pending; also a RuntimeError
     ├── InvalidInputError(ValueError)        text or data that cannot be stored as given
     │   │                                    (names the field and the position)
     │   └── InterruptCallError(TypeError)    interrupt() with a node id or payload that
@@ -82,6 +85,7 @@ __all__ = [
     "ThreadAccessError",
     "ThreadPausedError",
     "ToolContextError",
+    "UnkeyedResumeError",
 ]
 
 
@@ -215,6 +219,26 @@ class InvalidLinkError(InvalidDecisionError):
     signature, an unknown key id, expired, used already, for another thread or pause, or
     with a decision the link does not carry. Nothing ran and the pause stays; ask for a new
     link (docs/security.md)."""
+
+
+class UnkeyedResumeError(InvalidDecisionError, RuntimeError):
+    """A resume that names no interrupt id (``Command(resume=decision)``: what the Agent Chat
+    UI and Agent Inbox send) while several pauses are pending, so it cannot say which one it
+    answers: refused before anything runs, every pause stays. Also a ``RuntimeError``, the
+    class LangGraph raises for it. Answer each pause by its interrupt id, or bind the
+    decision to the pause it answers (docs/approval-uis.md)."""
+
+
+def unkeyed_text(thread_id: str, pending: str, count: int) -> str:
+    """The text of an :class:`UnkeyedResumeError`."""
+    return (
+        f"{count} pauses are pending on thread {thread_id!r} ({pending}): a resume without an "
+        "interrupt id (what the Agent Chat UI and Agent Inbox send) cannot say which one it "
+        "answers, so it was not applied: nothing ran and every pause stays. Answer each by its "
+        "interrupt id (Command(resume={interrupt_id: decision}); resume_command builds it; "
+        "ReActAgent.resume(decisions={interrupt_id: decision})), or bind the decision to the "
+        "pause it answers (bind_decision(decision, pause))"
+    )
 
 
 class IncompatibleThreadError(InvalidDecisionError):

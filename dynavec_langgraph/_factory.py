@@ -13,6 +13,7 @@ import re
 import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -43,9 +44,16 @@ from dynavec_langgraph._agent_options import (
     resolve_prompt,
 )
 from dynavec_langgraph._binding import bind_model
-from dynavec_langgraph._errors import UnappliedResumeWarning, unapplied_resume_text
+from dynavec_langgraph._digest import decision_digest, review_digest
+from dynavec_langgraph._errors import (
+    UnappliedResumeWarning,
+    UnkeyedResumeError,
+    unapplied_resume_text,
+    unkeyed_text,
+)
 from dynavec_langgraph._lg_names import STRICT_RESUME, loaded_prebuilt
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
+from dynavec_langgraph._pause_value import describe_pending
 from dynavec_langgraph._persistence.history import keep_conversations
 from dynavec_langgraph._routing import (
     route_after_agent,
@@ -644,14 +652,38 @@ def _caller_level() -> int:
     return level
 
 
+def _is_map(resume: Any) -> bool:
+    return isinstance(resume, dict) and all(
+        isinstance(k, str) and _INTERRUPT_ID.fullmatch(k) for k in resume
+    )
+
+
+def _keyed(
+    input: Command[Any], snapshot: StateSnapshot, found: tuple[str, Any], config: Any
+) -> Any:
+    """``input`` for a thread with several pauses pending: a resume with no interrupt id (what
+    the Agent Chat UI and Agent Inbox send) bound to one of them by its review digest is sent
+    to that one (keyed by its id); any other is refused with :class:`UnkeyedResumeError`
+    before anything runs (LangGraph would refuse it too, with a ``RuntimeError`` that does not
+    say what to do). Under strict resume LangGraph's ``UnknownInterruptError`` stays."""
+    thread_id, resume = found
+    pending = snapshot.interrupts
+    strict = ((config or {}).get("configurable") or {}).get(STRICT_RESUME)
+    if len(pending) < 2 or _is_map(resume) or strict:
+        return input
+    _, digest = decision_digest(resume)
+    bound = [i for i in pending if digest is not None and review_digest(i) == digest]
+    if len(bound) == 1:
+        return replace(input, resume={bound[0].id: resume})  # the tool checks the digest again
+    raise UnkeyedResumeError(unkeyed_text(thread_id, describe_pending(pending), len(pending)))
+
+
 def _refuse_or_warn(thread_id: str, resume: Any, config: Any) -> None:
     """A resume of a thread with nothing to answer: under strict resume (LangGraph 1.2.20+)
     LangGraph's ``UnknownInterruptError`` (a map of interrupt ids is refused by LangGraph
     itself; a single value too, here: the thread is at no breakpoint), else
     :class:`UnappliedResumeWarning`. The graph then runs as LangGraph runs it."""
-    is_map = isinstance(resume, dict) and all(
-        isinstance(k, str) and _INTERRUPT_ID.fullmatch(k) for k in resume
-    )
+    is_map = _is_map(resume)
     if ((config or {}).get("configurable") or {}).get(STRICT_RESUME):
         if is_map:
             return  # LangGraph refuses it, with its own reason (not_pending / empty_map)
@@ -667,36 +699,44 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
     ``output_keys=`` picks other keys, as in LangGraph.
 
+    A ``Command(resume=decision)`` with no interrupt id sent to a thread with several pauses
+    pending is sent to the one its review digest binds it to, else refused with
+    :class:`~dynavec_langgraph._errors.UnkeyedResumeError` before anything runs.
+
     A ``Command(resume=...)`` sent to a thread with no pause to answer and no step to
     continue (a late answer: another caller's finished the thread first) is not silent: it
     warns :class:`~dynavec_langgraph._errors.UnappliedResumeWarning`, or, under strict
     resume, raises LangGraph's ``UnknownInterruptError`` (``reason="not_pending"``) before
     anything is written (docs/human-in-the-loop.md, "A late answer")."""
 
-    def _check_resume(self, input: Any, config: Any) -> None:
+    def _check_resume(self, input: Any, config: Any) -> Any:
         found = _resume_of(input, config)
         if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
-            return
-        if _unapplied(self.get_state(config)):
+            return input
+        snapshot = self.get_state(config)
+        if _unapplied(snapshot):
             _refuse_or_warn(*found, config)
+        return _keyed(input, snapshot, found, config)
 
-    async def _acheck_resume(self, input: Any, config: Any) -> None:
+    async def _acheck_resume(self, input: Any, config: Any) -> Any:
         found = _resume_of(input, config)
         if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
-            return
-        if _unapplied(await self.aget_state(config)):
+            return input
+        snapshot = await self.aget_state(config)
+        if _unapplied(snapshot):
             _refuse_or_warn(*found, config)
+        return _keyed(input, snapshot, found, config)
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
-        self._check_resume(input, config)
+        input = self._check_resume(input, config)
         return super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
-        await self._acheck_resume(input, config)
+        input = await self._acheck_resume(input, config)
         async for chunk in super().astream(input, config, **kwargs):
             yield chunk
 

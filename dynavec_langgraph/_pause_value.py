@@ -9,6 +9,7 @@ one (tolerant of plain LangGraph values and of LangChain's HITL requests). Publi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired
@@ -33,6 +34,8 @@ __all__ = [
     "interrupt_fields",
     "pause_value",
     "refusal_note",
+    "short_reason",
+    "with_notes",
 ]
 
 DecisionKind = Literal["approve", "edit", "reject", "respond"]
@@ -198,8 +201,9 @@ def pause_value(
         args: the action's arguments, shown and editable in the UIs.
         description: the text the UIs show.
         allowed: the decisions offered.
-        error: why the previous decision was refused (``None`` on the first ask); also
-            appended to both descriptions (:func:`refusal_note`), the text every UI shows.
+        error: why the previous decision was refused (``None`` on the first ask); its short
+            reason is also the first line of both descriptions (:func:`refusal_note`), the
+            text every UI shows.
 
     Example:
         >>> v = pause_value("approve_x", {"n": 1}, tool_call=None, name="approve_x",
@@ -208,7 +212,8 @@ def pause_value(
         ([{'action_name': 'approve_x', 'allowed_decisions': ['approve', 'reject']}], False)
     """
     kinds = [k for k in ALL_DECISIONS if k in allowed]
-    shown = description if error is None else description + refusal_note(error)
+    shown = description if error is None else f"{refusal_note(error)}\n\n{description}"
+    # paragraphs (a blank line between): the UIs render the description as Markdown
     value: InterruptValue = {
         "node_id": node_id,
         "payload": payload,
@@ -235,27 +240,83 @@ def pause_value(
     return value
 
 
-def refusal_note(error: str) -> str:
-    """What a re-asked pause adds to its ``description`` (the text the UIs show): why the last
-    decision was refused.
+_REFUSED = re.compile(r"the decision .*? was refused: ", re.DOTALL)
+_NOTE_START = "Asked again: "
+
+
+def short_reason(error: str) -> str:
+    """The human part of a refusal ``error``, on one line: without the decision's Python
+    ``repr`` that ``error`` starts with when a decision was refused (``the decision {...} was
+    refused: WHY``).
 
     Example:
-        >>> refusal_note("the decision 'maybe' was refused: say yes or no").strip()
-        "Asked again: the decision 'maybe' was refused: say yes or no. Nothing ran; decide again."
+        >>> short_reason("the decision {'type': 'maybe'} was refused: say  yes or no")
+        'say yes or no'
     """
-    return f"\n\nAsked again: {error}. Nothing ran; decide again."
+    found = _REFUSED.match(error)
+    return " ".join((error[found.end() :] if found else error).split())
+
+
+def refusal_note(error: str) -> str:
+    """The first line of a re-asked pause's ``description`` (the text the UIs show): why the
+    last decision was refused, in short (:func:`short_reason`; ``error`` keeps it whole).
+
+    Example:
+        >>> refusal_note("the decision 'maybe' was refused: say yes or no")
+        'Asked again: say yes or no. Nothing ran; decide again.'
+    """
+    return f"{_NOTE_START}{short_reason(error).rstrip('.')}. Nothing ran; decide again."
+
+
+def _split(text: str, refused: bool) -> tuple[list[str], str]:
+    """``(first lines, the rest)`` of a description: the refusal note's line when ``refused``
+    (and the description starts with it), and the text after the blank line that follows."""
+    if refused and text.startswith(_NOTE_START):
+        first, _, rest = text.partition("\n\n")
+        return [first], rest
+    return [], text
+
+
+def with_notes(value: Mapping[str, Any], notes: Sequence[str]) -> dict[str, Any]:
+    """``value`` with ``notes`` (an approval policy's state: its deadline, who may approve,
+    the approvals in) as the first paragraphs of both descriptions, after the refusal note if
+    any, so a UI that shows only the description's start shows them.
+
+    Example:
+        >>> v = pause_value("ok", {}, tool_call=None, name="ok", args={}, description="Pay?")
+        >>> with_notes(v, ["Expires at 10:00 UTC."])["description"]
+        'Expires at 10:00 UTC.\\n\\nPay?'
+    """
+    out = dict(value)
+    if not notes:
+        return out
+    refused = bool(value.get("error"))
+
+    def noted(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
+        first, rest = _split(text, refused)
+        return "\n\n".join([*first, *notes, rest])  # paragraphs: the UIs render Markdown
+
+    out["description"] = noted(value.get("description"))
+    out["action_requests"] = [
+        {**a, "description": noted(a.get("description"))} if isinstance(a, dict) else a
+        for a in value.get("action_requests") or []
+    ]
+    return out
 
 
 def first_asked(value: Mapping[str, Any]) -> dict[str, Any]:
     """A re-asked pause's value as it was first asked: ``error`` ``None`` and the descriptions
     without their :func:`refusal_note` (to check that the same approval is asked again)."""
-    error = value.get("error")
-    if not error:
+    if not value.get("error"):
         return dict(value)
-    note = refusal_note(error)
 
     def plain(text: Any) -> Any:
-        return text[: -len(note)] if isinstance(text, str) and text.endswith(note) else text
+        if not isinstance(text, str):
+            return text
+        first, rest = _split(text, True)
+        return rest if first else text
 
     actions = [
         {**a, "description": plain(a.get("description"))} if isinstance(a, dict) else a

@@ -45,6 +45,7 @@ from dynavec_langgraph._errors import (
     option_text,
 )
 from dynavec_langgraph._links import LinkKeys, answer_of_link, link_of, redacted
+from dynavec_langgraph._pause_value import with_notes
 from dynavec_langgraph._run_data import APPROVER_KEY, current_run
 from dynavec_langgraph._signed_in import Answerer, answered_by
 
@@ -636,18 +637,49 @@ def _decorate(
     out = dict(value)
     out["expires_at"] = state["expires_at"]
     out["approval"] = state
+    return with_notes(out, policy_notes(policy, deadline, approved))
+
+
+def policy_notes(
+    policy: ApprovalPolicy, deadline: datetime | None, approved: Sequence[str]
+) -> list[str]:
+    """The lines a pause's description starts with (what the approval UIs show): its
+    deadline (or that it has expired), how many approvals are in and who may approve."""
     notes = []
+    expire = policy.on_expire
+    settled = "rejected" if expire in (EXPIRE, "rejected") else f"{expire!r:.80}"
     if deadline is not None:
-        notes.append(f"expires at {state['expires_at']}")
+        when = deadline.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if policy.now() >= deadline:
+            notes.append(
+                f"Expired at {when}: it can no longer be approved; any answer closes it as "
+                f"{settled}."
+            )
+        else:
+            notes.append(
+                f"Expires at {when}: after that it can no longer be approved, and any answer "
+                f"closes it as {settled}."
+            )
+    rule = policy.approvers
     if policy.approvals_required > 1:
-        who = ", ".join(approved) or "nobody yet"
-        notes.append(f"approvals {len(approved)} of {policy.approvals_required} ({who})")
-    if notes:
-        text = f"{value.get('description', '')} [{'; '.join(notes)}]"
-        out["description"] = text
-        for action in out.get("action_requests") or []:
-            action["description"] = text
-    return out
+        given = f" ({', '.join(approved)})" if approved else ""
+        notes.append(
+            f"Needs {policy.approvals_required} approvals by different approvers: "
+            f"{len(approved)} of {policy.approvals_required} approvals in{given}."
+        )
+    if rule is not None or policy.approvals_required > 1:
+        if rule is None:
+            who = "any named approver"
+        elif callable(rule):
+            who = "whoever the approval's rule allows"
+        else:
+            who = ", ".join(rule)
+        notes.append(
+            f"Who may approve: {who}. Each answers with their name (dynavec-langgraph inbox "
+            "answer --as NAME) or signed in to a server with auth; an answer without a name "
+            "is asked again."
+        )
+    return notes
 
 
 def _thread() -> str | None:
@@ -789,13 +821,12 @@ def ask_with_policy(
             continue
         if who is None and named:
             error = (
-                f"{node_id!r} needs a named approver: resume with approver= (or "
-                "approver_decision(decision, name); with one approval needed, "
-                "config['configurable']['approver'] works too). A UI that sends no name "
-                "(Agent Chat UI, Agent Inbox, Studio) cannot approve it: answer with "
-                "`dynavec-langgraph inbox answer --server URL --assistant GRAPH_ID --thread ID "
-                "--approve --as NAME` or "
-                "RemoteReActAgent.resume(..., approver=NAME)"
+                f"{node_id!r} needs a named approver, and this answer names none (the Agent "
+                "Chat UI, Agent Inbox and Studio send no name): answer with `dynavec-langgraph "
+                "inbox answer --server URL --assistant GRAPH_ID --thread ID --approve --as "
+                "NAME` or RemoteReActAgent.resume(..., approver=NAME); in Python, resume with "
+                "approver= (or approver_decision(decision, name); with one approval needed, "
+                "config['configurable']['approver'] works too)"
             )
             nameless = True
             _note(value, raw, index, who, error)

@@ -70,6 +70,7 @@ from dynavec_langgraph.interrupt import (
     current_tool_call,
     decision_schema,
     explain_refusal,
+    offered,
     pause_value,
     read_decision,
 )
@@ -153,8 +154,9 @@ def _check_edit(tool: AgentTool, args: dict[str, Any]) -> None:
     try:
         tool._prepare(args, None)
     except (ValueError, TypeError) as error:
+        why = explain_refusal(error) if isinstance(error, ValueError) else str(error)
         raise InvalidDecisionError(
-            f"the edited arguments do not fit {tool.name!r} ({error}); edit them again"
+            f"the edited arguments do not fit {tool.name!r} ({why}); edit them again"
         ) from None
 
 
@@ -166,6 +168,8 @@ def _taken(tool: AgentTool) -> list[str]:
 
 def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
     decision = read_decision(raw, tool_name)
+    if decision is not None:
+        decision = offered(decision, raw, allowed)
     if decision is None:
         kind = _PLAIN.get(raw) if isinstance(raw, str) else None
         if kind is None:
@@ -302,7 +306,7 @@ def require_approval(
         text = description or f"{inner.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
         call = current_tool_call() or {"id": "", "name": inner.name, "args": args}
 
-        def build(error: str | None) -> InterruptValue:
+        def build(error: str | None, offered: Sequence[DecisionKind] = kinds) -> InterruptValue:
             payload = {"name": inner.name, "args": args, "description": text}
             return pause_value(
                 point,
@@ -311,7 +315,7 @@ def require_approval(
                 name=inner.name,
                 args=args,
                 description=text,
-                allowed=kinds,
+                allowed=offered,
                 error=error,
             )
 
@@ -339,8 +343,14 @@ def require_approval(
                 return _Expired("reject", message=reason)
             return _read(chosen.on_expire, inner.name, ALL_DECISIONS)
 
+        def build_with_policy(error: str | None) -> InterruptValue:
+            if chosen.approvals_required > 1 and len(kinds) > 1:  # an edit is refused: no
+                # Edit button (the UIs read the allowed decisions from the value)
+                return build(error, [k for k in kinds if k != "edit"])
+            return build(error)
+
         return ask_with_policy(
-            build,
+            build_with_policy,
             schema,
             accept_one,
             chosen,

@@ -47,6 +47,7 @@ from dynavec_langgraph._decisions import (
 from dynavec_langgraph._decisions import (
     explain_refusal as explain_refusal,
 )
+from dynavec_langgraph._decisions import offered as offered
 from dynavec_langgraph._digest import (
     bind_decision,
     compute_review_digest,
@@ -307,6 +308,8 @@ def interrupt(
 
     def accept(raw: Any) -> Any:
         decision = read_decision(raw, node_id)
+        if decision is not None:
+            decision = offered(decision, raw, kinds)
         if decision is not None and decision.kind not in kinds:
             raise InvalidDecisionError(
                 f"{decision.kind!r} is not allowed for {node_id!r}; allowed: {', '.join(kinds)}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dynavec_langgraph.interrupt import first_asked
+from dynavec_langgraph.interrupt import first_asked, refusal_note
 
 
 def same_ask_again(first: Mapping[str, Any], again: Mapping[str, Any]) -> bool:
@@ -16,3 +16,13 @@ def same_ask_again(first: Mapping[str, Any], again: Mapping[str, Any]) -> bool:
     assert again["error"], again
     assert again["review_digest"] != first["review_digest"]
     return {**first_asked(again), "review_digest": first["review_digest"]} == dict(first)
+
+
+def says_why_first(value: Mapping[str, Any]) -> bool:
+    """Both descriptions of a re-asked pause (what the UIs show) start with the short reason
+    of its ``error`` (:func:`~dynavec_langgraph.interrupt.refusal_note`), without the Python
+    ``repr`` of the refused decision that ``error`` quotes."""
+    note = refusal_note(value["error"])
+    texts = [value["description"], *(a["description"] for a in value["action_requests"])]
+    assert "was refused:" not in note and "{'" not in note, note
+    return all(text.startswith(note + "\n\n") for text in texts)

@@ -144,7 +144,8 @@ def test_invalid_and_disallowed_decisions_leave_the_thread_paused() -> None:
         ({"type": "maybe"}, "{'type': 'maybe'} is no decision"),
         (edit, "'edit' is not allowed for 'send_email'; allowed: approve, reject"),
         ({"decisions": [{"type": "approve"}, {"type": "approve"}]}, "expected one decision"),
-        ([{"type": "response", "args": "x"}], "'respond' is not allowed"),
+        ({"type": "respond", "message": "x"}, "'respond' is not allowed"),  # Agent Inbox's
+        # response is a reject here (its Respond stands for reject): test_approval_uis.py
         ("yes", "'yes' is no decision"),
     ]
     for decision, says in refusals:

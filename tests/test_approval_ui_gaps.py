@@ -38,7 +38,7 @@ from dynavec_langgraph import tool as dv_tool
 from dynavec_langgraph.approval import EDIT_NOTICE, edit_notice, require_approval
 from dynavec_langgraph.interrupt import Rejected, refusal_note
 from dynavec_langgraph.testing import ScriptedChatModel
-from tests.review import same_ask_again
+from tests.review import same_ask_again, says_why_first
 from tests.test_studio import LANGGRAPH, START_TIMEOUT, Studio, _answers, _free_port, _stop
 
 REPO = Path(__file__).resolve().parents[1]
@@ -137,7 +137,11 @@ async def test_a_refused_decision_says_why_in_the_description(ui_server: Studio)
     assert again["id"] != pause["id"]
     assert "'maybe' is no decision on 'send_money'" in value["error"]
     note = refusal_note(value["error"])
-    assert value["description"] == pause["value"]["description"] + note
+    assert value["description"] == f"{note}\n\n{pause['value']['description']}"
+    assert note == (
+        "Asked again: 'maybe' is no decision on 'send_money': answer 'approved' / 'rejected' or "
+        "an approval UI's decision (approve, edit, reject, respond). Nothing ran; decide again."
+    )
     assert value["action_requests"][0]["description"] == value["description"]
     assert same_ask_again(pause["value"], value)  # the same approval, nothing else changed
     assert ui_server.entries(thread_id) == []
@@ -156,7 +160,7 @@ async def test_an_edit_the_tool_refuses_is_asked_again_then_the_model_is_told(
     error = again["value"]["error"]
     assert "the edited arguments do not fit 'send_money'" in error
     assert "amount" in error and "to" in error  # both problems named
-    assert again["value"]["description"].endswith(refusal_note(error))
+    assert says_why_first(again["value"])
     assert ui_server.entries(thread_id) == []  # nothing ran
 
     edited = {"amount": 3, "to": "Bob"}
@@ -230,6 +234,72 @@ async def test_mark_as_resolved_leaves_the_approval_pending_and_ignore_closes_it
     assert ui_server.entries(thread_id) == []
     # the model then answers the held message "?" (this script asks to send again): a new call
     assert (await _pending(client, thread_id))["value"]["tool_call"]["id"] != first_call
+
+
+async def test_agent_inbox_s_mark_as_resolved_clears_the_step_and_the_approval_comes_back(
+    ui_server: Studio,
+) -> None:
+    """The current Agent Inbox's "Mark as Resolved" (its ``ignoreThread``) is
+    ``threads.updateState(id, {values: null, asNode: END})``: LangGraph clears the paused step,
+    the thread shows ``idle`` and the inbox drops it, but no decision was given: nothing ran,
+    and the next run of the thread asks the same approval again before the model is called
+    (it is never sent the unanswered call). Its Respond then closes it."""
+    client = get_client(url=ui_server.url)
+    thread_id, pause = await _paused(ui_server, "ui_agent")
+
+    await client.threads.update_state(thread_id, None, as_node="__end__")
+
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    assert (await client.threads.get_state(thread_id))["interrupts"] == []
+    assert ui_server.entries(thread_id) == []
+    await _wait(
+        client, thread_id, "ui_agent", input={"messages": [{"role": "user", "content": "?"}]}
+    )
+    again = await _pending(client, thread_id)
+    assert again["value"] == pause["value"]  # the same call, the same review: nothing decided
+    state = await client.threads.get_state(thread_id)
+    values = state["values"]
+    assert isinstance(values, dict)
+    assert [m["type"] for m in values["messages"]] == ["human", "ai", "human"]  # no model turn
+
+    final = await _wait(
+        client, thread_id, "ui_agent", command={"resume": [{"type": "response", "args": "no"}]}
+    )
+    first_call = pause["value"]["tool_call"]["id"]
+    (answer,) = [m for m in final["messages"] if m.get("tool_call_id") == first_call]
+    assert answer["content"] == "no" and ui_server.entries(thread_id) == []
+
+
+async def test_an_unkeyed_ui_resume_with_two_pauses_pending_fails_and_keeps_both(
+    ui_server: Studio,
+) -> None:
+    """Two calls paused at once: the UIs' unkeyed resume cannot say which it answers. The
+    run fails with UnkeyedResumeError (what to do instead), nothing ran, both pauses stay;
+    answered by their ids (what ``inbox answer`` and the package's doors send) both run."""
+    client = get_client(url=ui_server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    await _wait(
+        client, thread_id, "parallel_agent", input={"messages": [{"role": "user", "content": "go"}]}
+    )
+    pauses = (await client.threads.get_state(thread_id))["interrupts"]
+    assert [p["value"]["args"]["to"] for p in pauses] == ["Ann", "Bob"]
+    for accept in ({"decisions": [{"type": "approve"}]}, [{"type": "accept", "args": None}]):
+        failed: Any = await client.runs.wait(
+            thread_id, "parallel_agent", input={}, command={"resume": accept}, raise_error=False
+        )
+        error = failed["__error__"]
+        assert error["error"] == "UnkeyedResumeError", failed
+        assert error["message"].startswith("2 pauses are pending on thread ")
+        assert "nothing ran and every pause stays" in error["message"]
+        assert (await client.runs.list(thread_id))[0]["status"] == "error"
+        assert (await client.threads.get(thread_id))["status"] == "error"  # the server's word
+        assert (await client.threads.get_state(thread_id))["interrupts"] == pauses
+        assert ui_server.entries(thread_id) == []
+
+    answers = {p["id"]: {"decisions": [{"type": "approve"}]} for p in pauses}
+    final = await _wait(client, thread_id, "parallel_agent", command={"resume": answers})
+    assert final["messages"][-1]["content"] == "Done: 2 answers"
+    assert sorted(e["to"] for e in ui_server.entries(thread_id)) == ["Ann", "Bob"]
 
 
 # --- in-process: the pins on what is mirrored -------------------------------------------------

@@ -22,6 +22,7 @@ from langgraph_sdk import get_client
 
 from dynavec_langgraph.remote import RemoteReActAgent
 from tests import ui_graph
+from tests.review import says_why_first
 from tests.test_approval_ui_gaps import _paused, _pending, _wait, ui_server
 from tests.test_studio import Studio
 
@@ -34,13 +35,16 @@ ACCEPTS = {
 }
 
 
+COUNT = "Needs 2 approvals by different approvers: {} of 2 approvals in{}."
+"""The first line of the two-approver pause's description (after a refusal's, if any)."""
+
+
 def _ui_run(ui: str, pause: dict[str, Any]) -> dict[str, Any]:
-    """The run a UI starts for its Accept: the template sends ``input: {}`` and an unkeyed
-    resume (its ``thread.submit({}, {command: {resume}})``); the current UI one keyed by id."""
-    accept = ACCEPTS[ui]
-    if ui.startswith("Agent Chat UI template"):
-        return {"input": {}, "command": {"resume": accept}}
-    return {"command": {"resume": {pause["id"]: accept}}}
+    """The run a UI starts for its Accept: both Chat UIs send ``input: {}`` and an unkeyed
+    resume (their ``thread.submit({}, {command: {resume}})``: the template's Agent Inbox
+    list, the current UI's ``{decisions: [...]}``); Agent Inbox sends the same list unkeyed
+    (``runs.create(..., {command: {resume}})``)."""
+    return {"input": {}, "command": {"resume": ACCEPTS[ui]}}
 
 
 async def test_an_expired_approval_answered_in_every_ui_format_never_runs(
@@ -50,7 +54,9 @@ async def test_an_expired_approval_answered_in_every_ui_format_never_runs(
     paused = [await _paused(ui_server, "expiring_agent") for _ in ACCEPTS]
     due = max(datetime.fromisoformat(p["value"]["expires_at"]) for _, p in paused)
     for _, pause in paused:
-        assert f"[expires at {pause['value']['expires_at']}]" in pause["value"]["description"]
+        due_text = datetime.fromisoformat(pause["value"]["expires_at"])
+        when = due_text.strftime("%Y-%m-%d %H:%M:%S UTC")
+        assert pause["value"]["description"].startswith(f"Expires at {when}: after that it ")
         (action,) = pause["value"]["action_requests"]
         assert action["description"] == pause["value"]["description"]
     left = (due - datetime.now(UTC)).total_seconds()
@@ -79,7 +85,9 @@ async def test_two_approvers_a_ui_answer_is_asked_again_then_named_approvers_run
 ) -> None:
     client = get_client(url=ui_server.url)
     thread_id, pause = await _paused(ui_server, "two_approver_agent")
-    assert pause["value"]["description"].endswith("[approvals 0 of 2 (nobody yet)]")
+    assert pause["value"]["description"].startswith(COUNT.format(0, ""))
+    assert pause["value"]["config"]["allow_edit"] is False  # an edit cannot count as approval
+    assert "edit" not in pause["value"]["review_configs"][0]["allowed_decisions"]
     for ui in ACCEPTS:
         await _wait(client, thread_id, "two_approver_agent", **_ui_run(ui, pause))
         again = await _pending(client, thread_id)
@@ -87,7 +95,8 @@ async def test_two_approvers_a_ui_answer_is_asked_again_then_named_approvers_run
         error = again["value"]["error"]
         assert error.startswith("'approve_send_money' needs a named approver"), ui
         assert "inbox answer --server URL --assistant GRAPH_ID --thread ID" in error
-        assert f"Asked again: {error}. Nothing ran" in again["value"]["description"]
+        assert says_why_first(again["value"])
+        assert again["value"]["description"].split("\n\n")[1] == COUNT.format(0, "")
         assert again["value"]["approval"]["approved_by"] == []
         pause = again
     assert ui_server.entries(thread_id) == []
@@ -100,7 +109,7 @@ async def test_two_approvers_a_ui_answer_is_asked_again_then_named_approvers_run
     # the template's unkeyed resume stays in the step's pending writes and LangGraph replays it
     # to the next ask of every later run: that re-ask shows its (old) refusal again, but
     # alice's approval is counted and her door reports no refusal (approval_recorded)
-    assert partial["value"]["description"].endswith("[approvals 1 of 2 (alice)]")
+    assert COUNT.format(1, " (alice)") in partial["value"]["description"].split("\n\n")[:2]
 
     argv: list[Any] = [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "answer"]
     argv += ["--server", ui_server.url, "--assistant", "two_approver_agent"]

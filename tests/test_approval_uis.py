@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,16 @@ from dynavec_langgraph import (
     AgentTool,
     InvalidDecisionError,
     ReActAgent,
+    UnkeyedResumeError,
     create_react_agent,
     interrupt,
     tool,
 )
-from dynavec_langgraph.approval import require_approval
+from dynavec_langgraph.approval import ApprovalPolicy, require_approval
 from dynavec_langgraph.demo import TransferDecision, create_demo_agent, demo_model
-from dynavec_langgraph.interrupt import refusal_note
+from dynavec_langgraph.interrupt import bind_decision
 from dynavec_langgraph.testing import ScriptedChatModel
-from tests.review import same_ask_again
+from tests.review import same_ask_again, says_why_first
 
 CFG: Any = {"configurable": {"thread_id": "t"}}
 DYNAVEC_KEYS = ("node_id", "payload", "tool_call")
@@ -262,7 +264,7 @@ def test_a_refused_decision_asks_the_same_approval_again(
     assert out["__interrupt__"] == [again]
     assert says in again.value["error"]
     assert same_ask_again(first.value, again.value)
-    assert again.value["description"].endswith(refusal_note(again.value["error"]))
+    assert says_why_first(again.value)
     assert again.response_schema == first.response_schema
     assert [json.loads(x)["tool"] for x in ledger.read_text().splitlines()] == ["get_balance"]
     # answered again, by its new interrupt id as a UI does: the transfer runs once
@@ -399,3 +401,219 @@ def test_without_a_schema_a_model_decision_comes_back_as_the_saver_returns_it(
     assert seen[1] == {"ok": True, "note": ""}  # read back from SQLite: a dict
     assert type(seen[1]) is dict
     assert seen[2] == "yes"
+
+
+# --- what the UIs show first: the policy's state, and the current Agent Inbox's Respond ------
+
+
+@tool
+def _send(amount: int, to: str) -> str:
+    """Send ``amount`` to ``to``."""
+    return f"sent {amount} to {to}"
+
+
+def _gated(**options: Any) -> Any:
+    model = ScriptedChatModel(
+        turns=[[{"name": "_send", "args": {"amount": 10, "to": "Ann"}}], "Done."]
+    )
+    return create_react_agent(
+        model, [require_approval(_send, **options)], checkpointer=InMemorySaver()
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "first_lines"),
+    [
+        (
+            {"approvals_required": 2},
+            [
+                "Needs 2 approvals by different approvers: 0 of 2 approvals in.",
+                "Who may approve: any named approver. Each answers with their name",
+            ],
+        ),
+        (
+            {"approvers": ["alice", "role:admin"], "approvals_required": 2},
+            [
+                "Needs 2 approvals by different approvers: 0 of 2 approvals in.",
+                "Who may approve: alice, role:admin. Each answers with their name",
+            ],
+        ),
+        ({"approvers": ["alice"]}, ["Who may approve: alice. Each answers with their name"]),
+    ],
+)
+def test_who_may_approve_and_the_count_come_first_and_edit_only_where_it_can_count(
+    options: dict[str, Any], first_lines: list[str]
+) -> None:
+    """The description's first lines say who may approve and how many approvals are in;
+    Edit is offered only where the policy can take it (one approval needed)."""
+    graph = _gated(**options)
+    (pending,) = graph.invoke({"messages": [("user", "go")]}, CFG)["__interrupt__"]
+    value = pending.value
+    lines = value["description"].split("\n\n")  # paragraphs: the UIs render Markdown
+    assert len(lines) == len(first_lines) + 1 and "\n" not in "".join(lines), lines
+    assert [x[: len(want)] for x, want in zip(lines, first_lines, strict=False)] == first_lines
+    assert lines[-1] == "_send(amount=10, to='Ann')"
+    assert value["action_requests"][0]["description"] == value["description"]
+    several = options.get("approvals_required", 1) > 1
+    kinds = (
+        ["approve", "reject", "respond"] if several else ["approve", "edit", "reject", "respond"]
+    )
+    assert value["review_configs"] == [{"action_name": "_send", "allowed_decisions": kinds}]
+    assert value["allowed_decisions"] == kinds
+    assert value["config"]["allow_edit"] is not several
+    assert value["config"]["allow_accept"] and value["config"]["allow_ignore"]
+
+
+def test_the_count_of_approvals_in_is_on_the_first_line_after_one_approval() -> None:
+    agent = ReActAgent(
+        ScriptedChatModel(turns=[[{"name": "_send", "args": {"amount": 1, "to": "A"}}], "ok"]),
+        [require_approval(_send, approvals_required=2, approvers=["alice", "bob"])],
+        checkpointer=InMemorySaver(),
+    )
+    agent.run("go", thread_id="t")
+    paused = agent.resume(thread_id="t", human_decision="approved", approver="alice")
+    assert paused.termination_reason == "interrupted" and paused.interrupt_payload is not None
+    description = paused.interrupt_payload["pending"][0]["description"]
+    assert description.startswith(
+        "Needs 2 approvals by different approvers: 1 of 2 approvals in (alice).\n\n"
+        "Who may approve: alice, bob."
+    ), description
+
+
+def test_the_deadline_comes_first_and_says_plainly_once_it_has_passed() -> None:
+    """The expiry is the description's first line; a pause asked again after its deadline (a
+    re-run of the paused step without an answer) says it has expired; nothing runs."""
+    now = [datetime(2026, 12, 1, 14, 0, tzinfo=UTC)]
+    deadline = "2026-12-01T14:01:00+00:00"
+    graph = _gated(policy=ApprovalPolicy(expires_at=deadline, clock=lambda: now[0]))
+    (pending,) = graph.invoke({"messages": [("user", "go")]}, CFG)["__interrupt__"]
+    assert pending.value["expires_at"] == deadline
+    assert pending.value["description"] == (
+        "Expires at 2026-12-01 14:01:00 UTC: after that it can no longer be approved, and any "
+        "answer closes it as rejected.\n\n_send(amount=10, to='Ann')"
+    )
+    now[0] += timedelta(minutes=2)
+    (again,) = graph.invoke(None, CFG)["__interrupt__"]  # the step runs again, unanswered
+    assert again.value["description"].startswith(
+        "Expired at 2026-12-01 14:01:00 UTC: it can no longer be approved; any answer closes it "
+        "as rejected.\n\n"
+    )
+    out = graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), CFG)
+    told = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert told == [
+        "The approval of the tool call for `_send` expired: the approval of 'approve__send' "
+        "expired at 2026-12-01T14:01:00+00:00 (no decision in time). The tool was not executed."
+    ]
+
+
+def test_a_refused_edit_says_why_first_in_words_not_in_python() -> None:
+    graph = _gated()
+    graph.invoke({"messages": [("user", "go")]}, CFG)
+    edit = {"type": "edit", "edited_action": {"name": "_send", "args": {"amount": "lots"}}}
+    (again,) = graph.invoke(Command(resume={"decisions": [edit]}), CFG)["__interrupt__"]
+    assert says_why_first(again.value)
+    first = again.value["description"].split("\n\n")[0]
+    assert first.startswith("Asked again: the edited arguments do not fit '_send' (invalid ")
+    assert "amount: Input should be a valid integer" in first and "to: Field required" in first
+    assert first.endswith("; edit them again. Nothing ran; decide again.")
+    assert again.value["error"].startswith("the decision {'decisions': [{'type': 'edit'")
+
+
+def test_the_current_agent_inbox_s_respond_rejects_where_only_reject_is_offered() -> None:
+    """The current Agent Inbox has no Ignore and shows Respond wherever reject is allowed:
+    its response to a pause offering approve and reject is a reject with that reason."""
+    runs = Counter[str]()
+
+    @tool
+    def wire(amount: int) -> str:
+        """Wire money."""
+        runs["wire"] += 1
+        return "wired"
+
+    graph = _graph(require_approval(wire, allowed=("approve", "reject")))
+    graph.invoke({"messages": [("user", "pay")]}, CFG)
+    out = graph.invoke(Command(resume=[{"type": "response", "args": "too much"}]), CFG)
+    assert "__interrupt__" not in out and runs["wire"] == 0
+    (told,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert told.content == "User rejected the tool call for `wire` with reason: too much"
+
+    got: list[Any] = []
+    plain = _graph(_ask_tool(Counter[str](), got))
+    plain.invoke({"messages": [("user", "pay")]}, CFG)
+    plain.invoke(Command(resume=[{"type": "response", "args": "no"}]), CFG)
+    assert got == ["no"]  # respond offered (the default): the text is the answer
+
+
+def test_an_agent_inbox_response_is_still_refused_where_neither_is_offered() -> None:
+    got: list[Any] = []
+
+    @tool
+    def ask_only(amount: int) -> str:
+        """Approve or edit only."""
+        got.append(interrupt("approve_only", {"amount": amount}, allowed=("approve", "edit")))
+        return "done"
+
+    graph = _graph(ask_only)
+    graph.invoke({"messages": [("user", "pay")]}, CFG)
+    (again,) = graph.invoke(Command(resume=[{"type": "response", "args": "x"}]), CFG)[
+        "__interrupt__"
+    ]
+    assert "'respond' is not allowed for 'approve_only'" in again.value["error"] and got == []
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [{"decisions": [{"type": "approve"}]}, [{"type": "accept", "args": None}], "approved"],
+    ids=["current Agent Chat UI", "Agent Inbox, template", "plain"],
+)
+def test_an_unkeyed_resume_with_several_pauses_pending_is_refused_and_keeps_them(
+    decision: Any,
+) -> None:
+    """The UIs resume with no interrupt id; with two calls paused at once it cannot say
+    which it answers: refused before anything runs (also the RuntimeError LangGraph raises),
+    both pauses stay as they were, and each is answered by its id afterwards."""
+    runs = Counter[str]()
+
+    @tool
+    def pay(to: str) -> str:
+        """Pay someone."""
+        runs[to] += 1
+        return f"paid {to}"
+
+    model = ScriptedChatModel(
+        turns=[[{"name": "pay", "args": {"to": "a"}}, {"name": "pay", "args": {"to": "b"}}], "ok"]
+    )
+    graph = create_react_agent(
+        model, [require_approval(pay)], checkpointer=InMemorySaver(), parallel_tool_calls=True
+    )
+    first, second = graph.invoke({"messages": [("user", "pay")]}, CFG)["__interrupt__"]
+    for error_class in (UnkeyedResumeError, RuntimeError):
+        with pytest.raises(error_class, match=r"2 pauses are pending on thread 't'") as raised:
+            graph.invoke(Command(resume=decision), CFG)
+        assert "nothing ran and every pause stays" in str(raised.value)
+        assert first.id in str(raised.value) and second.id in str(raised.value)
+    assert graph.get_state(CFG).interrupts == (first, second) and not runs
+    out = graph.invoke(Command(resume={first.id: decision, second.id: decision}), CFG)
+    assert out["messages"][-1].content == "ok" and runs == {"a": 1, "b": 1}
+
+
+def test_an_unkeyed_resume_bound_to_one_of_several_pauses_answers_that_one() -> None:
+    runs = Counter[str]()
+
+    @tool
+    def pay(to: str) -> str:
+        """Pay someone."""
+        runs[to] += 1
+        return f"paid {to}"
+
+    model = ScriptedChatModel(
+        turns=[[{"name": "pay", "args": {"to": "a"}}, {"name": "pay", "args": {"to": "b"}}], "ok"]
+    )
+    graph = create_react_agent(
+        model, [require_approval(pay)], checkpointer=InMemorySaver(), parallel_tool_calls=True
+    )
+    first, second = graph.invoke({"messages": [("user", "pay")]}, CFG)["__interrupt__"]
+    out = graph.invoke(Command(resume=bind_decision({"type": "approve"}, second)), CFG)
+    assert out["__interrupt__"] == [first] and runs == {"b": 1}
+    out = graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), CFG)  # one left
+    assert out["messages"][-1].content == "ok" and runs == {"a": 1, "b": 1}

@@ -119,7 +119,8 @@ def test_the_deadline_is_in_the_pause_value_and_an_answer_after_it_settles_as_ex
     assert deadline.tzinfo is not None
     assert before + timedelta(minutes=5) - timedelta(seconds=5) <= deadline
     assert deadline <= datetime.now(UTC) + timedelta(minutes=5)
-    assert "expires at" in pause.value["description"]
+    when = deadline.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert pause.value["description"].startswith(f"Expires at {when}: after that it can no")
 
     clock.advance(minutes=6)
     result = agent.resume(thread_id="t", human_decision="approved")
@@ -343,7 +344,10 @@ def test_two_approvers_partial_approval_is_in_the_pause_and_a_duplicate_is_refus
         (second,) = _pending(agent)
         assert second.value["approval"]["approved_by"] == ["alice"]
         assert second.value["error"] is None
-        assert "approvals 1 of 2 (alice)" in second.value["description"]
+        assert second.value["description"].startswith(
+            "Needs 2 approvals by different approvers: 1 of 2 approvals in (alice).\n\n"
+            "Who may approve: any named approver."
+        )
 
         with pytest.raises(ApproverRefusedError, match="already approved"):
             agent.resume(thread_id="t", human_decision="approved", approver="alice")

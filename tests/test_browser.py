@@ -12,6 +12,7 @@ browser, its driver, the UI build) fails the test with the reason.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import shutil
 import signal
@@ -30,6 +31,7 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import get_client
+from PIL import Image
 from selenium import webdriver
 from selenium.common.exceptions import (
     StaleElementReferenceException,
@@ -53,6 +55,9 @@ __all__ = ["studio", "ui_server"]  # the langgraph dev fixtures, shared with the
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+DOC_IMAGES = ARTIFACTS / "docs-img"
+CARD = "ancestor::div[contains(@class, 'rounded-2xl')][1]"
+"""The template's approval card (its Agent Inbox view) around an element of it."""
 STEP_TIMEOUT = 60.0  # a loaded CI machine; each step takes ~1-3 s here
 
 
@@ -85,6 +90,22 @@ class Browser:
         """Save a screenshot ``NN-name.png``."""
         index = len(list(self.shots.glob("*.png"))) + 1
         self.driver.save_screenshot(str(self.shots / f"{index:02d}-{name}.png"))
+
+    def doc_image(self, name: str, inside: WebElement) -> None:
+        """A small PNG of the approval card holding ``inside``, for docs/img/: kept as
+        ``DOC_IMAGES/NAME.png``, and written to ``docs/img/NAME.png`` too when
+        ``DYNAVEC_DOC_IMAGES=1`` (how the committed images were taken)."""
+        card = inside.find_element(By.XPATH, CARD)
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", card)
+        image = Image.open(io.BytesIO(card.screenshot_as_png)).convert("RGB")
+        image.thumbnail((640, 640))
+        image = image.quantize(colors=64)  # a small PNG: the UI has few colours
+        DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+        targets = [DOC_IMAGES / f"{name}.png"]
+        if os.environ.get("DYNAVEC_DOC_IMAGES") == "1":
+            targets.append(REPO / "docs" / "img" / f"{name}.png")
+        for target in targets:
+            image.save(target, optimize=True)
 
     def button(self, label: str) -> WebElement | None:
         """A displayed, enabled button whose text is ``label`` (None while React redraws)."""
@@ -211,6 +232,7 @@ async def test_agent_chat_ui_approves_the_demo_transfer(browser: Browser, studio
     # The approval, as the template's Agent Inbox view draws it: the action and an Accept button.
     accept = browser.until("approval-shown", lambda: browser.button("Accept"))
     assert browser.text("approve_transfer") is not None
+    browser.doc_image("agent-chat-ui-approval", accept)
     thread_id = _thread_id(browser.driver.current_url)
     client = get_client(url=studio.url)
     assert (await client.threads.get(thread_id))["status"] == "interrupted"
@@ -320,14 +342,14 @@ async def test_an_edit_is_asked_again_when_invalid_and_the_model_is_told(
     assert "the edited arguments do not fit 'send_money'" in again["value"]["error"]
     assert ui_server.entries(thread_id) == []
 
-    description = browser.until("asked-again", lambda: browser.button("Description"))
-    # under the chat's sticky header once the page scrolled: click it where it is
-    browser.driver.execute_script("arguments[0].click();", description)
-    browser.until("reason-shown", lambda: browser.text("Asked again:"))
-    close = browser.driver.find_element(
-        By.XPATH, "//button[.//*[local-name()='svg' and contains(@class, 'lucide-x')]]"
-    )  # the description panel's close (X) button, back to the actions
-    browser.driver.execute_script("arguments[0].click();", close)
+    _open_description(browser, "asked-again")
+    reason = browser.until("reason-shown", lambda: _shown(browser, "Asked again:"))
+    assert reason.text.startswith(  # the short reason first, no Python repr of the decision
+        "Asked again: the edited arguments do not fit 'send_money' (invalid arguments: amount: "
+    ), reason.text
+    assert "{'" not in reason.text and "was refused" not in reason.text
+    browser.doc_image("agent-chat-ui-refused", reason)
+    _close_panel(browser)
     _type(browser.until("edit-again", lambda: _field(browser, "Amount")), "3")
     _type(browser.until("to-field", lambda: _field(browser, "To")), "Bob")
     browser.until("edited-again", lambda: browser.button("Submit")).click()
@@ -340,6 +362,11 @@ async def test_an_edit_is_asked_again_when_invalid_and_the_model_is_told(
     assert isinstance(values, dict)
     (told,) = [m["content"] for m in values["messages"] if m["type"] == "tool"]
     assert told.startswith(EDIT_NOTICE) and told.endswith("Tool response:\nsent 3 to Bob")
+
+
+def ui_graph_count(approved: int, who: str = "") -> str:
+    """The first line of ``two_approver_agent``'s description: the approvals in."""
+    return f"Needs 2 approvals by different approvers: {approved} of 2 approvals in{who}."
 
 
 def _open_description(browser: Browser, what: str) -> None:
@@ -380,14 +407,19 @@ async def test_an_expired_approval_answered_from_the_ui_is_settled_as_expired(
     client = get_client(url=ui_server.url)
     (pause,) = (await client.threads.get_state(thread_id))["interrupts"]
     deadline = pause["value"]["expires_at"]
-    assert isinstance(deadline, str) and f"[expires at {deadline}]" in pause["value"]["description"]
+    assert isinstance(deadline, str)
+    when = datetime.fromisoformat(deadline).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert pause["value"]["description"].startswith(f"Expires at {when}: after that it can no")
     assert pause["value"]["approval"]["on_expire"] == "rejected"
     due = datetime.fromisoformat(deadline)
     left = (due - datetime.now(UTC)).total_seconds()
     assert 0 < left <= ui_graph.EXPIRES_IN, f"the deadline {deadline} is {left:.1f} s away"
 
     _open_description(browser, "description-button")
-    browser.until("deadline-shown", lambda: browser.text(f"expires at {deadline}"))
+    browser.doc_image(
+        "agent-chat-ui-expiry",
+        browser.until("deadline-shown", lambda: _shown(browser, f"Expires at {when}")),
+    )
     _close_panel(browser)
     accept = browser.until("accept-again", lambda: browser.button("Accept"))
     await asyncio.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()) + 0.5)  # a real
@@ -421,7 +453,9 @@ async def test_two_approvers_the_ui_is_asked_again_then_named_approvers_answer(
     thread_id = _thread_id(browser.driver.current_url)
     client = get_client(url=ui_server.url)
     (pause,) = (await client.threads.get_state(thread_id))["interrupts"]
-    assert "[approvals 0 of 2 (nobody yet)]" in pause["value"]["description"]
+    assert pause["value"]["description"].startswith(ui_graph_count(0))
+    assert _field(browser, "Amount") is None  # no Edit: an edit cannot count as an approval
+    browser.doc_image("agent-chat-ui-two-approvers", accept)
 
     accept.click()
     await _settled(client, thread_id, runs=2)
@@ -433,7 +467,9 @@ async def test_two_approvers_the_ui_is_asked_again_then_named_approvers_answer(
     assert ui_server.entries(thread_id) == []
     _open_description(browser, "asked-again")
     browser.until("reason-shown", lambda: browser.text("needs a named approver"))
-    browser.until("count-shown", lambda: _shown(browser, "approvals 0 of 2 (nobody yet)"))
+    browser.until("count-shown", lambda: _shown(browser, ui_graph_count(0)))
+    who = browser.until("approvers-shown", lambda: _shown(browser, "Who may approve: alice, bob"))
+    browser.doc_image("agent-chat-ui-who-may-approve", who)
     _close_panel(browser)
 
     agent = RemoteReActAgent(ui_server.url, "two_approver_agent", timeout=STEP_TIMEOUT)
@@ -441,7 +477,8 @@ async def test_two_approvers_the_ui_is_asked_again_then_named_approvers_answer(
     assert first.termination_reason == "interrupted"
     (partial,) = (await client.threads.get_state(thread_id))["interrupts"]
     assert partial["value"]["approval"]["approved_by"] == ["alice"]
-    assert "[approvals 1 of 2 (alice)]" in partial["value"]["description"]
+    # after the UI's replayed refusal (docs/approval-uis.md: the template's unkeyed resume)
+    assert ui_graph_count(1, " (alice)") in partial["value"]["description"].split("\n\n")[:2]
     assert ui_server.entries(thread_id) == []
 
     argv = [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "answer"]
@@ -475,3 +512,36 @@ def test_a_ui_that_cannot_be_built_says_why(
     with pytest.raises(UIBuildError, match=r"npm/npx not found: install Node.js and npm"):
         build()
     assert list(tmp_path.iterdir()) == []  # nothing half-built is left to be taken for a build
+
+
+async def test_two_pauses_at_once_the_ui_s_unkeyed_accept_is_refused_and_both_stay(
+    browser: Browser, ui_server: Studio
+) -> None:
+    """``parallel_agent``: two calls paused at once. The template's Accept is an unkeyed
+    resume, which cannot say which pause it answers: the run fails with UnkeyedResumeError
+    before anything runs, both pauses stay; answered by their ids both run, and the reloaded
+    UI shows the answer."""
+    _open_chat(browser, ui_server, "parallel_agent", "go")
+    accept = browser.until("approval-shown", lambda: browser.button("Accept"))
+    thread_id = _thread_id(browser.driver.current_url)
+    client = get_client(url=ui_server.url)
+    pauses = (await client.threads.get_state(thread_id))["interrupts"]
+    assert [p["value"]["args"]["to"] for p in pauses] == ["Ann", "Bob"]
+
+    accept.click()
+    await _settled(client, thread_id, runs=2)
+    (failed, _) = await client.runs.list(thread_id)  # newest first
+    assert failed["status"] == "error", failed
+    joined: Any = await client.runs.join(thread_id, failed["run_id"])
+    assert joined["__error__"]["error"] == "UnkeyedResumeError", joined
+    assert (await client.threads.get_state(thread_id))["interrupts"] == pauses
+    assert ui_server.entries(thread_id) == []
+    # the template shows the run's error in a toast: the package's reason and what to do
+    browser.until("refused-shown", lambda: _shown(browser, "2 pauses are pending on thread"))
+    assert _shown(browser, "nothing ran and") is not None
+
+    answers = {p["id"]: [{"type": "accept", "args": None}] for p in pauses}
+    await client.runs.wait(thread_id, "parallel_agent", command={"resume": answers})
+    assert sorted(e["to"] for e in ui_server.entries(thread_id)) == ["Ann", "Bob"]
+    browser.driver.refresh()
+    browser.until("final-answer", lambda: browser.text("Done: 2 answers"))

@@ -661,7 +661,8 @@ def test_an_answer_without_an_approver_raises_approver_required(options: dict[st
     assert isinstance(error, InvalidDecisionError) and isinstance(error, DynavecError)
     assert not isinstance(error, StaleDecisionError | ApproverRefusedError)
     assert error.node_id == "approve_pay"
-    assert str(error).startswith("'approve_pay' needs a named approver: resume with approver=")
+    assert str(error).startswith("'approve_pay' needs a named approver, and this answer names")
+    assert "in Python, resume with approver=" in str(error)
     assert ran == []
     (again,) = agent.graph.get_state(cfg()).interrupts  # the same approval, asked again
     assert again.value["review_digest"] == pause.value["review_digest"]

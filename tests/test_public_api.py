@@ -55,6 +55,7 @@ from dynavec_langgraph import (
     ThreadPausedError,
     ToolCall,
     ToolContextError,
+    UnkeyedResumeError,
     interrupt,
     tool,
 )
@@ -90,6 +91,7 @@ ERRORS: dict[type[DynavecError], type[Exception]] = {
     IncompatibleThreadError: ValueError,
     StaleDecisionError: ValueError,
     InvalidLinkError: ValueError,
+    UnkeyedResumeError: ValueError,
     InvalidInputError: ValueError,
     InterruptCallError: TypeError,
     InvalidOptionError: ValueError,
@@ -138,6 +140,7 @@ def test_error_tree_matches_the_errors_module_docs() -> None:
     assert issubclass(InvalidOptionError, TypeError)  # also the builtin of a wrong type
     assert "also a TypeError" in doc
     assert not issubclass(ApproverRequiredError, StaleDecisionError | ApproverRefusedError)
+    assert issubclass(UnkeyedResumeError, RuntimeError)  # the class LangGraph raises for it
 
 
 def test_thread_paused_error_says_what_to_do() -> None:
@@ -344,6 +347,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "ToolCall",
         "ToolContextError",
         "ToolRegistry",
+        "UnkeyedResumeError",
         "create_agent",
         "create_react_agent",
         "default_registry",

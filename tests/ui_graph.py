@@ -10,8 +10,11 @@ served by ``langgraph dev`` from ``tests/langgraph_ui.json`` beside the demo.
 - ``expiring_agent``: ``send_money`` behind ``require_approval(expires_in=EXPIRES_IN)`` (a real
   deadline of a few seconds, counted from the tool's step): an answer after it settles the
   approval as expired and the tool never runs.
-- ``two_approver_agent``: ``send_money`` behind ``require_approval(approvals_required=2)``:
-  an answer without an approver is asked again; two named approvers let it run.
+- ``two_approver_agent``: ``send_money`` behind ``require_approval(approvals_required=2,
+  approvers=APPROVERS)``: an answer without an approver is asked again; two named approvers
+  let it run.
+- ``parallel_agent``: one model turn asks for ``send_money`` twice (10 to Ann, 20 to Bob),
+  run concurrently (``parallel_tool_calls=True``): two pauses pending at once.
 
 Every finished ``send_money`` / ``ask_first`` run appends a line to ``$DYNAVEC_DEMO_LEDGER``.
 """
@@ -32,10 +35,12 @@ from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
 __all__ = [
+    "APPROVERS",
     "EXPIRES_IN",
     "ask_first",
     "expiring_graph",
     "graph",
+    "parallel_graph",
     "plain_graph",
     "send_money",
     "two_approver_graph",
@@ -43,6 +48,10 @@ __all__ = [
 
 EXPIRES_IN = 10.0
 """Seconds ``expiring_agent``'s approval stays open (from the step the tool runs in)."""
+
+
+APPROVERS = ("alice", "bob", "role:treasurer")
+"""Who may approve ``two_approver_agent``'s transfer."""
 
 
 def _record(entry: dict[str, Any]) -> None:
@@ -100,7 +109,25 @@ expiring_graph = create_react_agent(
 
 two_approver_graph = create_react_agent(
     ScriptedChatModel(policy=_policy("send_money", {"amount": 10, "to": "Ann"})),
-    [require_approval(send_money, approvals_required=2)],
+    [require_approval(send_money, approvals_required=2, approvers=list(APPROVERS))],
     name="two_approver_agent",
 )
 """``send_money`` behind an approval that needs two distinct named approvers."""
+
+
+def _two_calls(messages: list[BaseMessage]) -> Turn:
+    if isinstance(messages[-1], ToolMessage):
+        return f"Done: {len([m for m in messages if isinstance(m, ToolMessage)])} answers"
+    return [
+        {"name": "send_money", "args": {"amount": 10, "to": "Ann"}},
+        {"name": "send_money", "args": {"amount": 20, "to": "Bob"}},
+    ]
+
+
+parallel_graph = create_react_agent(
+    ScriptedChatModel(policy=_two_calls),
+    [require_approval(send_money)],
+    name="parallel_agent",
+    parallel_tool_calls=True,
+)
+"""Two ``send_money`` calls of one turn, each behind ``require_approval``, paused at once."""
