@@ -47,6 +47,7 @@ from dynavec_langgraph.approval import (
 from dynavec_langgraph.audit import wait_for_deliveries
 from dynavec_langgraph.interrupt import bind_decision
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests.children.warm import run as warm_run
 
 GRAPHS = Path(__file__).with_name("approvals_graph.py")
 
@@ -386,13 +387,10 @@ def test_a_pause_without_options_is_the_plain_pause() -> None:
 
 
 def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warm_run(
         [sys.executable, "-m", "dynavec_langgraph._cli", *args],
         cwd=tmp_path,
         env={**os.environ, "DYNAVEC_DEMO_LEDGER": str(tmp_path / "ledger.jsonl"), **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
         timeout=180,
     )
 

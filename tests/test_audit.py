@@ -34,6 +34,7 @@ from dynavec_langgraph._locks import resume_lock
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.audit_child import make_agent, model, transfer
 from tests.children.scenario import ROOT, open_saver
+from tests.children.warm import run as warm_run
 from tests.webhook import Receiver
 
 TIMEOUT = 120
@@ -41,12 +42,12 @@ TIMEOUT = 120
 
 def _child(*args: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "tests.children.audit_child", *args]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
+    return warm_run(argv, cwd=ROOT, timeout=TIMEOUT)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "dynavec_langgraph._cli", *args]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
+    return warm_run(argv, cwd=ROOT, timeout=TIMEOUT)
 
 
 def _last_json(done: subprocess.CompletedProcess[str]) -> Any:

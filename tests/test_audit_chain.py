@@ -41,6 +41,7 @@ from dynavec_langgraph.audit import (
 from dynavec_langgraph.savers import resolve_checkpointer
 from tests.children.audit_child import make_agent
 from tests.children.scenario import ROOT, open_saver
+from tests.children.warm import run as warm_run
 
 TIMEOUT = 120
 AUDIT_NS = "dynavec_audit"  # the documented namespace of the trail
@@ -49,7 +50,7 @@ ENTRY = "dynavec_entry"  # the documented channel of a chained entry's pending w
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "dynavec_langgraph._cli", *args]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
+    return warm_run(argv, cwd=ROOT, timeout=TIMEOUT)
 
 
 def _decide(agent: ReActAgent, thread: str) -> None:

@@ -22,6 +22,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from dynavec_langgraph._cli import main
 from tests import inbox_graph
+from tests.children.warm import run as warm_run
 from tests.openai_server import OpenAIServer
 
 SCRIPT = Path(sys.executable).parent / "dynavec-langgraph"
@@ -38,15 +39,7 @@ class Cli:
 
     def __call__(self, *args: str, script: bool = False) -> subprocess.CompletedProcess[str]:
         argv = [str(SCRIPT)] if script else [sys.executable, "-m", "dynavec_langgraph._cli"]
-        return subprocess.run(
-            [*argv, *args],
-            cwd=self.workdir,
-            env=dict(os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        return warm_run([*argv, *args], cwd=self.workdir, env=dict(os.environ), timeout=180)
 
     def ok(self, *args: str, script: bool = False) -> str:
         """Run a command in a new process; it must succeed. Return its stdout."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from tests.children.scenario import (
 from tests.children.scenario import (
     thread_config as _cfg,
 )
+from tests.children.warm import run as warm_run
 from tests.pg import PostgresServer
 from tests.review import same_ask_again
 
@@ -193,12 +193,8 @@ def test_database_down_then_back(tmp_path: Path) -> None:
 
 def _run_shared_state_child(*args: str) -> dict[str, Any]:
     """Run ``tests.children.shared_state`` in a new Python process; its JSON line."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.children.shared_state", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
+    proc = warm_run(
+        [sys.executable, "-m", "tests.children.shared_state", *args], cwd=ROOT, timeout=TIMEOUT
     )
     if proc.returncode != 0 or not proc.stdout.strip():
         raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stderr}\n{proc.stdout}")

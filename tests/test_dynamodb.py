@@ -9,7 +9,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 import uuid
@@ -49,6 +48,7 @@ from tests.children.scenario import (
     wait_for,
 )
 from tests.children.scenario import thread_config as cfg
+from tests.children.warm import Child
 from tests.dynamo import REGION, DynamoDBServer
 
 
@@ -238,7 +238,7 @@ def test_lock_of_another_machine_frees_when_its_lease_ends(dynamodb_server: Dyna
     assert "Item" not in table.get_item(Key={"pk": "default#lglock#t"})
 
 
-def _hold_the_lock_in_a_child(url: str, scenario: Scenario, gate: Path) -> subprocess.Popen[str]:
+def _hold_the_lock_in_a_child(url: str, scenario: Scenario, gate: Path) -> Child:
     """A child resumes the paused thread ``t`` and stays inside the approved tool."""
     base = ("--db", url, "--effects", str(scenario.effects), "--gate", str(gate), "--label", "a")
     proc = start_child(*base, "resume", "t", json.dumps("approved"))
@@ -248,7 +248,7 @@ def _hold_the_lock_in_a_child(url: str, scenario: Scenario, gate: Path) -> subpr
     return proc
 
 
-def _sigkill(proc: subprocess.Popen[str]) -> float:
+def _sigkill(proc: Child) -> float:
     proc.kill()
     proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == -signal.SIGKILL

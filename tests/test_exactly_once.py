@@ -36,6 +36,8 @@ from dynavec_langgraph import (
 from dynavec_langgraph._exactly_once import START_CHANNEL, OnCrash
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
+from tests.children.warm import Child
+from tests.children.warm import run as warm_run
 from tests.payment_service import PaymentService
 
 
@@ -45,8 +47,8 @@ def service(tmp_path: Path) -> Iterator[PaymentService]:
         yield running
 
 
-def _child(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+def _child(*args: str) -> Child:
+    return Child(
         [sys.executable, "-m", "tests.children.payment", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -120,9 +122,9 @@ def test_ask_pauses_and_each_answer_does_what_it_says(
     assert len(service.stats()["requests"]) == 1
 
     # the inbox lists it
-    listed = subprocess.run(
+    listed = warm_run(
         [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", "list", "--db", db, "--json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        cwd=ROOT, timeout=TIMEOUT,
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     assert "in_doubt_pay" in listed.stdout and "t1" in listed.stdout and key in listed.stdout

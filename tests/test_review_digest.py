@@ -43,6 +43,7 @@ from dynavec_langgraph.interrupt import (
 from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests import inbox_graph
+from tests.children.warm import run as warm_run
 
 GOAL = "wire 5 to Ann and 7 to Ann"
 """lookup, then wire(5, Ann), then wire(7, Ann): the same tool twice, other arguments."""
@@ -333,14 +334,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        env=dict(os.environ),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    return warm_run(argv, cwd=os.getcwd(), env=dict(os.environ), timeout=180)
 
 
 def test_a_stale_decision_is_refused_at_every_door_on_every_saver(

@@ -39,6 +39,7 @@ from dynavec_langgraph import ReActAgent, interrupt, tool
 from dynavec_langgraph._serde import safe_serializer
 from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
+from tests.children.warm import Child, Process
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -238,14 +239,13 @@ def child_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "tests.children.run_agent", *args]
 
 
-def start_child(*args: str) -> subprocess.Popen[str]:
-    """Start ``run_agent`` with ``args``; it prints one JSON line on stdout."""
-    return subprocess.Popen(
-        child_argv(*args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+def start_child(*args: str) -> Child:
+    """Start ``run_agent`` with ``args`` (a new process, forked warm: tests/children/warm.py);
+    it prints one JSON line on stdout."""
+    return Child(child_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def finish_child(proc: subprocess.Popen[str]) -> dict[str, Any]:
+def finish_child(proc: Process) -> dict[str, Any]:
     """Wait for a child and return its JSON result (fails with its stderr otherwise)."""
     out, err = proc.communicate(timeout=TIMEOUT)
     if proc.returncode != 0 or not out.strip():
@@ -305,7 +305,7 @@ def race_resumes(
     return Race(winner, loser, won, lost, (gate / f"started-{loser}").exists())
 
 
-def race_winner(gate: Path, procs: Mapping[str, subprocess.Popen[str]]) -> str:
+def race_winner(gate: Path, procs: Mapping[str, Process]) -> str:
     """The label of the child that got into the approved tool (``gate/started-LABEL``) while
     the others raced it for the thread's lock. A loser may finish first (refused at once while
     the winner still reads the thread under the lock): then the winner is the child still
@@ -326,12 +326,12 @@ def race_winner(gate: Path, procs: Mapping[str, subprocess.Popen[str]]) -> str:
         time.sleep(0.005)
 
 
-def wait_for(path: Path, *procs: subprocess.Popen[str]) -> None:
+def wait_for(path: Path, *procs: Process) -> None:
     """Wait until ``path`` exists; fail if a child exits first or it takes too long."""
     wait_for_any([path], *procs)
 
 
-def wait_for_any(paths: Sequence[Path], *procs: subprocess.Popen[str]) -> Path:
+def wait_for_any(paths: Sequence[Path], *procs: Process) -> Path:
     """Wait until one of ``paths`` exists and return it (polling a file, not guessing a delay);
     fail if one of ``procs`` exits first or it takes longer than :data:`TIMEOUT`."""
     deadline = time.monotonic() + TIMEOUT
