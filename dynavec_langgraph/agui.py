@@ -43,7 +43,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from dynavec_langgraph._decisions import explain_refusal
 from dynavec_langgraph._digest import bind_decision, review_digest
-from dynavec_langgraph._errors import DynavecError, InvalidDecisionError, InvalidInputError
+from dynavec_langgraph._errors import (
+    DynavecError,
+    InvalidDecisionError,
+    InvalidInputError,
+    InvalidOptionError,
+)
 from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._pause_value import ALL_DECISIONS, interrupt_fields
 from dynavec_langgraph._resuming import Answer, aresuming, refuse_if_paused
@@ -145,7 +150,8 @@ def _args_schema(tool: BaseTool | None, args: Mapping[str, Any]) -> dict[str, An
         schema = tool.tool_call_schema
         if isinstance(schema, dict):
             return dict(schema)
-        return schema.model_json_schema()
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            return schema.model_json_schema()
     return {
         "type": "object",
         "properties": {k: _json_type(v) for k, v in args.items()},
@@ -294,7 +300,9 @@ def interrupt_outcome(
         InvalidInputError: ``interrupts`` is empty (nothing to answer).
     """
     if not interrupts:
-        raise InvalidInputError("no interrupts: a run that did not pause finishes with success")
+        raise InvalidInputError(
+            "no interrupts: a run that did not pause finishes with success", "interrupts"
+        )
     by_name = {t.name: t for t in tools}
     return RunFinishedInterruptOutcome(
         interrupts=[_to_interrupt(_pause(i, by_name, [])) for i in interrupts]
@@ -304,10 +312,10 @@ def interrupt_outcome(
 # --- the resume ------------------------------------------------------------------------------
 
 
-class AguiResumeError(InvalidDecisionError):
-    """A resume entry that cannot be applied (unknown, stale, repeated, expired interrupt; a
-    decision not offered; edited arguments the tool refuses): nothing ran. ``code`` is the
-    ``RUN_ERROR`` code."""
+class _Refused(InvalidDecisionError):
+    """A resume entry refused before anything runs (unknown, stale, repeated, expired
+    interrupt; a decision not offered; edited arguments the tool refuses; no approver named).
+    An ``InvalidDecisionError``; ``code`` is the ``RUN_ERROR`` code."""
 
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
@@ -323,7 +331,7 @@ def _edit_model(pause: _Pause) -> type[BaseModel]:
     fields: dict[str, Any] = {
         k: (type(v) if v is not None else Any, ...) for k, v in pause.args.items()
     }
-    return create_model(  # type: ignore[call-overload, no-any-return]
+    return create_model(
         "EditedArguments", __config__=ConfigDict(extra="forbid", strict=True), **fields
     )
 
@@ -333,7 +341,7 @@ def _decision(entry: ResumeEntry, pause: _Pause, now: datetime) -> Any:
     iid = entry.interrupt_id
     expired = pause.expires_at and datetime.fromisoformat(pause.expires_at) <= now
     if expired and entry.status == "resolved":
-        raise AguiResumeError(
+        raise _Refused(
             f"interrupt {iid} expired at {pause.expires_at}; nothing ran. Send "
             "status 'cancelled' to close it, or ask again in a new run",
             "INTERRUPT_EXPIRED",
@@ -348,20 +356,20 @@ def _decision(entry: ResumeEntry, pause: _Pause, now: datetime) -> Any:
         decision = _typed_decision(kind, payload, pause, iid)
     elif pause.plain or not interrupt_fields(pause.interrupt).ours:
         if payload is None:
-            raise AguiResumeError(
+            raise _Refused(
                 f"the resume entry for {iid} has no payload: send a decision "
                 "(its responseSchema) or any JSON value but null",
                 "INVALID_DECISION",
             )
         return payload  # a plain interrupt(): the value reaches the tool as it is
     else:
-        raise AguiResumeError(
+        raise _Refused(
             f"the payload for {iid} is no decision: send {{'type': one of "
             f"{list(pause.allowed)}, ...}} (its responseSchema)",
             "INVALID_DECISION",
         )
     if pause.allowed and kind not in pause.allowed:
-        raise AguiResumeError(
+        raise _Refused(
             f"{kind!r} is not offered on interrupt {iid}: it offers {list(pause.allowed)}",
             "DECISION_NOT_ALLOWED",
         )
@@ -372,14 +380,14 @@ def _typed_decision(kind: str, payload: Mapping[str, Any], pause: _Pause, iid: s
     if kind == "edit":
         args = payload.get("args")
         if not isinstance(args, dict):
-            raise AguiResumeError(
+            raise _Refused(
                 f"an edit of {iid} needs 'args', the edited arguments (an object)",
                 "INVALID_DECISION",
             )
         try:
             _edit_model(pause).model_validate(args)
         except ValidationError as refused:
-            raise AguiResumeError(
+            raise _Refused(
                 f"the edited arguments of {iid} do not fit {pause.value.get('name')!r}: "
                 f"{explain_refusal(refused)}; nothing ran",
                 "INVALID_ARGUMENTS",
@@ -389,9 +397,7 @@ def _typed_decision(kind: str, payload: Mapping[str, Any], pause: _Pause, iid: s
     if kind == "respond":
         message = payload.get("message")
         if not isinstance(message, str):
-            raise AguiResumeError(
-                f"a respond on {iid} needs 'message' (a string)", "INVALID_DECISION"
-            )
+            raise _Refused(f"a respond on {iid} needs 'message' (a string)", "INVALID_DECISION")
         return {"type": "respond", "message": message}
     if kind == "reject":
         message = payload.get("message")
@@ -406,7 +412,7 @@ def _check_approver(entry: ResumeEntry, pause: _Pause, approver: Any) -> None:
     if approver is not None or entry.status == "cancelled" or not isinstance(approval, dict):
         return
     if approval.get("approvers") or (approval.get("approvals_required") or 1) > 1:
-        raise AguiResumeError(
+        raise _Refused(
             f"interrupt {entry.interrupt_id} needs a named approver "
             f"({approval.get('approvals_required')} approvals required, approvers "
             f"{approval.get('approvers')}); the server's approver= named nobody for this "
@@ -424,7 +430,7 @@ def _decisions(
     """``{interrupt_id: decision}``, each bound to its pause's review digest.
 
     Raises:
-        AguiResumeError: an entry answers no pending interrupt (unknown, already answered, or
+        _Refused: an entry answers no pending interrupt (unknown, already answered, or
             asked again since), two entries answer one; a decision that cannot be applied.
     """
     by_id = {p.interrupt.id: p for p in pending}
@@ -433,12 +439,12 @@ def _decisions(
     for entry in entries:
         iid = entry.interrupt_id
         if iid in decisions:
-            raise AguiResumeError(
+            raise _Refused(
                 f"two resume entries answer interrupt {iid}; send one", "DUPLICATE_RESUME"
             )
         pause = by_id.get(iid)
         if pause is None:
-            raise AguiResumeError(
+            raise _Refused(
                 f"interrupt {iid} is not pending on this thread (unknown, already answered, "
                 f"or asked again under a new id); nothing ran. Pending: {listed}",
                 "STALE_INTERRUPT",
@@ -474,7 +480,7 @@ def _to_langchain(message: Message) -> BaseMessage | None:
         text = (
             content
             if isinstance(content, str)
-            else "".join(getattr(p, "text", "") or "" for p in content)
+            else "".join(getattr(p, "text", "") or "" for p in content or [])
         )
         return HumanMessage(text, id=message.id)
     if role == "system":
@@ -586,6 +592,16 @@ def _update_messages(update: Any) -> list[BaseMessage]:
     return found
 
 
+def _thread_messages(snapshot: StateSnapshot) -> list[BaseMessage]:
+    """The messages of a thread and of its paused subgraphs (a subagent's)."""
+    values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+    found = [m for m in values.get(MESSAGES_KEY) or [] if isinstance(m, BaseMessage)]
+    for task in snapshot.tasks:
+        if isinstance(task.state, StateSnapshot):
+            found += _thread_messages(task.state)
+    return found
+
+
 async def _graph_events(
     graph: Any, graph_input: Any, config: RunnableConfig
 ) -> AsyncIterator[BaseEvent]:
@@ -593,8 +609,7 @@ async def _graph_events(
     subagent's messages reach its parent's update again; the thread's earlier ones are not
     drawn)."""
     drawn = _Drawn()
-    before = await graph.aget_state(config)
-    for message in (before.values or {}).get(MESSAGES_KEY) or []:
+    for message in _thread_messages(await graph.aget_state(config, subgraphs=True)):
         _message_events(message, drawn)
     async for _ns, mode, chunk in graph.astream(
         graph_input, config, stream_mode=["messages", "updates"], subgraphs=True
@@ -666,12 +681,13 @@ async def stream_run(
             if not new:
                 raise InvalidInputError(
                     "the run has no new user message and no resume entries: send a message, "
-                    "or answer the pending interrupts in 'resume'"
+                    "or answer the pending interrupts in 'resume'",
+                    "messages",
                 )
             async for event in _graph_events(graph, {MESSAGES_KEY: new}, config):
                 yield event
     except DynavecError as error:
-        code = error.code if isinstance(error, AguiResumeError) else type(error).__name__
+        code = error.code if isinstance(error, _Refused) else type(error).__name__
         yield RunErrorEvent(message=str(error), code=code)
         return
     state = await graph.aget_state(config)
@@ -714,19 +730,22 @@ def create_agui_app(
         path: where the endpoint is, in the app.
 
     Raises:
-        InvalidInputError: ``graph`` has no checkpointer and none is given (a pause could not
-            be resumed), or is no compiled graph.
+        InvalidOptionError: ``graph`` has no checkpointer and none is given (a pause could
+            not be resumed), or is no compiled graph.
     """
     if not hasattr(graph, "astream") or not hasattr(graph, "aget_state"):
-        raise InvalidInputError(
-            f"create_agui_app() takes a compiled graph (create_react_agent(...)), got {graph!r:.80}"
+        raise InvalidOptionError(
+            f"create_agui_app() takes a compiled graph (create_react_agent(...)), got "
+            f"{graph!r:.80}",
+            "graph",
         )
     if checkpointer is not None:
         graph = graph.copy(update={"checkpointer": resolve_checkpointer(checkpointer)})
     if graph.checkpointer is None or isinstance(graph.checkpointer, bool):
-        raise InvalidInputError(
+        raise InvalidOptionError(
             "the graph has no checkpointer, so a pause could not be resumed: compile it with "
-            "one or pass create_agui_app(graph, checkpointer='sqlite:///agui.db')"
+            "one or pass create_agui_app(graph, checkpointer='sqlite:///agui.db')",
+            "checkpointer",
         )
     encoder = EventEncoder()
 

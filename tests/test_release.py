@@ -329,6 +329,23 @@ FEATURES: dict[str, str] = {
         "            print([t.name for t in tools], await tools[0].ainvoke({'a': 2, 'b': 3}))\n"
         "asyncio.run(main())\n"
     ),
+    "agui": (  # the AG-UI app answering one run through its ASGI interface
+        "import asyncio, httpx\n"
+        "from langgraph.checkpoint.memory import InMemorySaver\n"
+        "from dynavec_langgraph import create_react_agent\n"
+        "from dynavec_langgraph.agui import create_agui_app\n"
+        "from dynavec_langgraph.testing import ScriptedChatModel\n"
+        "graph = create_react_agent(ScriptedChatModel(turns=['Hi!']), [],\n"
+        "                           checkpointer=InMemorySaver())\n"
+        "app = create_agui_app(graph)\n"
+        "run = {'threadId': 't', 'runId': 'r', 'messages': [{'id': 'm', 'role': 'user',\n"
+        "       'content': 'hello'}]}\n"
+        "async def main() -> None:\n"
+        "    transport = httpx.ASGITransport(app=app)\n"
+        "    async with httpx.AsyncClient(transport=transport, base_url='http://app') as c:\n"
+        "        print((await c.post('/', json=run)).text)\n"
+        "asyncio.run(main())\n"
+    ),
 }
 """What each extra is for, run from a virtualenv holding the wheel with that extra alone."""
 
@@ -342,6 +359,7 @@ EXPECTED: dict[str, str] = {
     "anthropic": "claude",
     "bedrock": "anthropic.claude",
     "mcp": "['add']",
+    "agui": '"type":"RUN_FINISHED"',
 }
 
 
