@@ -5,6 +5,7 @@ import { HttpAgent, buildResumeArray, isInterruptExpired } from "@ag-ui/client";
 import { randomUUID } from "node:crypto";
 
 const [base, scenario] = process.argv.slice(2);
+const report = {};
 
 function agent(name, threadId) {
   return new HttpAgent({ url: `${base}/agents/${name}/`, threadId });
@@ -33,12 +34,12 @@ async function run(a, params = {}) {
 
 async function start(name) {
   const a = agent(name, randomUUID());
+  report.thread = a.threadId;
   a.addMessage({ id: randomUUID(), role: "user", content: "go" });
   return [a, await run(a)];
 }
 
 const approve = { type: "approve" };
-const report = {};
 
 if (scenario === "pause_resume_one") {
   const [a, paused] = await start("approval");
@@ -70,7 +71,9 @@ if (scenario === "pause_resume_one") {
   const deadline = Date.parse(i.expiresAt);
   await new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()) + 300));
   report.expiredOnClient = isInterruptExpired(i, new Date());
-  report.late = await run(a, { resume: [{ interruptId: i.id, status: "resolved", payload: approve }] });
+  // the client refuses to send it; another client (a fresh agent on the thread) sends it
+  report.clientRefuses = await run(a, { resume: [{ interruptId: i.id, status: "resolved", payload: approve }] });
+  report.late = await run(agent("expiring", a.threadId), { resume: [{ interruptId: i.id, status: "resolved", payload: approve }] });
   report.closed = await run(a, { resume: [{ interruptId: i.id, status: "cancelled" }] });
 } else if (scenario === "concurrent") {
   const [a, paused] = await start("approval");
