@@ -3,8 +3,10 @@ tests/agui_page/), each ``send_money`` call appending a line to ``$DYNAVEC_DEMO_
 (tests/ui_graph.py's tool).
 
 ``app`` mounts one AG-UI endpoint per graph under ``/agents/<name>`` on the SQLite file
-``$DYNAVEC_AGUI_DB`` (``uvicorn tests.agui_graph:app``); the approver of a resume entry is its
-``metadata.approver`` (:func:`dynavec_langgraph.agui.approver_from_metadata`).
+``$DYNAVEC_AGUI_DB`` (``uvicorn tests.agui_graph:app``), and the built CopilotKit page
+``$DYNAVEC_AGUI_PAGE`` under ``/page/`` when set; the approver of a resume is the request's
+``x-approver`` header (the page's "as ann" buttons), else the entry's ``metadata.approver``
+(:func:`dynavec_langgraph.agui.approver_from_metadata`).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ag_ui.core import ResumeEntry
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
 from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
 
 from dynavec_langgraph import create_react_agent
 from dynavec_langgraph.agui import approver_from_metadata, create_agui_app
@@ -80,6 +85,11 @@ def graphs() -> dict[str, Any]:
 GRAPHS = sorted(graphs())
 
 
+def approver(request: Request, entry: ResumeEntry) -> Any:
+    """The ``x-approver`` header (what a sign-in would give), else ``metadata.approver``."""
+    return request.headers.get("x-approver") or approver_from_metadata(request, entry)
+
+
 def _app() -> Starlette:
     db = os.environ.get("DYNAVEC_AGUI_DB", "agui.db")
     mounts = [
@@ -89,11 +99,14 @@ def _app() -> Starlette:
                 graph,
                 checkpointer=f"sqlite:///{db}",
                 tools=[send_money],
-                approver=approver_from_metadata,
+                approver=approver,
             ),
         )
         for name, graph in graphs().items()
     ]
+    page = os.environ.get("DYNAVEC_AGUI_PAGE")
+    if page:
+        mounts.append(Mount("/page", StaticFiles(directory=page, html=True)))
     cors = Middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"])
     return Starlette(routes=mounts, middleware=[cors])
 

@@ -7,7 +7,9 @@ tests/test_agui_clients.py."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
+import sys
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -19,7 +21,12 @@ import pytest
 from ag_ui.core import RunAgentInput
 from langgraph.checkpoint.memory import InMemorySaver
 
-from dynavec_langgraph import InvalidInputError, InvalidOptionError, create_react_agent
+from dynavec_langgraph import (
+    InvalidInputError,
+    InvalidOptionError,
+    MissingDependencyError,
+    create_react_agent,
+)
 from dynavec_langgraph.agui import create_agui_app, interrupt_outcome, stream_run
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel
@@ -387,3 +394,12 @@ def test_interrupt_outcome_reads_a_graph_state() -> None:
     assert outcome.type == "interrupt" and outcome.interrupts[0].reason == "tool_call"
     with pytest.raises(InvalidInputError):
         interrupt_outcome([])
+
+
+def test_without_the_agui_extra_the_module_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ag_ui.core", None)
+    monkeypatch.delitem(sys.modules, "dynavec_langgraph.agui")
+    with pytest.raises(MissingDependencyError) as raised:
+        importlib.import_module("dynavec_langgraph.agui")
+    assert raised.value.extra == "agui"
+    assert "pip install 'dynavec-langgraph[agui]'" in str(raised.value)
