@@ -14,14 +14,24 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.wait import WebDriverWait
 
-from tests.agui_npm import prepared
+from tests.agui_npm import NpmProjectError, prepared
 
 pytestmark = pytest.mark.service
 
@@ -48,9 +58,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def agui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AguiServer]:
-    work = tmp_path_factory.mktemp("agui")
+@contextmanager
+def _serving(work: Path, page: Path | None = None) -> Iterator[AguiServer]:
+    """uvicorn serving ``tests.agui_graph:app`` on 127.0.0.1 (and ``page`` under ``/page/``),
+    stopped by its PID."""
     port = _free_port()
     env = {
         **os.environ,
@@ -58,6 +69,8 @@ def agui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AguiServer
         "DYNAVEC_AGUI_DB": str(work / "agui.db"),
         "DYNAVEC_DEMO_LEDGER": str(work / "ledger.jsonl"),
     }
+    if page is not None:
+        env["DYNAVEC_AGUI_PAGE"] = str(page)
     argv = [
         sys.executable, "-m", "uvicorn", "tests.agui_graph:app", "--host", "127.0.0.1",
         "--port", str(port), "--log-level", "warning",
@@ -77,11 +90,17 @@ def agui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AguiServer
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"the AG-UI server did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.1)
+                time.sleep(0.1)  # polling a server that is starting
         yield AguiServer(f"http://127.0.0.1:{port}", work / "ledger.jsonl")
     finally:
         proc.kill()  # by its PID
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def agui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AguiServer]:
+    with _serving(tmp_path_factory.mktemp("agui")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +199,176 @@ def test_node_m_of_n_two_distinct_approvers(node_client: Path, agui_server: Agui
     assert report["annAgain"]["error"]["code"] == "ApproverRefusedError"
     assert report["bob"]["error"] is None and report["bob"]["interrupts"] == []
     assert agui_server.sent(report["thread"]) == [(10, "Ann")]
+
+
+# --- CopilotKit in headless Chromium ---------------------------------------------------------
+
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+"""Where the screenshots of each step go (gitignored), as tests/test_browser.py keeps its own."""
+WAIT = 30.0
+
+
+@pytest.fixture(scope="module")
+def page_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AguiServer]:
+    """The CopilotKit page (tests/agui_page, built with vite, cached) served beside the
+    endpoints, so the page reaches them on its own origin."""
+    started = time.monotonic()
+    try:
+        dist = prepared("agui_page", build=True) / "dist"
+    except NpmProjectError as error:
+        pytest.fail(f"the CopilotKit page cannot be built: {error}")
+    print(f"\nCopilotKit page ready in {time.monotonic() - started:.1f} s: {dist}")
+    with _serving(tmp_path_factory.mktemp("agui-page"), dist) as server:
+        yield server
+
+
+@dataclass
+class Page:
+    """Headless Chromium on the CopilotKit page, a screenshot per step."""
+
+    driver: webdriver.Chrome
+    server: AguiServer
+    shots: Path
+    thread: str = ""
+    step: int = 0
+
+    def shot(self, name: str) -> None:
+        self.step += 1
+        self.driver.save_screenshot(str(self.shots / f"{self.step:02d}-{name}.png"))
+
+    def until(self, what: str, found: Any) -> Any:
+        try:
+            return WebDriverWait(self.driver, WAIT, poll_frequency=0.1).until(lambda _: found())
+        except TimeoutException:
+            self.shot(f"timeout-{what}")
+            pytest.fail(f"the page did not show {what} within {WAIT} s (see {self.shots})")
+
+    def open(self, agent: str, cards: int = 1) -> list[WebElement]:
+        """Open a new thread of ``agent``, send a message, wait for ``cards`` approval cards."""
+        self.thread = str(uuid.uuid4())
+        query = urllib.parse.urlencode({"agent": agent, "thread": self.thread})
+        self.driver.get(f"{self.server.url}/page/?{query}")
+        box = self.until(
+            "the chat input", lambda: self.visible("[data-testid=copilot-chat-textarea]")
+        )
+        box.send_keys("go")
+        box.send_keys(Keys.ENTER)
+        found = self.until(f"{cards} approval card(s)", lambda: self.cards(cards))
+        self.shot(f"{agent}-paused")
+        return list(found)
+
+    def visible(self, css: str) -> WebElement | None:
+        shown = [e for e in self.driver.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()]
+        return shown[0] if shown else None
+
+    def cards(self, count: int) -> list[WebElement] | None:
+        found = self.driver.find_elements(By.CSS_SELECTOR, "[data-testid=interrupt]")
+        return found if len(found) == count else None
+
+    def says(self, text: str, name: str) -> None:
+        """Wait until the page shows ``text`` (the model's answer in the chat)."""
+        self.until(repr(text), lambda: text in self.driver.find_element(By.TAG_NAME, "body").text)
+        self.shot(name)
+
+    def click(self, card: WebElement, testid: str) -> None:
+        card.find_element(By.CSS_SELECTOR, f"[data-testid={testid}]").click()
+
+    def type(self, card: WebElement, testid: str, text: str) -> None:
+        field = card.find_element(By.CSS_SELECTOR, f"[data-testid={testid}]")
+        field.send_keys(Keys.CONTROL, "a")
+        field.send_keys(Keys.DELETE)
+        field.send_keys(text)
+
+    def sent(self) -> list[tuple[int, str]]:
+        return self.server.sent(self.thread)
+
+
+@pytest.fixture
+def page(page_server: AguiServer, request: pytest.FixtureRequest) -> Iterator[Page]:
+    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or chromedriver is None:
+        pytest.fail(
+            "chromium and chromedriver are needed: apt-get install chromium chromium-driver "
+            "(`make browser-tools` does it)"
+        )
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in (
+        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+        "--window-size=1280,1100", "--no-first-run", "--disable-background-networking",
+    ):  # fmt: skip
+        options.add_argument(argument)
+    shots = ARTIFACTS / request.node.name
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
+    try:
+        driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    except WebDriverException as error:
+        pytest.fail(f"headless Chromium did not start: {error.msg}")
+    try:
+        yield Page(driver, page_server, shots)
+    finally:
+        driver.quit()
+
+
+def test_copilotkit_approves_edits_and_rejects_each_exactly_as_decided(page: Page) -> None:
+    [card] = page.open("approval")
+    assert "send_money(amount=10, to='Ann')" in card.text
+    page.click(card, "approve")
+    page.says("Done: sent 10 to Ann", "approved")
+    assert page.sent() == [(10, "Ann")]
+
+    [card] = page.open("approval")
+    page.type(card, "edit-amount", "3")
+    page.type(card, "edit-to", "Bob")
+    page.shot("edited")
+    page.click(card, "edit")
+    page.says("sent 3 to Bob", "edit-ran")
+    assert page.sent() == [(3, "Bob")]
+
+    [card] = page.open("approval")
+    page.type(card, "reason", "too much")
+    page.click(card, "reject-reason")
+    page.says("with reason: too much", "rejected")
+    assert page.sent() == []
+
+
+def test_copilotkit_answers_an_m_of_n_approval_with_two_approvers(page: Page) -> None:
+    [card] = page.open("two_approvers")
+    assert "approvals 0 of 2" in card.text and "may approve: ann, bob, cy" in card.text
+    page.driver.find_element(By.CSS_SELECTOR, "[data-testid=as-ann]").click()
+    page.click(card, "approve")
+    page.until("the second ask", lambda: "approvals 1 of 2" in page.driver.page_source)
+    page.shot("one-of-two")
+    assert page.sent() == []
+    page.driver.find_element(By.CSS_SELECTOR, "[data-testid=as-bob]").click()
+    [card] = page.until("the card", lambda: page.cards(1))
+    page.click(card, "approve")
+    page.says("Done: sent 10 to Ann", "two-of-two")
+    assert page.sent() == [(10, "Ann")]
+
+
+def test_copilotkit_answers_a_parallel_pause_both_calls_in_one_resume(page: Page) -> None:
+    ann, bob = page.open("parallel", cards=2)
+    assert "to='Ann'" in ann.text and "to='Bob'" in bob.text
+    page.click(ann, "approve")
+    page.click(bob, "reject")  # cancel(): a rejection the model is told about
+    page.says("Done: sent 10 to Ann", "parallel-answered")
+    assert page.sent() == [(10, "Ann")]
+
+
+def test_copilotkit_shows_an_expiring_approval_and_closes_it_after_the_deadline(
+    page: Page,
+) -> None:
+    [card] = page.open("expiring")
+    assert "Expires at" in card.text
+    page.until("the expiry", lambda: page.visible("[data-testid=expiry][data-expired=yes]"))
+    page.shot("expired")
+    [card] = page.cards(1) or []
+    assert card.find_elements(By.CSS_SELECTOR, "[data-testid=approve]") == []
+    assert card.find_elements(By.CSS_SELECTOR, "[data-testid=reject]") == []
+    page.click(card, "close-expired")  # a cancelled resume (useInterrupt drops expired ones)
+    # the policy settles it as expired: the model is told, the tool never runs
+    page.says("expired: the approval of 'approve_send_money' expired", "expired-closed")
+    assert "The tool was not executed" in page.driver.find_element(By.TAG_NAME, "body").text
+    assert page.sent() == []
