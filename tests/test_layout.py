@@ -138,10 +138,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "entry points: the command line, Studio, the dynavec.agents shim",
+        "entry points: the command line, Studio, the AG-UI app, the dynavec.agents shim",
         frozenset(
             {
-                "_cli", "agents", "agents.base", "agents.connectors", "agents.graph",
+                "_cli", "agents", "agui", "agents.base", "agents.connectors", "agents.graph",
                 "agents.handoff", "agents.planner", "agents.react", "agents.registry",
                 "agents.state", "agents.supervisor", "links", "studio", "temporal.__main__",
             }

@@ -513,6 +513,14 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "run_time_demo_model",
         "transfer_funds",
     ],
+    "dynavec_langgraph.agui": [
+        "AGUI_PROTOCOL_VERSION",
+        "Approver",
+        "approver_from_metadata",
+        "create_agui_app",
+        "interrupt_outcome",
+        "stream_run",
+    ],
     "dynavec_langgraph.connectors": [
         "create_http_tool",
         "create_python_code_tool",

@@ -340,6 +340,22 @@ FEATURES: dict[str, str] = {
         "TemporalAgent('127.0.0.1:7233', 'queue')\n"
         "print(subprocess.run([temporal_cli(), '--version'], capture_output=True, text=True,\n"
         "                     check=True).stdout)\n"
+    "agui": (  # the AG-UI app answering one run through its ASGI interface
+        "import asyncio, httpx\n"
+        "from langgraph.checkpoint.memory import InMemorySaver\n"
+        "from dynavec_langgraph import create_react_agent\n"
+        "from dynavec_langgraph.agui import create_agui_app\n"
+        "from dynavec_langgraph.testing import ScriptedChatModel\n"
+        "graph = create_react_agent(ScriptedChatModel(turns=['Hi!']), [],\n"
+        "                           checkpointer=InMemorySaver())\n"
+        "app = create_agui_app(graph)\n"
+        "run = {'threadId': 't', 'runId': 'r', 'messages': [{'id': 'm', 'role': 'user',\n"
+        "       'content': 'hello'}]}\n"
+        "async def main() -> None:\n"
+        "    transport = httpx.ASGITransport(app=app)\n"
+        "    async with httpx.AsyncClient(transport=transport, base_url='http://app') as c:\n"
+        "        print((await c.post('/', json=run)).text)\n"
+        "asyncio.run(main())\n"
     ),
 }
 """What each extra is for, run from a virtualenv holding the wheel with that extra alone."""
@@ -355,6 +371,7 @@ EXPECTED: dict[str, str] = {
     "bedrock": "anthropic.claude",
     "mcp": "['add']",
     "temporal": "temporal version",
+    "agui": '"type":"RUN_FINISHED"',
 }
 
 
