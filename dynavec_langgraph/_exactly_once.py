@@ -47,7 +47,7 @@ import asyncio
 import hashlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -89,6 +89,7 @@ __all__ = [
     "idempotency_key",
     "keyed",
     "on_crash_of",
+    "superseded",
     "with_key",
 ]
 
@@ -244,6 +245,8 @@ class _Marks:
     started: set[int] = field(default_factory=set)
     ends: dict[int, dict[str, Any]] = field(default_factory=dict)
     doubts: dict[int, int] = field(default_factory=dict)  # attempt -> decisions before it
+    stale: set[int] = field(default_factory=set)  # doubts found with a decision for a pause
+    # shown before the crash (never applied: the in-doubt question says so)
     answered: int = 0  # decisions the task holds (its "__resume__" write)
 
     @property
@@ -261,9 +264,12 @@ class _Marks:
         return None
 
 
-def _read_marks(tup: Any, prefix: str, task_id: str) -> _Marks:
+def _read_marks(tup: Any, prefix: str, task_id: str, earlier: Sequence[Any] = ()) -> _Marks:
+    """The call's marks on checkpoint ``tup`` (and, first, those of the ``earlier`` pending
+    writes: a held call's step, :func:`_held_marks`); its decisions are ``tup``'s."""
     marks = _Marks()
-    for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
+    writes = [*earlier, *((tup.pending_writes if tup is not None else None) or [])]
+    for tid, channel, value in writes:
         if channel == _RESUME and tid == task_id and isinstance(value, list):
             marks.answered = len(value)
         if channel != START_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):
@@ -272,10 +278,53 @@ def _read_marks(tup: Any, prefix: str, task_id: str) -> _Marks:
         if state == "start":
             marks.started.add(attempt)
         elif state == "doubt":
-            marks.doubts.setdefault(attempt, int(value.get("skip", 0)))
+            if attempt not in marks.doubts:  # the first doubt mark of an attempt holds
+                marks.doubts[attempt] = int(value.get("skip", 0))
+                if value.get("stale"):
+                    marks.stale.add(attempt)
         else:
             marks.ends[attempt] = value
     return marks
+
+
+HELD_DEPTH: Final = 3
+"""How many checkpoints before its own a re-sent held call's marks are looked for: it was
+held in the tool step two checkpoints back (that step, then the agent node's pass-through)."""
+
+
+def _held_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) -> list[Any]:
+    """Parallel mode: a call held in an earlier step of its turn (``_tool_call.held``) is sent
+    again from a later checkpoint, but its start mark (a crash while it ran in the held step)
+    and its doubt mark are on the checkpoint of the step that held it: the call's marks on the
+    checkpoints before ``tup``, newest first, up to :data:`HELD_DEPTH` (stops at the first
+    that has any; the prefix holds the call's key, so no other call's marks match)."""
+    for _ in range(HELD_DEPTH):
+        parent = getattr(tup, "parent_config", None)
+        if tup is None or parent is None:
+            return []
+        tup = saver.get_tuple(parent)
+        found = _marks_in(tup, prefix)
+        if found:
+            return found
+    return []
+
+
+async def _aheld_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) -> list[Any]:
+    """Async twin of :func:`_held_marks`."""
+    for _ in range(HELD_DEPTH):
+        parent = getattr(tup, "parent_config", None)
+        if tup is None or parent is None:
+            return []
+        tup = await saver.aget_tuple(parent)
+        found = _marks_in(tup, prefix)
+        if found:
+            return found
+    return []
+
+
+def _marks_in(tup: Any, prefix: str) -> list[Any]:
+    writes = (tup.pending_writes if tup is not None else None) or []
+    return [w for w in writes if w[1] == START_CHANNEL and str(w[0]).startswith(prefix)]
 
 
 def _mark(prefix: str, attempt: int, state: str, **extra: Any) -> tuple[str, list[Any]]:
@@ -298,19 +347,37 @@ class _Gate:
     policy: OnCrash
     where: _Where
     override: Any
+    given: int | None = None
+    """How many decisions the task has in this run (stored ones and this run's own), ``None``
+    when LangGraph does not say."""
     marks: _Marks = field(default_factory=_Marks)
 
     @property
     def prefix(self) -> str:
         return f"{_PREFIX}{self.key}:"
 
+    @property
+    def available(self) -> int:
+        """The decisions the task can read in this run (stored, and this run's own)."""
+        return self.marks.answered if self.given is None else self.given
+
     def new_doubt(self) -> tuple[str, list[Any]] | None:
-        """The doubt mark to write (an ``ask`` call found in doubt for the first time)."""
+        """The doubt mark to write (an ``ask`` call found in doubt for the first time).
+
+        The in-doubt question comes after every decision the task has in this run. A
+        decision this run brings (beyond the stored ones) was given for the pause a person
+        saw before the crash (e.g. the tool's own approval, shown again by every door since
+        the resumed run died): it is not applied to the in-doubt question (``stale``), which
+        is asked after it and says so."""
         m = self.marks
         if self.policy != "ask" or not m.in_doubt or m.latest in m.doubts:
             return None
-        m.doubts[m.latest] = m.answered
-        return _mark(self.prefix, m.latest, "doubt", skip=m.answered)
+        skip = self.available
+        stale = skip > m.answered
+        m.doubts[m.latest] = skip
+        if stale:
+            m.stale.add(m.latest)
+        return _mark(self.prefix, m.latest, "doubt", skip=skip, stale=stale)
 
     def decide(self, answer: Callable[[str], Any]) -> tuple[bool, Any]:
         """``(run, early)``: run the body, or return ``early`` (an update) instead. May
@@ -333,9 +400,9 @@ class _Gate:
             return True, None
         # replay the decisions before the latest doubt, then ask (or re-read) it
         attempt = max(m.doubts)
-        for _ in range(min(m.doubts[attempt], m.answered)):
+        for _ in range(min(m.doubts[attempt], self.available)):
             answer_slot(None)  # answered before: returns the stored decision
-        decision = _ask_in_doubt(self.call, self.key)
+        decision = _ask_in_doubt(self.call, self.key, stale=attempt in m.stale)
         if decision.kind == "approve":
             return True, None
         if decision.kind == "respond":
@@ -351,7 +418,15 @@ def _skipped(call: ToolCallRef, key: str, reason: str | None = None) -> str:
     )
 
 
-def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
+STALE_TEXT: Final = (
+    "The decision sent was for the pause shown before the process stopped, while this call "
+    "ran: it was not applied. "
+)
+"""How the in-doubt question starts its ``error`` when the decision that found the doubt was
+meant for an earlier pause (``payload["superseded"]`` is then ``True``)."""
+
+
+def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
     node_id = f"in_doubt_{call['name']}"
     text = (
         f"This call may or may not have run: {call['name']}({call['args']!r}) (call "
@@ -367,6 +442,9 @@ def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
         "idempotency_key": key,
         "description": text,
     }
+    if stale:
+        payload["superseded"] = True
+    first = STALE_TEXT + "Answer this question first." if stale else None
     schema: dict[str, Any] = {
         "title": f"Decision for {node_id}",
         "description": text,
@@ -385,7 +463,7 @@ def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
             args=call["args"],
             description=text,
             allowed=_ALLOWED,
-            error=error,
+            error=error or first,
         )
 
     def accept(raw: Any) -> Decision:
@@ -411,6 +489,47 @@ def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
     return ask(build, schema, accept)
 
 
+def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
+    """After a resume: the refusal of a decision given for a pause shown before a crash, when
+    the run found the call in doubt instead (a new in-doubt pause in ``after`` whose payload
+    says ``superseded``), or ``None``. ``before`` / ``after``: the pending interrupts
+    (``Interrupt``s, or their values as a server sends them, with ``id``)."""
+    seen = {_interrupt_id(i) for i in before}
+    asked = {_node_of(i) for i in before}
+    for pending in after:
+        value = getattr(pending, "value", pending)
+        value = value if isinstance(value, Mapping) else {}
+        payload = value.get("payload")
+        if _interrupt_id(pending) in seen or not isinstance(payload, Mapping):
+            continue
+        if not (payload.get("in_doubt") and payload.get("superseded")):
+            continue
+        if value.get("node_id") in asked:  # it was shown: an answer to it was refused
+            continue
+        shown = ", ".join(repr(_node_of(i)) for i in before if _node_of(i) != value.get("node_id"))
+        return (
+            f"the decision was not applied: it was for the pause shown before the process "
+            f"stopped ({shown or 'an earlier pause'}), but the call of `{payload.get('name')}` "
+            "it led to was running then and may or may not have run (idempotency key "
+            f"{payload.get('idempotency_key')}). Nothing ran. The thread now asks "
+            f"{value.get('node_id')!r}: approve runs it again with the same key, respond "
+            "gives its result (it ran), reject skips it; answer that first"
+        )
+    return None
+
+
+def _interrupt_id(pending: Any) -> Any:
+    found = getattr(pending, "id", None)
+    if found is None and isinstance(pending, Mapping):
+        found = pending.get("id") or pending.get("interrupt_id")
+    return found
+
+
+def _node_of(pending: Any) -> Any:
+    value = getattr(pending, "value", pending)
+    return value.get("node_id") if isinstance(value, Mapping) else None
+
+
 def _schema_of(shape: Any) -> dict[str, Any]:
     from pydantic import TypeAdapter
 
@@ -420,7 +539,8 @@ def _schema_of(shape: Any) -> dict[str, Any]:
 
 def _gate(data: RunData, call: ToolCallRef, key: str, where: _Where, policy: OnCrash) -> _Gate:
     override = data.in_doubt.get(call["id"])
-    return _Gate(call, key, policy, where, override)
+    given = None if data.answers is None else len(data.answers) + int(data.null_answer)
+    return _Gate(call, key, policy, where, override, given)
 
 
 STORED_WAIT: Final = 30.0
@@ -473,6 +593,7 @@ def guarded(
     policy: OnCrash | None,
     run: Callable[[], Any],
     answer: Callable[[str], Any],
+    resent: bool = False,
 ) -> Any:
     """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy
     (``None``: the tool declares none and pays nothing); ``answer(text)`` is the update that
@@ -480,7 +601,8 @@ def guarded(
 
     A declared tool's call never starts before the checkpoint it runs from is stored (under
     ``durability="async"`` LangGraph saves it in the background): a crash after the start then
-    re-runs the same call from that checkpoint, with the same key, never a new model turn."""
+    re-runs the same call from that checkpoint, with the same key, never a new model turn.
+    ``resent``: a held call of a parallel batch sent again (:func:`_held_marks`)."""
     where = None if policy is None else _where(data)
     if policy is None or where is None:  # no saver: nothing is durable, nothing to mark
         return run()
@@ -492,7 +614,8 @@ def guarded(
     gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base
     found = _stored(where, call) if background else saver.get_tuple(base)
-    gate.marks = _read_marks(found, gate.prefix, where.task_id)
+    earlier = _held_marks(saver, found, gate.prefix) if resent else []
+    gate.marks = _read_marks(found, gate.prefix, where.task_id, earlier)
     doubt = gate.new_doubt()
     if doubt is not None:
         saver.put_writes(base, doubt[1], doubt[0])
@@ -518,6 +641,7 @@ async def aguarded(
     policy: OnCrash | None,
     run: Callable[[], Awaitable[Any]],
     answer: Callable[[str], Any],
+    resent: bool = False,
 ) -> Any:
     """Async twin of :func:`guarded`."""
     where = None if policy is None else _where(data)
@@ -531,7 +655,8 @@ async def aguarded(
     gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base
     found = await _astored(where, call) if background else await saver.aget_tuple(base)
-    gate.marks = _read_marks(found, gate.prefix, where.task_id)
+    earlier = await _aheld_marks(saver, found, gate.prefix) if resent else []
+    gate.marks = _read_marks(found, gate.prefix, where.task_id, earlier)
     doubt = gate.new_doubt()
     if doubt is not None:
         await saver.aput_writes(base, doubt[1], doubt[0])

@@ -61,6 +61,7 @@ from dynavec_langgraph._errors import (
     not_paused_text,
     not_storable_text,
 )
+from dynavec_langgraph._exactly_once import superseded
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._nodes import until_done
 from dynavec_langgraph._persistence.connections import (
@@ -294,9 +295,14 @@ def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt
         ApproverRequiredError: the answer named no approver and the pause's policy needs one;
             nothing ran, the pause stays.
         StaleDecisionError: the decision was bound to another pause (its review digest);
-            nothing ran, the pause stays.
+            nothing ran, the pause stays. Or it was for a pause shown before a crash while
+            the call it led to ran: that call is in doubt and its question is pending now
+            (:func:`~dynavec_langgraph._exactly_once.superseded`); nothing ran.
         InvalidDecisionError: the decision was refused; the thread is still paused.
     """
+    moved = superseded(before, after)  # a crash while the approved call ran: in doubt now
+    if moved:
+        raise StaleDecisionError(moved)
     if approval_recorded(before, after):  # counted: a re-ask's error is a replayed answer's
         return
     required = approver_required(before, after)  # asked again under the same digest, too

@@ -1,0 +1,230 @@
+"""In-doubt calls of a parallel batch and behind an approval, through every door (issue 34,
+silent cases 1 and 2).
+
+Real parts: the fake payment service in its own process (``tests/payment_service.py``), the
+agent in a child process (``tests/children/batch_pay.py``) SIGKILLed after its charge reached
+the service and before the tool returned, a SQLite file and the PostgreSQL server the tests
+start, the command line in its own process.
+
+1. ``parallel_tool_calls=True``, the batch ``[a (retry), pay (ask)]``, killed in ``pay``: the
+   next run holds ``pay`` (its batch had a finished call) and sends it again from a later
+   checkpoint; its crash marks are on the held step's, and it pauses in doubt.
+2. ``require_approval(pay)`` + ``on_crash="ask"``, killed after the approval while ``pay``
+   ran: every door still shows the approval, so the next answer is for it. It is not taken as
+   the in-doubt question's "run it again": refused (``StaleDecisionError`` at the package's
+   doors; the raw graph pauses in doubt with the refusal in ``error``), nothing runs, and the
+   in-doubt question is pending, before the approval is asked again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynavec_langgraph._exactly_once import STALE_TEXT
+from tests.children.batch_pay import A_LOG_ENV, HANG_ENV, SERVICE_ENV
+from tests.children.scenario import ROOT, TIMEOUT, wait_for
+from tests.payment_service import PaymentService
+
+CHILD = "tests.children.batch_pay"
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[PaymentService]:
+    with PaymentService(tmp_path) as running:
+        yield running
+
+
+def _env(service: PaymentService, tmp_path: Path, hang: Path | None = None) -> dict[str, str]:
+    env = {**os.environ, SERVICE_ENV: service.url, A_LOG_ENV: str(tmp_path / "a.log")}
+    env.pop(HANG_ENV, None)
+    if hang is not None:
+        env[HANG_ENV] = str(hang)
+    return env
+
+
+def _popen(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, *args], cwd=ROOT, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def _run(db: str, shape: str, env: dict[str, str], *args: str) -> dict[str, Any]:
+    proc = _popen(env, "-m", CHILD, "--db", db, "--shape", shape, *args)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    if proc.returncode != 0 or not out.strip():
+        raise AssertionError(f"child failed ({proc.returncode}):\n{err}\n{out}")
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def _crash(db: str, shape: str, service: PaymentService, tmp_path: Path, *args: str) -> str:
+    """Run ``args`` until ``pay``'s charge reached the service, SIGKILL the child there; the
+    call's idempotency key."""
+    hang = tmp_path / "hang"
+    hang.mkdir()
+    env = _env(service, tmp_path, hang)
+    proc = _popen(env, "-m", CHILD, "--db", db, "--shape", shape, *args)
+    try:
+        wait_for(hang / "charged", proc)
+    finally:
+        proc.kill()  # SIGKILL: no cleanup, no last write
+        proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == -signal.SIGKILL
+    assert len(service.stats()["requests"]) == 1
+    return (hang / "charged").read_text()
+
+
+def _nodes(result: dict[str, Any]) -> list[str]:
+    return [i["node_id"] for i in result["interrupts"]]
+
+
+def _a_runs(tmp_path: Path) -> int:
+    log = tmp_path / "a.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+
+
+# --- 1. a parallel batch -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("door", ["raw", "agent"])
+def test_a_parallel_batch_killed_in_pay_pauses_in_doubt_and_approve_charges_once(
+    db: str, service: PaymentService, tmp_path: Path, door: str
+) -> None:
+    key = _crash(db, "batch", service, tmp_path, door, "run", "t1", "pay the invoice")
+    assert _a_runs(tmp_path) == 1
+    env = _env(service, tmp_path)
+
+    paused = _run(db, "batch", env, door, "continue", "t1")
+    assert paused["ok"], paused
+    assert _nodes(paused) == ["in_doubt_pay"]  # not run again silently
+    (value,) = paused["interrupts"]
+    assert value["payload"]["in_doubt"] is True and value["payload"]["idempotency_key"] == key
+    assert len(service.stats()["requests"]) == 1 and _a_runs(tmp_path) == 1
+
+    done = _run(db, "batch", env, door, "resume", "t1", json.dumps({"type": "approve"}))
+    assert done["ok"] and done["interrupts"] == [], done
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key]  # run again under its key
+    assert len(stats["charges"]) == 1
+    assert _a_runs(tmp_path) == 1  # the batch's finished call never ran again
+    assert "a ok" in done["messages"] and "charged ch_1 (42) replayed=True" in done["messages"]
+
+
+@pytest.mark.parametrize("door", ["raw", "agent"])
+def test_a_parallel_batch_killed_in_pay_reject_skips_it(
+    db: str, service: PaymentService, tmp_path: Path, door: str
+) -> None:
+    key = _crash(db, "batch", service, tmp_path, door, "run", "t1", "pay the invoice")
+    env = _env(service, tmp_path)
+    assert _nodes(_run(db, "batch", env, door, "continue", "t1")) == ["in_doubt_pay"]
+    done = _run(db, "batch", env, door, "resume", "t1", json.dumps({"type": "reject"}))
+    assert done["ok"] and done["interrupts"] == [], done
+    skipped = [m for m in done["messages"] if m.startswith("Not run again")]
+    assert len(skipped) == 1 and key in skipped[0]
+    assert len(service.stats()["requests"]) == 1 and _a_runs(tmp_path) == 1
+
+
+# --- 2. behind an approval -----------------------------------------------------------------
+
+
+def _approved_and_killed(db: str, service: PaymentService, tmp_path: Path, door: str) -> str:
+    env = _env(service, tmp_path)
+    assert _nodes(_run(db, "approval", env, door, "run", "t1", "pay the invoice")) == [
+        "approve_pay"
+    ]
+    return _crash(db, "approval", service, tmp_path, door, "resume", "t1", json.dumps("approved"))
+
+
+@pytest.mark.parametrize(
+    "answer", [{"type": "approve"}, "approved", {"decisions": [{"type": "approve"}]}]
+)
+def test_after_a_crash_behind_an_approval_react_agent_refuses_the_old_approvals_answer(
+    db: str, service: PaymentService, tmp_path: Path, answer: Any
+) -> None:
+    """ReActAgent.resume: the thread still shows ``approve_pay``; the answer meant for it is
+    refused (StaleDecisionError: the call may have run), nothing runs, ``in_doubt_pay`` is
+    pending; it is answered, then the approval is asked again, and pay runs under its key."""
+    key = _approved_and_killed(db, service, tmp_path, "agent")
+    env = _env(service, tmp_path)
+
+    refused = _run(db, "approval", env, "agent", "resume", "t1", json.dumps(answer))
+    assert not refused["ok"] and refused["error"] == "StaleDecisionError", refused
+    assert "may or may not have run" in refused["message"] and key in refused["message"]
+    assert "'approve_pay'" in refused["message"] and "'in_doubt_pay'" in refused["message"]
+    assert _nodes(refused) == ["in_doubt_pay"]
+    (value,) = refused["interrupts"]
+    assert value["payload"]["superseded"] is True and value["error"].startswith(STALE_TEXT)
+    assert len(service.stats()["requests"]) == 1  # nothing ran
+
+    again = _run(db, "approval", env, "agent", "resume", "t1", json.dumps({"type": "approve"}))
+    assert again["ok"] and _nodes(again) == ["approve_pay"], again  # then the approval
+    assert len(service.stats()["requests"]) == 1
+
+    done = _run(db, "approval", env, "agent", "resume", "t1", json.dumps("approved"))
+    assert done["ok"] and done["interrupts"] == [], done
+    stats = service.stats()
+    assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
+
+
+def test_after_a_crash_behind_an_approval_the_raw_graph_asks_in_doubt_first(
+    db: str, service: PaymentService, tmp_path: Path
+) -> None:
+    """The raw graph, ``Command(resume=...)`` for the approval the thread still shows: not
+    applied; the in-doubt pause is pending with the refusal in ``error``; respond settles it
+    without running anything."""
+    key = _approved_and_killed(db, service, tmp_path, "raw")
+    env = _env(service, tmp_path)
+    moved = _run(db, "approval", env, "raw", "resume", "t1", json.dumps({"type": "approve"}))
+    assert moved["ok"] and _nodes(moved) == ["in_doubt_pay"], moved
+    (value,) = moved["interrupts"]
+    assert value["payload"]["idempotency_key"] == key and value["error"].startswith(STALE_TEXT)
+    assert value["action_requests"][0]["name"] == "pay"  # the HITL request format
+    assert value["action_request"] == {"action": "pay", "args": {"amount": 42}}  # Agent Inbox
+    assert len(service.stats()["requests"]) == 1
+
+    told = {"type": "respond", "message": "charged ch_1 (42)"}
+    done = _run(db, "approval", env, "raw", "resume", "t1", json.dumps(told))
+    assert done["ok"] and done["interrupts"] == [], done
+    assert "charged ch_1 (42)" in done["messages"]
+    assert len(service.stats()["requests"]) == 1
+
+
+def test_after_a_crash_behind_an_approval_the_inbox_refuses_the_old_approvals_answer(
+    db: str, service: PaymentService, tmp_path: Path
+) -> None:
+    """``inbox answer --approve`` (the answer for the approval it still lists): one line,
+    exit 2, nothing ran; ``inbox list`` then shows ``in_doubt_pay``; reject skips the call."""
+    key = _approved_and_killed(db, service, tmp_path, "agent")
+    env = _env(service, tmp_path)
+    where = ("--db", db, "--graph", f"{CHILD}:graph_approval")
+
+    refused = _cli(env, "answer", *where, "--thread", "t1", "--approve")
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert "may or may not have run" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(service.stats()["requests"]) == 1
+
+    listed = _cli(env, "list", *where, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "in_doubt_pay" in listed.stdout and key in listed.stdout
+
+    done = _cli(env, "answer", *where, "--thread", "t1", "--decision", '{"type": "reject"}')
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert len(service.stats()["requests"]) == 1
+    assert service.stats()["charges"][0]["id"] == "ch_1"
