@@ -492,8 +492,8 @@ def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
 def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
     """After a resume: the refusal of a decision given for a pause shown before a crash, when
     the run found the call in doubt instead (a new in-doubt pause in ``after`` whose payload
-    says ``superseded``), or ``None``. ``before`` / ``after``: the pending interrupts
-    (``Interrupt``s, or their values as a server sends them, with ``id``)."""
+    says ``superseded``), or ``None``. ``before`` / ``after``: the pending ``Interrupt``s
+    (``RemoteReActAgent`` makes them from the server's thread state)."""
     seen = {_interrupt_id(i) for i in before}
     asked = {_node_of(i) for i in before}
     for pending in after:
@@ -519,10 +519,7 @@ def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
 
 
 def _interrupt_id(pending: Any) -> Any:
-    found = getattr(pending, "id", None)
-    if found is None and isinstance(pending, Mapping):
-        found = pending.get("id") or pending.get("interrupt_id")
-    return found
+    return getattr(pending, "id", None)
 
 
 def _node_of(pending: Any) -> Any:

@@ -228,3 +228,117 @@ def test_after_a_crash_behind_an_approval_the_inbox_refuses_the_old_approvals_an
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert len(service.stats()["requests"]) == 1
     assert service.stats()["charges"][0]["id"] == "ch_1"
+
+
+# --- in-process: the async tool node, and what the remote client reads ----------------------
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+def test_a_held_call_sent_again_reads_its_marks_from_the_held_step(run_async: bool) -> None:
+    """Both tool nodes (``guarded`` / ``aguarded``): ``pay`` dies after its start mark in a
+    parallel batch whose other call finished; the next run holds it (a finished call in the
+    batch) and sends it again from a later checkpoint, where it still pauses in doubt."""
+    import asyncio
+
+    from langchain_core.messages import ToolMessage
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from dynavec_langgraph import create_react_agent, idempotency_key, tool
+    from dynavec_langgraph.testing import ScriptedChatModel
+
+    class Died(BaseException):
+        """The process dying inside the tool (no end mark, no result)."""
+
+    keys: list[str] = []
+    looked: list[str] = []
+
+    @tool(on_crash="retry")
+    def look() -> str:
+        """Look."""
+        looked.append(idempotency_key())
+        return "looked"
+
+    def body(amount: int) -> str:
+        keys.append(idempotency_key())
+        if len(keys) == 1:
+            raise Died
+        return f"paid {amount}"
+
+    if run_async:
+
+        @tool(on_crash="ask")
+        async def pay(amount: int) -> str:
+            """Pay."""
+            return body(amount)
+
+    else:
+
+        @tool(on_crash="ask")
+        def pay(amount: int) -> str:
+            """Pay."""
+            return body(amount)
+
+    model = ScriptedChatModel(
+        turns=[[{"name": "look", "args": {}}, {"name": "pay", "args": {"amount": 3}}], "done"]
+    )
+    saver = InMemorySaver()
+    put, aput = saver.put_writes, saver.aput_writes
+
+    def dying(task_id: str) -> None:
+        if task_id.endswith(":raised") and len(keys) == 1:
+            raise Died  # the end mark never lands: dead, as after a SIGKILL
+
+    def put_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        dying(task_id)
+        put(cfg, writes, task_id, task_path)
+
+    async def aput_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        dying(task_id)
+        await aput(cfg, writes, task_id, task_path)
+
+    saver.put_writes = put_writes  # type: ignore[method-assign,assignment]
+    saver.aput_writes = aput_writes  # type: ignore[method-assign,assignment]
+    graph = create_react_agent(model, [look, pay], checkpointer=saver, parallel_tool_calls=True)
+    config: RunnableConfig = {"configurable": {"thread_id": "held"}}
+
+    def call(graph_input: Any) -> None:
+        if run_async:
+            asyncio.run(graph.ainvoke(graph_input, config, durability="sync"))
+        else:
+            graph.invoke(graph_input, config, durability="sync")
+
+    with pytest.raises(Died):
+        call({"messages": [("user", "go")]})
+    call(None)
+    (pending,) = graph.get_state(config).interrupts
+    assert pending.value["node_id"] == "in_doubt_pay" and len(keys) == 1
+    assert pending.value["payload"]["idempotency_key"] == keys[0]
+    call(Command(resume={"type": "approve"}))
+    assert graph.get_state(config).interrupts == () and keys == [keys[0], keys[0]]
+    messages = graph.get_state(config).values["messages"]
+    answers = [m.content for m in messages if isinstance(m, ToolMessage)]
+    assert sorted(answers) == ["looked", "paid 3"] and len(looked) == 1
+
+
+def test_superseded_names_only_a_new_in_doubt_pause_marked_superseded() -> None:
+    """The refusal after a resume (``refuse_if_asked_again``, also ``RemoteReActAgent``'s):
+    only a new in-doubt pause marked ``superseded``, not one already shown (a refused answer
+    to the in-doubt question itself)."""
+    from langgraph.types import Interrupt
+
+    from dynavec_langgraph._exactly_once import superseded
+
+    old = Interrupt({"node_id": "approve_pay"}, id="1" * 32)
+    doubt: dict[str, Any] = {
+        "node_id": "in_doubt_pay",
+        "payload": {"in_doubt": True, "superseded": True, "name": "pay", "idempotency_key": "k"},
+    }
+    text = superseded([old], [Interrupt(doubt, id="2" * 32)])
+    assert text is not None and "'approve_pay'" in text and "'in_doubt_pay'" in text
+    assert "may or may not have run" in text and "k" in text
+    shown = Interrupt(doubt, id="2" * 32)
+    assert superseded([shown], [Interrupt(doubt, id="3" * 32)]) is None  # asked again
+    plain = {**doubt, "payload": {**doubt["payload"], "superseded": False}}
+    assert superseded([old], [Interrupt(plain, id="2" * 32)]) is None
