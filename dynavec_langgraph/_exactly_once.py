@@ -87,6 +87,7 @@ __all__ = [
     "declared_on_crash",
     "guarded",
     "idempotency_key",
+    "in_doubt_pauses",
     "keyed",
     "on_crash_of",
     "superseded",
@@ -427,24 +428,7 @@ meant for an earlier pause (``payload["superseded"]`` is then ``True``)."""
 
 
 def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
-    node_id = f"in_doubt_{call['name']}"
-    text = (
-        f"This call may or may not have run: {call['name']}({call['args']!r}) (call "
-        f"{call['id']}, idempotency key {key}) was running when its process stopped. Approve: "
-        "run it again with the same key; respond: it ran, your message is its result; "
-        "reject: skip it (the model is told it may have run)."
-    )
-    payload = {
-        "in_doubt": True,
-        "name": call["name"],
-        "args": call["args"],
-        "tool_call_id": call["id"],
-        "idempotency_key": key,
-        "description": text,
-    }
-    if stale:
-        payload["superseded"] = True
-    first = STALE_TEXT + "Answer this question first." if stale else None
+    node_id, text, build = _in_doubt_pause(call, key, stale)
     schema: dict[str, Any] = {
         "title": f"Decision for {node_id}",
         "description": text,
@@ -453,18 +437,6 @@ def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
             {"enum": list(_PLAIN)},
         ],
     }
-
-    def build(error: str | None) -> InterruptValue:
-        return pause_value(
-            node_id,
-            payload,
-            tool_call=call,
-            name=call["name"],
-            args=call["args"],
-            description=text,
-            allowed=_ALLOWED,
-            error=error or first,
-        )
 
     def accept(raw: Any) -> Decision:
         decision = read_decision(raw, call["name"])
@@ -487,6 +459,76 @@ def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
         return decision
 
     return ask(build, schema, accept)
+
+
+def _in_doubt_pause(
+    call: ToolCallRef, key: str, stale: bool
+) -> tuple[str, str, Callable[[str | None], InterruptValue]]:
+    """The in-doubt question of ``call``: its node id, text and value builder."""
+    node_id = f"in_doubt_{call['name']}"
+    text = (
+        f"This call may or may not have run: {call['name']}({call['args']!r}) (call "
+        f"{call['id']}, idempotency key {key}) was running when its process stopped. Approve: "
+        "run it again with the same key; respond: it ran, your message is its result; "
+        "reject: skip it (the model is told it may have run)."
+    )
+    payload = {
+        "in_doubt": True,
+        "name": call["name"],
+        "args": call["args"],
+        "tool_call_id": call["id"],
+        "idempotency_key": key,
+        "description": text,
+    }
+    if stale:
+        payload["superseded"] = True
+    first = STALE_TEXT + "Answer this question first." if stale else None
+
+    def build(error: str | None) -> InterruptValue:
+        return pause_value(
+            node_id,
+            payload,
+            tool_call=call,
+            name=call["name"],
+            args=call["args"],
+            description=text,
+            allowed=_ALLOWED,
+            error=error or first,
+        )
+
+    return node_id, text, build
+
+
+def in_doubt_pauses(tup: Any, interrupts: Sequence[Any]) -> dict[str, InterruptValue]:
+    """The pending pauses that a crash made stale: ``{interrupt id: the in-doubt question}``
+    for each pause in ``interrupts`` (a thread's ``Interrupt``s, as stored in checkpoint
+    ``tup``) whose tool call started running after it and never ended (a start mark with no
+    end and no doubt yet: the run that resumed it died). The thread still lists the pause,
+    but the next run of the call asks the in-doubt question first (:class:`_Gate`); a door
+    that only reads shows that question instead (one read of ``tup``, done by the caller)."""
+    by_call: dict[str, tuple[str, _Marks]] = {}
+    for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
+        if channel != START_CHANNEL or not str(tid).startswith(_PREFIX):
+            continue
+        if isinstance(value, dict) and value.get("state") == "start" and value.get("call"):
+            key = str(tid)[len(_PREFIX) :].rsplit(":", 2)[0]
+            by_call[str(value["call"])] = (key, _read_marks(tup, f"{_PREFIX}{key}:", ""))
+    found: dict[str, InterruptValue] = {}
+    for pending in interrupts:
+        value = getattr(pending, "value", None)
+        call = value.get("tool_call") if isinstance(value, Mapping) else None
+        if not isinstance(call, Mapping) or str(call.get("id")) not in by_call:
+            continue
+        key, marks = by_call[str(call.get("id"))]
+        if not marks.in_doubt or marks.latest in marks.doubts:
+            continue
+        ref: ToolCallRef = {
+            "id": str(call.get("id")),
+            "name": str(call.get("name")),
+            "args": dict(call.get("args") or {}),
+        }
+        found[str(pending.id)] = _in_doubt_pause(ref, key, False)[2](None)
+    return found
 
 
 def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
@@ -620,7 +662,7 @@ def guarded(
     if not go:
         return early
     attempt = gate.marks.latest + 1
-    task_id, writes = _mark(gate.prefix, attempt, "start")
+    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"])
     saver.put_writes(base, writes, task_id)
     try:
         result = run()
@@ -661,7 +703,7 @@ async def aguarded(
     if not go:
         return early
     attempt = gate.marks.latest + 1
-    task_id, writes = _mark(gate.prefix, attempt, "start")
+    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"])
     await saver.aput_writes(base, writes, task_id)
     try:
         result = await run()

@@ -168,9 +168,9 @@ def test_after_a_crash_behind_an_approval_react_agent_refuses_the_old_approvals_
     assert not refused["ok"] and refused["error"] == "StaleDecisionError", refused
     assert "may or may not have run" in refused["message"] and key in refused["message"]
     assert "'approve_pay'" in refused["message"] and "'in_doubt_pay'" in refused["message"]
-    assert _nodes(refused) == ["in_doubt_pay"]
+    assert _nodes(refused) == ["in_doubt_pay"]  # asked now, durably
     (value,) = refused["interrupts"]
-    assert value["payload"]["superseded"] is True and value["error"].startswith(STALE_TEXT)
+    assert value["payload"]["in_doubt"] is True and value["payload"]["idempotency_key"] == key
     assert len(service.stats()["requests"]) == 1  # nothing ran
 
     again = _run(db, "approval", env, "agent", "resume", "t1", json.dumps({"type": "approve"}))
@@ -181,6 +181,20 @@ def test_after_a_crash_behind_an_approval_react_agent_refuses_the_old_approvals_
     assert done["ok"] and done["interrupts"] == [], done
     stats = service.stats()
     assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
+
+
+def test_after_a_crash_behind_an_approval_an_answer_naming_the_in_doubt_question_applies(
+    db: str, service: PaymentService, tmp_path: Path
+) -> None:
+    """An answer that names ``in_doubt_pay`` (what ``inbox list`` shows) is the in-doubt
+    question's at once: respond settles the call, nothing runs again."""
+    _approved_and_killed(db, service, tmp_path, "agent")
+    env = _env(service, tmp_path)
+    told = {"in_doubt_pay": {"type": "respond", "message": "charged ch_1 (42)"}}
+    done = _run(db, "approval", env, "agent", "decide", "t1", json.dumps(told))
+    assert done["ok"] and done["interrupts"] == [], done
+    assert "charged ch_1 (42)" in done["messages"]
+    assert len(service.stats()["requests"]) == 1
 
 
 def test_after_a_crash_behind_an_approval_the_raw_graph_asks_in_doubt_first(
@@ -206,14 +220,20 @@ def test_after_a_crash_behind_an_approval_the_raw_graph_asks_in_doubt_first(
     assert len(service.stats()["requests"]) == 1
 
 
-def test_after_a_crash_behind_an_approval_the_inbox_refuses_the_old_approvals_answer(
+def test_after_a_crash_behind_an_approval_the_inbox_lists_the_in_doubt_question_first(
     db: str, service: PaymentService, tmp_path: Path
 ) -> None:
-    """``inbox answer --approve`` (the answer for the approval it still lists): one line,
-    exit 2, nothing ran; ``inbox list`` then shows ``in_doubt_pay``; reject skips the call."""
+    """``inbox list`` shows ``in_doubt_pay`` (not the approval the stored state still holds);
+    ``inbox answer --approve`` (the old approval's answer) is refused (exit 2, no traceback),
+    nothing ran; ``--node in_doubt_pay`` with reject skips the call."""
     key = _approved_and_killed(db, service, tmp_path, "agent")
     env = _env(service, tmp_path)
     where = ("--db", db, "--graph", f"{CHILD}:graph_approval")
+
+    listed = _cli(env, "list", *where, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "in_doubt_pay" in listed.stdout and key in listed.stdout
+    assert "approve_pay" not in listed.stdout
 
     refused = _cli(env, "answer", *where, "--thread", "t1", "--approve")
     assert refused.returncode == 2, (refused.stdout, refused.stderr)
@@ -221,13 +241,13 @@ def test_after_a_crash_behind_an_approval_the_inbox_refuses_the_old_approvals_an
     assert len(service.stats()["requests"]) == 1
 
     listed = _cli(env, "list", *where, "--json")
-    assert listed.returncode == 0, listed.stderr
-    assert "in_doubt_pay" in listed.stdout and key in listed.stdout
+    assert "in_doubt_pay" in listed.stdout and "approve_pay" not in listed.stdout
 
-    done = _cli(env, "answer", *where, "--thread", "t1", "--decision", '{"type": "reject"}')
+    decided = ("--node", "in_doubt_pay", "--decision", '{"type": "reject"}')
+    done = _cli(env, "answer", *where, "--thread", "t1", *decided)
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert len(service.stats()["requests"]) == 1
-    assert service.stats()["charges"][0]["id"] == "ch_1"
+    assert _cli(env, "list", *where, "--json").stdout.strip() in ("[]", "")
 
 
 # --- in-process: the async tool node, and what the remote client reads ----------------------

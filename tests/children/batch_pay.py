@@ -16,7 +16,8 @@ Shapes: ``batch`` (``parallel_tool_calls=True``; the model's turn is ``[a, pay]`
 
 DOOR ``raw`` (the compiled graph, LangGraph's default durability) or ``agent``
 (``ReActAgent``). ACTION ``run`` (ARG: the user's message), ``continue`` (``invoke(None)`` /
-``resume(thread_id=...)``), ``resume`` (ARG: the decision as JSON). The line is ``{"ok": true,
+``resume(thread_id=...)``), ``resume`` (ARG: the decision as JSON), ``decide`` (``agent``
+only; ARG: ``decisions`` as JSON, ``{node_id: decision}``). The line is ``{"ok": true,
 "interrupts": [values], "messages": [contents]}`` or ``{"ok": false, "error": <class name>,
 "message": ..., "interrupts": [...]}`` (the pauses pending after the error).
 """
@@ -102,7 +103,7 @@ def main() -> None:
     parser.add_argument("--db", required=True)
     parser.add_argument("--shape", choices=["batch", "approval"], required=True)
     parser.add_argument("door", choices=["raw", "agent"])
-    parser.add_argument("action", choices=["run", "continue", "resume"])
+    parser.add_argument("action", choices=["run", "continue", "resume", "decide"])
     parser.add_argument("thread")
     parser.add_argument("arg", nargs="?")
     args = parser.parse_args()
@@ -128,6 +129,8 @@ def main() -> None:
                     agent.run(args.arg, thread_id=args.thread)
                 elif args.action == "continue":
                     agent.resume(thread_id=args.thread)
+                elif args.action == "decide":
+                    agent.resume(thread_id=args.thread, decisions=json.loads(args.arg))
                 else:
                     agent.resume(thread_id=args.thread, human_decision=json.loads(args.arg))
         except DynavecError as error:
