@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("door", ["raw", "agent"])
+@pytest.mark.service  # child processes and the payment service
 def test_a_parallel_batch_killed_in_pay_pauses_in_doubt_and_approve_charges_once(
     db: str, service: PaymentService, tmp_path: Path, door: str
 ) -> None:
@@ -128,6 +130,7 @@ def test_a_parallel_batch_killed_in_pay_pauses_in_doubt_and_approve_charges_once
 
 
 @pytest.mark.parametrize("door", ["raw", "agent"])
+@pytest.mark.service  # child processes and the payment service
 def test_a_parallel_batch_killed_in_pay_reject_skips_it(
     db: str, service: PaymentService, tmp_path: Path, door: str
 ) -> None:
@@ -155,6 +158,7 @@ def _approved_and_killed(db: str, service: PaymentService, tmp_path: Path, door:
 @pytest.mark.parametrize(
     "answer", [{"type": "approve"}, "approved", {"decisions": [{"type": "approve"}]}]
 )
+@pytest.mark.service  # child processes and the payment service
 def test_after_a_crash_behind_an_approval_react_agent_refuses_the_old_approvals_answer(
     db: str, service: PaymentService, tmp_path: Path, answer: Any
 ) -> None:
@@ -183,6 +187,7 @@ def test_after_a_crash_behind_an_approval_react_agent_refuses_the_old_approvals_
     assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
 
 
+@pytest.mark.service  # child processes and the payment service
 def test_after_a_crash_behind_an_approval_an_answer_naming_the_in_doubt_question_applies(
     db: str, service: PaymentService, tmp_path: Path
 ) -> None:
@@ -197,6 +202,7 @@ def test_after_a_crash_behind_an_approval_an_answer_naming_the_in_doubt_question
     assert len(service.stats()["requests"]) == 1
 
 
+@pytest.mark.service  # child processes and the payment service
 def test_after_a_crash_behind_an_approval_the_raw_graph_asks_in_doubt_first(
     db: str, service: PaymentService, tmp_path: Path
 ) -> None:
@@ -220,6 +226,7 @@ def test_after_a_crash_behind_an_approval_the_raw_graph_asks_in_doubt_first(
     assert len(service.stats()["requests"]) == 1
 
 
+@pytest.mark.service  # child processes and the payment service
 def test_after_a_crash_behind_an_approval_the_inbox_lists_the_in_doubt_question_first(
     db: str, service: PaymentService, tmp_path: Path
 ) -> None:
@@ -286,11 +293,19 @@ def test_a_held_call_sent_again_reads_its_marks_from_the_held_step(run_async: bo
             raise Died
         return f"paid {amount}"
 
+    # the first run dies once `look` returned and its result was saved (polled, then a
+    # margin for the save): the batch had a finished call, so `pay` is held on the next run
     if run_async:
 
         @tool(on_crash="ask")
         async def pay(amount: int) -> str:
             """Pay."""
+            for _ in range(int(TIMEOUT / 0.005)):  # polled: `look` runs in a worker thread
+                if keys or looked:
+                    break
+                await asyncio.sleep(0.005)
+            if not keys:
+                await asyncio.sleep(0.2)
             return body(amount)
 
     else:
@@ -298,6 +313,10 @@ def test_a_held_call_sent_again_reads_its_marks_from_the_held_step(run_async: bo
         @tool(on_crash="ask")
         def pay(amount: int) -> str:
             """Pay."""
+            while not keys and not looked:
+                time.sleep(0.005)
+            if not keys:
+                time.sleep(0.2)
             return body(amount)
 
     model = ScriptedChatModel(
