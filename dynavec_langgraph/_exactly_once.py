@@ -510,7 +510,9 @@ def in_doubt_pauses(tup: Any, interrupts: Sequence[Any]) -> dict[str, InterruptV
     for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
         if channel != START_CHANNEL or not str(tid).startswith(_PREFIX):
             continue
-        if isinstance(value, dict) and value.get("state") == "start" and value.get("call"):
+        if not isinstance(value, dict) or value.get("state") != "start":
+            continue
+        if value.get("call") and value.get("policy") == "ask":  # "fail" stops the run instead
             key = str(tid)[len(_PREFIX) :].rsplit(":", 2)[0]
             by_call[str(value["call"])] = (key, _read_marks(tup, f"{_PREFIX}{key}:", ""))
     found: dict[str, InterruptValue] = {}
@@ -662,7 +664,7 @@ def guarded(
     if not go:
         return early
     attempt = gate.marks.latest + 1
-    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"])
+    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"], policy=policy)
     saver.put_writes(base, writes, task_id)
     try:
         result = run()
@@ -703,7 +705,7 @@ async def aguarded(
     if not go:
         return early
     attempt = gate.marks.latest + 1
-    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"])
+    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"], policy=policy)
     await saver.aput_writes(base, writes, task_id)
     try:
         result = await run()
