@@ -47,7 +47,7 @@ import asyncio
 import hashlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -87,8 +87,10 @@ __all__ = [
     "declared_on_crash",
     "guarded",
     "idempotency_key",
+    "in_doubt_pauses",
     "keyed",
     "on_crash_of",
+    "superseded",
     "with_key",
 ]
 
@@ -244,6 +246,8 @@ class _Marks:
     started: set[int] = field(default_factory=set)
     ends: dict[int, dict[str, Any]] = field(default_factory=dict)
     doubts: dict[int, int] = field(default_factory=dict)  # attempt -> decisions before it
+    stale: set[int] = field(default_factory=set)  # doubts found with a decision for a pause
+    # shown before the crash (never applied: the in-doubt question says so)
     answered: int = 0  # decisions the task holds (its "__resume__" write)
 
     @property
@@ -261,9 +265,12 @@ class _Marks:
         return None
 
 
-def _read_marks(tup: Any, prefix: str, task_id: str) -> _Marks:
+def _read_marks(tup: Any, prefix: str, task_id: str, earlier: Sequence[Any] = ()) -> _Marks:
+    """The call's marks on checkpoint ``tup`` (and, first, those of the ``earlier`` pending
+    writes: a held call's step, :func:`_held_marks`); its decisions are ``tup``'s."""
     marks = _Marks()
-    for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
+    writes = [*earlier, *((tup.pending_writes if tup is not None else None) or [])]
+    for tid, channel, value in writes:
         if channel == _RESUME and tid == task_id and isinstance(value, list):
             marks.answered = len(value)
         if channel != START_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):
@@ -272,10 +279,53 @@ def _read_marks(tup: Any, prefix: str, task_id: str) -> _Marks:
         if state == "start":
             marks.started.add(attempt)
         elif state == "doubt":
-            marks.doubts.setdefault(attempt, int(value.get("skip", 0)))
+            if attempt not in marks.doubts:  # the first doubt mark of an attempt holds
+                marks.doubts[attempt] = int(value.get("skip", 0))
+                if value.get("stale"):
+                    marks.stale.add(attempt)
         else:
             marks.ends[attempt] = value
     return marks
+
+
+HELD_DEPTH: Final = 3
+"""How many checkpoints before its own a re-sent held call's marks are looked for: it was
+held in the tool step two checkpoints back (that step, then the agent node's pass-through)."""
+
+
+def _held_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) -> list[Any]:
+    """Parallel mode: a call held in an earlier step of its turn (``_tool_call.held``) is sent
+    again from a later checkpoint, but its start mark (a crash while it ran in the held step)
+    and its doubt mark are on the checkpoint of the step that held it: the call's marks on the
+    checkpoints before ``tup``, newest first, up to :data:`HELD_DEPTH` (stops at the first
+    that has any; the prefix holds the call's key, so no other call's marks match)."""
+    for _ in range(HELD_DEPTH):
+        parent = getattr(tup, "parent_config", None)
+        if tup is None or parent is None:
+            return []
+        tup = saver.get_tuple(parent)
+        found = _marks_in(tup, prefix)
+        if found:
+            return found
+    return []
+
+
+async def _aheld_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) -> list[Any]:
+    """Async twin of :func:`_held_marks`."""
+    for _ in range(HELD_DEPTH):
+        parent = getattr(tup, "parent_config", None)
+        if tup is None or parent is None:
+            return []
+        tup = await saver.aget_tuple(parent)
+        found = _marks_in(tup, prefix)
+        if found:
+            return found
+    return []
+
+
+def _marks_in(tup: Any, prefix: str) -> list[Any]:
+    writes = (tup.pending_writes if tup is not None else None) or []
+    return [w for w in writes if w[1] == START_CHANNEL and str(w[0]).startswith(prefix)]
 
 
 def _mark(prefix: str, attempt: int, state: str, **extra: Any) -> tuple[str, list[Any]]:
@@ -298,19 +348,37 @@ class _Gate:
     policy: OnCrash
     where: _Where
     override: Any
+    given: int | None = None
+    """How many decisions the task has in this run (stored ones and this run's own), ``None``
+    when LangGraph does not say."""
     marks: _Marks = field(default_factory=_Marks)
 
     @property
     def prefix(self) -> str:
         return f"{_PREFIX}{self.key}:"
 
+    @property
+    def available(self) -> int:
+        """The decisions the task can read in this run (stored, and this run's own)."""
+        return self.marks.answered if self.given is None else self.given
+
     def new_doubt(self) -> tuple[str, list[Any]] | None:
-        """The doubt mark to write (an ``ask`` call found in doubt for the first time)."""
+        """The doubt mark to write (an ``ask`` call found in doubt for the first time).
+
+        The in-doubt question comes after every decision the task has in this run. A
+        decision this run brings (beyond the stored ones) was given for the pause a person
+        saw before the crash (e.g. the tool's own approval, shown again by every door since
+        the resumed run died): it is not applied to the in-doubt question (``stale``), which
+        is asked after it and says so."""
         m = self.marks
         if self.policy != "ask" or not m.in_doubt or m.latest in m.doubts:
             return None
-        m.doubts[m.latest] = m.answered
-        return _mark(self.prefix, m.latest, "doubt", skip=m.answered)
+        skip = self.available
+        stale = skip > m.answered
+        m.doubts[m.latest] = skip
+        if stale:
+            m.stale.add(m.latest)
+        return _mark(self.prefix, m.latest, "doubt", skip=skip, stale=stale)
 
     def decide(self, answer: Callable[[str], Any]) -> tuple[bool, Any]:
         """``(run, early)``: run the body, or return ``early`` (an update) instead. May
@@ -333,9 +401,9 @@ class _Gate:
             return True, None
         # replay the decisions before the latest doubt, then ask (or re-read) it
         attempt = max(m.doubts)
-        for _ in range(min(m.doubts[attempt], m.answered)):
+        for _ in range(min(m.doubts[attempt], self.available)):
             answer_slot(None)  # answered before: returns the stored decision
-        decision = _ask_in_doubt(self.call, self.key)
+        decision = _ask_in_doubt(self.call, self.key, stale=attempt in m.stale)
         if decision.kind == "approve":
             return True, None
         if decision.kind == "respond":
@@ -351,22 +419,16 @@ def _skipped(call: ToolCallRef, key: str, reason: str | None = None) -> str:
     )
 
 
-def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
-    node_id = f"in_doubt_{call['name']}"
-    text = (
-        f"This call may or may not have run: {call['name']}({call['args']!r}) (call "
-        f"{call['id']}, idempotency key {key}) was running when its process stopped. Approve: "
-        "run it again with the same key; respond: it ran, your message is its result; "
-        "reject: skip it (the model is told it may have run)."
-    )
-    payload = {
-        "in_doubt": True,
-        "name": call["name"],
-        "args": call["args"],
-        "tool_call_id": call["id"],
-        "idempotency_key": key,
-        "description": text,
-    }
+STALE_TEXT: Final = (
+    "The decision sent was for the pause shown before the process stopped, while this call "
+    "ran: it was not applied. "
+)
+"""How the in-doubt question starts its ``error`` when the decision that found the doubt was
+meant for an earlier pause (``payload["superseded"]`` is then ``True``)."""
+
+
+def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
+    node_id, text, build = _in_doubt_pause(call, key, stale)
     schema: dict[str, Any] = {
         "title": f"Decision for {node_id}",
         "description": text,
@@ -375,18 +437,6 @@ def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
             {"enum": list(_PLAIN)},
         ],
     }
-
-    def build(error: str | None) -> InterruptValue:
-        return pause_value(
-            node_id,
-            payload,
-            tool_call=call,
-            name=call["name"],
-            args=call["args"],
-            description=text,
-            allowed=_ALLOWED,
-            error=error,
-        )
 
     def accept(raw: Any) -> Decision:
         decision = read_decision(raw, call["name"])
@@ -411,6 +461,116 @@ def _ask_in_doubt(call: ToolCallRef, key: str) -> Decision:
     return ask(build, schema, accept)
 
 
+def _in_doubt_pause(
+    call: ToolCallRef, key: str, stale: bool
+) -> tuple[str, str, Callable[[str | None], InterruptValue]]:
+    """The in-doubt question of ``call``: its node id, text and value builder."""
+    node_id = f"in_doubt_{call['name']}"
+    text = (
+        f"This call may or may not have run: {call['name']}({call['args']!r}) (call "
+        f"{call['id']}, idempotency key {key}) was running when its process stopped. Approve: "
+        "run it again with the same key; respond: it ran, your message is its result; "
+        "reject: skip it (the model is told it may have run)."
+    )
+    payload = {
+        "in_doubt": True,
+        "name": call["name"],
+        "args": call["args"],
+        "tool_call_id": call["id"],
+        "idempotency_key": key,
+        "description": text,
+    }
+    if stale:
+        payload["superseded"] = True
+    first = STALE_TEXT + "Answer this question first." if stale else None
+
+    def build(error: str | None) -> InterruptValue:
+        return pause_value(
+            node_id,
+            payload,
+            tool_call=call,
+            name=call["name"],
+            args=call["args"],
+            description=text,
+            allowed=_ALLOWED,
+            error=error or first,
+        )
+
+    return node_id, text, build
+
+
+def in_doubt_pauses(tup: Any, interrupts: Sequence[Any]) -> dict[str, InterruptValue]:
+    """The pending pauses that a crash made stale: ``{interrupt id: the in-doubt question}``
+    for each pause in ``interrupts`` (a thread's ``Interrupt``s, as stored in checkpoint
+    ``tup``) whose tool call started running after it and never ended (a start mark with no
+    end and no doubt yet: the run that resumed it died). The thread still lists the pause,
+    but the next run of the call asks the in-doubt question first (:class:`_Gate`); a door
+    that only reads shows that question instead (one read of ``tup``, done by the caller)."""
+    by_call: dict[str, tuple[str, _Marks]] = {}
+    for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
+        if channel != START_CHANNEL or not str(tid).startswith(_PREFIX):
+            continue
+        if not isinstance(value, dict) or value.get("state") != "start":
+            continue
+        if value.get("call") and value.get("policy") == "ask":  # "fail" stops the run instead
+            key = str(tid)[len(_PREFIX) :].rsplit(":", 2)[0]
+            by_call[str(value["call"])] = (key, _read_marks(tup, f"{_PREFIX}{key}:", ""))
+    found: dict[str, InterruptValue] = {}
+    for pending in interrupts:
+        value = getattr(pending, "value", None)
+        call = value.get("tool_call") if isinstance(value, Mapping) else None
+        if not isinstance(call, Mapping) or str(call.get("id")) not in by_call:
+            continue
+        key, marks = by_call[str(call.get("id"))]
+        if not marks.in_doubt or marks.latest in marks.doubts:
+            continue
+        ref: ToolCallRef = {
+            "id": str(call.get("id")),
+            "name": str(call.get("name")),
+            "args": dict(call.get("args") or {}),
+        }
+        found[str(pending.id)] = _in_doubt_pause(ref, key, False)[2](None)
+    return found
+
+
+def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
+    """After a resume: the refusal of a decision given for a pause shown before a crash, when
+    the run found the call in doubt instead (a new in-doubt pause in ``after`` whose payload
+    says ``superseded``), or ``None``. ``before`` / ``after``: the pending ``Interrupt``s
+    (``RemoteReActAgent`` makes them from the server's thread state)."""
+    seen = {_interrupt_id(i) for i in before}
+    asked = {_node_of(i) for i in before}
+    for pending in after:
+        value = getattr(pending, "value", pending)
+        value = value if isinstance(value, Mapping) else {}
+        payload = value.get("payload")
+        if _interrupt_id(pending) in seen or not isinstance(payload, Mapping):
+            continue
+        if not (payload.get("in_doubt") and payload.get("superseded")):
+            continue
+        if value.get("node_id") in asked:  # it was shown: an answer to it was refused
+            continue
+        shown = ", ".join(repr(_node_of(i)) for i in before if _node_of(i) != value.get("node_id"))
+        return (
+            f"the decision was not applied: it was for the pause shown before the process "
+            f"stopped ({shown or 'an earlier pause'}), but the call of `{payload.get('name')}` "
+            "it led to was running then and may or may not have run (idempotency key "
+            f"{payload.get('idempotency_key')}). Nothing ran. The thread now asks "
+            f"{value.get('node_id')!r}: approve runs it again with the same key, respond "
+            "gives its result (it ran), reject skips it; answer that first"
+        )
+    return None
+
+
+def _interrupt_id(pending: Any) -> Any:
+    return getattr(pending, "id", None)
+
+
+def _node_of(pending: Any) -> Any:
+    value = getattr(pending, "value", pending)
+    return value.get("node_id") if isinstance(value, Mapping) else None
+
+
 def _schema_of(shape: Any) -> dict[str, Any]:
     from pydantic import TypeAdapter
 
@@ -420,7 +580,8 @@ def _schema_of(shape: Any) -> dict[str, Any]:
 
 def _gate(data: RunData, call: ToolCallRef, key: str, where: _Where, policy: OnCrash) -> _Gate:
     override = data.in_doubt.get(call["id"])
-    return _Gate(call, key, policy, where, override)
+    given = None if data.answers is None else len(data.answers) + int(data.null_answer)
+    return _Gate(call, key, policy, where, override, given)
 
 
 STORED_WAIT: Final = 30.0
@@ -473,6 +634,7 @@ def guarded(
     policy: OnCrash | None,
     run: Callable[[], Any],
     answer: Callable[[str], Any],
+    resent: bool = False,
 ) -> Any:
     """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy
     (``None``: the tool declares none and pays nothing); ``answer(text)`` is the update that
@@ -480,7 +642,8 @@ def guarded(
 
     A declared tool's call never starts before the checkpoint it runs from is stored (under
     ``durability="async"`` LangGraph saves it in the background): a crash after the start then
-    re-runs the same call from that checkpoint, with the same key, never a new model turn."""
+    re-runs the same call from that checkpoint, with the same key, never a new model turn.
+    ``resent``: a held call of a parallel batch sent again (:func:`_held_marks`)."""
     where = None if policy is None else _where(data)
     if policy is None or where is None:  # no saver: nothing is durable, nothing to mark
         return run()
@@ -492,7 +655,8 @@ def guarded(
     gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base
     found = _stored(where, call) if background else saver.get_tuple(base)
-    gate.marks = _read_marks(found, gate.prefix, where.task_id)
+    earlier = _held_marks(saver, found, gate.prefix) if resent else []
+    gate.marks = _read_marks(found, gate.prefix, where.task_id, earlier)
     doubt = gate.new_doubt()
     if doubt is not None:
         saver.put_writes(base, doubt[1], doubt[0])
@@ -500,7 +664,7 @@ def guarded(
     if not go:
         return early
     attempt = gate.marks.latest + 1
-    task_id, writes = _mark(gate.prefix, attempt, "start")
+    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"], policy=policy)
     saver.put_writes(base, writes, task_id)
     try:
         result = run()
@@ -518,6 +682,7 @@ async def aguarded(
     policy: OnCrash | None,
     run: Callable[[], Awaitable[Any]],
     answer: Callable[[str], Any],
+    resent: bool = False,
 ) -> Any:
     """Async twin of :func:`guarded`."""
     where = None if policy is None else _where(data)
@@ -531,7 +696,8 @@ async def aguarded(
     gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base
     found = await _astored(where, call) if background else await saver.aget_tuple(base)
-    gate.marks = _read_marks(found, gate.prefix, where.task_id)
+    earlier = await _aheld_marks(saver, found, gate.prefix) if resent else []
+    gate.marks = _read_marks(found, gate.prefix, where.task_id, earlier)
     doubt = gate.new_doubt()
     if doubt is not None:
         await saver.aput_writes(base, doubt[1], doubt[0])
@@ -539,7 +705,7 @@ async def aguarded(
     if not go:
         return early
     attempt = gate.marks.latest + 1
-    task_id, writes = _mark(gate.prefix, attempt, "start")
+    task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"], policy=policy)
     await saver.aput_writes(base, writes, task_id)
     try:
         result = await run()

@@ -35,7 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
-from langgraph.types import StateSnapshot
+from langgraph.types import Interrupt, StateSnapshot
 
 from dynavec_langgraph._audit import (
     AUDIT_NS,
@@ -51,6 +51,7 @@ from dynavec_langgraph._audit import (
     with_audit,
 )
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
+from dynavec_langgraph._exactly_once import in_doubt_pauses
 from dynavec_langgraph._persistence.connections import postgres_rows
 from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
 from dynavec_langgraph._policy import expired_pauses, expiry_answer, raise_timeouts
@@ -146,6 +147,24 @@ def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingAp
     return rows
 
 
+def in_doubt_first(
+    saver: BaseCheckpointSaver[Any], snapshot: StateSnapshot, thread_id: str
+) -> StateSnapshot:
+    """``snapshot`` with each pause whose approved call's run died (the call may have run)
+    shown as the call's in-doubt question, which the next run asks first
+    (:func:`~dynavec_langgraph._exactly_once.in_doubt_pauses`; one more read of the thread
+    when it is paused)."""
+    if not snapshot.interrupts:
+        return snapshot
+    stale = in_doubt_pauses(saver.get_tuple(thread_config(thread_id)), snapshot.interrupts)
+    if not stale:
+        return snapshot
+    shown = tuple(
+        Interrupt(value=stale[i.id], id=i.id) if i.id in stale else i for i in snapshot.interrupts
+    )
+    return snapshot._replace(interrupts=shown)
+
+
 _THREADS_SQL = (
     "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints WHERE checkpoint_ns = '' "
     "GROUP BY thread_id ORDER BY latest DESC"
@@ -214,7 +233,7 @@ def list_pending(
             try:
                 snapshot = read_thread(app, tid)
                 refuse_if_damaged(snapshot, tid)
-                rows += pending_approvals(snapshot, tid)
+                rows += pending_approvals(in_doubt_first(saver, snapshot, tid), tid)
                 if unreadable is not None and snapshot.next and may_be_paused_elsewhere(snapshot):
                     unreadable.append(stopped_text(tid, ", ".join(map(repr, snapshot.next))))
             except StorageError as error:

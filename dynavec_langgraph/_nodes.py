@@ -227,7 +227,9 @@ class ReActNodes:
                         return call.finish({"messages": [message]})
 
                     policy = self.on_crash(call)
-                    result = guarded(run, call.ref, call.key, policy, body, call.answer)
+                    result = guarded(
+                        run, call.ref, call.key, policy, body, call.answer, call.resent
+                    )
                     # recorded before the claim is marked done: if that write fails, the
                     # caller's error still says the call ran (and a retry does not repeat it)
                     return remember(run, call, result)
@@ -266,7 +268,9 @@ class ReActNodes:
                         return call.finish({"messages": [message]})
 
                     policy = self.on_crash(call)
-                    result = await aguarded(run, call.ref, call.key, policy, body, call.answer)
+                    result = await aguarded(
+                        run, call.ref, call.key, policy, body, call.answer, call.resent
+                    )
                     # recorded before the claim is marked done: if that write fails, the
                     # caller's error still says the call ran (and a retry does not repeat it)
                     return remember(run, call, result)

@@ -61,6 +61,7 @@ from dynavec_langgraph._errors import (
     not_paused_text,
     not_storable_text,
 )
+from dynavec_langgraph._exactly_once import in_doubt_pauses, superseded
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._nodes import until_done
 from dynavec_langgraph._persistence.connections import (
@@ -294,9 +295,14 @@ def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt
         ApproverRequiredError: the answer named no approver and the pause's policy needs one;
             nothing ran, the pause stays.
         StaleDecisionError: the decision was bound to another pause (its review digest);
-            nothing ran, the pause stays.
+            nothing ran, the pause stays. Or it was for a pause shown before a crash while
+            the call it led to ran: that call is in doubt and its question is pending now
+            (:func:`~dynavec_langgraph._exactly_once.superseded`); nothing ran.
         InvalidDecisionError: the decision was refused; the thread is still paused.
     """
+    moved = superseded(before, after)  # a crash while the approved call ran: in doubt now
+    if moved:
+        raise StaleDecisionError(moved)
     if approval_recorded(before, after):  # counted: a re-ask's error is a replayed answer's
         return
     required = approver_required(before, after)  # asked again under the same digest, too
@@ -578,6 +584,46 @@ def may_be_paused_elsewhere(snapshot: StateSnapshot) -> bool:
     return isinstance(messages, list) and bool(messages) and bool(pending_calls(messages))
 
 
+def _in_doubt_first(
+    answer: Answer,
+    thread_id: str,
+    before: StateSnapshot,
+    stale: Mapping[str, Any],
+    after: StateSnapshot,
+) -> None:
+    """After a door surfaced the in-doubt question of a call whose approved run died
+    (:func:`~dynavec_langgraph._exactly_once.in_doubt_pauses`): an answer that names that
+    question (its node id or interrupt id) goes on to it; any other was meant for the pause
+    the thread showed before.
+
+    Raises:
+        StaleDecisionError: the answer does not name the in-doubt question; nothing was
+            applied and nothing ran, the question is pending now.
+    """
+    asked = [i for i in after.interrupts if i.id not in {p.id for p in before.interrupts}]
+    asked += [i for i in after.interrupts if isinstance(i.value, Mapping)
+              and i.value.get("node_id") in {v["node_id"] for v in stale.values()}]  # fmt: skip
+    names = {i.id for i in asked} | {
+        i.value.get("node_id") for i in asked if isinstance(i.value, Mapping)
+    }
+    given = {answer.node} if answer.node is not None else set(answer.decisions or {})
+    if given and given <= names | {i.id for i in after.interrupts} and given & names:
+        return
+    shown = ", ".join(sorted({repr(interrupt_fields(i).node_id) for i in before.interrupts}))
+    for value in stale.values():
+        payload = value.get("payload") or {}
+        node = value["node_id"]
+        raise StaleDecisionError(
+            f"thread {thread_id!r}: the decision was not applied: the thread showed {shown}, "
+            f"but the call of `{payload.get('name')}` was running after it was answered and "
+            f"its process stopped, so it may or may not have run (idempotency key "
+            f"{payload.get('idempotency_key')}). Nothing ran. The thread now asks {node!r}: "
+            f"answer that, naming it (resume(..., decisions={{{node!r}: ...}}), inbox answer "
+            f"--node {node}): approve runs it again with the same key, respond gives its "
+            "result (it ran), reject skips it"
+        )
+
+
 def _seeds(snapshot: StateSnapshot | None) -> bool:
     """A resume from messages plans itself: on a new thread, or one that is not paused."""
     return snapshot is None or not snapshot.interrupts
@@ -630,6 +676,12 @@ def resuming(
             snapshot = read_thread(graph, config, thread_id)
             if may_be_paused_elsewhere(snapshot):
                 refuse_foreign_pause(graph, saver.get_tuple(config), snapshot, thread_id)
+            stale = in_doubt_pauses(saver.get_tuple(config), snapshot.interrupts)
+            if stale:  # the approved call's run died: its in-doubt question comes first
+                graph.invoke(None, config)  # asks it (nothing runs), under the lock
+                after = read_thread(graph, config, thread_id)
+                _in_doubt_first(answer, thread_id, snapshot, stale, after)
+                snapshot = after
         resume = seed(snapshot) if seed is not None and _seeds(snapshot) else None
         if resume is None:
             resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
@@ -661,6 +713,12 @@ async def aresuming(
             if may_be_paused_elsewhere(snapshot):
                 stored = await saver.aget_tuple(config)
                 refuse_foreign_pause(graph, stored, snapshot, thread_id)
+            stale = in_doubt_pauses(await saver.aget_tuple(config), snapshot.interrupts)
+            if stale:  # as in resuming()
+                await graph.ainvoke(None, config)
+                after = await aread_thread(graph, config, thread_id)
+                _in_doubt_first(answer, thread_id, snapshot, stale, after)
+                snapshot = after
         resume = await seed(snapshot) if seed is not None and _seeds(snapshot) else None
         if resume is None:
             resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)

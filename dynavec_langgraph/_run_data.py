@@ -200,6 +200,9 @@ class RunData:
     """The answers the running task has for its pauses in this run, as LangGraph gave them to
     it when the node started: those recorded on the checkpoint when the run loaded it, then
     this run's own decision if it answers the task (``None``: LangGraph does not say)."""
+    null_answer: bool = False
+    """Whether the run carries a decision given without an interrupt id
+    (``Command(resume=value)``) that no pause has taken yet when the node starts."""
 
     @classmethod
     def of(cls, config: RunnableConfig | Mapping[str, Any]) -> RunData:
@@ -220,6 +223,7 @@ class RunData:
             approver=conf.get(APPROVER_KEY),
             signed_in=SignedIn.of(conf),
             answers=_answers(conf.get(SCRATCHPAD)),
+            null_answer=_null_answer(conf.get(SCRATCHPAD)),
         )
 
     @property
@@ -262,6 +266,11 @@ def _in_doubt(value: Any) -> Mapping[str, str]:
 def _answers(scratchpad: Any) -> tuple[Any, ...] | None:
     resume = getattr(scratchpad, "resume", None)
     return tuple(resume) if isinstance(resume, list) else None
+
+
+def _null_answer(scratchpad: Any) -> bool:
+    peek = getattr(scratchpad, "get_null_resume", None)
+    return callable(peek) and peek(False) is not None  # False: look, do not take it
 
 
 def current_run() -> RunData | None:

@@ -54,6 +54,9 @@ class ToolTask(TypedDict):
     """The graph state LangChain injects (``InjectedState``, ``ToolRuntime.state``)."""
     rest: NotRequired[list[LCToolCall]]
     """Sequential mode: the calls of the batch after this one."""
+    resent: NotRequired[bool]
+    """Parallel mode: the call was held in an earlier step of its turn and is sent again (its
+    crash marks from that step are read too, :mod:`dynavec_langgraph._exactly_once`)."""
     turn: NotRequired[str]
     """Parallel mode: the id of the assistant message that made the call (its idempotency
     key's part, :mod:`dynavec_langgraph._exactly_once`), when the task carries no state."""
@@ -164,6 +167,7 @@ def all_tasks(
                 closes=_closes(messages, c, direct, ends),
                 state=None if c["name"] in stateless else dict(state),
                 hold=len(pending) > 1 and c["id"] not in held,
+                resent=c["id"] in held,
                 turn=turn,
             ),
         )

@@ -135,6 +135,12 @@ class ToolCallRun:
         )
         return {"messages": [message]}
 
+    @property
+    def resent(self) -> bool:
+        """Parallel mode: the call was held in an earlier step of its turn (:meth:`held`)
+        and runs again now."""
+        return bool(self.task.get("resent"))
+
     def held(self, pause: GraphInterrupt) -> dict[str, Any]:
         """The call's pause in parallel mode, when its task holds it (``_nodes``): the
         update that holds the call; ``pause`` is raised when the task does not hold it."""

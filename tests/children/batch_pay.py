@@ -1,0 +1,162 @@
+"""A fresh process that drives a payment agent whose ``pay`` is ``on_crash="ask"``, in a
+parallel batch or behind an approval, and prints one JSON line.
+
+Usage (from the repository root)::
+
+    python -m tests.children.batch_pay --db DB --shape batch|approval DOOR ACTION THREAD [ARG]
+
+The payment service's URL is ``$DYNAVEC_TEST_PAY_SERVICE``; with ``$DYNAVEC_TEST_PAY_HANG``
+(a folder) ``pay`` writes ``charged`` there once the service answered and then hangs: the test
+SIGKILLs the process there (the charge went out, the tool never returned). ``a`` (``on_crash=
+"retry"``) appends a line to ``<folder of DB>/a.log`` each time it runs.
+
+Shapes: ``batch`` (``parallel_tool_calls=True``; the model's turn is ``[a, pay]``) and
+``approval`` (``require_approval(pay)``; the turn is ``[pay]``). ``graph_batch`` and
+``graph_approval`` are the same agents compiled without a checkpointer, for ``inbox --graph``.
+
+DOOR ``raw`` (the compiled graph, LangGraph's default durability) or ``agent``
+(``ReActAgent``). ACTION ``run`` (ARG: the user's message), ``continue`` (``invoke(None)`` /
+``resume(thread_id=...)``), ``resume`` (ARG: the decision as JSON), ``decide`` (``agent``
+only; ARG: ``decisions`` as JSON, ``{node_id: decision}``). The line is ``{"ok": true,
+"interrupts": [values], "messages": [contents]}`` or ``{"ok": false, "error": <class name>,
+"message": ..., "interrupts": [...]}`` (the pauses pending after the error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from dynavec_langgraph import DynavecError, ReActAgent, create_react_agent, idempotency_key, tool
+from dynavec_langgraph.approval import require_approval
+from dynavec_langgraph.testing import ScriptedChatModel, Turn
+from tests.children.scenario import open_saver
+from tests.payment_service import charge
+
+SERVICE_ENV = "DYNAVEC_TEST_PAY_SERVICE"
+HANG_ENV = "DYNAVEC_TEST_PAY_HANG"
+A_LOG_ENV = "DYNAVEC_TEST_A_LOG"
+_BATCH = [False]
+"""Whether this process runs the ``batch`` agent (set by :func:`main`)."""
+
+
+@tool(on_crash="retry")
+def a() -> str:
+    """Look something up first."""
+    log = os.environ.get(A_LOG_ENV)
+    if log:
+        with Path(log).open("a", encoding="utf-8") as file:
+            file.write(idempotency_key() + "\n")
+    return "a ok"
+
+
+@tool(on_crash="ask")
+def pay(amount: int) -> str:
+    """Charge the card."""
+    key = idempotency_key()
+    hang = os.environ.get(HANG_ENV)
+    log = os.environ.get(A_LOG_ENV)
+    if hang and log and _BATCH[0]:  # the batch's `a` returns and its result is saved first
+        while not Path(log).exists():
+            time.sleep(0.005)
+        time.sleep(0.3)
+    result = charge(os.environ[SERVICE_ENV], amount, key)
+    if hang:
+        written = Path(hang) / "charged.part"
+        written.write_text(key)
+        written.rename(Path(hang) / "charged")  # whole or absent: the test reads it once
+        time.sleep(3600)  # killed here: the charge went out, the tool never returned
+    return f"charged {result['id']} ({amount}) replayed={result['replayed']}"
+
+
+def _policy(shape: str) -> Any:
+    def policy(messages: list[BaseMessage]) -> Turn:
+        if isinstance(messages[-1], HumanMessage):
+            calls = [{"name": "pay", "args": {"amount": 42}}]
+            return [{"name": "a", "args": {}}, *calls] if shape == "batch" else calls
+        return "Done: " + " | ".join(str(m.content) for m in messages[-2:])
+
+    return policy
+
+
+def _tools(shape: str) -> list[Any]:
+    return [a, pay] if shape == "batch" else [require_approval(pay)]
+
+
+def build(shape: str, checkpointer: Any = None) -> Any:
+    """The agent of ``shape`` as a compiled graph."""
+    return create_react_agent(
+        ScriptedChatModel(policy=_policy(shape)),
+        _tools(shape),
+        checkpointer=checkpointer,
+        parallel_tool_calls=shape == "batch",
+    )
+
+
+graph_batch = build("batch")
+graph_approval = build("approval")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--shape", choices=["batch", "approval"], required=True)
+    parser.add_argument("door", choices=["raw", "agent"])
+    parser.add_argument("action", choices=["run", "continue", "resume", "decide"])
+    parser.add_argument("thread")
+    parser.add_argument("arg", nargs="?")
+    args = parser.parse_args()
+    _BATCH[0] = args.shape == "batch"
+    config: RunnableConfig = {"configurable": {"thread_id": args.thread}}
+    with open_saver(args.db) as saver:
+        graph = build(args.shape, saver)
+        try:
+            if args.door == "raw":
+                if args.action == "run":
+                    graph.invoke({"messages": [("user", args.arg)]}, config)
+                elif args.action == "continue":
+                    graph.invoke(None, config)
+                else:
+                    graph.invoke(Command(resume=json.loads(args.arg)), config)
+            else:
+                agent = ReActAgent(
+                    ScriptedChatModel(policy=_policy(args.shape)),
+                    _tools(args.shape),
+                    checkpointer=saver,
+                    parallel_tool_calls=args.shape == "batch",
+                )
+                if args.action == "run":
+                    agent.run(args.arg, thread_id=args.thread)
+                elif args.action == "continue":
+                    agent.resume(thread_id=args.thread)
+                elif args.action == "decide":
+                    agent.resume(thread_id=args.thread, decisions=json.loads(args.arg))
+                else:
+                    agent.resume(thread_id=args.thread, human_decision=json.loads(args.arg))
+        except DynavecError as error:
+            pending = [i.value for i in graph.get_state(config).interrupts]
+            print(json.dumps({"ok": False, "error": type(error).__name__,
+                              "message": str(error), "interrupts": pending}))  # fmt: skip
+            return
+        state = graph.get_state(config)
+        print(
+            json.dumps(
+                {
+                    "ok": True,
+                    "interrupts": [i.value for i in state.interrupts],
+                    "messages": [str(m.content) for m in state.values["messages"]],
+                }
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
