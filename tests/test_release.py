@@ -340,6 +340,7 @@ FEATURES: dict[str, str] = {
         "TemporalAgent('127.0.0.1:7233', 'queue')\n"
         "print(subprocess.run([temporal_cli(), '--version'], capture_output=True, text=True,\n"
         "                     check=True).stdout)\n"
+    ),
     "agui": (  # the AG-UI app answering one run through its ASGI interface
         "import asyncio, httpx\n"
         "from langgraph.checkpoint.memory import InMemorySaver\n"
