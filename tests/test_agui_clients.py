@@ -338,7 +338,7 @@ def test_copilotkit_answers_an_m_of_n_approval_with_two_approvers(page: Page) ->
     assert "approvals 0 of 2" in card.text and "may approve: ann, bob, cy" in card.text
     page.driver.find_element(By.CSS_SELECTOR, "[data-testid=as-ann]").click()
     page.click(card, "approve")
-    page.until("the second ask", lambda: "approvals 1 of 2" in page.driver.page_source)
+    page.until("the second ask", lambda: "1 of 2 approvals in (ann)" in page.driver.page_source)
     page.shot("one-of-two")
     assert page.sent() == []
     page.driver.find_element(By.CSS_SELECTOR, "[data-testid=as-bob]").click()
