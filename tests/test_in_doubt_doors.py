@@ -33,6 +33,8 @@ import pytest
 from dynavec_langgraph._exactly_once import STALE_TEXT
 from tests.children.batch_pay import A_LOG_ENV, HANG_ENV, SERVICE_ENV
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
+from tests.children.warm import Child
+from tests.children.warm import run as warm_run
 from tests.payment_service import PaymentService
 
 CHILD = "tests.children.batch_pay"
@@ -52,8 +54,8 @@ def _env(service: PaymentService, tmp_path: Path, hang: Path | None = None) -> d
     return env
 
 
-def _popen(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+def _popen(env: dict[str, str], *args: str) -> Child:
+    return Child(
         [sys.executable, *args], cwd=ROOT, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -95,9 +97,9 @@ def _a_runs(tmp_path: Path) -> int:
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warm_run(
         [sys.executable, "-m", "dynavec_langgraph._cli", "inbox", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        cwd=ROOT, env=env, timeout=TIMEOUT,
     )  # fmt: skip
 
 
