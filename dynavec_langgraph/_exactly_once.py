@@ -203,7 +203,8 @@ def on_crash_of(tool: Any) -> OnCrash:
 
 
 def declared_on_crash(tool: Any) -> OnCrash | None:
-    """A tool's declared ``on_crash``, ``None`` if it declares none (it then pays nothing)."""
+    """A tool's declared ``on_crash``, ``None`` if it declares none (it then is ``"retry"``,
+    writing no marks)."""
     for source in (tool, getattr(tool, "_origin", None)):
         metadata = getattr(source, "metadata", None)
         if isinstance(metadata, Mapping) and metadata.get("on_crash") is not None:
@@ -475,17 +476,17 @@ def guarded(
     answer: Callable[[str], Any],
 ) -> Any:
     """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy
-    (``None``: the tool declares none and pays nothing); ``answer(text)`` is the update that
-    answers the call with ``text`` without running it.
+    (``None``: the tool declares none, which is ``"retry"``: it writes no marks);
+    ``answer(text)`` is the update that answers the call with ``text`` without running it.
 
-    A declared tool's call never starts before the checkpoint it runs from is stored (under
-    ``durability="async"`` LangGraph saves it in the background): a crash after the start then
-    re-runs the same call from that checkpoint, with the same key, never a new model turn."""
-    where = None if policy is None else _where(data)
-    if policy is None or where is None:  # no saver: nothing is durable, nothing to mark
+    No call starts before the checkpoint it runs from is stored (under ``durability="async"``
+    LangGraph saves it in the background): a crash after the start then re-runs the same call
+    from that checkpoint, with the same key, never a new model turn."""
+    where = _where(data)
+    if where is None:  # no saver: nothing is durable, nothing to mark
         return run()
     background = _saved_in_background(data)
-    if policy == "retry":
+    if policy is None or policy == "retry":
         if background:
             _stored(where, call)
         return run()
@@ -520,11 +521,11 @@ async def aguarded(
     answer: Callable[[str], Any],
 ) -> Any:
     """Async twin of :func:`guarded`."""
-    where = None if policy is None else _where(data)
-    if policy is None or where is None:
+    where = _where(data)
+    if where is None:
         return await run()
     background = _saved_in_background(data)
-    if policy == "retry":
+    if policy is None or policy == "retry":
         if background:
             await _astored(where, call)
         return await run()
