@@ -670,6 +670,28 @@ def _run_policy(node_id: str, part: str, call: Callable[..., T], *args: Any) -> 
         raise ApprovalPolicyError(node_id, part, error) from error
 
 
+_RECHECKED: Final = "approval, held: a newer answer to this pause decides"
+"""The audit outcome of a stored approval that meets the policy only as it is now."""
+
+
+def _answered_since(node_id: str) -> bool:
+    """Whether the pause at ``node_id`` of the running call was asked again after the answer
+    just read and answered since: the thread waits at it (it is open on the checkpoint this
+    run resumed) and the task holds newer answers than those read.
+
+    That happens when the policy changed while the thread waited: a stored approval that was
+    one of several then meets a lowered ``approvals_required``, but the newer answers (a
+    rejection, too) were given to the pause asked after it. The loop reads them rather than
+    ending at the stored approval: any rejection still rejects. With the policy unchanged the
+    approval that meets it is always the newest answer to the pause.
+    """
+    from dynavec_langgraph._pause import newer_answers, open_pause_nodes
+
+    if node_id not in open_pause_nodes():  # a fresh run, or the thread waits at another pause
+        return False
+    return newer_answers() is True
+
+
 def ask_with_policy(
     build: Callable[[str | None], Mapping[str, Any]],
     schema: dict[str, Any],
@@ -802,6 +824,11 @@ def ask_with_policy(
             _note(value, raw, index, who, error)
             continue
         if policy.approvals_required == 1 or not is_approval(result):
+            if is_approval(result) and _answered_since(node_id):
+                if who is not None and who["name"] not in approved:
+                    approved.append(who["name"])
+                _note(value, raw, index, who, None, outcome=_RECHECKED)
+                continue
             _note(value, raw, index, who, None)
             return result
         assert who is not None
@@ -814,7 +841,7 @@ def ask_with_policy(
         approved.append(who["name"])
         count = f"approval {len(approved)} of {policy.approvals_required}"
         _note(value, raw, index, who, None, outcome=count)
-        if len(approved) >= policy.approvals_required:
+        if len(approved) >= policy.approvals_required and not _answered_since(node_id):
             return result
         held = event("approved", who["name"], count)
 
