@@ -137,6 +137,8 @@ class _Plan:
     """The ids of the call's pauses open on the checkpoint (the ones this run answers)."""
     nodes: frozenset[str] = frozenset()
     """The node ids of those pauses (:func:`~dynavec_langgraph._pause.open_pauses`)."""
+    recorded: int = 0
+    """The answers the task had recorded on the checkpoint before this run."""
 
 
 def _plan(
@@ -196,7 +198,7 @@ def _plan(
     # open claims left by callers that died mid-call are in doubt: run again, a new attempt
     attempt = max(mine, default=-1) + 1
     task_id = f"{_CLAIM_PREFIX}{call_id}:{answered}:{attempt}"
-    return _Plan(task_id=task_id, pauses=pauses, nodes=nodes)
+    return _Plan(task_id=task_id, pauses=pauses, nodes=nodes, recorded=answered)
 
 
 _SAVING: Final = 30.0
@@ -325,7 +327,7 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
         plan = _plan(target.saver.get_tuple(target.latest), target, call["id"], data.answers)
         if plan.refusal is not None:
             raise _refused(target.thread_id, call, plan.refusal)
-        stack.enter_context(open_pauses(plan.nodes))
+        stack.enter_context(open_pauses(plan.nodes, plan.recorded))
         if plan.task_id is None:
             yield
             return
@@ -366,7 +368,7 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
         plan = _plan(latest, target, call["id"], data.answers)
         if plan.refusal is not None:
             raise _refused(target.thread_id, call, plan.refusal)
-        stack.enter_context(open_pauses(plan.nodes))
+        stack.enter_context(open_pauses(plan.nodes, plan.recorded))
         if plan.task_id is None:
             yield
             return

@@ -20,15 +20,14 @@ from dynavec_langgraph._decisions import explain_refusal, short_repr
 from dynavec_langgraph._digest import check_bound, counting_slots, next_slot, pause_digest
 from dynavec_langgraph._errors import StaleDecisionError
 from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
-from dynavec_langgraph._run_data import answers_given
 
 __all__ = [
     "answer_slot",
+    "answers_read",
     "ask",
     "current_tool_call",
-    "newer_answers",
-    "open_pause_nodes",
     "open_pauses",
+    "recorded_answer_of",
     "running_tool_call",
 ]
 
@@ -43,29 +42,22 @@ def answer_slot(value: Any, schema: dict[str, Any] | type | Any = None) -> Any:
     ``answer_slot(None)``) and the per-call review of a redirected edit
     (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as
     LangChain's) all pause through it."""
-    read = _answers_read.get()
-    given = answers_given() if read is not None else None
     answer = lg_interrupt(value) if schema is None else lg_interrupt(value, response_schema=schema)
+    read = _answers_read.get()
     if read is not None:
-        if given is not None and read[0] >= given[0]:  # past the listed ones: the unkeyed one
-            read[1] = 1
         read[0] += 1
     return answer
 
 
 _answers_read: ContextVar[list[int] | None] = ContextVar("dynavec_answers_read", default=None)
-"""Per tool call: ``[answers read, whether the run's unkeyed answer was one of them]``."""
 
 
-def newer_answers() -> bool | None:
-    """Whether the running tool call's task holds answers it has not read yet (``None``:
-    unknown, outside a call the package runs). Counts the asks made through
+def answers_read() -> int | None:
+    """How many answers the running tool call has read so far (LangGraph's interrupt index of
+    its next ask), ``None`` outside a call the package runs. Counts the asks made through
     :func:`answer_slot` only (the package's one call of LangGraph's ``interrupt``)."""
-    read, given = _answers_read.get(), answers_given()
-    if read is None or given is None:
-        return None
-    listed, unkeyed = given
-    return listed + (unkeyed and not read[1]) > read[0]
+    read = _answers_read.get()
+    return None if read is None else read[0]
 
 
 def ask(
@@ -116,24 +108,31 @@ def ask(
         return accepted
 
 
-_open: ContextVar[frozenset[str] | None] = ContextVar("dynavec_open_pauses", default=None)
+_open: ContextVar[tuple[frozenset[str], int] | None] = ContextVar(
+    "dynavec_open_pauses", default=None
+)
 
 
 @contextmanager
-def open_pauses(nodes: frozenset[str]) -> Iterator[None]:
+def open_pauses(nodes: frozenset[str], recorded: int) -> Iterator[None]:
     """While a resumed call runs: the node ids of its pauses open on the checkpoint it runs
-    from (read by the claim of the call, ``dynavec_langgraph._claims``)."""
-    token = _open.set(nodes)
+    from, and how many answers its task had recorded there before this run (read by the claim
+    of the call, ``dynavec_langgraph._claims``)."""
+    token = _open.set((nodes, recorded))
     try:
         yield
     finally:
         _open.reset(token)
 
 
-def open_pause_nodes() -> frozenset[str]:
-    """The node ids of the running call's pauses that were open when this run resumed it
-    (empty: none, or a run that resumed nothing)."""
-    return _open.get() or frozenset()
+def recorded_answer_of(node_id: str) -> bool:
+    """Whether the answer the running call read last was recorded before this run, while the
+    thread waited at the pause ``node_id`` of this call (it was given to an earlier ask of
+    that pause, not this run's). ``False`` when unknown (a run that resumed nothing)."""
+    state, read = _open.get(), answers_read()
+    if state is None or read is None or node_id not in state[0]:
+        return False
+    return read <= state[1]
 
 
 _current_call: ContextVar[ToolCallRef | None] = ContextVar("dynavec_current_call", default=None)
@@ -151,7 +150,7 @@ def running_tool_call(call: ToolCallRef) -> Iterator[None]:
     token = _current_call.set(call)
     # counted from the outermost mark of the call: the tool node marks it, then the tool's own
     # invoke marks it again, and the in-doubt replay reads answers between the two
-    read = _answers_read.set([0, 0]) if _answers_read.get() is None else None
+    read = _answers_read.set([0]) if _answers_read.get() is None else None
     try:
         with counting_slots():
             yield

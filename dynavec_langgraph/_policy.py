@@ -675,21 +675,19 @@ _RECHECKED: Final = "approval, held: a newer answer to this pause decides"
 
 
 def _answered_since(node_id: str) -> bool:
-    """Whether the pause at ``node_id`` of the running call was asked again after the answer
-    just read and answered since: the thread waits at it (it is open on the checkpoint this
-    run resumed) and the task holds newer answers than those read.
+    """Whether the approval just read meets the policy only as it is now: it was recorded
+    before this run, while the thread waited at this very pause, which therefore asked again
+    after it (it did not meet the policy then) and holds a newer answer (this run's, if any).
 
     That happens when the policy changed while the thread waited: a stored approval that was
-    one of several then meets a lowered ``approvals_required``, but the newer answers (a
-    rejection, too) were given to the pause asked after it. The loop reads them rather than
-    ending at the stored approval: any rejection still rejects. With the policy unchanged the
-    approval that meets it is always the newest answer to the pause.
+    one of several then meets a lowered ``approvals_required``, but the newer answer (a
+    rejection, too) was given to the pause asked after it. The loop reads it rather than ending
+    at the stored approval: any rejection still rejects, and with no newer answer the pause is
+    asked again. With the policy unchanged the approval that meets it is this run's answer.
     """
-    from dynavec_langgraph._pause import newer_answers, open_pause_nodes
+    from dynavec_langgraph._pause import recorded_answer_of
 
-    if node_id not in open_pause_nodes():  # a fresh run, or the thread waits at another pause
-        return False
-    return newer_answers() is True
+    return recorded_answer_of(node_id)
 
 
 def ask_with_policy(

@@ -42,7 +42,6 @@ __all__ = [
     "EntryPoint",
     "RunData",
     "SignedIn",
-    "answers_given",
     "current_run",
     "durability",
     "run_config",
@@ -263,31 +262,6 @@ def _in_doubt(value: Any) -> Mapping[str, str]:
 def _answers(scratchpad: Any) -> tuple[Any, ...] | None:
     resume = getattr(scratchpad, "resume", None)
     return tuple(resume) if isinstance(resume, list) else None
-
-
-def answers_given() -> tuple[int, bool] | None:
-    """The answers the running task's pauses have in this run, now: how many its scratchpad
-    lists (those recorded on the checkpoint, this run's keyed answer, an unkeyed one once
-    read), and whether an unkeyed ``Command(resume=value)`` came with the run (read or not).
-    ``None`` outside a run, or when LangGraph does not say.
-
-    Mirrors langgraph 1.2.24's ``PregelScratchpad`` (``langgraph._internal._scratchpad``): its
-    ``resume`` list, and ``get_null_resume(consume=False)``, the unkeyed answer ``interrupt()``
-    takes once the list is used up, appending it to the list (``langgraph.types.interrupt``).
-    Pinned by tests/test_policy_changes.py (the unkeyed resumes).
-    """
-    from langgraph.config import get_config  # at first use: not at the package's import
-
-    try:
-        conf = get_config().get("configurable") or {}
-    except RuntimeError:  # outside a graph run
-        return None
-    scratchpad = conf.get(SCRATCHPAD)
-    resume = getattr(scratchpad, "resume", None)
-    peek = getattr(scratchpad, "get_null_resume", None)
-    if not isinstance(resume, list) or not callable(peek):
-        return None
-    return len(resume), peek(False) is not None
 
 
 def current_run() -> RunData | None:

@@ -7,10 +7,6 @@ with one approval stored, the next answer decides, a rejection too. A deadline i
 current one. Through ``ReActAgent.resume``, the raw graph (``Command(resume=...)`` keyed and
 unkeyed, ``invoke(None)``) and ``inbox answer`` in other processes, on SQLite and PostgreSQL
 (docs/approvals-in-production.md#a-policy-changed-while-a-pause-waits).
-
-The unkeyed raw-graph resume also pins ``_run_data.answers_given``, which reads LangGraph's
-scratchpad (its ``resume`` list and ``get_null_resume``): without it the newer answer is not
-seen and the stored approval runs the call.
 """
 
 from __future__ import annotations
@@ -124,12 +120,19 @@ def test_lowered_the_newer_approval_runs_the_call_once(db: str) -> None:
         assert ran == [5] and done.output == "done: Paid 5 to Ann."
 
 
-def test_lowered_and_continued_without_an_answer_the_stored_approval_meets_it(db: str) -> None:
-    """No newer answer: the stored approval, re-checked, meets the policy as it is now."""
+def test_lowered_and_continued_without_an_answer_the_pause_is_asked_again(db: str) -> None:
+    """No newer answer (``invoke(None)``): the stored approval alone does not end a pause that
+    waited for more; it is asked again, showing it, and the next answer decides."""
     with _paused_with(db, approvals_required=2) as saver:
         agent = _agent(saver, approvals_required=1)
         agent.graph.invoke(None, CONFIG)
-        assert ran == [5] and _answers(agent) == ["Paid 5 to Ann."]
+        assert ran == [] and _answers(agent) == []
+        (pause,) = agent.graph.get_state(CONFIG).interrupts
+        assert pause.value["node_id"] == "approve_pay"
+        assert pause.value["approval"]["approved_by"] == ["alice"]
+        assert pause.value["approval"]["approvals_required"] == 1
+        done = agent.resume(thread_id="t", human_decision="approved", approver="bob")
+        assert ran == [5] and done.output == "done: Paid 5 to Ann."
 
 
 def test_lowered_from_3_to_2_a_rejection_after_two_approvals_rejects(tmp_path: Path) -> None:
