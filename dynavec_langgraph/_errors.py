@@ -359,7 +359,8 @@ class ApprovalPolicyError(DynavecError, RuntimeError):
     ``__cause__``.
 
     Attributes:
-        node_id: the pause's node id.
+        node_id: the pause's node id (``None``: the agent's ``approval_policy=`` clock, read
+            by ``ReActAgent``'s doors before they answer).
         part: which callable raised (``"clock"``, ``"approvers"``).
     """
 
@@ -367,8 +368,13 @@ class ApprovalPolicyError(DynavecError, RuntimeError):
         self.node_id = node_id
         self.part = part
         what = "approver rule" if part == "approvers" else part
+        policy = (
+            "the agent's approval policy"
+            if node_id is None
+            else f"the approval policy of {node_id!r}"
+        )
         super().__init__(
-            f"the approval policy of {node_id!r} failed: its {what} raised "
+            f"{policy} failed: its {what} raised "
             f"{type(cause).__name__}: {cause!s:.200}. The answer was not applied: nothing "
             "ran and the thread is as it was, still paused at the same approval (or, when "
             f"it raised before the approval was first asked, with the tool call unanswered). "

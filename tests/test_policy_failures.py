@@ -122,6 +122,28 @@ def test_agent_resume_raises_and_the_same_answer_works_once_fixed(db: str, part:
         assert [m.content for m in _tool_messages(agent.graph)] == ["Paid 5 to Ann."]
 
 
+def test_the_agents_policy_clock_raising_at_the_door(tmp_path: Path) -> None:
+    """``approval_policy=`` on the agent: its doors read the clock before they answer (the
+    deadline check) and the paused tool reads it: raising in either, the pause stays."""
+    with _saver(str(tmp_path / "agent.db")) as saver:
+        agent = ReActAgent(
+            _model(), [require_approval(pay)], checkpointer=saver,
+            approval_policy=ApprovalPolicy(expires_in=3600, clock=clock),
+        )  # fmt: skip
+        agent.run("pay Ann 5", thread_id="t")
+        down["clock"] = True
+        with pytest.raises(
+            ApprovalPolicyError, match=r"approval policy .*failed: its clock raised OSError"
+        ):
+            agent.resume(thread_id="t", human_decision="approved")
+        with pytest.raises(ApprovalPolicyError, match="the agent's approval policy failed"):
+            agent.run("pay Bob 3", thread_id="t")  # run() settles expired pauses first
+        assert ran == [] and _pending(agent.graph) == ["approve_pay"]
+        down["clock"] = False
+        assert agent.resume(thread_id="t", human_decision="approved").output == "done"
+        assert ran == [5]
+
+
 async def test_aresume_raises_the_same_error(tmp_path: Path) -> None:
     with _saver(str(tmp_path / "agent.db")) as saver:
         agent = ReActAgent(_model(), [require_approval(pay, approvers=rule)], checkpointer=saver)
