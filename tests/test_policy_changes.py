@@ -190,6 +190,7 @@ def test_a_changed_deadline_is_the_one_applied(tmp_path: Path, change: str) -> N
 # --- the command line: a deploy between two answers -------------------------------------------
 
 
+@pytest.mark.service  # the command line in other processes
 def test_inbox_answer_after_a_deploy_lowering_the_approvals(db: str, tmp_path: Path) -> None:
     spec = f"{GRAPHS}:configured"
     two, one = {REQUIRED_ENV: "2"}, {REQUIRED_ENV: "1"}

@@ -188,6 +188,7 @@ def test_raw_graph_resume_raises_and_the_pause_stays(db: str) -> None:
         assert out["messages"][-1].content == "refunded" and ran == [-7]
 
 
+@pytest.mark.service  # the command line in other processes
 def test_inbox_answer_exits_2_and_answering_again_works(db: str, tmp_path: Path) -> None:
     """``inbox answer`` in another process: one line, exit 2, the pause listed again."""
     spec = f"{GRAPHS}:configured"

@@ -28,6 +28,8 @@ from tests.test_exactly_once import _crash, _opts, _run, service
 
 __all__ = ["service"]  # the fixture, shared with tests/test_exactly_once.py
 
+pytestmark = pytest.mark.service  # the payment service and the agent in processes of their own
+
 SLOW = ("--slow-put", "0.3")
 
 
