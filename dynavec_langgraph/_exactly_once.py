@@ -425,8 +425,10 @@ def _gate(data: RunData, call: ToolCallRef, key: str, where: _Where, policy: OnC
 
 
 STORED_WAIT: Final = 30.0
-"""Seconds a declared tool's call waits for the checkpoint it runs from to be stored."""
-_STORED_POLL: Final = 0.002
+"""Seconds a tool call waits for the checkpoint it runs from to be stored."""
+_STORED_POLL: Final = (0.00025, 0.0005, 0.001, 0.002)
+"""The pauses between two reads of that checkpoint: short first (the save takes about a
+millisecond), then every 2 ms."""
 
 
 def _saved_in_background(data: RunData) -> bool:
@@ -450,20 +452,22 @@ def _not_stored(where: _Where, call: ToolCallRef) -> StorageError:
 def _stored(where: _Where, call: ToolCallRef) -> Any:
     """The checkpoint the call runs from, once the saver holds it (see
     :func:`_saved_in_background`)."""
-    deadline = time.monotonic() + STORED_WAIT
+    deadline, tries = time.monotonic() + STORED_WAIT, 0
     while (found := where.saver.get_tuple(where.base)) is None:
         if time.monotonic() > deadline:
             raise _not_stored(where, call)
-        time.sleep(_STORED_POLL)  # LangGraph's background save of that checkpoint
+        time.sleep(_STORED_POLL[min(tries, 3)])  # LangGraph's background save of it
+        tries += 1
     return found
 
 
 async def _astored(where: _Where, call: ToolCallRef) -> Any:
-    deadline = time.monotonic() + STORED_WAIT
+    deadline, tries = time.monotonic() + STORED_WAIT, 0
     while (found := await where.saver.aget_tuple(where.base)) is None:
         if time.monotonic() > deadline:
             raise _not_stored(where, call)
-        await asyncio.sleep(_STORED_POLL)
+        await asyncio.sleep(_STORED_POLL[min(tries, 3)])
+        tries += 1
     return found
 
 
