@@ -14,6 +14,7 @@ if typing.TYPE_CHECKING:
     from dynavec_langgraph._agent import ReActAgent
     from dynavec_langgraph._create_agent import create_agent
     from dynavec_langgraph._errors import (
+        ApprovalPolicyError,
         ApproverMismatchError,
         ApproverRefusedError,
         ApproverRequiredError,
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "AgentStep": "dynavec_langgraph.records",
     "AgentTool": "dynavec_langgraph._tools",
     "ApprovalPolicy": "dynavec_langgraph._policy",
+    "ApprovalPolicyError": "dynavec_langgraph._errors",
     "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
     "ApproverMismatchError": "dynavec_langgraph._errors",
     "ApproverRefusedError": "dynavec_langgraph._errors",
@@ -156,6 +158,7 @@ __all__ = [
     "AgentStep",
     "AgentTool",
     "ApprovalPolicy",
+    "ApprovalPolicyError",
     "ApprovalTimeoutError",
     "ApproverMismatchError",
     "ApproverRefusedError",

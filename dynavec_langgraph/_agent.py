@@ -27,6 +27,7 @@ from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
     NOTHING_TO_RESUME_TEXT,
+    ApprovalPolicyError,
     ApproverRefusedError,
     CheckpointNotFoundError,
     ConcurrentResumeError,
@@ -279,9 +280,18 @@ class ReActAgent:
         self._approval_clock = agent_clock(options.get("approval_policy"))
 
     def _approval_now(self) -> datetime:
-        """The time the doors compare deadlines with (the approval policy's clock)."""
+        """The time the doors compare deadlines with (the approval policy's clock).
+
+        Raises:
+            ApprovalPolicyError: the clock raised (nothing was sent: the pause stays).
+        """
         clock = self._approval_clock
-        return clock() if clock is not None else datetime.now(UTC)
+        if clock is None:
+            return datetime.now(UTC)
+        try:
+            return clock()
+        except Exception as error:
+            raise ApprovalPolicyError(None, "clock", error) from error
 
     # --- planning (no I/O) --------------------------------------------------------------
 

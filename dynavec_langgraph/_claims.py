@@ -68,6 +68,7 @@ from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE, RESUME_WRITE
+from dynavec_langgraph._pause import open_pauses
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._run_data import RunData
 from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields
@@ -134,6 +135,10 @@ class _Plan:
     refusal: str | None = None
     pauses: frozenset[str] = frozenset()
     """The ids of the call's pauses open on the checkpoint (the ones this run answers)."""
+    nodes: frozenset[str] = frozenset()
+    """The node ids of those pauses (:func:`~dynavec_langgraph._pause.open_pauses`)."""
+    recorded: int = 0
+    """The answers the task had recorded on the checkpoint before this run."""
 
 
 def _plan(
@@ -156,13 +161,15 @@ def _plan(
     )
     if task is None:
         return _Plan()  # not a pause of this call: nothing to claim
-    pauses = frozenset(
-        str(item.id)
+    items = [
+        item
         for tid, channel, value in writes
         if tid == task and channel == _INTERRUPT
         for item in _items(value)
-        if _pauses_call(item, call_id) and getattr(item, "id", None)
-    )
+        if _pauses_call(item, call_id)
+    ]
+    pauses = frozenset(str(item.id) for item in items if getattr(item, "id", None))
+    nodes = frozenset(str(interrupt_fields(item).node_id) for item in items)
     recorded: list[Any] = next(
         (v for tid, ch, v in writes if tid == task and ch == _RESUME and isinstance(v, list)), []
     )
@@ -190,7 +197,8 @@ def _plan(
         return _Plan(refusal=_BUSY)
     # open claims left by callers that died mid-call are in doubt: run again, a new attempt
     attempt = max(mine, default=-1) + 1
-    return _Plan(task_id=f"{_CLAIM_PREFIX}{call_id}:{answered}:{attempt}", pauses=pauses)
+    task_id = f"{_CLAIM_PREFIX}{call_id}:{answered}:{attempt}"
+    return _Plan(task_id=task_id, pauses=pauses, nodes=nodes, recorded=answered)
 
 
 _SAVING: Final = 30.0
@@ -319,6 +327,7 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
         plan = _plan(target.saver.get_tuple(target.latest), target, call["id"], data.answers)
         if plan.refusal is not None:
             raise _refused(target.thread_id, call, plan.refusal)
+        stack.enter_context(open_pauses(plan.nodes, plan.recorded))
         if plan.task_id is None:
             yield
             return
@@ -359,6 +368,7 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
         plan = _plan(latest, target, call["id"], data.answers)
         if plan.refusal is not None:
             raise _refused(target.thread_id, call, plan.refusal)
+        stack.enter_context(open_pauses(plan.nodes, plan.recorded))
         if plan.task_id is None:
             yield
             return

@@ -43,6 +43,9 @@ Every error is a :class:`DynavecError`; each also subclasses the builtin a calle
     │                                        cannot be reached)
     ├── InDoubtCallError(RuntimeError)       a tool call with on_crash="fail" was running when
     │                                        its process died: it may or may not have run
+    ├── ApprovalPolicyError(RuntimeError)    an approval policy's own callable (its clock, an
+    │                                        approver rule) raised: the answer was not
+    │                                        applied, nothing ran, the pause stays
     └── ToolContextError(RuntimeError)       idempotency_key() asked outside a tool call
 
 The texts of the errors live here, as the classes' constructors or as the functions below
@@ -61,6 +64,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 __all__ = [
+    "ApprovalPolicyError",
     "ApproverMismatchError",
     "ApproverRefusedError",
     "ApproverRequiredError",
@@ -386,6 +390,38 @@ class InDoubtCallError(DynavecError, RuntimeError):
             ", as_node='tools') and continue the thread; to run it again with the same key, "
             f"continue with config['configurable']['dynavec_in_doubt'] = {{{call_id!r}: 'retry'}}"
             f" (or 'skip' to answer it as not run again)"
+        )
+
+
+class ApprovalPolicyError(DynavecError, RuntimeError):
+    """A callable of a pause's approval policy (its ``clock``, an ``approvers`` rule) raised
+    while an answer was being checked. The answer was not applied: nothing ran, nothing was
+    told to the model, and the thread is still paused at the same approval. Fix the policy,
+    then answer again (the same answer works); raised before the approval was first asked,
+    the tool call stays unanswered (run the thread again). The policy's exception is
+    ``__cause__``.
+
+    Attributes:
+        node_id: the pause's node id (``None``: the agent's ``approval_policy=`` clock, read
+            by ``ReActAgent``'s doors before they answer).
+        part: which callable raised (``"clock"``, ``"approvers"``).
+    """
+
+    def __init__(self, node_id: Any, part: str, cause: BaseException) -> None:
+        self.node_id = node_id
+        self.part = part
+        what = "approver rule" if part == "approvers" else part
+        policy = (
+            "the agent's approval policy"
+            if node_id is None
+            else f"the approval policy of {node_id!r}"
+        )
+        super().__init__(
+            f"{policy} failed: its {what} raised "
+            f"{type(cause).__name__}: {cause!s:.200}. The answer was not applied: nothing "
+            "ran and the thread is as it was, still paused at the same approval (or, when "
+            f"it raised before the approval was first asked, with the tool call unanswered). "
+            f"Fix the policy's {what}, then answer again (or run the thread again)"
         )
 
 

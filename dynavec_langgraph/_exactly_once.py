@@ -205,7 +205,8 @@ def on_crash_of(tool: Any) -> OnCrash:
 
 
 def declared_on_crash(tool: Any) -> OnCrash | None:
-    """A tool's declared ``on_crash``, ``None`` if it declares none (it then pays nothing)."""
+    """A tool's declared ``on_crash``, ``None`` if it declares none (it then is ``"retry"``,
+    writing no marks)."""
     for source in (tool, getattr(tool, "_origin", None)):
         metadata = getattr(source, "metadata", None)
         if isinstance(metadata, Mapping) and metadata.get("on_crash") is not None:
@@ -585,8 +586,10 @@ def _gate(data: RunData, call: ToolCallRef, key: str, where: _Where, policy: OnC
 
 
 STORED_WAIT: Final = 30.0
-"""Seconds a declared tool's call waits for the checkpoint it runs from to be stored."""
-_STORED_POLL: Final = 0.002
+"""Seconds a tool call waits for the checkpoint it runs from to be stored."""
+_STORED_POLL: Final = (0.00025, 0.0005, 0.001, 0.002)
+"""The pauses between two reads of that checkpoint: short first (the save takes about a
+millisecond), then every 2 ms."""
 
 
 def _saved_in_background(data: RunData) -> bool:
@@ -610,20 +613,22 @@ def _not_stored(where: _Where, call: ToolCallRef) -> StorageError:
 def _stored(where: _Where, call: ToolCallRef) -> Any:
     """The checkpoint the call runs from, once the saver holds it (see
     :func:`_saved_in_background`)."""
-    deadline = time.monotonic() + STORED_WAIT
+    deadline, tries = time.monotonic() + STORED_WAIT, 0
     while (found := where.saver.get_tuple(where.base)) is None:
         if time.monotonic() > deadline:
             raise _not_stored(where, call)
-        time.sleep(_STORED_POLL)  # LangGraph's background save of that checkpoint
+        time.sleep(_STORED_POLL[min(tries, 3)])  # LangGraph's background save of it
+        tries += 1
     return found
 
 
 async def _astored(where: _Where, call: ToolCallRef) -> Any:
-    deadline = time.monotonic() + STORED_WAIT
+    deadline, tries = time.monotonic() + STORED_WAIT, 0
     while (found := await where.saver.aget_tuple(where.base)) is None:
         if time.monotonic() > deadline:
             raise _not_stored(where, call)
-        await asyncio.sleep(_STORED_POLL)
+        await asyncio.sleep(_STORED_POLL[min(tries, 3)])
+        tries += 1
     return found
 
 
@@ -637,18 +642,18 @@ def guarded(
     resent: bool = False,
 ) -> Any:
     """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy
-    (``None``: the tool declares none and pays nothing); ``answer(text)`` is the update that
-    answers the call with ``text`` without running it.
+    (``None``: the tool declares none, which is ``"retry"``: it writes no marks);
+    ``answer(text)`` is the update that answers the call with ``text`` without running it.
 
-    A declared tool's call never starts before the checkpoint it runs from is stored (under
-    ``durability="async"`` LangGraph saves it in the background): a crash after the start then
-    re-runs the same call from that checkpoint, with the same key, never a new model turn.
-    ``resent``: a held call of a parallel batch sent again (:func:`_held_marks`)."""
-    where = None if policy is None else _where(data)
-    if policy is None or where is None:  # no saver: nothing is durable, nothing to mark
+    No call starts before the checkpoint it runs from is stored (under ``durability="async"``
+    LangGraph saves it in the background): a crash after the start then re-runs the same call
+    from that checkpoint, with the same key, never a new model turn. ``resent``: a held call of a
+    parallel batch sent again (:func:`_held_marks`)."""
+    where = _where(data)
+    if where is None:  # no saver: nothing is durable, nothing to mark
         return run()
     background = _saved_in_background(data)
-    if policy == "retry":
+    if policy is None or policy == "retry":
         if background:
             _stored(where, call)
         return run()
@@ -685,11 +690,11 @@ async def aguarded(
     resent: bool = False,
 ) -> Any:
     """Async twin of :func:`guarded`."""
-    where = None if policy is None else _where(data)
-    if policy is None or where is None:
+    where = _where(data)
+    if where is None:
         return await run()
     background = _saved_in_background(data)
-    if policy == "retry":
+    if policy is None or policy == "retry":
         if background:
             await _astored(where, call)
         return await run()

@@ -22,7 +22,15 @@ from dynavec_langgraph._errors import InvalidLinkError, StaleDecisionError
 from dynavec_langgraph._links import answer_of_link, link_of, redacted
 from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
 
-__all__ = ["answer_slot", "ask", "current_tool_call", "running_tool_call"]
+__all__ = [
+    "answer_slot",
+    "answers_read",
+    "ask",
+    "current_tool_call",
+    "open_pauses",
+    "recorded_answer_of",
+    "running_tool_call",
+]
 
 T = TypeVar("T")
 
@@ -35,9 +43,22 @@ def answer_slot(value: Any, schema: dict[str, Any] | type | Any = None) -> Any:
     ``answer_slot(None)``) and the per-call review of a redirected edit
     (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as
     LangChain's) all pause through it."""
-    if schema is None:
-        return lg_interrupt(value)
-    return lg_interrupt(value, response_schema=schema)
+    answer = lg_interrupt(value) if schema is None else lg_interrupt(value, response_schema=schema)
+    read = _answers_read.get()
+    if read is not None:
+        read[0] += 1
+    return answer
+
+
+_answers_read: ContextVar[list[int] | None] = ContextVar("dynavec_answers_read", default=None)
+
+
+def answers_read() -> int | None:
+    """How many answers the running tool call has read so far (LangGraph's interrupt index of
+    its next ask), ``None`` outside a call the package runs. Counts the asks made through
+    :func:`answer_slot` only (the package's one call of LangGraph's ``interrupt``)."""
+    read = _answers_read.get()
+    return None if read is None else read[0]
 
 
 def ask(
@@ -102,6 +123,33 @@ def ask(
         return accepted
 
 
+_open: ContextVar[tuple[frozenset[str], int] | None] = ContextVar(
+    "dynavec_open_pauses", default=None
+)
+
+
+@contextmanager
+def open_pauses(nodes: frozenset[str], recorded: int) -> Iterator[None]:
+    """While a resumed call runs: the node ids of its pauses open on the checkpoint it runs
+    from, and how many answers its task had recorded there before this run (read by the claim
+    of the call, ``dynavec_langgraph._claims``)."""
+    token = _open.set((nodes, recorded))
+    try:
+        yield
+    finally:
+        _open.reset(token)
+
+
+def recorded_answer_of(node_id: str) -> bool:
+    """Whether the answer the running call read last was recorded before this run, while the
+    thread waited at the pause ``node_id`` of this call (it was given to an earlier ask of
+    that pause, not this run's). ``False`` when unknown (a run that resumed nothing)."""
+    state, read = _open.get(), answers_read()
+    if state is None or read is None or node_id not in state[0]:
+        return False
+    return read <= state[1]
+
+
 _current_call: ContextVar[ToolCallRef | None] = ContextVar("dynavec_current_call", default=None)
 
 
@@ -115,8 +163,13 @@ def running_tool_call(call: ToolCallRef) -> Iterator[None]:
     """Mark ``call`` as the tool call running in this context (used by the tool node), and
     number the approvals it asks (their review digests differ by position)."""
     token = _current_call.set(call)
+    # counted from the outermost mark of the call: the tool node marks it, then the tool's own
+    # invoke marks it again, and the in-doubt replay reads answers between the two
+    read = _answers_read.set([0]) if _answers_read.get() is None else None
     try:
         with counting_slots():
             yield
     finally:
         _current_call.reset(token)
+        if read is not None:
+            _answers_read.reset(read)

@@ -35,6 +35,7 @@ from langgraph.types import Interrupt
 from dynavec_langgraph._audit_hooks import recorder
 from dynavec_langgraph._digest import check_bound, next_slot, pause_digest
 from dynavec_langgraph._errors import (
+    ApprovalPolicyError,
     ApproverMismatchError,
     ApproverRefusedError,
     ApproverRequiredError,
@@ -707,6 +708,43 @@ def _note(
     )
 
 
+def _run_policy(node_id: str, part: str, call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)``, a callable of the policy (``part``: ``"clock"`` or ``"approvers"``).
+
+    Raises:
+        ApprovalPolicyError: it raised; its exception is the cause. Raised out of the tool
+            (the tool node re-raises it, never an answer to the model), so the run fails with
+            the pause still pending and the answer being checked not applied.
+        InvalidOptionError: a clock of the wrong kind (the developer's option, as before).
+    """
+    try:
+        return call(*args)
+    except (GraphBubbleUp, InvalidOptionError):  # never swallowed; the option's own error
+        raise
+    except Exception as error:
+        raise ApprovalPolicyError(node_id, part, error) from error
+
+
+_RECHECKED: Final = "approval, held: a newer answer to this pause decides"
+"""The audit outcome of a stored approval that meets the policy only as it is now."""
+
+
+def _answered_since(node_id: str) -> bool:
+    """Whether the approval just read meets the policy only as it is now: it was recorded
+    before this run, while the thread waited at this very pause, which therefore asked again
+    after it (it did not meet the policy then) and holds a newer answer (this run's, if any).
+
+    That happens when the policy changed while the thread waited: a stored approval that was
+    one of several then meets a lowered ``approvals_required``, but the newer answer (a
+    rejection, too) was given to the pause asked after it. The loop reads it rather than ending
+    at the stored approval: any rejection still rejects, and with no newer answer the pause is
+    asked again. With the policy unchanged the approval that meets it is this run's answer.
+    """
+    from dynavec_langgraph._pause import recorded_answer_of
+
+    return recorded_answer_of(node_id)
+
+
 def ask_with_policy(
     build: Callable[[str | None], Mapping[str, Any]],
     schema: dict[str, Any],
@@ -726,9 +764,9 @@ def ask_with_policy(
     approved, asks again with ``error`` set; an approval of several re-asks with the
     approvals so far in the value; anything that is no approval (a rejection) ends it.
     """
-    if policy.clock is not None:
-        policy.now()  # a clock of the wrong kind is the developer's, refused before the pause
-    deadline = policy.deadline()
+    if policy.clock is not None:  # a clock of the wrong kind is refused before the pause
+        _run_policy(node_id, "clock", policy.now)
+    deadline = _run_policy(node_id, "clock", policy.deadline)
     approved: list[str] = []
     error: str | None = None
     refused: str | None = None
@@ -748,7 +786,7 @@ def ask_with_policy(
             node_id,
             tool_call_id,
             who,
-            _iso(policy.now()) or "",
+            _iso(_run_policy(node_id, "clock", policy.now)) or "",
             detail,
             tuple(approved),
             f"{thread_id}:{tool_call_id}:{node_id}:{index}",
@@ -774,7 +812,7 @@ def ask_with_policy(
         held, error, refused, nameless, claimed = None, None, None, False, None
         who: dict[str, Any] | None = None
 
-        if deadline is not None and policy.now() >= deadline:
+        if deadline is not None and _run_policy(node_id, "clock", policy.now) >= deadline:
             reason = f"the approval of {node_id!r} expired at {_iso(deadline)}"
             _emit(event("expired", None, reason))
             _note(value, raw, index, who, None, "expired", reason)
@@ -831,7 +869,9 @@ def ask_with_policy(
             nameless = True
             _note(value, raw, index, who, error)
             continue
-        if who is not None and not _allowed(policy.approvers, who, value):
+        if who is not None and not _run_policy(
+            node_id, "approvers", _allowed, policy.approvers, who, value
+        ):
             refused = who["name"]
             error = f"approver {who['name']!r} may not approve {node_id!r}"
             held = event("refused", who["name"], error)
@@ -845,6 +885,11 @@ def ask_with_policy(
             _note(value, raw, index, who, error)
             continue
         if policy.approvals_required == 1 or not is_approval(result):
+            if is_approval(result) and _answered_since(node_id):
+                if who is not None and who["name"] not in approved:
+                    approved.append(who["name"])
+                _note(value, raw, index, who, None, outcome=_RECHECKED)
+                continue
             _note(value, raw, index, who, None)
             return result
         assert who is not None
@@ -857,7 +902,7 @@ def ask_with_policy(
         approved.append(who["name"])
         count = f"approval {len(approved)} of {policy.approvals_required}"
         _note(value, raw, index, who, None, outcome=count)
-        if len(approved) >= policy.approvals_required:
+        if len(approved) >= policy.approvals_required and not _answered_since(node_id):
             return result
         held = event("approved", who["name"], count)
 

@@ -18,7 +18,7 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END
 from langgraph.types import Command, Send
 
-from dynavec_langgraph._errors import InterruptCallError, InvalidOptionError
+from dynavec_langgraph._errors import ApprovalPolicyError, InterruptCallError, InvalidOptionError
 from dynavec_langgraph._exactly_once import call_key, keyed, with_key
 from dynavec_langgraph._messages import calls_of
 from dynavec_langgraph._policy import policy_scope
@@ -47,8 +47,8 @@ def error_observation(error: Exception) -> str:
     """A tool's exception is the observation ``Error executing tool '<name>': ...``
     (docs/compatibility.md §3; the tool node runs one call at a time, so the running call
     names the tool)."""
-    if isinstance(error, InterruptCallError | InvalidOptionError):  # the tool's own bug:
-        raise error  # for the developer, not the model (_errors)
+    if isinstance(error, InterruptCallError | InvalidOptionError | ApprovalPolicyError):
+        raise error  # the tool's or its policy's bug: for the developer, not the model
     running = current_tool_call()
     return format_tool_error(running["name"] if running else "unknown", error)
 
@@ -123,7 +123,9 @@ class ToolCallRun:
     def own_error(self, error: Exception) -> dict[str, Any]:
         """A package tool's exception answered as ``ToolNode`` answers one
         (docs/compatibility.md §3)."""
-        if isinstance(error, GraphBubbleUp | InterruptCallError | InvalidOptionError):
+        if isinstance(
+            error, GraphBubbleUp | InterruptCallError | InvalidOptionError | ApprovalPolicyError
+        ):
             raise error
         if is_invalid_resume(error):
             raise error

@@ -35,6 +35,7 @@ from pydantic import (
     create_model,
 )
 
+from dynavec_langgraph._errors import ApprovalPolicyError
 from dynavec_langgraph._lg_names import loaded_prebuilt
 from dynavec_langgraph._pause import running_tool_call
 from dynavec_langgraph._pause_value import ToolCallRef
@@ -109,8 +110,11 @@ def running_in_agent(shared: AgentState) -> Iterator[None]:
 
 def _reraise_if_control_flow(error: BaseException) -> None:
     """LangGraph interrupts and invalid resume values must reach LangGraph untouched; HITL
-    v1's ``NodeInterrupt`` (``interrupt()`` outside an agent) reaches the caller."""
-    if isinstance(error, GraphBubbleUp | NodeInterrupt) or is_invalid_resume(error):
+    v1's ``NodeInterrupt`` (``interrupt()`` outside an agent) and a failing approval policy
+    (``ApprovalPolicyError``: the pause stays) reach the caller."""
+    if isinstance(error, GraphBubbleUp | NodeInterrupt | ApprovalPolicyError) or is_invalid_resume(
+        error
+    ):
         raise error
 
 

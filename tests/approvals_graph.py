@@ -4,7 +4,9 @@
 ``$DYNAVEC_DEMO_LEDGER`` when it runs. ``two_approvers`` needs two of alice, bob or anyone with
 the role ``finance``; ``short_deadline`` expires ``$DYNAVEC_TEST_EXPIRES_IN`` seconds (default
 2) after the step that paused. The scripted model calls ``pay`` for "AMOUNT to NAME", then
-answers with the tool's result. ``expiring`` asks approvals whose policy says
+answers with the tool's result. ``configured`` needs ``$DYNAVEC_TEST_REQUIRED`` (default 1) of
+alice, bob or carol, by a rule that raises while ``$DYNAVEC_TEST_RULE_DOWN`` is set. ``expiring``
+asks approvals whose policy says
 ``on_expire="raise"``: ``pay`` through ``require_approval`` (expiring ``$DYNAVEC_TEST_RAISE_IN``
 seconds, default 3, after its step) and ``refund`` through a plain ``interrupt()`` expiring
 ``within`` seconds (an argument: "refund AMOUNT to NAME within SECONDS"); ``refund`` appends
@@ -17,7 +19,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
@@ -28,6 +32,10 @@ from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
 __all__ = [
     "RAISE_IN",
+    "REQUIRED_ENV",
+    "RULE_DOWN_ENV",
+    "configured",
+    "directory_rule",
     "expiring",
     "expiring_policy",
     "expiring_tools",
@@ -113,4 +121,30 @@ def expiring_tools() -> list[AgentTool]:
 
 expiring = create_react_agent(
     ScriptedChatModel(policy=expiring_policy), expiring_tools(), name="pay_agent"
+)
+
+
+RULE_DOWN_ENV = "DYNAVEC_TEST_RULE_DOWN"
+"""Set: ``configured``'s approver rule raises ``ConnectionError`` (an approver directory down)."""
+REQUIRED_ENV = "DYNAVEC_TEST_REQUIRED"
+"""``configured``'s ``approvals_required`` (default 1): a deploy that changes it."""
+
+
+def directory_rule(approver: Mapping[str, Any], pause: Mapping[str, Any]) -> bool:
+    """Alice, bob and carol may approve; raises while ``$DYNAVEC_TEST_RULE_DOWN`` is set."""
+    if os.environ.get(RULE_DOWN_ENV):
+        raise ConnectionError("the approver directory is down")
+    return approver["name"] in ("alice", "bob", "carol")
+
+
+configured = create_react_agent(
+    ScriptedChatModel(policy=policy),
+    [
+        require_approval(
+            pay,
+            approvers=directory_rule,
+            approvals_required=int(os.environ.get(REQUIRED_ENV, "1")),
+        )
+    ],
+    name="pay_agent",
 )

@@ -279,8 +279,8 @@ def test_bad_on_crash_is_refused_at_decoration_and_at_build() -> None:
 
 
 def test_only_tools_with_ask_or_fail_write_marks() -> None:
-    """The rule: no mark for a tool that declares no on_crash or 'retry' (no read either when it
-    declares none: `test_an_undeclared_tool_pays_nothing_and_sync_durability_needs_no_wait`)."""
+    """The rule: no mark for a tool that declares no on_crash or 'retry' (their one read under
+    async durability: `test_an_undeclared_tool_is_retry_and_sync_durability_needs_no_wait`)."""
     policies: tuple[tuple[OnCrash | None, bool], ...] = ((None, False), ("retry", False))
     for on_crash, marked in (*policies, ("ask", True), ("fail", True)):
         saver = InMemorySaver()
@@ -612,7 +612,10 @@ async def test_a_declared_call_starts_only_once_its_checkpoint_is_stored(
     assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["paid 5"]
 
 
-def test_an_undeclared_tool_pays_nothing_and_sync_durability_needs_no_wait() -> None:
+def test_an_undeclared_tool_is_retry_and_sync_durability_needs_no_wait() -> None:
+    """A tool declaring no ``on_crash`` is ``"retry"``: under ``durability="async"`` it waits
+    for its checkpoint as a declared one does (tests/test_undeclared_crash.py kills it);
+    ``"sync"`` and ``"exit"`` read nothing."""
     saver = _SlowSaver(delay=0.0)
     ran: list[str] = []
 
@@ -629,7 +632,8 @@ def test_an_undeclared_tool_pays_nothing_and_sync_durability_needs_no_wait() -> 
         return "ok"
 
     cases: list[tuple[list[Any], Durability, int]] = [
-        ([look], "async", 0), ([pay], "sync", 0), ([pay], "async", 1)
+        ([look], "async", 1), ([look], "sync", 0), ([look], "exit", 0), ([pay], "sync", 0),
+        ([pay], "async", 1),
     ]  # fmt: skip
     for tools, durability, reads in cases:
         # reads: of the checkpoint the call runs from (polled until stored: at least one)

@@ -25,6 +25,7 @@ from dynavec_langgraph import (
     AgentState,
     AgentStep,
     AgentTool,
+    ApprovalPolicyError,
     ApproverMismatchError,
     ApproverRefusedError,
     ApproverRequiredError,
@@ -104,6 +105,7 @@ ERRORS: dict[type[DynavecError], type[Exception]] = {
     RemoteRunError: RuntimeError,
     ThreadAccessError: PermissionError,
     InDoubtCallError: RuntimeError,
+    ApprovalPolicyError: RuntimeError,
     ToolContextError: RuntimeError,
 }
 """The tree drawn in ``dynavec_langgraph._errors``' docstring."""
@@ -305,6 +307,7 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "AgentStep",
         "AgentTool",
         "ApprovalPolicy",
+        "ApprovalPolicyError",
         "ApprovalTimeoutError",
         "ApproverMismatchError",
         "ApproverRefusedError",

@@ -3,14 +3,18 @@
 Usage (from the repository root)::
 
     python -m tests.children.payment --db DB --service URL --policy P [--hang DIR]
-        [--langchain] ACTION THREAD [ARG]
+        [--langchain] [--durability D] [--slow-put S] ACTION THREAD [ARG]
 
 The agent (``create_react_agent`` on the thread's saver) has one tool, ``pay(amount)``, that
 charges the fake payment service (``tests/payment_service.py``) under the call's
-``idempotency_key()``; ``--policy`` is its ``on_crash``. ``--langchain`` makes it a LangChain
-tool reading the key from its ``ToolRuntime``. With ``--hang DIR`` the tool writes
-``DIR/charged`` once the service answered and then hangs: the test SIGKILLs the process there
-(the request reached the service, the tool never returned).
+``idempotency_key()``; ``--policy`` is its ``on_crash`` (``none``: it declares none).
+``--langchain`` makes it a LangChain tool reading the key from its ``ToolRuntime``. With
+``--hang DIR`` the tool writes ``DIR/charged`` once the service answered and then hangs: the
+test SIGKILLs the process there (the request reached the service, the tool never returned).
+
+``--durability`` is passed to ``invoke`` (none: LangGraph's default, ``"async"``);
+``--slow-put S`` makes the saver store each checkpoint ``S`` seconds late (a slow database
+under LangGraph's background saves).
 
 ACTION: ``run`` (ARG: the user's message), ``continue`` (``invoke(None)``), ``resume`` (ARG:
 the decision as JSON, ``Command(resume=...)``), ``settle`` (ARG: ``retry`` / ``skip``:
@@ -65,15 +69,27 @@ def make_tools(service: str, on_crash: str, hang: Path | None, langchain: bool) 
             return work(amount, idempotency_key(runtime))
 
         made = lc_tool("pay")(pay_lc)
-        made.metadata = {"on_crash": on_crash}
+        made.metadata = {} if on_crash == "none" else {"on_crash": on_crash}
         return [made]
 
-    @tool(on_crash=check_on_crash(on_crash, "pay"))
     def pay(amount: int) -> str:
         """Charge the card."""
         return work(amount, idempotency_key())
 
-    return [pay]
+    if on_crash == "none":
+        return [tool(pay)]
+    return [tool(on_crash=check_on_crash(on_crash, "pay"))(pay)]
+
+
+def slow_puts(saver: Any, seconds: float) -> None:
+    """Make ``saver`` store each checkpoint ``seconds`` late (its other methods unchanged)."""
+    put = saver.put
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(seconds)
+        return put(*args, **kwargs)
+
+    saver.put = late
 
 
 def main() -> None:
@@ -83,12 +99,17 @@ def main() -> None:
     parser.add_argument("--policy", default="retry")
     parser.add_argument("--hang", type=Path)
     parser.add_argument("--langchain", action="store_true")
+    parser.add_argument("--durability", choices=["sync", "async", "exit"])
+    parser.add_argument("--slow-put", type=float, default=0.0)
     parser.add_argument("action", choices=["run", "continue", "resume", "settle"])
     parser.add_argument("thread")
     parser.add_argument("arg", nargs="?")
     args = parser.parse_args()
     config: RunnableConfig = {"configurable": {"thread_id": args.thread}}
+    durability: Any = args.durability
     with open_saver(args.db) as saver:
+        if args.slow_put:
+            slow_puts(saver, args.slow_put)
         graph = create_react_agent(
             ScriptedChatModel(policy=policy),
             make_tools(args.service, args.policy, args.hang, args.langchain),
@@ -96,13 +117,14 @@ def main() -> None:
         )
         try:
             # LangGraph's default durability ("async"): the model's step is saved in the
-            # background; the declared tool waits for it before it starts
+            # background; the tool waits for it before it starts
             if args.action == "run":
-                graph.invoke({"messages": [("user", args.arg)]}, config)
+                graph.invoke({"messages": [("user", args.arg)]}, config, durability=durability)
             elif args.action == "continue":
-                graph.invoke(None, config)
+                graph.invoke(None, config, durability=durability)
             elif args.action == "resume":
-                graph.invoke(Command(resume=json.loads(args.arg)), config)
+                resume: Command[Any] = Command(resume=json.loads(args.arg))
+                graph.invoke(resume, config, durability=durability)
             else:
                 settle: RunnableConfig = {
                     "configurable": {
@@ -110,7 +132,7 @@ def main() -> None:
                         "dynavec_in_doubt": {_pending_id(graph, config): args.arg},
                     }
                 }
-                graph.invoke(None, settle)
+                graph.invoke(None, settle, durability=durability)
         except InDoubtCallError as error:
             attrs = {"call_id": error.call_id, "tool": error.tool, "key": error.key}
             print(json.dumps({"ok": False, "error": type(error).__name__, "message": str(error),
@@ -122,8 +144,10 @@ def main() -> None:
                 {
                     "ok": True,
                     "interrupts": [i.value for i in state.interrupts],
+                    "next": list(state.next),
                     "messages": [
-                        {"type": m.type, "content": m.content} for m in state.values["messages"]
+                        {"type": m.type, "content": m.content}
+                        for m in state.values.get("messages", [])
                     ],
                 }
             )
