@@ -497,3 +497,26 @@ async def test_async_get_list_and_resume_from(kind: str, tmp_path: Path) -> None
         assert await agent.alist_checkpoints("t") == agent.list_checkpoints("t")
         assert await agent.aget_checkpoint("t") == agent.get_checkpoint("t")
     assert ran == [("lookup", "a"), ("lookup", "receipt")]
+
+
+def test_processes_opening_a_new_postgres_database_at_once_all_set_it_up(pg_uri: str) -> None:
+    """Two workers (or servers) starting at once on a new database: LangGraph's ``setup()``
+    raced itself (a duplicate key in its migrations table); the first sets up, the rest wait."""
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        start.wait()
+        try:
+            saver = resolve_checkpointer(pg_uri)
+            assert isinstance(saver, ConnectionSaver)
+            saver.close()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []

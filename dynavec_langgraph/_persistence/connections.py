@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -156,6 +157,10 @@ def _sqlite_options(url: str, query: str) -> float:
 
 _PG_WAIT: Final = 5.0
 """Seconds a PostgreSQL call waits for a connection before failing (the server is down)."""
+_SETUP_LOCK: Final = 0x64796E6176656301
+"""The PostgreSQL advisory lock key held while a process runs LangGraph's ``setup()``."""
+_SETUP_WAIT: Final = 60.0
+"""Seconds a process waits for another to finish setting up the checkpoint tables."""
 
 
 def open_postgres(url: str) -> ConnectionSaver:
@@ -196,7 +201,7 @@ def open_postgres(url: str) -> ConnectionSaver:
             conflict = schema_conflict(PostgresSaver(probe), where)  # before setup writes
             if conflict:
                 raise CheckpointerConfigError(conflict)
-            PostgresSaver(probe).setup()  # fails fast when the server is down
+            _setup_alone(probe, PostgresSaver)
         pool.open(wait=True, timeout=10)
         saver = PostgresSaver(pool, serde=safe_serializer())
     except CheckpointerConfigError:
@@ -209,6 +214,31 @@ def open_postgres(url: str) -> ConnectionSaver:
             "runs and the URI (host, port, database, user) is right"
         ) from exc
     return ConnectionSaver(saver, masked_url(url), pool.close)
+
+
+def _setup_alone(conn: Any, saver_class: Any) -> None:
+    """LangGraph's ``PostgresSaver.setup()``, one process at a time.
+
+    ``setup()`` is not safe against itself: two processes starting at once on a new database
+    (two workers, two servers) both insert its migration rows and one fails with a duplicate
+    key. A session-level advisory lock lets one set up while the others wait, then find every
+    migration done. The others poll ``pg_try_advisory_lock`` rather than wait in
+    ``pg_advisory_lock``: a waiting statement is a transaction, which the migrations' ``CREATE
+    INDEX CONCURRENTLY`` would wait for in turn (a deadlock)."""
+    deadline = time.monotonic() + _SETUP_WAIT
+    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (_SETUP_LOCK,)).fetchone()[
+        "ok"
+    ]:
+        if time.monotonic() > deadline:
+            raise CheckpointerConfigError(
+                f"another process has been setting up the checkpoint tables for over "
+                f"{_SETUP_WAIT:.0f} s: check for a stuck process, or try again"
+            )
+        time.sleep(0.05)  # another process is running the migrations; nothing to wait on
+    try:
+        saver_class(conn).setup()  # fails fast when the server is down
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
 
 
 def is_storage_error(error: BaseException) -> bool:
