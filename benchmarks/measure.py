@@ -226,6 +226,13 @@ def _time_one_saver(
                             "ratios_to_floor": floor_ratios,
                             "cpu_ms_per_step": statistics.median(cpu_per_step[name]),
                             "cpu_ratio_to_create_agent": statistics.median(cpu_ratios),
+                            "cpu_ratios_to_create_agent": cpu_ratios,
+                            "cpu_ratios_to_floor": [
+                                t / b
+                                for t, b in zip(
+                                    cpu_per_step[name], cpu_per_step[FLOOR], strict=True
+                                )
+                            ],
                             "samples_ms": per_step[name],
                         }
                     )

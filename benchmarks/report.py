@@ -106,18 +106,24 @@ def _floor_targets(time_rows: list[Row]) -> list[Row]:
                 and (steps != 1 or r["calls"] == 1)
             ]
             key = "ratios_to_floor" if versus == FLOOR else "ratios_to_create_agent"
+            cpu_key = f"cpu_{key}"
             cases = [r for r in cases if key in r]
             if not cases:
                 continue
             worst = max(cases, key=lambda r: statistics.median(r[key]))
-            per_case = "; ".join(f"{r['steps']}x{r['calls']}: {_spread(r[key])}" for r in cases)
+            per_case = "; ".join(
+                f"{r['steps']}x{r['calls']}: {_spread(r[key])}"
+                + (f", CPU {_spread(r[cpu_key])}" if cpu_key in r else "")
+                for r in cases
+            )
             out.append(
                 _target(
                     f"{what}, {saver}, vs {versus}",
                     f"graph <= {limit}x {versus} per step (median of the rounds, each case)",
                     statistics.median(worst[key]),
                     limit,
-                    detail=f"median (min-max, rounds) per case: {per_case}",
+                    detail=f"wall median (min-max, rounds) per case, then the same ratio of the "
+                    f"benchmark process's CPU time (all its threads): {per_case}",
                     unit="x",
                 )
             )
