@@ -130,3 +130,29 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     assert all(f"awaits {ms:g} ms" in markdown for ms in quick.io_latencies_ms)
     assert "One long thread" in markdown and "paused threads" in markdown
     assert markdown in proc.stdout
+
+
+def test_profile_step_profiles_the_package_and_the_floor() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_step", "--steps", "3", "--top", "5"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = proc.stdout
+    for name in ("dynavec_graph", FLOOR):
+        assert f"== {name}: 3 steps on SQLite" in out
+    assert out.count("-- by own time") == out.count("-- by cumulative time") == 2
+    assert "stream (pregel/main.py" in out  # LangGraph's loop: the top cumulative entry
+    bad = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_step", "nope"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert bad.returncode == 2 and "unknown system(s) ['nope']" in bad.stderr
