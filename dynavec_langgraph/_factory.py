@@ -29,7 +29,7 @@ from typing import (
 import langchain_core
 import langgraph.errors
 from langchain_core.messages import SystemMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.errors import UnknownInterruptError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -44,7 +44,7 @@ from dynavec_langgraph._agent_options import (
 )
 from dynavec_langgraph._binding import bind_model
 from dynavec_langgraph._errors import UnappliedResumeWarning, unapplied_resume_text
-from dynavec_langgraph._lg_names import STRICT_RESUME, loaded_prebuilt
+from dynavec_langgraph._lg_names import INTERRUPT_WRITE, STRICT_RESUME, loaded_prebuilt
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
 from dynavec_langgraph._persistence.history import keep_conversations
 from dynavec_langgraph._routing import (
@@ -629,6 +629,14 @@ def _resume_of(input: Any, config: Any) -> tuple[str, Any] | None:
     return str(thread_id), input.resume
 
 
+def _paused(saved: CheckpointTuple | None) -> bool:
+    """The thread's checkpoint holds a pause (an interrupt write of a task of its next step):
+    then its state snapshot has that task, so :func:`_unapplied` is false without building
+    the snapshot (LangGraph's ``get_state`` prepares every task of the step and reads every
+    channel: 16% of a resume's CPU)."""
+    return saved is not None and any(w[1] == INTERRUPT_WRITE for w in saved.pending_writes or ())
+
+
 def _unapplied(snapshot: StateSnapshot) -> bool:
     """A thread with no pause to answer and no step to continue (a static breakpoint, or a
     run that stopped, has one: a resume continues it, as LangGraph's strict resume allows)."""
@@ -677,12 +685,16 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         found = _resume_of(input, config)
         if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
             return
+        if _paused(self.checkpointer.get_tuple(config)):
+            return  # the usual resume: one read, not a whole state snapshot
         if _unapplied(self.get_state(config)):
             _refuse_or_warn(*found, config)
 
     async def _acheck_resume(self, input: Any, config: Any) -> None:
         found = _resume_of(input, config)
         if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
+            return
+        if _paused(await self.checkpointer.aget_tuple(config)):
             return
         if _unapplied(await self.aget_state(config)):
             _refuse_or_warn(*found, config)
