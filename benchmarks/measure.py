@@ -23,6 +23,7 @@ from benchmarks.systems import (
     ANSWER,
     CREATE_AGENT_FACE,
     DECISION,
+    FLOOR,
     SYSTEMS,
     TIMED,
     Outcome,
@@ -85,7 +86,7 @@ class Settings:
             calls=[1, 3],
             savers=["none", "memory", "sqlite", "postgres"],
             reps_budget=100,
-            min_reps=2,
+            min_reps=5,
             max_reps=10,
             storage_steps=[10, 50, 100],
             memory_steps=100,
@@ -182,7 +183,7 @@ def _time_one_saver(
     log: Callable[[str], None],
 ) -> None:
     # The durability="sync" graph only differs from the default one with a checkpointer.
-    names: tuple[VariantName, ...] = SYSTEMS if kind == "none" else TIMED
+    names: tuple[VariantName, ...] = (*SYSTEMS, FLOOR) if kind == "none" else TIMED
     with open_saver(kind, workdir, uri) as saver:
         built = {name: build(name, saver) for name in names}
         for system in built.values():  # warm-up: lazy imports, schema caches
@@ -206,9 +207,11 @@ def _time_one_saver(
                         per_step[name].append(seconds * 1000 / steps)
                         cpu_per_step[name].append(cpu * 1000 / steps)
                 base, cpu_base = per_step["create_agent"], cpu_per_step["create_agent"]
+                floor = per_step[FLOOR]
                 for name in names:
                     ratios = [t / b for t, b in zip(per_step[name], base, strict=True)]
                     cpu_ratios = [t / b for t, b in zip(cpu_per_step[name], cpu_base, strict=True)]
+                    floor_ratios = [t / b for t, b in zip(per_step[name], floor, strict=True)]
                     rows.append(
                         {
                             "saver": kind,
@@ -218,8 +221,18 @@ def _time_one_saver(
                             "reps": reps,
                             "ms_per_step": statistics.median(per_step[name]),
                             "ratio_to_create_agent": statistics.median(ratios),
+                            "ratios_to_create_agent": ratios,
+                            "ratio_to_floor": statistics.median(floor_ratios),
+                            "ratios_to_floor": floor_ratios,
                             "cpu_ms_per_step": statistics.median(cpu_per_step[name]),
                             "cpu_ratio_to_create_agent": statistics.median(cpu_ratios),
+                            "cpu_ratios_to_create_agent": cpu_ratios,
+                            "cpu_ratios_to_floor": [
+                                t / b
+                                for t, b in zip(
+                                    cpu_per_step[name], cpu_per_step[FLOOR], strict=True
+                                )
+                            ],
                             "samples_ms": per_step[name],
                         }
                     )
@@ -353,6 +366,7 @@ def fresh_process_resume(
             "history_steps": settings.resume_history,
         }
         row.update({k: statistics.median(s[k] for s in samples[name]) for k in keys})
+        row["resume_samples_ms"] = [s["resume_ms"] for s in samples[name]]  # round r = index r
         rows.append(row)
         log(f"resume {name}: " + ", ".join(f"{k}={row[k]:.1f}" for k in keys))
     return rows

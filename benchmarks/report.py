@@ -11,6 +11,7 @@ from benchmarks.long_thread import FLAT_LIMIT, LONG_SYSTEMS, flat_targets
 from benchmarks.systems import (
     BASELINE,
     CREATE_AGENT_FACE,
+    FLOOR,
     LABELS,
     MIDDLEWARE_LABEL,
     SYNC_GRAPH,
@@ -66,6 +67,90 @@ def _time_target(time_rows: list[Row], saver: str, limit: float) -> Row | None:
         worst["ratio_to_create_agent"],
         limit,
         detail=f"worst {worst['steps']} steps x {worst['calls']} calls; per case {cases}",
+        unit="x",
+    )
+
+
+def _spread(ratios: list[float]) -> str:
+    """A median ratio with its spread: ``median (min-max, n rounds)``."""
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}, n={len(ratios)})"
+
+
+LONG_RUN = 50
+ISSUE_TARGETS: tuple[tuple[int, str, float], ...] = (
+    # (steps, versus, limit): the close-to-the-floor targets, judged per saver; LONG_RUN steps
+    # (the longest measured run where the sizes have none, as in --quick) and 1 x 1
+    (LONG_RUN, "create_agent", 0.6),
+    (LONG_RUN, FLOOR, 1.5),
+    (1, "create_agent", 0.8),
+)
+
+
+def _floor_targets(time_rows: list[Row]) -> list[Row]:
+    """Per step on SQLite and PostgreSQL: the graph against create_agent and the floor, as the
+    median of the per-round ratios of one run (the worst case of the matching cases)."""
+    out: list[Row] = []
+    measured = {r["steps"] for r in time_rows}
+    if not measured:
+        return out
+    for saver in ("sqlite", "postgres"):
+        for wanted, versus, limit in ISSUE_TARGETS:
+            steps = wanted if wanted in measured or wanted == 1 else max(measured)
+            what = "one-call runs (1 x 1)" if steps == 1 else f"{steps}-step runs"
+            cases = [
+                r
+                for r in time_rows
+                if r["saver"] == saver
+                and r["system"] == OURS
+                and r["steps"] == steps
+                and (steps != 1 or r["calls"] == 1)
+            ]
+            key = "ratios_to_floor" if versus == FLOOR else "ratios_to_create_agent"
+            cpu_key = f"cpu_{key}"
+            cases = [r for r in cases if key in r]
+            if not cases:
+                continue
+            worst = max(cases, key=lambda r: statistics.median(r[key]))
+            per_case = "; ".join(
+                f"{r['steps']}x{r['calls']}: {_spread(r[key])}"
+                + (f", CPU {_spread(r[cpu_key])}" if cpu_key in r else "")
+                for r in cases
+            )
+            out.append(
+                _target(
+                    f"{what}, {saver}, vs {versus}",
+                    f"graph <= {limit}x {versus} per step (median of the rounds, each case)",
+                    statistics.median(worst[key]),
+                    limit,
+                    detail=f"wall median (min-max, rounds) per case, then the same ratio of the "
+                    f"benchmark process's CPU time (all its threads): {per_case}",
+                    unit="x",
+                )
+            )
+    return out
+
+
+def _resume_ratio_target(resume: dict[str, Row]) -> Row | None:
+    """A fresh process's resume (setup + call) against create_agent's, round by round."""
+    if OURS not in resume or BASELINE not in resume:
+        return None
+    base = resume[BASELINE].get("resume_samples_ms")
+    if not base:
+        return None
+    per = {
+        n: [a / b for a, b in zip(resume[n]["resume_samples_ms"], base, strict=True)]
+        for n in (OURS, AGENT)
+        if n in resume
+    }
+    worst = max(per, key=lambda n: statistics.median(per[n]))
+    return _target(
+        "resume in a new process vs create_agent (SQLite)",
+        "setup + resume call <= 0.8x create_agent's (graph and ReActAgent, median of the rounds)",
+        statistics.median(per[worst]),
+        0.8,
+        detail="; ".join(
+            f"{'graph' if n == OURS else 'ReActAgent'} {_spread(v)}" for n, v in per.items()
+        ),
         unit="x",
     )
 
@@ -129,6 +214,7 @@ def targets(results: dict[str, Any]) -> list[Row]:
         row = _time_target(time_rows, saver, limit)
         if row:
             out.append(row)
+    out.extend(_floor_targets(time_rows))
     overhead = _overhead_target(time_rows)
     if overhead:
         out.append(overhead)
@@ -176,6 +262,9 @@ def targets(results: dict[str, Any]) -> list[Row]:
                 unit=" ms",
             )
         )
+    resume_ratio = _resume_ratio_target(resume)
+    if resume_ratio:
+        out.append(resume_ratio)
     imports = {r["label"]: r["median_ms"] for r in results["imports"]}
     paired = results.get("import_added") or {}
     if paired:
@@ -286,7 +375,7 @@ def markdown(results: dict[str, Any], only: list[str] | None = None) -> str:
     )
     if only is not None:
         return "\n\n".join(parts + _long_sections(results)) + "\n"
-    header = ["checkpointer", "steps x calls", *TIMED]
+    header = ["checkpointer", "steps x calls", *TIMED, f"{OURS} / {FLOOR}"]
     rows = []
     for r in results["time"]:
         if r["system"] != SYSTEMS[0]:
@@ -305,11 +394,14 @@ def markdown(results: dict[str, Any], only: list[str] | None = None) -> str:
                 else "-"
                 for s in TIMED
             ]
+            + [_spread(by[OURS]["ratios_to_floor"]) if "ratios_to_floor" in by[OURS] else "-"]
         )
     parts.append(
         "### Median ms per step (ratio to create_agent, runs alternated)\n\n"
         f"`{SYNC_GRAPH}` runs only with a checkpointer (without one, durability changes "
-        "nothing).\n\n" + _table(header, rows)
+        f"nothing). `{FLOOR}`: LangGraph alone making the same calls and checkpoints. The last "
+        "column: the package's graph over the floor, median of the rounds (min-max, rounds)."
+        "\n\n" + _table(header, rows)
     )
     mw = results.get("middleware") or []
     mw_systems = [s for s in ("dynavec_graph", CREATE_AGENT_FACE, "create_agent") if s in LABELS]
@@ -360,7 +452,7 @@ def markdown(results: dict[str, Any], only: list[str] | None = None) -> str:
     parts.append(
         "### CPU ms per step of the benchmark process (ratio to create_agent)\n\n"
         "Less sensitive to other load on the machine; excludes the PostgreSQL server's CPU "
-        "and I/O waits.\n\n" + _table(header, crows)
+        "and I/O waits.\n\n" + _table(header[:-1], crows)
     )
     srows = []
     for saver in dict.fromkeys(r["saver"] for r in results["storage"]):
@@ -524,7 +616,11 @@ def plot(results: dict[str, Any], path: Path) -> None:
     cols = max(len(savers), len(ssavers), 1)
     fig, axes = plt.subplots(2, cols, figsize=(4.2 * cols, 7.5), squeeze=False)
     colors = dict(
-        zip(TIMED, ("tab:blue", "tab:cyan", "tab:red", "tab:orange", "tab:purple"), strict=True)
+        zip(
+            TIMED,
+            ("tab:blue", "tab:cyan", "tab:red", "tab:orange", "tab:purple", "tab:gray"),
+            strict=True,
+        )
     )
     for i, saver in enumerate(savers):
         ax = axes[0][i]

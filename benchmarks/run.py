@@ -2,8 +2,11 @@
 
 Systems (same scripted zero-latency model, same tools, one process run):
 ``dynavec_langgraph.create_react_agent``, ``dynavec_langgraph.ReActAgent``,
-``langchain.agents.create_agent``, ``langgraph.prebuilt.create_react_agent`` (v2).
-A throwaway PostgreSQL server is started for the PostgreSQL cases.
+``langchain.agents.create_agent``, ``langgraph.prebuilt.create_react_agent`` (v2); in the time
+part also the floor (LangGraph alone making the same calls and checkpoints, see
+``benchmarks.systems.floor_graph``). A throwaway PostgreSQL server is started for the
+PostgreSQL cases. ``python -m benchmarks.profile_step`` profiles a step of the package and of
+the floor.
 """
 
 from __future__ import annotations

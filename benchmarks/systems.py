@@ -27,11 +27,15 @@ SYSTEMS: Final[tuple[SystemName, ...]] = (
     "create_agent",
     "prebuilt_react_v2",
 )
-VariantName = Literal[SystemName, "dynavec_graph_sync", "dynavec_create_agent"]
+VariantName = Literal[SystemName, "dynavec_graph_sync", "dynavec_create_agent", "floor"]
 SYNC_GRAPH: Final = "dynavec_graph_sync"
 """The package's graph invoked with ``durability="sync"``, as ``ReActAgent`` invokes it: the
 like-for-like baseline of the ReActAgent overhead (timed only where there is a checkpointer)."""
-TIMED: Final[tuple[VariantName, ...]] = (*SYSTEMS, SYNC_GRAPH)
+FLOOR: Final = "floor"
+"""A minimal LangGraph graph (model node, tool node, ``add_messages``) making the same model and
+tool calls with the same checkpoints as the package's graph (one checkpointed step per model
+turn and per tool call) and nothing else: what LangGraph itself costs (time per step only)."""
+TIMED: Final[tuple[VariantName, ...]] = (*SYSTEMS, SYNC_GRAPH, FLOOR)
 CREATE_AGENT_FACE: Final = "dynavec_create_agent"
 """``dynavec_langgraph.create_agent`` (create_agent's face of the package's factory), built with
 the same tools and middleware as ``langchain.agents.create_agent``: the middleware part."""
@@ -44,6 +48,9 @@ LABELS: Final[dict[str, str]] = {
     SYNC_GRAPH: 'dynavec_langgraph.create_react_agent invoked with durability="sync" '
     "(as ReActAgent does; time per step only)",
     CREATE_AGENT_FACE: "dynavec_langgraph.create_agent (with middleware only)",
+    FLOOR: "a minimal LangGraph StateGraph (a model node, a tool node running one call per "
+    "step, add_messages): the same model and tool calls and checkpoints, nothing else "
+    "(time per step only)",
 }
 SYSTEM_PROMPT: Final = "You are a benchmark agent. Use the tools, then answer."
 GOAL: Final = "Look things up, then answer."
@@ -268,6 +275,11 @@ def build(
     script = script or Script()
     model = ScriptedChatModel(policy=script)
     system = System(name, script, model, checkpointer)
+    if name == FLOOR:
+        if io_latency is not None:
+            raise ValueError("the floor is timed synchronously only (no io_latency)")
+        system.graph = floor_graph(model, checkpointer)
+        return system
     if name == CREATE_AGENT_FACE:  # the drop-in: create_agent's arguments, LangChain tools
         from dynavec_langgraph import create_agent as dynavec_create_agent
 
@@ -315,3 +327,52 @@ def build(
             model, lc_tools, prompt=SYSTEM_PROMPT, checkpointer=checkpointer, version="v2"
         )
     return system
+
+
+def floor_graph(model: ScriptedChatModel, checkpointer: Any) -> Any:
+    """The floor: a plain LangGraph ``StateGraph`` making the package's model and tool calls.
+
+    A model node (the system prompt, then the thread's messages, to the model with the tools
+    bound once) and a tool node (plain synchronous functions) that runs the first unanswered
+    call of the last model turn, one call per step, as the package does; ``add_messages`` as
+    the reducer. No views, no policy, no digests, no claims: every checkpoint the package
+    writes, and nothing else.
+    """
+    from langchain_core.messages import SystemMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    transfer = _transfer_tool("langgraph", None)
+    tools: dict[str, Any] = {"lookup": lookup, "transfer": transfer.func}
+    bound = model.bind_tools([lookup, transfer])
+    system = SystemMessage(SYSTEM_PROMPT)
+
+    def pending(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+        answered: set[str] = set()
+        for m in reversed(messages):
+            if isinstance(m, AIMessage):
+                return [dict(c) for c in m.tool_calls if c["id"] not in answered]
+            if isinstance(m, ToolMessage):
+                answered.add(m.tool_call_id)
+        return []
+
+    def agent(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [bound.invoke([system, *state["messages"]])]}
+
+    def run_tool(state: dict[str, Any]) -> dict[str, Any]:
+        call = pending(state["messages"])[0]
+        result = tools[call["name"]](**call["args"])
+        return {"messages": [ToolMessage(str(result), tool_call_id=call["id"], name=call["name"])]}
+
+    def route(state: dict[str, Any]) -> str:
+        return "tools" if pending(state["messages"]) else "agent"
+
+    def after_agent(state: dict[str, Any]) -> str:
+        return "tools" if pending(state["messages"]) else END
+
+    graph: Any = StateGraph(MessagesState)  # nodes take the state as a plain dict
+    graph.add_node("agent", agent)
+    graph.add_node("tools", run_tool)
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", after_agent, ["tools", END])
+    graph.add_conditional_edges("tools", route, ["tools", "agent"])
+    return graph.compile(checkpointer=checkpointer)

@@ -463,6 +463,15 @@ class AgentTool(BaseTool):
         return await self._arun_raising(arguments, run.shared)
 
 
+# LangChain's ``BaseTool.run`` / ``arun`` look for a ``RunnableConfig`` parameter with
+# ``typing.get_type_hints(self._run)`` on every tool call (``_get_runnable_config_param`` in
+# ``langchain_core.tools.base``, langchain-core 1.x). This module's postponed annotations are
+# strings, so each call compiled three ``ForwardRef``s; resolved once here, the lookup finds
+# types and compiles nothing (tests/test_tools.py pins it).
+for _method in (AgentTool._run, AgentTool._arun):
+    _method.__annotations__ = get_type_hints(_method)
+
+
 def _fields_of(
     func: ToolFunc,
     name: str | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 from benchmarks.long_thread import LONG_SAVERS, LONG_SYSTEMS
 from benchmarks.measure import IMPORTS, MIDDLEWARE_SAVERS, MIDDLEWARE_SYSTEMS, Settings
 from benchmarks.savers import SAVERS
-from benchmarks.systems import SYNC_GRAPH, SYSTEMS, TIMED
+from benchmarks.systems import FLOOR, SYNC_GRAPH, SYSTEMS, TIMED
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,17 +35,22 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     quick = Settings.quick()
 
     time_cases = {(r["saver"], r["steps"], r["calls"], r["system"]) for r in results["time"]}
-    # The durability="sync" graph (ReActAgent's like-for-like baseline) only with a checkpointer.
-    assert time_cases == set(product(("none",), quick.steps, quick.calls, SYSTEMS)) | set(
+    # The durability="sync" graph (ReActAgent's like-for-like baseline) only with a checkpointer;
+    # the floor (LangGraph alone) with every checkpointer.
+    assert time_cases == set(product(("none",), quick.steps, quick.calls, (*SYSTEMS, FLOOR))) | set(
         product(("memory", "sqlite", "postgres"), quick.steps, quick.calls, TIMED)
     )
-    assert SYNC_GRAPH not in SYSTEMS
+    assert SYNC_GRAPH not in SYSTEMS and FLOOR in TIMED and FLOOR not in SYSTEMS
     assert len(results["time"]) == len(time_cases)
     for row in results["time"]:
         assert row["ms_per_step"] > 0 and row["cpu_ms_per_step"] > 0
         assert len(row["samples_ms"]) == row["reps"] == quick.reps(row["steps"])
         if row["system"] == "create_agent":
             assert row["ratio_to_create_agent"] == 1.0
+        if row["system"] == FLOOR:
+            assert row["ratio_to_floor"] == 1.0
+        assert len(row["ratios_to_floor"]) == len(row["ratios_to_create_agent"]) == row["reps"]
+        assert row["ratio_to_floor"] > 0
 
     mw_cases = {(r["saver"], r["steps"], r["calls"], r["system"]) for r in results["middleware"]}
     assert mw_cases == set(product(MIDDLEWARE_SAVERS, quick.steps, quick.calls, MIDDLEWARE_SYSTEMS))
@@ -66,6 +71,7 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     for row in resumed.values():
         assert row["import_ms"] > 0 and row["invoke_ms"] > 0
         assert row["resume_ms"] >= row["invoke_ms"]
+        assert len(row["resume_samples_ms"]) == quick.resume_reps
 
     assert {r["label"] for r in results["imports"]} == set(IMPORTS)
     paired = results["import_added"]
@@ -101,6 +107,16 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
         "flat cost on a long thread, sqlite (ReActAgent)",
         "flat cost on a long thread, postgres (graph)",
         "flat cost on a long thread, postgres (ReActAgent)",
+        "resume in a new process vs create_agent (SQLite)",
+    } <= set(judged)
+    assert {
+        f"{what}, {saver}, vs {versus}"
+        for saver in ("sqlite", "postgres")
+        for what, versus in (
+            (f"{max(quick.steps)}-step runs", "create_agent"),  # 50 steps in the full run
+            (f"{max(quick.steps)}-step runs", FLOOR),
+            ("one-call runs (1 x 1)", "create_agent"),
+        )
     } <= set(judged)
     assert any(name.startswith("storage growth") for name in judged)
     assert any(name.startswith("bytes at") for name in judged)
@@ -110,6 +126,7 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     assert plot.stat().st_size > 10_000
     markdown = (tmp_path / "results.md").read_text()
     assert "### Targets" in markdown and all(s in markdown for s in TIMED)
+    assert f"dynavec_graph / {FLOOR}" in markdown
     assert all(f"awaits {ms:g} ms" in markdown for ms in quick.io_latencies_ms)
     assert "One long thread" in markdown and "paused threads" in markdown
     assert markdown in proc.stdout
@@ -134,3 +151,29 @@ def test_quick_temporal_benchmark_reports_every_row(tmp_path: Path) -> None:
     at_once = rows["resumed_at_once"]
     assert at_once["threads"] == 6
     assert at_once["one_worker_per_s"] > 0 and at_once["two_workers_per_s"] > 0
+
+
+def test_profile_step_profiles_the_package_and_the_floor() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_step", "--steps", "3", "--top", "5"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = proc.stdout
+    for name in ("dynavec_graph", FLOOR):
+        assert f"== {name}: 3 steps on SQLite" in out
+    assert out.count("-- by own time") == out.count("-- by cumulative time") == 2
+    assert "stream (pregel/main.py" in out  # LangGraph's loop: the top cumulative entry
+    bad = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_step", "nope"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert bad.returncode == 2 and "unknown system(s) ['nope']" in bad.stderr

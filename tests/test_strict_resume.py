@@ -362,6 +362,55 @@ def test_a_late_answer_streamed_warns_too() -> None:
         list(graph.stream(Command(resume="rejected"), _cfg("late"), stream_mode="updates"))
 
 
+def test_an_answer_in_time_builds_no_state_snapshot(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The late-answer check reads the paused thread's checkpoint once and sees its pause;
+    LangGraph's whole state snapshot (every task prepared, every channel read: a sixth of a
+    resume's CPU) is built only when no pause is there (the late answers above)."""
+    with SqliteSaver.from_conn_string(str(tmp_path / "t.db")) as saver:
+        graph = create_react_agent(
+            ScriptedChatModel(turns=[[{"name": "pay", "args": {"to": "a"}}], "Done."]),
+            [pay],
+            checkpointer=saver,
+        )
+        graph.invoke({"messages": [HumanMessage("pay a")]}, _cfg("t"))
+        assert graph.get_state(_cfg("t")).interrupts
+
+        def no_snapshot(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a resume of a paused thread built a state snapshot")
+
+        monkeypatch.setattr(graph, "get_state", no_snapshot)
+        monkeypatch.setattr(graph, "aget_state", no_snapshot)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnappliedResumeWarning)
+            out = graph.invoke(Command(resume="approved"), _cfg("t"))
+    assert out["messages"][-1].content == "Done." and LEDGER == ["pay a approved"]
+
+
+async def test_an_answer_in_time_builds_no_state_snapshot_async(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same with ``ainvoke`` (the in-memory saver: the sync ``SqliteSaver`` has no
+    async methods)."""
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"to": "a"}}], "Done."]),
+        [pay],
+        checkpointer=InMemorySaver(),
+    )
+    await graph.ainvoke({"messages": [HumanMessage("pay a")]}, _cfg("t"))
+
+    def no_snapshot(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a resume of a paused thread built a state snapshot")
+
+    monkeypatch.setattr(graph, "get_state", no_snapshot)
+    monkeypatch.setattr(graph, "aget_state", no_snapshot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnappliedResumeWarning)
+        out = await graph.ainvoke(Command(resume="approved"), _cfg("t"))
+    assert out["messages"][-1].content == "Done." and LEDGER == ["pay a approved"]
+
+
 def test_a_late_answer_under_strict_resume_raises_and_changes_nothing() -> None:
     """A single value too (LangGraph accepts one with nothing pending for a static
     breakpoint; this thread is at none), with LangGraph's error and reason."""

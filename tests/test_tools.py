@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import typing
 from collections import Counter
 from typing import Any, Literal
 
@@ -317,6 +319,29 @@ def test_sync_tool_invoke_and_execute() -> None:
     assert add.execute('{"a": 3, "b": 4}') == "7"
     assert add.invoke({"a": 3, "b": 4}) == "7"
     assert calls["add"] == 3
+
+
+def test_a_tool_call_resolves_no_annotations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LangChain's ``BaseTool.run``/``arun`` read ``get_type_hints(self._run)`` on every call
+    (``_get_runnable_config_param``, langchain-core 1.x): ``AgentTool``'s ``_run``/``_arun``
+    carry resolved annotations, so a call compiles no ``ForwardRef`` (it compiled three)."""
+    made = Counter[str]()
+    real_init = typing.ForwardRef.__init__
+
+    def counting_init(self: typing.ForwardRef, *args: Any, **kwargs: Any) -> None:
+        made[str(args[0]) if args else "?"] += 1
+        real_init(self, *args, **kwargs)
+
+    @tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    monkeypatch.setattr(typing.ForwardRef, "__init__", counting_init)
+    assert add.invoke({"a": 3, "b": 4}) == "7"
+    assert asyncio.run(add.ainvoke({"a": 1, "b": 2})) == "3"
+    assert made == Counter()
+    hints = [*AgentTool._run.__annotations__.values(), *AgentTool._arun.__annotations__.values()]
+    assert hints and not any(isinstance(h, str) for h in hints)
 
 
 async def test_sync_tool_from_async_code() -> None:
