@@ -49,8 +49,10 @@ from dynavec_langgraph._errors import (
     InvalidInputError,
     InvalidOptionError,
 )
+from dynavec_langgraph._exactly_once import in_doubt_pauses
 from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._pause_value import ALL_DECISIONS, interrupt_fields
+from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming import Answer, aresuming, refuse_if_paused
 from dynavec_langgraph.savers import resolve_checkpointer
 
@@ -187,6 +189,9 @@ def _response_schema(
 
 
 def _reason(value: Mapping[str, Any], call: Mapping[str, Any] | None) -> Reason:
+    payload = value.get("payload")
+    if isinstance(payload, Mapping) and payload.get("in_doubt") is True:
+        return "confirmation"  # a call that may have run: confirm running it again
     if call is not None and value.get("name") == call.get("name"):
         return "tool_call"  # require_approval: the call itself is under review
     if call is not None:
@@ -639,6 +644,57 @@ def _new_messages(given: Sequence[Message], stored: Sequence[BaseMessage]) -> li
     return [m for m in new if m is not None]
 
 
+async def _ask_in_doubt(graph: Any, config: RunnableConfig, thread_id: str) -> None:
+    """A pause whose approved call's run died (the call may have run): ask the call's
+    in-doubt question now, under the thread's lock (nothing runs), as the guarded resume does
+    before applying an answer (:func:`~dynavec_langgraph._resuming.aresuming`)."""
+    saver = graph.checkpointer
+    async with aresume_lock(saver, thread_id):
+        snapshot = await graph.aget_state(config)
+        if snapshot.interrupts and in_doubt_pauses(
+            await saver.aget_tuple(config), snapshot.interrupts
+        ):
+            await graph.ainvoke(None, config)
+
+
+async def _new_turn(
+    graph: Any, run: RunAgentInput, config: RunnableConfig
+) -> AsyncIterator[BaseEvent]:
+    """A run without resume entries: a paused thread shows its pauses again (the in-doubt
+    question first where a crash made one stale; a new message is refused); a thread whose
+    run stopped without a pause (a crash) is continued first (a call with ``on_crash="ask"``
+    pauses in doubt); then the new user messages run."""
+    before = await graph.aget_state(config)
+    if before.interrupts:
+        await _ask_in_doubt(graph, config, run.thread_id)
+        before = await graph.aget_state(config)
+    stored = (before.values or {}).get(MESSAGES_KEY) or []
+    new = _new_messages(run.messages, stored)
+    if before.interrupts:
+        if new:
+            refuse_if_paused(run.thread_id, before.interrupts)
+        return  # no new message: the run ends with the pending pauses' outcome
+    if before.next or before.tasks:  # a run that stopped without a pause: continue it first
+        async with aresuming(
+            graph, graph.checkpointer, run.thread_id, Answer(), config, crashed="continue"
+        ) as plan:
+            async for event in _graph_events(graph, plan.graph_input, config):
+                yield event
+            after = await graph.aget_state(config)
+            plan.settle(after.interrupts)
+        if after.interrupts:
+            return  # the new messages wait: the client sends them again with its next run
+    elif not new:
+        raise InvalidInputError(
+            "the run has no new user message and no resume entries: send a message, "
+            "or answer the pending interrupts in 'resume'",
+            "messages",
+        )
+    if new:
+        async for event in _graph_events(graph, {MESSAGES_KEY: new}, config):
+            yield event
+
+
 async def stream_run(
     graph: Any,
     run: RunAgentInput,
@@ -674,17 +730,7 @@ async def stream_run(
                 after = await graph.aget_state(config)
                 plan.settle(after.interrupts)
         else:
-            before = await graph.aget_state(config)
-            refuse_if_paused(run.thread_id, before.interrupts)
-            stored = (before.values or {}).get(MESSAGES_KEY) or []
-            new = _new_messages(run.messages, stored)
-            if not new:
-                raise InvalidInputError(
-                    "the run has no new user message and no resume entries: send a message, "
-                    "or answer the pending interrupts in 'resume'",
-                    "messages",
-                )
-            async for event in _graph_events(graph, {MESSAGES_KEY: new}, config):
+            async for event in _new_turn(graph, run, config):
                 yield event
     except DynavecError as error:
         code = error.code if isinstance(error, _Refused) else type(error).__name__

@@ -274,6 +274,38 @@ def _file_lock(database: str, thread_id: str) -> Iterator[None]:
         os.close(fd)
 
 
+_RELEASING: set[asyncio.Future[Any]] = set()
+"""Releases of file locks whose taking was cancelled, running in worker threads."""
+
+
+@asynccontextmanager
+async def _afile_lock(database: str, thread_id: str) -> AsyncIterator[None]:
+    """:func:`_file_lock` with its file calls (stat, open, flock, unlink) in a worker thread:
+    the event loop never makes a blocking call (``langgraph dev`` refuses them in a custom
+    route, e.g. the AG-UI app's). A task cancelled while the lock is being taken releases it
+    once taken."""
+    held = _file_lock(database, thread_id)
+    entering = asyncio.ensure_future(asyncio.to_thread(held.__enter__))
+    try:
+        await asyncio.shield(entering)
+    except asyncio.CancelledError:
+
+        def release(done: asyncio.Future[None]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                releasing = asyncio.ensure_future(
+                    asyncio.to_thread(held.__exit__, None, None, None)
+                )
+                _RELEASING.add(releasing)
+                releasing.add_done_callback(_RELEASING.discard)
+
+        entering.add_done_callback(release)
+        raise
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(held.__exit__, None, None, None)
+
+
 def _locked_file(directory: Path, path: Path, thread_id: str) -> int:
     while True:
         try:
@@ -617,7 +649,7 @@ async def aresume_lock(
         if _is_sqlite(target):
             database = await _asqlite_file(target)
             if database is not None:
-                stack.enter_context(_file_lock(database, thread_id))
+                await stack.enter_async_context(_afile_lock(database, thread_id))
                 exclusive = True
         elif _is_postgres(target):
             await stack.enter_async_context(_apg_lock(target.conn, thread_id))
