@@ -62,8 +62,8 @@ AUTH_USER_KEY: Final = "langgraph_auth_user"
 """``config["configurable"]["langgraph_auth_user"]``: the user a LangGraph API server with custom
 auth (``langgraph.json`` ``"auth"``, a ``langgraph_sdk.Auth`` handler) signed in for the run,
 as its handler returned it (``identity``, ``is_authenticated``, ``permissions``, any other
-field). The server sets it on every run and strips it from what a client sends; a server
-without auth sets ``None``."""
+field). ``langgraph-api`` sets it on every run and strips it from what a client sends; a server
+without auth sets ``None``. Aegra 0.6.0 keeps one a client sent (docs/scale-out.md)."""
 AUTH_PERMISSIONS_KEY: Final = "langgraph_auth_permissions"
 """``config["configurable"]["langgraph_auth_permissions"]``: that user's permissions."""
 IN_DOUBT_KEY: Final = "dynavec_in_doubt"
