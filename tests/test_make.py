@@ -42,9 +42,16 @@ def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
 
 
 def test_make_test_installs_the_rest_and_runs_the_whole_suite(tmp_path: Path) -> None:
-    plan = _plan("test", tmp_path / "venv")
+    tools = tmp_path / "tools"
+    plan = _plan("test", tmp_path / "venv", f"TOOLS={tools}", f"UV={tools}/uv/bin/uv")
 
-    assert any(line.endswith("pip install -q -e '.[dev]'") for line in plan)
+    # the dev extras with uv, bytecode compiled (the tests' child processes import LangGraph
+    # from it), and with pip when uv fails
+    uv = f"{tools}/uv/bin/uv pip install -q --compile-bytecode --python {tmp_path}/venv/bin/python"
+    assert any(line.strip().startswith(f"{uv} -e '.[dev]'") for line in plan), plan
+    assert any(line.strip().endswith("pip install -q -e '.[dev]'; }") for line in plan), plan
+    # mypy's cache outside the clone: a fresh clone re-checks only what changed
+    assert f"{tmp_path}/venv/bin/mypy --strict --cache-dir {tools}/mypy" in plan
     # every test: on pytest-xdist workers (a module per worker) but the `timing` ones, then those
     python = f"{tmp_path}/venv/bin/python"
     assert f'{python} -m pytest -n 4 --dist loadfile --durations=20 -m "not timing"' in plan
