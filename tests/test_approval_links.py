@@ -13,8 +13,6 @@ transfer's ledger counts its runs. The token itself without a server:
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,9 +27,15 @@ import dynavec_langgraph
 from dynavec_langgraph import ApproverRefusedError, InvalidLinkError
 from dynavec_langgraph.links import LinkKeys, approval_links, sign_link
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
-from tests.test_approvals_auth_server import GRAPHS, REPO, TOKENS, Server, auth_file
+from tests.test_approvals_auth_server import (
+    GRAPHS,
+    REPO,
+    TOKENS,
+    Server,
+    auth_file,
+    langgraph_dev,
+)
 from tests.test_link_tokens import _changed
-from tests.test_studio import LANGGRAPH, START_TIMEOUT, _answers, _free_port, _stop
 from tests.webhook import Receiver
 
 OLD = LinkKeys({"k1": "the-old-link-secret-0123456789"})
@@ -57,45 +61,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "auth": {"path": "./auth.py:auth"},
         "http": {"app": "dynavec_langgraph.links:app"},
     }
-    (work / "langgraph.json").write_text(json.dumps(config))
-    ledger, log_path = work / "ledger.jsonl", work / "server.log"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
-    env |= {
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-        "DYNAVEC_DEMO_LEDGER": str(ledger),
+    extra_env = {
         "DYNAVEC_LINK_KEYS": ENV_KEYS,
-        "DYNAVEC_LINK_BASE_URL": url,  # each pause notification carries its approvers' links
+        "DYNAVEC_LINK_BASE_URL": "{url}",  # each pause notification carries its approvers' links
         "DYNAVEC_AUDIT": "1",  # the trail of every run, the links endpoint's too
-        "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
     }
-    argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--config"]
-    argv += [str(work / "langgraph.json"), "--no-browser", "--no-reload"]
-    with log_path.open("wb") as log:
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=work,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        while not _answers(url):
-            if proc.poll() is not None or time.monotonic() - started > START_TIMEOUT:
-                tail = log_path.read_text(errors="replace")[-4000:]
-                pytest.fail(f"langgraph dev did not come up on {url}:\n{tail}")
-            time.sleep(0.2)  # polling a server that is starting; nothing to wait on instead
-        yield Server(url, ledger)
-        assert "the-old-link-secret" not in log_path.read_text(errors="replace")
-        assert "the-new-link-secret" not in log_path.read_text(errors="replace")
-    finally:
-        _stop(proc)
+    with langgraph_dev(work, config, extra_env) as running:
+        yield running
+    log = (work / "server.log").read_text(errors="replace")
+    assert "the-old-link-secret" not in log and "the-new-link-secret" not in log
 
 
 def _paused(server: Server, graph: str, goal: str, thread: str) -> dict[str, Any]:

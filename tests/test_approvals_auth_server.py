@@ -89,9 +89,12 @@ class Server:
 
 
 @contextmanager
-def langgraph_dev(work: Path, config: dict[str, Any]) -> Iterator[Server]:
-    """``langgraph dev`` in ``work`` serving ``config`` (its ``langgraph.json``); one that
-    does not come up fails the test. Stopped (its process group) on leaving."""
+def langgraph_dev(
+    work: Path, config: dict[str, Any], extra_env: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """``langgraph dev`` in ``work`` serving ``config`` (its ``langgraph.json``), with
+    ``extra_env`` in its environment; its output in ``work/server.log``. One that does not
+    come up fails the test. Stopped (its process group) on leaving."""
     (work / "langgraph.json").write_text(json.dumps(config))
     ledger, log_path = work / "ledger.jsonl", work / "server.log"
     port = _free_port()
@@ -104,6 +107,7 @@ def langgraph_dev(work: Path, config: dict[str, Any]) -> Iterator[Server]:
         "DYNAVEC_DEMO_LEDGER": str(ledger),
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
     }
+    env |= {k: v.replace("{url}", url) for k, v in (extra_env or {}).items()}
     argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--config"]
     argv += [str(work / "langgraph.json"), "--no-browser", "--no-reload"]
     with log_path.open("wb") as log:
