@@ -164,7 +164,9 @@ def test_a_pause_on_one_worker_is_resumed_on_the_other(
     assert paused.interrupt_payload["payload"]["args"] == {"amount": 42}
     assert temporal.status(tid) == "paused"
     first = _state(temporal, tid).worker
-    cluster.worker(first).stop()  # only the other worker is left to resume it
+    stopped = cluster.worker(first)
+    stopped.stop()  # only the other worker is left to resume it
+    assert stopped.proc is not None and stopped.proc.returncode == 0, stopped.tail()  # SIGTERM
     final = temporal.resume("approved", thread_id=tid)
     assert final.termination_reason == "completed"
     assert final.output.startswith("Done: charged ch_")

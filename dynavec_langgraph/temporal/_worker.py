@@ -17,16 +17,19 @@ import dynavec_langgraph.temporal._temporalio  # noqa: F401  (first: names the e
 # isort: split
 
 import asyncio
+import contextlib
 import importlib
 import json
+import logging
 import os
 import socket
+import sys
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from langchain_core.runnables import RunnableConfig
 from temporalio import activity
@@ -427,3 +430,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
 
     asyncio.run(serve())
+    exit_past_the_bridge(0)
+
+
+def exit_past_the_bridge(code: int) -> NoReturn:
+    """End the process once its work is done, without CPython's finalization.
+
+    The Temporal bridge's Tokio threads can take the GIL while the interpreter finalizes and
+    abort the process (``Fatal Python error: PyGILState_Release ... finalizing``, exit -6;
+    temporalio sdk-python issue #300, open in temporalio 1.x): the exit handlers run, the
+    streams are flushed, then ``os._exit`` ends the process before the bridge can be torn down.
+    """
+    import atexit
+
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)

@@ -52,4 +52,11 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if "temporalio.bridge.temporal_sdk_bridge" in sys.modules:
+        # a block used Temporal's client: skip the finalization its bridge can abort (see
+        # dynavec_langgraph.temporal._worker.exit_past_the_bridge; the exit handlers still run)
+        from dynavec_langgraph.temporal._worker import exit_past_the_bridge
+
+        exit_past_the_bridge(code)
+    sys.exit(code)
