@@ -52,6 +52,7 @@ from dynavec_langgraph._errors import (
     unkeyed_text,
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE, STRICT_RESUME, loaded_prebuilt
+from dynavec_langgraph._messages import stamp_input_ids
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
 from dynavec_langgraph._pause_value import describe_pending
 from dynavec_langgraph._persistence.history import keep_conversations
@@ -748,12 +749,14 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
         input = self._check_resume(input, config)
+        stamp_input_ids(input)
         return super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
         input = await self._acheck_resume(input, config)
+        stamp_input_ids(input)
         async for chunk in super().astream(input, config, **kwargs):
             yield chunk
 

@@ -149,6 +149,22 @@ def _with_id(message: BaseMessage, position: int) -> BaseMessage:
     return message.model_copy(update={"id": fresh})
 
 
+def stamp_input_ids(input: Any) -> None:
+    """Give the message objects of a run's input (``{"messages": ...}``) an id, in place,
+    before the run starts, as ``add_messages`` gives a new message one.
+
+    The input is held by LangGraph's ``__start__`` channel, which the loop saves in a
+    background thread while the first task runs; stamped later (by :func:`_with_id`, when
+    ``__start__``'s router reads its write), the object could change while it is being saved,
+    and the checkpoint would differ from the one the run used."""
+    if not isinstance(input, dict):
+        return
+    value = input.get("messages")
+    for message in value if isinstance(value, list | tuple) else (value,):
+        if isinstance(message, BaseMessage) and not message.id:
+            message.id = str(uuid.uuid4())
+
+
 def _new_call_keys(message: AIMessage, view: View, added: set[Any]) -> list[str] | None:
     """The known-id keys of ``message``'s call ids, or ``None`` when one of them is empty,
     repeated or already in the thread (then the full merge gives it a fresh id)."""

@@ -597,3 +597,42 @@ def test_a_paused_thread_resumes_from_a_new_saver(db: str) -> None:
     assert_valid(final)
     assert_same_analysis(final)
     assert Counter({"r:0.0": 1, "r:0.1": 1, "execute pay": 2, "execute pay: approved": 1}) == RUNS
+
+
+class _InputIdsAtPut(InMemorySaver):
+    """Records, when the loop saves the input checkpoint (in its background thread), whether
+    each message object of the input (the ``__start__`` channel) already has its id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str | None] = []
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        start = checkpoint["channel_values"].get("__start__")
+        if metadata.get("source") == "input" and isinstance(start, dict):
+            self.seen.extend(m.id for m in start["messages"] if isinstance(m, BaseMessage))
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["invoke", "ainvoke"])
+def test_the_input_messages_have_their_ids_before_the_input_checkpoint_is_saved(
+    sync: bool,
+) -> None:
+    """The input checkpoint holds the caller's message objects and is serialized in a
+    background thread while the first task runs: their ids are given before the run starts,
+    not by ``__start__``'s router mid-save (which made LangGraph's immutable-checkpoint saver
+    of the reference suite see the saved checkpoint change, now and then, under load)."""
+    saver = _InputIdsAtPut()
+    agent = create_react_agent(
+        ScriptedChatModel(turns=["hi", "again", "ok"]), [], checkpointer=saver
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "ids"}}
+    first, second = HumanMessage("hello"), HumanMessage("world")
+    for message in (first, second):
+        go = {"messages": [message]}
+        out = agent.invoke(go, config) if sync else asyncio.run(agent.ainvoke(go, config))
+        assert message.id is not None
+        assert out["messages"][-2].id == message.id  # the id the run stored is the one given
+    assert saver.seen == [first.id, second.id]
+    out = agent.invoke({"messages": [HumanMessage("kept", id="mine")]}, config)
+    assert [m.id for m in out["messages"] if m.content == "kept"] == ["mine"]  # a given id kept
