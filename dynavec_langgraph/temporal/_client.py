@@ -55,10 +55,10 @@ __all__ = ["TemporalAgent"]
 T = TypeVar("T")
 
 
-def _unknown(thread_id: str) -> NothingToResumeError:
+def _unknown(thread_id: str, consequence: str) -> NothingToResumeError:
     return NothingToResumeError(
-        f"unknown thread {thread_id!r}: no workflow of this task queue's namespace has run it "
-        "(check the thread id, the namespace and the task queue)"
+        f"unknown thread {thread_id!r}: {consequence} (no workflow of this task queue's "
+        "namespace has run it: check the thread id, the namespace and the task queue)"
     )
 
 
@@ -261,7 +261,7 @@ class TemporalAgent:
         handle = await self._handle(thread_id)
         status = await self._status(handle)
         if status is None:
-            raise _unknown(thread_id)
+            raise _unknown(thread_id, "nothing to resume")
         if status != WorkflowExecutionStatus.RUNNING:
             raise NothingToResumeError(not_paused_text(thread_id, "; run() sends a new message"))
         state: Outcome | None = await handle.query(ThreadWorkflow.state)
@@ -341,7 +341,7 @@ class TemporalAgent:
         """Async twin of :meth:`result`."""
         outcome = await self._outcome(thread_id)
         if outcome is None:
-            raise _unknown(thread_id)
+            raise _unknown(thread_id, "nothing to read")
         return _raise_or_result(outcome)
 
     def result(self, thread_id: str) -> AgentResult:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from dynavec_langgraph import _errors, exceptions
-from dynavec_langgraph.records import AgentResult, AgentStep, ToolCall
+from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [
     "ANSWER",
@@ -170,6 +170,15 @@ def encode_result(result: AgentResult) -> dict[str, Any]:
     return data
 
 
+def _payload(payload: Any) -> Any:
+    """The pause's ``messages`` as ``Message`` records again, as ``ReActAgent`` gives them."""
+    messages = payload.get("messages") if isinstance(payload, dict) else None
+    if not isinstance(messages, list):
+        return payload
+    rebuilt = [Message.from_dict(m) if isinstance(m, dict) else m for m in messages]
+    return {**payload, "messages": rebuilt}
+
+
 def decode_result(data: dict[str, Any]) -> AgentResult:
     """The ``AgentResult`` :func:`encode_result` gave.
 
@@ -177,6 +186,9 @@ def decode_result(data: dict[str, Any]) -> AgentResult:
         >>> r = AgentResult("done", [AgentStep(1, "t", [ToolCall("c", "f", "{}")], ["o"])])
         >>> decode_result(encode_result(r)) == r
         True
+        >>> paused = AgentResult("", interrupt_payload={"messages": [Message("user", "hi")]})
+        >>> decode_result(encode_result(paused)).interrupt_payload["messages"]
+        [Message(role='user', content='hi', tool_calls=[], tool_call_id=None)]
     """
     steps = [
         AgentStep(
@@ -194,7 +206,7 @@ def decode_result(data: dict[str, Any]) -> AgentResult:
         termination_reason=data["termination_reason"],
         total_steps=data["total_steps"],
         tool_calls_count=data["tool_calls_count"],
-        interrupt_payload=data.get("interrupt_payload"),
+        interrupt_payload=_payload(data.get("interrupt_payload")),
         structured_response=data.get("structured_response"),
     )
 
