@@ -39,7 +39,7 @@ from dynavec_langgraph.temporal import TemporalAgent, load_agent
 from tests.payment_service import PaymentService
 from tests.pg import PostgresServer
 from tests.temporal_agents import build
-from tests.temporal_cluster import DevServer, WorkerProcess
+from tests.temporal_cluster import DevServer, WorkerProcess, deployment
 from tests.webhook import Receiver
 
 QUEUE = "dynavec-tests"
@@ -108,28 +108,16 @@ def cluster(
     hook = Receiver(folder / "hook.jsonl")
     try:
         hook.start(fail=2)  # two failed tries, then delivered
-        with PaymentService(folder) as payments, DevServer(folder) as server:
+        with PaymentService(folder) as payments:
             env = {
                 "DYNAVEC_TEMPORAL_DB": db,
                 "DYNAVEC_TEMPORAL_PAYMENTS": payments.url,
                 "DYNAVEC_TEMPORAL_GATE": str(gate),
             }
             notify = ("--notify", hook.url)
-            workers: dict[str, WorkerProcess] = {}
-            for name in ("A", "B"):
-                identity = f"worker-{name}"
-                workers[name] = WorkerProcess(
-                    server.address, QUEUE, identity, env, AGENT, folder, notify
-                )
-            try:
-                found = Cluster(server, workers, payments, gate, db, hook)
-                found.ensure_workers()
-                yield found
-            finally:  # the workers first, while their server is up; each by its PID
-                for worker in workers.values():
-                    worker.terminate()
-                for worker in workers.values():
-                    worker.stop()
+            with deployment(folder, QUEUE, AGENT, env, extra=notify) as (server, started):
+                workers = {w.identity[-1]: w for w in started}
+                yield Cluster(server, workers, payments, gate, db, hook)
     finally:
         hook.stop()
         postgres_server.drop_database(db)
@@ -498,3 +486,19 @@ def test_the_client_refuses_an_address_without_a_port() -> None:
 def _state(agent: TemporalAgent, thread_id: str) -> Any:
     """The workflow's last outcome (which worker ran the last segment, which attempt)."""
     return agent._call(agent._outcome(thread_id))
+
+
+def test_every_scenario_left_out_on_temporal_names_a_test_and_says_why() -> None:
+    """tests/temporal_deselected.txt: each line names a test function of its file (a renamed
+    test would otherwise silently run nowhere on Temporal) and gives a reason."""
+    from tests.conftest import temporal_deselected
+
+    entries = temporal_deselected()
+    assert entries
+    for node, reason in entries.items():
+        path, _, name = node.partition("::")
+        function = name.split("[", 1)[0]
+        source = (Path(__file__).parents[1] / path).read_text()
+        assert re.search(rf"^(async )?def {function}\(", source, re.M), node
+        assert "drive" in source.split(f"def {function}(", 1)[1].split(")", 1)[0], node
+        assert len(reason) > 20, node
