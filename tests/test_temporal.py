@@ -399,6 +399,76 @@ def test_expiry_applies_the_default_with_every_client_stopped(cluster: Cluster) 
     assert cluster.keys_for(95) == []  # the call never ran
 
 
+# --- continue-as-new ----------------------------------------------------------------------------
+
+
+def test_a_paused_thread_continues_as_new_and_keeps_its_pause_approvals_and_timer(
+    cluster: Cluster,
+) -> None:
+    """A history budget of 8 events: each pause hands the thread to a new execution (the same
+    workflow id). The pause stays answerable, the first of two approvals is carried over (the
+    same approver is refused again, the second completes it), and an expiry timer set before
+    a continue fires in the execution after it."""
+    tid, quick = _thread("continue"), _thread("continue-quick")
+    with TemporalAgent(
+        cluster.server.address, QUEUE, heartbeat_timeout=HEARTBEAT, history_events=8
+    ) as agent:
+        assert agent.run("quick 83", thread_id=quick).termination_reason == "interrupted"
+        paused = agent.run("wire 82", thread_id=tid)
+        assert paused.termination_reason == "interrupted"
+        assert _runs(agent, tid, at_least=1) >= 1  # continued while paused
+        assert agent.status(tid) == "paused" and agent.result(tid) == paused
+        assert tid in [row.thread_id for row in agent.pending()] or _listed(agent, tid)
+        with pytest.raises(ApproverRefusedError, match="mallory"):
+            agent.resume("approved", thread_id=tid, approver="mallory")
+        once = agent.resume("approved", thread_id=tid, approver="alice")  # 1 of 2
+        assert once.interrupt_payload is not None
+        assert once.interrupt_payload["pending"][0]["approval"]["approved_by"] == ["alice"]
+        assert _runs(agent, tid, at_least=2) >= 2  # the approval so far crossed a continue
+        with pytest.raises(ApproverRefusedError, match="already approved"):
+            agent.resume("approved", thread_id=tid, approver="alice")
+        final = agent.resume("approved", thread_id=tid, approver="bob")
+        assert final.termination_reason == "completed"
+        assert agent.status(tid) == "completed" and agent.result(tid) == final
+        assert cluster.keys_for(82) == [_key(final)]  # charged once
+        deadline = time.monotonic() + TIMEOUT
+        while agent.status(quick) != "completed":  # its timer, in a continued execution
+            assert time.monotonic() < deadline, agent.status(quick)
+            time.sleep(0.2)
+        assert "expired" in agent.result(quick).output.lower()
+        assert _runs(agent, quick, at_least=1) >= 1 and cluster.keys_for(83) == []
+
+
+def _listed(agent: TemporalAgent, thread_id: str) -> bool:
+    """``pending()`` lists the thread within a few seconds (visibility lags a write)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if thread_id in [row.thread_id for row in agent.pending()]:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _runs(agent: TemporalAgent, thread_id: str, *, at_least: int) -> int:
+    """The executions before the thread's current one (its continues), once ``at_least``."""
+
+    async def read() -> int:
+        handle = await agent._handle(thread_id)
+        found: int = await handle.query("runs", result_type=int)
+        return found
+
+    deadline = time.monotonic() + TIMEOUT
+    while (runs := agent._call(read())) < at_least and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return runs
+
+
+def test_a_history_budget_too_small_is_refused() -> None:
+    for bad in (0, 4, 2.5, True, "100"):
+        with pytest.raises(InvalidOptionError, match="history_events"):
+            TemporalAgent("127.0.0.1:7233", QUEUE, history_events=bad)  # type: ignore[arg-type]
+
+
 # --- the doors' errors, follow-up runs, the inbox, notifications -------------------------------
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "ANSWER",
     "EXPIRE",
     "RUN",
+    "Carried",
     "ErrorInfo",
     "Outcome",
     "Pause",
@@ -98,6 +99,24 @@ class Outcome:
 
 
 @dataclass
+class Carried:
+    """What a thread's workflow hands to its next execution when it continues as new.
+
+    Attributes:
+        outcome: the thread after its last segment: the pending pause(s), with the approvals
+            so far in their values, and the checkpoint it stopped at.
+        segments: the segments run so far in the thread's run (numbers keep counting).
+        notified: the interrupt ids already announced (a pause is announced once).
+        runs: the executions so far (1 for the first continue).
+    """
+
+    outcome: Outcome
+    segments: int
+    notified: list[str] = field(default_factory=list)
+    runs: int = 1
+
+
+@dataclass
 class Start:
     """The input of a thread's workflow.
 
@@ -108,6 +127,9 @@ class Start:
         heartbeat_timeout: seconds without a heartbeat of a segment's worker after which
             Temporal retries the segment on another worker (a crashed worker).
         segment_timeout: seconds one attempt of a segment may take at most.
+        history_events: continue as new once the execution's history has this many events
+            (``None``: when Temporal suggests it, about 4,000 events or 4 MB).
+        carried: set on a continued execution: the state it goes on from (no first segment).
     """
 
     thread_id: str
@@ -115,6 +137,8 @@ class Start:
     notify: bool = False
     heartbeat_timeout: float = 10.0
     segment_timeout: float = 3600.0
+    history_events: int | None = None
+    carried: Carried | None = None
 
 
 @dataclass
