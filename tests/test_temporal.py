@@ -39,7 +39,7 @@ from dynavec_langgraph.temporal import TemporalAgent, load_agent
 from tests.payment_service import PaymentService
 from tests.pg import PostgresServer
 from tests.temporal_agents import build
-from tests.temporal_cluster import DevServer, WorkerProcess
+from tests.temporal_cluster import DevServer, WorkerProcess, deployment
 from tests.webhook import Receiver
 
 QUEUE = "dynavec-tests"
@@ -108,28 +108,16 @@ def cluster(
     hook = Receiver(folder / "hook.jsonl")
     try:
         hook.start(fail=2)  # two failed tries, then delivered
-        with PaymentService(folder) as payments, DevServer(folder) as server:
+        with PaymentService(folder) as payments:
             env = {
                 "DYNAVEC_TEMPORAL_DB": db,
                 "DYNAVEC_TEMPORAL_PAYMENTS": payments.url,
                 "DYNAVEC_TEMPORAL_GATE": str(gate),
             }
             notify = ("--notify", hook.url)
-            workers: dict[str, WorkerProcess] = {}
-            for name in ("A", "B"):
-                identity = f"worker-{name}"
-                workers[name] = WorkerProcess(
-                    server.address, QUEUE, identity, env, AGENT, folder, notify
-                )
-            try:
-                found = Cluster(server, workers, payments, gate, db, hook)
-                found.ensure_workers()
-                yield found
-            finally:  # the workers first, while their server is up; each by its PID
-                for worker in workers.values():
-                    worker.terminate()
-                for worker in workers.values():
-                    worker.stop()
+            with deployment(folder, QUEUE, AGENT, env, extra=notify) as (server, started):
+                workers = {w.identity[-1]: w for w in started}
+                yield Cluster(server, workers, payments, gate, db, hook)
     finally:
         hook.stop()
         postgres_server.drop_database(db)
@@ -411,6 +399,76 @@ def test_expiry_applies_the_default_with_every_client_stopped(cluster: Cluster) 
     assert cluster.keys_for(95) == []  # the call never ran
 
 
+# --- continue-as-new ----------------------------------------------------------------------------
+
+
+def test_a_paused_thread_continues_as_new_and_keeps_its_pause_approvals_and_timer(
+    cluster: Cluster,
+) -> None:
+    """A history budget of 8 events: each pause hands the thread to a new execution (the same
+    workflow id). The pause stays answerable, the first of two approvals is carried over (the
+    same approver is refused again, the second completes it), and an expiry timer set before
+    a continue fires in the execution after it."""
+    tid, quick = _thread("continue"), _thread("continue-quick")
+    with TemporalAgent(
+        cluster.server.address, QUEUE, heartbeat_timeout=HEARTBEAT, history_events=8
+    ) as agent:
+        assert agent.run("quick 83", thread_id=quick).termination_reason == "interrupted"
+        paused = agent.run("wire 82", thread_id=tid)
+        assert paused.termination_reason == "interrupted"
+        assert _runs(agent, tid, at_least=1) >= 1  # continued while paused
+        assert agent.status(tid) == "paused" and agent.result(tid) == paused
+        assert tid in [row.thread_id for row in agent.pending()] or _listed(agent, tid)
+        with pytest.raises(ApproverRefusedError, match="mallory"):
+            agent.resume("approved", thread_id=tid, approver="mallory")
+        once = agent.resume("approved", thread_id=tid, approver="alice")  # 1 of 2
+        assert once.interrupt_payload is not None
+        assert once.interrupt_payload["pending"][0]["approval"]["approved_by"] == ["alice"]
+        assert _runs(agent, tid, at_least=2) >= 2  # the approval so far crossed a continue
+        with pytest.raises(ApproverRefusedError, match="already approved"):
+            agent.resume("approved", thread_id=tid, approver="alice")
+        final = agent.resume("approved", thread_id=tid, approver="bob")
+        assert final.termination_reason == "completed"
+        assert agent.status(tid) == "completed" and agent.result(tid) == final
+        assert cluster.keys_for(82) == [_key(final)]  # charged once
+        deadline = time.monotonic() + TIMEOUT
+        while agent.status(quick) != "completed":  # its timer, in a continued execution
+            assert time.monotonic() < deadline, agent.status(quick)
+            time.sleep(0.2)
+        assert "expired" in agent.result(quick).output.lower()
+        assert _runs(agent, quick, at_least=1) >= 1 and cluster.keys_for(83) == []
+
+
+def _listed(agent: TemporalAgent, thread_id: str) -> bool:
+    """``pending()`` lists the thread within a few seconds (visibility lags a write)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if thread_id in [row.thread_id for row in agent.pending()]:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _runs(agent: TemporalAgent, thread_id: str, *, at_least: int) -> int:
+    """The executions before the thread's current one (its continues), once ``at_least``."""
+
+    async def read() -> int:
+        handle = await agent._handle(thread_id)
+        found: int = await handle.query("runs", result_type=int)
+        return found
+
+    deadline = time.monotonic() + TIMEOUT
+    while (runs := agent._call(read())) < at_least and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return runs
+
+
+def test_a_history_budget_too_small_is_refused() -> None:
+    for bad in (0, 4, 2.5, True, "100"):
+        with pytest.raises(InvalidOptionError, match="history_events"):
+            TemporalAgent("127.0.0.1:7233", QUEUE, history_events=bad)  # type: ignore[arg-type]
+
+
 # --- the doors' errors, follow-up runs, the inbox, notifications -------------------------------
 
 
@@ -498,3 +556,19 @@ def test_the_client_refuses_an_address_without_a_port() -> None:
 def _state(agent: TemporalAgent, thread_id: str) -> Any:
     """The workflow's last outcome (which worker ran the last segment, which attempt)."""
     return agent._call(agent._outcome(thread_id))
+
+
+def test_every_scenario_left_out_on_temporal_names_a_test_and_says_why() -> None:
+    """tests/temporal_deselected.txt: each line names a test function of its file (a renamed
+    test would otherwise silently run nowhere on Temporal) and gives a reason."""
+    from tests.conftest import temporal_deselected
+
+    entries = temporal_deselected()
+    assert entries
+    for node, reason in entries.items():
+        path, _, name = node.partition("::")
+        function = name.split("[", 1)[0]
+        source = (Path(__file__).parents[1] / path).read_text()
+        assert re.search(rf"^(async )?def {function}\(", source, re.M), node
+        assert "drive" in source.split(f"def {function}(", 1)[1].split(")", 1)[0], node
+        assert len(reason) > 20, node

@@ -50,15 +50,18 @@ from dynavec_langgraph.temporal._workflow import (
     workflow_id,
 )
 
-__all__ = ["TemporalAgent"]
+__all__ = ["MIN_HISTORY_EVENTS", "TemporalAgent"]
 
 T = TypeVar("T")
+MIN_HISTORY_EVENTS = 5
+"""The smallest ``history_events``: an execution that starts from a carried pause has about
+four events before it can wait for an answer."""
 
 
-def _unknown(thread_id: str) -> NothingToResumeError:
+def _unknown(thread_id: str, consequence: str) -> NothingToResumeError:
     return NothingToResumeError(
-        f"unknown thread {thread_id!r}: no workflow of this task queue's namespace has run it "
-        "(check the thread id, the namespace and the task queue)"
+        f"unknown thread {thread_id!r}: {consequence} (no workflow of this task queue's "
+        "namespace has run it: check the thread id, the namespace and the task queue)"
     )
 
 
@@ -113,6 +116,10 @@ class TemporalAgent:
             dead and the segment retried on another one.
         client: an already connected ``temporalio.client.Client`` for the async verbs (the
             sync verbs connect their own).
+        history_events: a thread's workflow, while paused, continues as new (the same id,
+            the pause and its approvals so far carried over) once its history has this many
+            events; ``None`` (the default): when Temporal suggests it (about 4,000 events).
+            For threads this client starts.
 
     Example::
 
@@ -130,6 +137,7 @@ class TemporalAgent:
         notify: bool = False,
         heartbeat_timeout: float = 10.0,
         client: Client | None = None,
+        history_events: int | None = None,
     ) -> None:
         if not isinstance(address, str) or ":" not in address:
             raise InvalidOptionError(
@@ -138,6 +146,18 @@ class TemporalAgent:
                 "address",
             )
         check_id(task_queue, "task_queue")
+        if history_events is not None and (
+            isinstance(history_events, bool)
+            or not isinstance(history_events, int)
+            or history_events < MIN_HISTORY_EVENTS
+        ):
+            raise InvalidOptionError(
+                f"history_events={history_events!r}: pass a whole number of history events "
+                f"of at least {MIN_HISTORY_EVENTS} (a paused thread's workflow continues as new "
+                "past it), or None to continue when Temporal suggests it",
+                "history_events",
+            )
+        self.history_events = history_events
         self.address = address
         self.task_queue = task_queue
         self.namespace = namespace
@@ -208,7 +228,9 @@ class TemporalAgent:
         client = await self._client()
         start = WithStartWorkflowOperation(
             ThreadWorkflow.run,
-            Start(tid, goal, self.notify, self.heartbeat_timeout),
+            Start(
+                tid, goal, self.notify, self.heartbeat_timeout, history_events=self.history_events
+            ),
             id=workflow_id(tid),
             task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
@@ -261,7 +283,7 @@ class TemporalAgent:
         handle = await self._handle(thread_id)
         status = await self._status(handle)
         if status is None:
-            raise _unknown(thread_id)
+            raise _unknown(thread_id, "nothing to resume")
         if status != WorkflowExecutionStatus.RUNNING:
             raise NothingToResumeError(not_paused_text(thread_id, "; run() sends a new message"))
         state: Outcome | None = await handle.query(ThreadWorkflow.state)
@@ -341,7 +363,7 @@ class TemporalAgent:
         """Async twin of :meth:`result`."""
         outcome = await self._outcome(thread_id)
         if outcome is None:
-            raise _unknown(thread_id)
+            raise _unknown(thread_id, "nothing to read")
         return _raise_or_result(outcome)
 
     def result(self, thread_id: str) -> AgentResult:

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from dynavec_langgraph import _errors, exceptions
-from dynavec_langgraph.records import AgentResult, AgentStep, ToolCall
+from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [
     "ANSWER",
     "EXPIRE",
     "RUN",
+    "Carried",
     "ErrorInfo",
     "Outcome",
     "Pause",
@@ -98,6 +99,24 @@ class Outcome:
 
 
 @dataclass
+class Carried:
+    """What a thread's workflow hands to its next execution when it continues as new.
+
+    Attributes:
+        outcome: the thread after its last segment: the pending pause(s), with the approvals
+            so far in their values, and the checkpoint it stopped at.
+        segments: the segments run so far in the thread's run (numbers keep counting).
+        notified: the interrupt ids already announced (a pause is announced once).
+        runs: the executions so far (1 for the first continue).
+    """
+
+    outcome: Outcome
+    segments: int
+    notified: list[str] = field(default_factory=list)
+    runs: int = 1
+
+
+@dataclass
 class Start:
     """The input of a thread's workflow.
 
@@ -108,6 +127,9 @@ class Start:
         heartbeat_timeout: seconds without a heartbeat of a segment's worker after which
             Temporal retries the segment on another worker (a crashed worker).
         segment_timeout: seconds one attempt of a segment may take at most.
+        history_events: continue as new once the execution's history has this many events
+            (``None``: when Temporal suggests it, about 4,000 events or 4 MB).
+        carried: set on a continued execution: the state it goes on from (no first segment).
     """
 
     thread_id: str
@@ -115,6 +137,8 @@ class Start:
     notify: bool = False
     heartbeat_timeout: float = 10.0
     segment_timeout: float = 3600.0
+    history_events: int | None = None
+    carried: Carried | None = None
 
 
 @dataclass
@@ -170,6 +194,15 @@ def encode_result(result: AgentResult) -> dict[str, Any]:
     return data
 
 
+def _payload(payload: Any) -> Any:
+    """The pause's ``messages`` as ``Message`` records again, as ``ReActAgent`` gives them."""
+    messages = payload.get("messages") if isinstance(payload, dict) else None
+    if not isinstance(messages, list):
+        return payload
+    rebuilt = [Message.from_dict(m) if isinstance(m, dict) else m for m in messages]
+    return {**payload, "messages": rebuilt}
+
+
 def decode_result(data: dict[str, Any]) -> AgentResult:
     """The ``AgentResult`` :func:`encode_result` gave.
 
@@ -177,6 +210,9 @@ def decode_result(data: dict[str, Any]) -> AgentResult:
         >>> r = AgentResult("done", [AgentStep(1, "t", [ToolCall("c", "f", "{}")], ["o"])])
         >>> decode_result(encode_result(r)) == r
         True
+        >>> paused = AgentResult("", interrupt_payload={"messages": [Message("user", "hi")]})
+        >>> decode_result(encode_result(paused)).interrupt_payload["messages"]
+        [Message(role='user', content='hi', tool_calls=[], tool_call_id=None)]
     """
     steps = [
         AgentStep(
@@ -194,7 +230,7 @@ def decode_result(data: dict[str, Any]) -> AgentResult:
         termination_reason=data["termination_reason"],
         total_steps=data["total_steps"],
         tool_calls_count=data["tool_calls_count"],
-        interrupt_payload=data.get("interrupt_payload"),
+        interrupt_payload=_payload(data.get("interrupt_payload")),
         structured_response=data.get("structured_response"),
     )
 

@@ -7,6 +7,11 @@ state only: deterministic) and for the **timer** of the earliest approval deadli
 settles the expired pause with its default outcome with no client running. Each accepted
 answer is one more segment. When the thread's run ends the workflow ends; a later goal on the
 same thread starts a new execution with the same id.
+
+A paused execution whose history passes its budget (``Start.history_events``, or when
+Temporal suggests it: about 4,000 events) **continues as new** under the same id, carrying the
+pending pause (its approvals so far), the segment count and the pauses announced: clients see
+one thread throughout.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import dynavec_langgraph.temporal._temporalio  # noqa: F401  (first: names the e
 # isort: split
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final, NoReturn
@@ -42,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         ANSWER,
         EXPIRE,
         RUN,
+        Carried,
         Outcome,
         Pause,
         SegmentRequest,
@@ -126,26 +133,38 @@ def _deadline(pause: Pause) -> datetime | None:
 class ThreadWorkflow:
     """One thread's run on Temporal (see the module docstring)."""
 
-    def __init__(self) -> None:
-        self._start = Start(thread_id="")
+    @workflow.init
+    def __init__(self, start: Start) -> None:
+        self._start = start
         self._outcome: Outcome | None = None
         self._busy = True  # a segment is executing
         self._request: SegmentRequest | None = None  # an accepted answer for the loop
         self._replies: dict[int, Outcome] = {}
         self._segments = 0
         self._notified: set[str] = set()
+        self._runs = 0  # the executions before this one (continue-as-new)
+        carried = start.carried
+        if carried is not None:  # a continued execution: the pause it holds, answerable at once
+            self._outcome, self._busy = carried.outcome, False
+            self._segments, self._runs = carried.segments, carried.runs
+            self._notified = set(carried.notified)
+            self._replies[carried.outcome.segment] = carried.outcome
 
     # --- the loop -----------------------------------------------------------------------
 
     @workflow.run
     async def run(self, start: Start) -> Outcome:
-        """Run the goal, then answer pauses and settle expiries until the run ends."""
-        self._start = start
-        outcome = await self._execute(
-            SegmentRequest(thread_id=start.thread_id, kind=RUN, goal=start.goal, segment=0)
-        )
+        """Run the goal, then answer pauses and settle expiries until the run ends; continue
+        as new when the history grows past its budget while paused."""
+        if self._outcome is not None:
+            outcome = self._outcome
+        else:
+            outcome = await self._execute(
+                SegmentRequest(thread_id=start.thread_id, kind=RUN, goal=start.goal, segment=0)
+            )
         while outcome.status == "paused":
             await self._notify(outcome)
+            await self._continue_as_new_if_due(outcome)
             waited = await self._wait_for_answer(outcome)
             if waited is None:  # the timer: settle what expired
                 now = workflow.now()
@@ -158,6 +177,28 @@ class ThreadWorkflow:
             outcome = await self._execute(waited)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return outcome
+
+    def _history_full(self) -> bool:
+        info = workflow.info()
+        budget = self._start.history_events
+        if budget is not None and info.get_current_history_length() >= budget:
+            return True
+        return info.is_continue_as_new_suggested()
+
+    async def _continue_as_new_if_due(self, outcome: Outcome) -> None:
+        """A paused execution whose history is full hands the pause to a new execution of
+        the same workflow id (the thread): the pending pause with its approvals so far, the
+        segment count, the pauses announced. Only between segments, once every update
+        handler has replied; an answer accepted meanwhile is run here first."""
+        if not self._history_full():
+            return
+        await workflow.wait_condition(
+            lambda: workflow.all_handlers_finished() or self._request is not None
+        )
+        if self._request is not None:
+            return
+        carried = Carried(outcome, self._segments, sorted(self._notified), self._runs + 1)
+        workflow.continue_as_new(dataclasses.replace(self._start, goal=None, carried=carried))
 
     async def _wait_for_answer(self, outcome: Outcome) -> SegmentRequest | None:
         deadlines = [d for d in map(_deadline, outcome.pauses) if d is not None]
@@ -226,6 +267,11 @@ class ThreadWorkflow:
     def state(self) -> Outcome | None:
         """The thread as of its last segment (``None`` before the first one ends)."""
         return self._outcome
+
+    @workflow.query(name="runs")
+    def runs(self) -> int:
+        """The executions of this thread's run before this one (each continue-as-new)."""
+        return self._runs
 
     @workflow.query(name="busy")
     def busy(self) -> bool:
