@@ -206,6 +206,29 @@ def _the_old_approvals_answer_is_refused(
     assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
 
 
+@pytest.mark.parametrize("door", ["agent", "async"])
+@pytest.mark.service  # child processes and the payment service
+def test_after_a_crash_behind_an_approval_the_read_only_views_show_the_in_doubt_question(
+    db: str, service: PaymentService, tmp_path: Path, door: str
+) -> None:
+    """What ``ReActAgent`` shows of the thread without answering it (``run()``'s
+    ``ThreadPausedError``, ``get_checkpoint`` and ``list_checkpoints``, and their async twins)
+    is the in-doubt question with the key, not the stale ``approve_pay`` the stored state
+    still lists; reading writes nothing (the stored state still lists it) and runs nothing."""
+    key = _approved_and_killed(db, service, tmp_path, door)
+    env = _env(service, tmp_path)
+    proc = _popen(env, "-m", CHILD, "--db", db, "--shape", "approval", door, "views", "t1")
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    shown = json.loads(out.strip().splitlines()[-1])
+    assert shown["stored"] == ["approve_pay"]  # nothing was written
+    assert shown["paused"] == ["in_doubt_pay"], shown
+    for view in (shown["checkpoint"], shown["listed"]):
+        assert view["node_id"] == "in_doubt_pay", shown
+        assert view["payload"]["in_doubt"] is True and view["payload"]["idempotency_key"] == key
+    assert len(service.stats()["requests"]) == 1  # nothing ran
+
+
 @pytest.mark.service  # child processes and the payment service
 def test_after_a_crash_behind_an_approval_an_answer_naming_the_in_doubt_question_applies(
     db: str, service: PaymentService, tmp_path: Path

@@ -18,10 +18,10 @@ DOOR ``raw`` (the compiled graph, LangGraph's default durability), ``agent``
 (``ReActAgent``), ``async`` (its ``arun`` / ``aresume``) or ``astream`` (its ``astream`` /
 ``astream_resume``, read to the end). ACTION ``run`` (ARG: the user's message),
 ``continue`` (``invoke(None)`` / ``resume(thread_id=...)``), ``resume`` (ARG: the decision as
-JSON), ``decide`` (not ``raw``; ARG: ``decisions`` as JSON, ``{node_id: decision}``). The
-line is ``{"ok": true, "interrupts": [values], "messages": [contents]}`` or ``{"ok": false,
-"error": <class name>, "message": ..., "interrupts": [...]}`` (the pauses pending after the
-error).
+JSON), ``decide`` (not ``raw``; ARG: ``decisions`` as JSON, ``{node_id: decision}``),
+``views`` (not ``raw``: prints what the read-only doors show, :func:`_views`). The line is
+``{"ok": true, "interrupts": [values], "messages": [contents]}`` or ``{"ok": false, "error":
+<class name>, "message": ..., "interrupts": [...]}`` (the pauses pending after the error).
 """
 
 from __future__ import annotations
@@ -38,7 +38,14 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from dynavec_langgraph import DynavecError, ReActAgent, create_react_agent, idempotency_key, tool
+from dynavec_langgraph import (
+    DynavecError,
+    ReActAgent,
+    ThreadPausedError,
+    create_react_agent,
+    idempotency_key,
+    tool,
+)
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.scenario import open_saver
@@ -113,6 +120,32 @@ def _connection(db: str) -> str:
     return db if db.startswith("postgresql://") else f"sqlite:///{db}"
 
 
+def _views(agent: ReActAgent, door: str, thread: str) -> dict[str, Any]:
+    """What ``ReActAgent``'s read-only doors show of a paused thread: the node ids
+    ``run()`` refuses with (``ThreadPausedError``), the latest checkpoint's and the newest
+    listed checkpoint's pause (door ``agent``: the sync methods, else their async twins);
+    ``stored``: the pauses the stored state lists."""
+    shown: dict[str, Any] = {}
+    try:
+        if door == "agent":
+            agent.run("pay again", thread_id=thread)
+        else:
+            asyncio.run(agent.arun("pay again", thread_id=thread))
+    except ThreadPausedError as error:
+        shown["paused"] = error.node_ids
+    if door == "agent":
+        latest, listed = agent.get_checkpoint(thread), agent.list_checkpoints(thread)
+    else:
+        latest = asyncio.run(agent.aget_checkpoint(thread))
+        listed = asyncio.run(agent.alist_checkpoints(thread))
+    assert latest is not None
+    shown["checkpoint"] = latest.state["interrupted"]
+    shown["listed"] = listed[-1].state["interrupted"]
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    shown["stored"] = [i.value["node_id"] for i in agent.graph.get_state(config).interrupts]
+    return shown
+
+
 def _sync_door(agent: ReActAgent, action: str, thread: str, arg: str | None) -> None:
     if action == "run":
         agent.run(str(arg), thread_id=thread)
@@ -150,7 +183,7 @@ def main() -> None:
     parser.add_argument("--db", required=True)
     parser.add_argument("--shape", choices=["batch", "approval"], required=True)
     parser.add_argument("door", choices=["raw", "agent", "async", "astream"])
-    parser.add_argument("action", choices=["run", "continue", "resume", "decide"])
+    parser.add_argument("action", choices=["run", "continue", "resume", "decide", "views"])
     parser.add_argument("thread")
     parser.add_argument("arg", nargs="?")
     args = parser.parse_args()
@@ -175,6 +208,9 @@ def main() -> None:
                     checkpointer=saver if args.door == "agent" else _connection(args.db),
                     parallel_tool_calls=args.shape == "batch",
                 )
+                if args.action == "views":
+                    print(json.dumps(_views(agent, args.door, args.thread)))
+                    return
                 if args.door == "agent":
                     _sync_door(agent, args.action, args.thread, args.arg)
                 else:
