@@ -36,6 +36,7 @@ from dynavec_langgraph._errors import (
     ThreadPausedError,
     not_a_message_text,
 )
+from dynavec_langgraph._exactly_once import shown_first
 from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
@@ -435,19 +436,22 @@ class ReActAgent:
         return result
 
     def _read(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
-        """The thread before a run, and its raw checkpoint when another graph may have paused
-        it (see :meth:`_check_run`)."""
+        """The thread before a run, as a door that reads shows it (a pause a crash made
+        stale as its in-doubt question: :func:`shown_first`), and its raw checkpoint when it
+        is paused or another graph may have paused it (see :meth:`_check_run`)."""
         snapshot = self.graph.get_state(plan.config)
-        if not may_be_paused_elsewhere(snapshot):
+        if not snapshot.interrupts and not may_be_paused_elsewhere(snapshot):
             return snapshot, None
-        return snapshot, self.checkpointer.get_tuple(plan.config)
+        stored = self.checkpointer.get_tuple(plan.config)
+        return shown_first(snapshot, stored), stored
 
     async def _aread(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
         """Async twin of :meth:`_read`."""
         snapshot = await self.graph.aget_state(plan.config)
-        if not may_be_paused_elsewhere(snapshot):
+        if not snapshot.interrupts and not may_be_paused_elsewhere(snapshot):
             return snapshot, None
-        return snapshot, await self.checkpointer.aget_tuple(plan.config)
+        stored = await self.checkpointer.aget_tuple(plan.config)
+        return shown_first(snapshot, stored), stored
 
     @staticmethod
     def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:
@@ -1002,14 +1006,20 @@ class ReActAgent:
         ``step_i``, ``interrupted``, ``max_steps_reached``), ``checkpoint_id`` is LangGraph's
         (pass it as ``run(..., resume_from=...)``). ``None`` for an unknown thread or id.
         """
-        snapshot = self.graph.get_state(_config(thread_id, {}, checkpoint_id))
+        config = _config(thread_id, {}, checkpoint_id)
+        snapshot = self.graph.get_state(config)
+        if snapshot.interrupts:  # a pause a crash made stale: its in-doubt question
+            snapshot = shown_first(snapshot, self.checkpointer.get_tuple(config))
         return self._view(thread_id, snapshot) if _exists(snapshot) else None
 
     async def aget_checkpoint(
         self, thread_id: str, checkpoint_id: str | None = None
     ) -> Checkpoint | None:
         """Async twin of :meth:`get_checkpoint`."""
-        snapshot = await self.graph.aget_state(_config(thread_id, {}, checkpoint_id))
+        config = _config(thread_id, {}, checkpoint_id)
+        snapshot = await self.graph.aget_state(config)
+        if snapshot.interrupts:
+            snapshot = shown_first(snapshot, await self.checkpointer.aget_tuple(config))
         return self._view(thread_id, snapshot) if _exists(snapshot) else None
 
     def _boundaries(
@@ -1027,12 +1037,18 @@ class ReActAgent:
         steps and a pause; LangGraph's checkpoints in between (e.g. between two tool calls
         of a batch) are left out. :meth:`get_checkpoint` reads any of them by id.
         """
-        history = list(self.graph.get_state_history(_config(thread_id, {})))
+        config = _config(thread_id, {})
+        history = list(self.graph.get_state_history(config))
+        if history and history[0].interrupts:  # the latest: as get_checkpoint shows it
+            history[0] = shown_first(history[0], self.checkpointer.get_tuple(config))
         return self._boundaries(thread_id, history, limit)
 
     async def alist_checkpoints(self, thread_id: str, limit: int | None = None) -> list[Checkpoint]:
         """Async twin of :meth:`list_checkpoints`."""
-        history = [s async for s in self.graph.aget_state_history(_config(thread_id, {}))]
+        config = _config(thread_id, {})
+        history = [s async for s in self.graph.aget_state_history(config)]
+        if history and history[0].interrupts:
+            history[0] = shown_first(history[0], await self.checkpointer.aget_tuple(config))
         return self._boundaries(thread_id, history, limit)
 
     def audit(self, thread_id: str) -> list[AuditEvent]:

@@ -56,6 +56,7 @@ from typing import Any, Final, Literal, get_args
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphInterrupt
+from langgraph.types import Interrupt
 
 from dynavec_langgraph._errors import (
     InDoubtCallError,
@@ -90,6 +91,7 @@ __all__ = [
     "in_doubt_pauses",
     "keyed",
     "on_crash_of",
+    "shown_first",
     "superseded",
     "with_key",
 ]
@@ -532,6 +534,22 @@ def in_doubt_pauses(tup: Any, interrupts: Sequence[Any]) -> dict[str, InterruptV
         }
         found[str(pending.id)] = _in_doubt_pause(ref, key, False)[2](None)
     return found
+
+
+def shown_first(snapshot: Any, tup: Any) -> Any:
+    """``snapshot`` (a thread's ``StateSnapshot``, read with its checkpoint ``tup``) as a door
+    that only reads shows it: each pause whose approved call's run died (the call may have
+    run) replaced by the call's in-doubt question, which the next run asks first
+    (:func:`in_doubt_pauses`); ``snapshot`` itself when there is none."""
+    if not snapshot.interrupts:
+        return snapshot
+    stale = in_doubt_pauses(tup, snapshot.interrupts)
+    if not stale:
+        return snapshot
+    shown = tuple(
+        Interrupt(value=stale[i.id], id=i.id) if i.id in stale else i for i in snapshot.interrupts
+    )
+    return snapshot._replace(interrupts=shown)
 
 
 def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:

@@ -35,7 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
-from langgraph.types import Interrupt, StateSnapshot
+from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._audit import (
     AUDIT_NS,
@@ -51,7 +51,7 @@ from dynavec_langgraph._audit import (
     with_audit,
 )
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
-from dynavec_langgraph._exactly_once import in_doubt_pauses
+from dynavec_langgraph._exactly_once import shown_first
 from dynavec_langgraph._persistence.connections import postgres_rows
 from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
 from dynavec_langgraph._policy import expired_pauses, expiry_answer, raise_timeouts
@@ -152,17 +152,12 @@ def in_doubt_first(
 ) -> StateSnapshot:
     """``snapshot`` with each pause whose approved call's run died (the call may have run)
     shown as the call's in-doubt question, which the next run asks first
-    (:func:`~dynavec_langgraph._exactly_once.in_doubt_pauses`; one more read of the thread
-    when it is paused)."""
+    (:func:`~dynavec_langgraph._exactly_once.shown_first`; one more read of the thread when
+    it is paused)."""
     if not snapshot.interrupts:
         return snapshot
-    stale = in_doubt_pauses(saver.get_tuple(thread_config(thread_id)), snapshot.interrupts)
-    if not stale:
-        return snapshot
-    shown = tuple(
-        Interrupt(value=stale[i.id], id=i.id) if i.id in stale else i for i in snapshot.interrupts
-    )
-    return snapshot._replace(interrupts=shown)
+    shown: StateSnapshot = shown_first(snapshot, saver.get_tuple(thread_config(thread_id)))
+    return shown
 
 
 _THREADS_SQL = (

@@ -53,6 +53,7 @@ from dynavec_langgraph._signed_in import Answerer, answered_by
 __all__ = [
     "APPROVAL_POINT_KEY",
     "APPROVER_KEY",
+    "ASKS_KEY",
     "EXPIRE",
     "MAX_EXPIRES_IN",
     "POLICY_KEY",
@@ -65,7 +66,9 @@ __all__ = [
     "approver_decision",
     "approver_required",
     "ask_with_policy",
+    "check_asks",
     "checked_options",
+    "declared_asks",
     "expired_pauses",
     "expiry_answer",
     "policy_for",
@@ -88,6 +91,13 @@ APPROVAL_POINT_KEY: Final = "dynavec_approval_point"
 """``tool.metadata[APPROVAL_POINT_KEY]``: the :class:`ApprovalPoint` of a
 :func:`~dynavec_langgraph.approval.require_approval` tool, read by ``attach_policy`` to check
 the agent's policy for it when the agent is built."""
+ASKS_KEY: Final = "asks"
+"""``tool.metadata[ASKS_KEY]``: the node ids a tool's body may pass to ``interrupt()``
+(``@tool(asks=[...])``; a LangChain tool: ``metadata={"asks": [...]}``). A tool's body
+chooses its node ids when it runs, so this is the only way the agent can know them when it
+is built: ``attach_policy`` refuses a key of ``approval_policy={node_id: ...}`` that no
+``require_approval`` tool and no declaration names, and ``interrupt()`` refuses a node id its
+declaring tool did not declare (docs/approvals-in-production.md)."""
 MAX_EXPIRES_IN: Final = timedelta(days=36525)
 """The longest ``expires_in``, a hundred years: a deadline further away is no deadline (and
 one past the year 9999 fits in no ``datetime``)."""
@@ -381,19 +391,49 @@ _scope: ContextVar[ApprovalPolicy | Mapping[str, ApprovalPolicy] | None] = Conte
 )
 
 
+_asked: ContextVar[tuple[str, tuple[str, ...]] | None] = ContextVar(
+    "dynavec_declared_asks", default=None
+)
+
+
 @contextmanager
 def policy_scope(tool: object) -> Iterator[None]:
-    """Around one tool call of the agent: the policy the agent attached to ``tool``."""
+    """Around one tool call of the agent: the policy the agent attached to ``tool``, and
+    the node ids it declares (``asks``, checked by :func:`check_declared`)."""
     metadata = getattr(tool, "metadata", None)
     policy = metadata.get(POLICY_KEY) if isinstance(metadata, dict) else None
-    if policy is None:
+    asks = declared_asks(tool) if isinstance(metadata, dict) and ASKS_KEY in metadata else None
+    if policy is None and asks is None:
         yield
         return
-    token = _scope.set(policy)
+    token = None if policy is None else _scope.set(policy)
+    declared = _asked.set(None if asks is None else (str(getattr(tool, "name", "")), asks))
     try:
         yield
     finally:
-        _scope.reset(token)
+        _asked.reset(declared)
+        if token is not None:
+            _scope.reset(token)
+
+
+def check_declared(node_id: str) -> None:
+    """``interrupt(node_id, ...)`` in a tool that declares ``asks``: ``node_id`` is among
+    them (else the agent's ``approval_policy=`` for the node ids it declared would silently
+    not apply to this pause).
+
+    Raises:
+        InvalidOptionError: naming the tool, the node id and what it declared.
+    """
+    declared = _asked.get()
+    if declared is None or node_id in declared[1]:
+        return
+    name, asks = declared
+    raise InvalidOptionError(
+        f"{name!r} declares asks={list(asks)!r} but asked {node_id!r}: add {node_id!r} to its "
+        "asks= (a LangChain tool: metadata={'asks': [...]}), or pass a declared node id to "
+        "interrupt()",
+        "asks",
+    )
 
 
 def policy_for(
@@ -443,6 +483,42 @@ class ApprovalPoint:
     node_id: str
     check: Callable[[ApprovalPolicy], None]
     """Raises :class:`InvalidOptionError` when the agent's policy cannot be used here."""
+
+
+def check_asks(value: Any, tool_name: str) -> tuple[str, ...]:
+    """``asks=`` of a tool (``@tool(asks=...)`` or ``metadata["asks"]``): the node ids, in
+    the order given, without repeats.
+
+    Raises:
+        InvalidOptionError: anything but a list or tuple of non-empty strings.
+    """
+    what = (
+        f"pass the node ids {tool_name!r} may pass to interrupt() as a list of non-empty "
+        "strings, e.g. asks=['confirm_send'] (asks=[] for a tool that never pauses)"
+    )
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
+        raise InvalidOptionError(option_text("asks", value, what), "asks")
+    return tuple(dict.fromkeys(value))
+
+
+def declared_asks(tool: object) -> tuple[str, ...] | None:
+    """The node ids ``tool`` asks when the agent is built: a ``require_approval`` tool's
+    node id and the ``asks`` it declares; ``None`` when it declares none (its body may call
+    ``interrupt()`` with any node id).
+
+    Raises:
+        InvalidOptionError: a ``metadata["asks"]`` that is no list of node ids.
+    """
+    metadata = getattr(tool, "metadata", None)
+    if not isinstance(metadata, Mapping):
+        return None
+    point = metadata.get(APPROVAL_POINT_KEY)
+    asks = metadata.get(ASKS_KEY)
+    name = str(getattr(tool, "name", "the tool"))
+    declared = None if asks is None else check_asks(asks, name)
+    if isinstance(point, ApprovalPoint):
+        return (point.node_id, *(d for d in declared or () if d != point.node_id))
+    return declared
 
 
 # --- events (wired to the audit trail by the lead) ------------------------------------

@@ -533,9 +533,10 @@ def _make_tool(
     parameters: dict[str, Any] | None,
     tags: Sequence[str] | None,
     on_crash: str | None = None,
+    asks: Sequence[str] | None = None,
 ) -> AgentTool:
     made = AgentTool(func, name=name, description=description, parameters=parameters, tags=tags)
-    return _with_on_crash(made, on_crash)
+    return _with_asks(_with_on_crash(made, on_crash), asks)
 
 
 def _with_on_crash(agent_tool: AgentTool, on_crash: str | None) -> AgentTool:
@@ -546,6 +547,17 @@ def _with_on_crash(agent_tool: AgentTool, on_crash: str | None) -> AgentTool:
 
         policy = check_on_crash(on_crash, agent_tool.name)
         agent_tool.metadata = {**(agent_tool.metadata or {}), "on_crash": policy}
+    return agent_tool
+
+
+def _with_asks(agent_tool: AgentTool, asks: Sequence[str] | None) -> AgentTool:
+    """``@tool(asks=[...])``: the node ids kept in the tool's ``metadata["asks"]`` (where a
+    LangChain tool declares them too; docs/approvals-in-production.md)."""
+    if asks is not None:
+        from dynavec_langgraph._policy import ASKS_KEY, check_asks
+
+        declared = list(check_asks(asks, agent_tool.name))
+        agent_tool.metadata = {**(agent_tool.metadata or {}), ASKS_KEY: declared}
     return agent_tool
 
 
@@ -561,6 +573,7 @@ def tool(
     parameters: dict[str, Any] | None = None,
     tags: Sequence[str] | None = None,
     on_crash: Literal["retry", "ask", "fail"] | None = None,
+    asks: Sequence[str] | None = None,
 ) -> Callable[[ToolFunc], AgentTool]: ...
 def tool(
     func_or_name: ToolFunc | str | None = None,
@@ -571,6 +584,7 @@ def tool(
     parameters: dict[str, Any] | None = None,
     tags: Sequence[str] | None = None,
     on_crash: Literal["retry", "ask", "fail"] | None = None,
+    asks: Sequence[str] | None = None,
 ) -> AgentTool | Callable[[ToolFunc], AgentTool]:
     """Turn a function into an :class:`AgentTool`: ``@tool``, ``@tool()``, ``@tool("name")``.
 
@@ -586,6 +600,11 @@ def tool(
             (run again / it ran, here is its result / skip); ``"fail"`` stops with
             ``InDoubtCallError``. ``"ask"`` and ``"fail"`` cost two small writes per call
             (docs/exactly-once.md).
+        asks: the node ids the tool's body passes to ``interrupt()`` (``["confirm_send"]``;
+            ``[]``: it never pauses). The agent cannot read them from the body before it
+            runs; declared, its ``approval_policy={node_id: ...}`` is checked against them
+            when it is built, and ``interrupt()`` with another node id is refused
+            (docs/approvals-in-production.md).
 
     Example:
         >>> @tool
@@ -596,15 +615,16 @@ def tool(
         (7, 'add', ['a', 'b'])
     """
     if callable(func_or_name):
-        return _make_tool(func_or_name, name, description, parameters, tags, on_crash)
+        return _make_tool(func_or_name, name, description, parameters, tags, on_crash, asks)
     if func_or_name is not None and not isinstance(func_or_name, str):
         raise TypeError("@tool takes a function or a tool name")
     tool_name = name or func_or_name
 
     def decorator(func: ToolFunc) -> AgentTool:
         if isinstance(func, AgentTool):  # dynavec: options update that tool, same object
-            return _with_on_crash(_updated(func, tool_name, description, parameters), on_crash)
-        return _make_tool(func, tool_name, description, parameters, tags, on_crash)
+            updated = _updated(func, tool_name, description, parameters)
+            return _with_asks(_with_on_crash(updated, on_crash), asks)
+        return _make_tool(func, tool_name, description, parameters, tags, on_crash, asks)
 
     return decorator
 
@@ -665,6 +685,10 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     )
     result._origin = lc_tool
     result._schema_bound = True
+    if isinstance(lc_tool.metadata, dict) and "asks" in lc_tool.metadata:
+        from dynavec_langgraph._policy import declared_asks
+
+        declared_asks(result)  # metadata={"asks": [...]}: checked when the tool is taken
     return result
 
 
@@ -743,11 +767,13 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
     """``tools`` (a list) with ``policy`` attached (the agent's ``approval_policy=``; read by
     :func:`~dynavec_langgraph._policy.policy_scope` around each call of the tool).
 
-    Checked here, when the agent is built, where it can be known: the policy's type, tools
-    to attach it to, node ids that can name a pause, and the policy for each
-    ``require_approval`` tool under that tool's own options. A node id of the map that no
-    tool asks cannot be known (a tool's body may call ``interrupt(node_id, ...)`` with any
-    id) and is not refused (docs/errors.md).
+    Checked here, when the agent is built: the policy's type, tools to attach it to, node
+    ids that can name a pause, the policy for each ``require_approval`` tool under that
+    tool's own options, and each node id of a map against the node ids the tools ask
+    (:func:`~dynavec_langgraph._policy.declared_asks`: a ``require_approval`` tool's, and
+    those a tool declares with ``asks=``). A tool's body chooses its node ids when it runs,
+    so a key no tool declares is refused: it would apply to no pause the agent can know of
+    (docs/approvals-in-production.md).
 
     Raises:
         InvalidOptionError: naming what cannot be used.
@@ -758,6 +784,7 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
         POLICY_KEY,
         ApprovalPoint,
         ApprovalPolicy,
+        declared_asks,
     )
 
     name, what = "approval_policy", "pass an ApprovalPolicy or {node_id: ApprovalPolicy}"
@@ -792,6 +819,8 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
             "would never be used. Pass the tools that ask for approval, or leave it out",
             "approval_policy",
         )
+    if isinstance(policy, Mapping):
+        _check_asked(policy, {t.name: declared_asks(t) for t in given})
     out: list[Any] = []
     for tool in given:
         point = (tool.metadata or {}).get(APPROVAL_POINT_KEY)
@@ -810,3 +839,36 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
             tool.model_copy(update={"metadata": {**(tool.metadata or {}), POLICY_KEY: policy}})
         )
     return out
+
+
+def _check_asked(policy: Mapping[str, Any], asks: Mapping[str, tuple[str, ...] | None]) -> None:
+    """Each node id of ``approval_policy={node_id: ...}`` is asked by a tool: ``asks`` maps
+    each tool's name to the node ids it asks (``None``: it declares none).
+
+    Raises:
+        InvalidOptionError: naming the keys no tool asks and the node ids the tools ask.
+    """
+    from dynavec_langgraph._errors import InvalidOptionError
+
+    known = {node: name for name, nodes in asks.items() for node in nodes or ()}
+    unknown = [key for key in policy if key not in known]
+    if not unknown:
+        return
+    asked = ", ".join(f"{node!r} ({name})" for node, name in known.items())
+    silent = [name for name, nodes in asks.items() if nodes is None]
+    hint = (
+        f"; if a tool's body calls interrupt({unknown[0]!r}, ...), declare it on that tool: "
+        f"@tool(asks=[{unknown[0]!r}]) (a LangChain tool: metadata={{'asks': [...]}}); "
+        f"declaring none: {', '.join(silent)}"
+        if silent
+        else ""
+    )
+    doubt = [k for k in unknown if k.startswith("in_doubt_")]
+    if doubt:
+        hint += f"; an in-doubt question ({doubt[0]!r}) takes no approval policy"
+    keys = ", ".join(map(repr, unknown))
+    raise InvalidOptionError(
+        f"approval_policy= has a policy for {keys}, which no tool asks (the tools ask "
+        f"{asked or 'no node id the agent can know'}): fix the key{hint}",
+        "approval_policy",
+    )

@@ -82,6 +82,7 @@ from dynavec_langgraph._policy import (
     EXPIRE,
     ApprovalPolicy,
     ask_with_policy,
+    check_declared,
     checked_options,
     policy_for,
 )
@@ -259,8 +260,9 @@ def interrupt(
             ``invoke``, not shown to the model as an error observation (docs/errors.md).
         InvalidOptionError: an approval option that cannot be used (``expires_in="soon"``,
             ``approvals_required=0``, ``approvers=[]``, ...; alone or with the agent's
-            ``approval_policy=`` for ``node_id``): raised to the caller as
-            ``InterruptCallError`` is, before the pause (docs/errors.md).
+            ``approval_policy=`` for ``node_id``), or a ``node_id`` that a tool declaring
+            ``asks=`` did not declare: raised to the caller as ``InterruptCallError`` is,
+            before the pause (docs/errors.md).
         NodeInterrupt: called outside a running agent or LangGraph node (a ``RuntimeError``;
             ``AgentTool.execute()`` lets it through, as HITL v1 did).
     """
@@ -276,6 +278,7 @@ def interrupt(
     given = {"expires_in": expires_in, "expires_at": expires_at, "on_expire": on_expire}
     given.update(approvers=approvers, approvals_required=approvals_required)
     with _options_of(node_id):
+        check_declared(node_id)  # a tool that declares asks= asks only those
         checked_options(given, policy)  # before the pause: the agent's policy comes below
     try:
         get_config()

@@ -322,7 +322,13 @@ def test_a_callable_rule_gets_the_approver_and_the_pause() -> None:
 
 
 def test_policies_per_node_id_apply_to_their_node_only() -> None:
-    agent = _agent({"approve_other": ApprovalPolicy(approvers=["alice"])})  # type: ignore[arg-type]
+    @tool(asks=["approve_other"])  # its node id declared: the key is known (not called here)
+    def other() -> str:
+        """Another approval."""
+        return str(interrupt("approve_other", {}))
+
+    policy: Any = {"approve_other": ApprovalPolicy(approvers=["alice"])}
+    agent = _agent(policy, [require_approval(pay), other])
     agent.run("pay", thread_id="t")
     assert "approval" not in _pending(agent)[0].value
     agent.resume(thread_id="t", human_decision="approved", approver="anyone")

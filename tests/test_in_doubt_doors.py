@@ -167,10 +167,27 @@ def test_after_a_crash_behind_an_approval_react_agent_refuses_the_old_approvals_
     """ReActAgent.resume: the thread still shows ``approve_pay``; the answer meant for it is
     refused (StaleDecisionError: the call may have run), nothing runs, ``in_doubt_pay`` is
     pending; it is answered, then the approval is asked again, and pay runs under its key."""
-    key = _approved_and_killed(db, service, tmp_path, "agent")
+    _the_old_approvals_answer_is_refused(db, service, tmp_path, "agent", answer)
+
+
+@pytest.mark.parametrize("door", ["async", "astream"])
+@pytest.mark.service  # child processes and the payment service
+def test_after_a_crash_behind_an_approval_the_async_doors_refuse_the_old_approvals_answer(
+    db: str, service: PaymentService, tmp_path: Path, door: str
+) -> None:
+    """The same through ``ReActAgent``'s async doors (the async tool node, ``aresuming``):
+    ``arun`` / ``aresume``, and ``astream`` / ``astream_resume`` read to the end; the run,
+    the approval killed in ``pay`` and every answer after it go through that door."""
+    _the_old_approvals_answer_is_refused(db, service, tmp_path, door, {"type": "approve"})
+
+
+def _the_old_approvals_answer_is_refused(
+    db: str, service: PaymentService, tmp_path: Path, door: str, answer: Any
+) -> None:
+    key = _approved_and_killed(db, service, tmp_path, door)
     env = _env(service, tmp_path)
 
-    refused = _run(db, "approval", env, "agent", "resume", "t1", json.dumps(answer))
+    refused = _run(db, "approval", env, door, "resume", "t1", json.dumps(answer))
     assert not refused["ok"] and refused["error"] == "StaleDecisionError", refused
     assert "may or may not have run" in refused["message"] and key in refused["message"]
     assert "'approve_pay'" in refused["message"] and "'in_doubt_pay'" in refused["message"]
@@ -179,14 +196,37 @@ def test_after_a_crash_behind_an_approval_react_agent_refuses_the_old_approvals_
     assert value["payload"]["in_doubt"] is True and value["payload"]["idempotency_key"] == key
     assert len(service.stats()["requests"]) == 1  # nothing ran
 
-    again = _run(db, "approval", env, "agent", "resume", "t1", json.dumps({"type": "approve"}))
+    again = _run(db, "approval", env, door, "resume", "t1", json.dumps({"type": "approve"}))
     assert again["ok"] and _nodes(again) == ["approve_pay"], again  # then the approval
     assert len(service.stats()["requests"]) == 1
 
-    done = _run(db, "approval", env, "agent", "resume", "t1", json.dumps("approved"))
+    done = _run(db, "approval", env, door, "resume", "t1", json.dumps("approved"))
     assert done["ok"] and done["interrupts"] == [], done
     stats = service.stats()
     assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1
+
+
+@pytest.mark.parametrize("door", ["agent", "async"])
+@pytest.mark.service  # child processes and the payment service
+def test_after_a_crash_behind_an_approval_the_read_only_views_show_the_in_doubt_question(
+    db: str, service: PaymentService, tmp_path: Path, door: str
+) -> None:
+    """What ``ReActAgent`` shows of the thread without answering it (``run()``'s
+    ``ThreadPausedError``, ``get_checkpoint`` and ``list_checkpoints``, and their async twins)
+    is the in-doubt question with the key, not the stale ``approve_pay`` the stored state
+    still lists; reading writes nothing (the stored state still lists it) and runs nothing."""
+    key = _approved_and_killed(db, service, tmp_path, door)
+    env = _env(service, tmp_path)
+    proc = _popen(env, "-m", CHILD, "--db", db, "--shape", "approval", door, "views", "t1")
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    shown = json.loads(out.strip().splitlines()[-1])
+    assert shown["stored"] == ["approve_pay"]  # nothing was written
+    assert shown["paused"] == ["in_doubt_pay"], shown
+    for view in (shown["checkpoint"], shown["listed"]):
+        assert view["node_id"] == "in_doubt_pay", shown
+        assert view["payload"]["in_doubt"] is True and view["payload"]["idempotency_key"] == key
+    assert len(service.stats()["requests"]) == 1  # nothing ran
 
 
 @pytest.mark.service  # child processes and the payment service

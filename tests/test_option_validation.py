@@ -100,13 +100,14 @@ def deep(levels: int) -> Any:
     return value
 
 
-def _asking(**options: Any) -> Any:
-    """A tool whose body pauses with ``interrupt("approve_send", ..., **options)``."""
+def _asking(asks: list[str] | None = None, node_id: str = "approve_send", **options: Any) -> Any:
+    """A tool whose body pauses with ``interrupt(node_id, ..., **options)``; ``asks``: the
+    node ids it declares (``None``: none)."""
 
-    @tool
+    @tool(asks=asks)
     def send(amount: int, to: str) -> str:
         """Send ``amount`` to ``to`` once approved."""
-        decision = interrupt("approve_send", {"amount": amount, "to": to}, **options)
+        decision = interrupt(node_id, {"amount": amount, "to": to}, **options)
         ran.append({"amount": amount, "to": to, "decision": decision})
         return f"sent: {decision}"
 
@@ -418,19 +419,116 @@ def test_an_approval_policy_nothing_can_use_is_refused_when_the_agent_is_built()
             build(_model(), [require_approval(pay)], approval_policy={"": policy})
 
 
-def test_a_node_id_no_tool_is_known_to_ask_is_taken_as_a_tool_body_may_ask_it() -> None:
-    """What cannot be checked when the agent is built: a tool's body chooses its node ids
-    when it runs (``interrupt("approve_send", ...)``), so a key no ``require_approval`` tool
-    asks is accepted, and applies when the body asks it."""
+def test_a_policy_for_a_node_id_no_tool_asks_is_refused_when_the_agent_is_built() -> None:
+    """``approval_policy={"approve_sned": ...}`` (a typo), or a key for a node id only a
+    tool's body asks without declaring it, was accepted and applied to no pause. Refused
+    when the agent is built, naming the option, the key, the node ids the tools ask and how
+    a body's node id is declared; nothing is built."""
+    policy = ApprovalPolicy(approvers=["alice"])
+    for build in (ReActAgent, create_react_agent):
+        for key in ("approve_sned", "approve_send", "in_doubt_pay"):
+            with pytest.raises(InvalidOptionError) as raised:
+                build(
+                    _model(),
+                    [require_approval(pay), _asking()],
+                    approval_policy={"approve_pay": policy, key: policy},
+                )
+            assert raised.value.option == "approval_policy"
+            text = str(raised.value)
+            assert text.startswith(f"approval_policy= has a policy for {key!r}, which no tool")
+            assert "(the tools ask 'approve_pay' (pay))" in text
+            assert f"@tool(asks=[{key!r}])" in text and "declaring none: send" in text
+        assert "takes no approval policy" in text  # in_doubt_pay: the in-doubt question
+        # no tool that can be known to ask anything: the same, with nothing to list
+        with pytest.raises(InvalidOptionError, match="the tools ask no node id the agent"):
+            build(_model(), [_asking()], approval_policy={"approve_send": policy})
+        # declared, the key is known: a typo in it is still refused
+        with pytest.raises(InvalidOptionError, match=r"'confirm' \(send\)"):
+            build(_model(), [_asking(asks=["confirm"])], approval_policy={"approve_send": policy})
+    assert ran == []
+
+
+def _declared(kind: str, node_id: str = "approve_send") -> Any:
+    """The tool of :func:`_asking`, its node id declared as ``kind`` declares it: ``@tool(
+    asks=...)`` or a LangChain tool's ``metadata={"asks": ...}``."""
+    if kind == "dynavec":
+        return _asking(asks=["approve_send"], node_id=node_id)
+    from langchain_core.tools import StructuredTool
+
+    def send(amount: int, to: str) -> str:
+        """Send ``amount`` to ``to`` once approved."""
+        decision = interrupt(node_id, {"amount": amount, "to": to})
+        ran.append({"amount": amount, "to": to, "decision": decision})
+        return f"sent: {decision}"
+
+    return StructuredTool.from_function(send, metadata={"asks": ["approve_send"]})
+
+
+@pytest.mark.parametrize("kind", ["dynavec", "langchain"])
+def test_a_node_id_a_tool_declares_takes_its_policy(kind: str) -> None:
+    """A node id the body asks and the tool declares (``asks=``) is known: the policy for it
+    is accepted and applies to the body's pause, through both constructors."""
+    policy = {"approve_send": ApprovalPolicy(approvers=["alice"])}
     agent = ReActAgent(
-        _model("send"),
-        [_asking()],
-        checkpointer=InMemorySaver(),
-        approval_policy={"approve_send": ApprovalPolicy(approvers=["alice"])},
+        _model("send"), [_declared(kind)], checkpointer=InMemorySaver(), approval_policy=policy
     )
-    agent.run("send", thread_id="t")
+    assert agent.run("send", thread_id="t").termination_reason == "interrupted"
     (pause,) = agent.graph.get_state(cfg()).interrupts
     assert pause.value["approval"]["approvers"] == ["alice"]
+    graph = create_react_agent(
+        _model("send"), [_declared(kind)], checkpointer=InMemorySaver(), approval_policy=policy
+    )
+    (pause,) = graph.invoke({"messages": [("user", "send")]}, cfg())["__interrupt__"]
+    assert pause.value["approval"]["approvers"] == ["alice"]
+    assert ran == []
+
+
+@pytest.mark.parametrize("kind", ["dynavec", "langchain"])
+def test_a_node_id_its_tool_did_not_declare_is_refused_at_the_pause(kind: str) -> None:
+    """A tool that declares ``asks=["approve_send"]`` but asks ``"approve-send"``: the
+    agent's policy for the declared node id would silently not apply. ``interrupt()`` raises
+    to the caller (not shown to the model), before the pause; nothing ran."""
+    policy = {"approve_send": ApprovalPolicy(approvers=["alice"])}
+    for agent in (
+        ReActAgent(
+            _model("send"),
+            [_declared(kind, "approve-send")],
+            checkpointer=InMemorySaver(),
+            approval_policy=policy,
+        ),
+        ReActAgent(_model("send"), [_declared(kind, "approve-send")], checkpointer=InMemorySaver()),
+    ):
+        with pytest.raises(InvalidOptionError) as raised:
+            agent.run("send", thread_id="t")
+        assert raised.value.option == "asks"
+        assert str(raised.value).startswith(
+            "interrupt('approve-send'): 'send' declares asks=['approve_send'] but asked "
+            "'approve-send': add 'approve-send' to its asks="
+        )
+        state = agent.graph.get_state(cfg())
+        assert state.next == ("tools",) and not state.interrupts
+    assert ran == []
+
+
+@pytest.mark.parametrize("value", ["approve_send", ["approve_send", ""], [1], "", {"a": 1}])
+def test_asks_that_is_no_list_of_node_ids_is_refused_where_it_is_given(value: Any) -> None:
+    """``asks=`` is checked by ``@tool`` and, on a LangChain tool's metadata, when an agent
+    takes the tool (every constructor: ``create_agent`` too)."""
+    from langchain_core.tools import StructuredTool
+
+    with pytest.raises(InvalidOptionError, match=r"^asks=.*: pass the node ids 'pay' may") as e:
+        tool(asks=value)(pay)
+    assert e.value.option == "asks"
+
+    def plain(amount: int, to: str) -> str:
+        """Pay ``amount`` to ``to``."""
+        return "paid"
+
+    lc = StructuredTool.from_function(plain, name="pay", metadata={"asks": value})
+    for build in (ReActAgent, create_react_agent, create_agent):
+        with pytest.raises(InvalidOptionError, match=r"^asks=.*: pass the node ids 'pay' may"):
+            build(_model(), [lc])
+    assert tool(asks=("a", "a", "b"))(plain).metadata == {"asks": ["a", "b"]}
 
 
 # --- 5. ReActAgent(audit=...), RemoteReActAgent(url) -----------------------------------------

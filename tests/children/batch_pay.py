@@ -14,17 +14,20 @@ Shapes: ``batch`` (``parallel_tool_calls=True``; the model's turn is ``[a, pay]`
 ``approval`` (``require_approval(pay)``; the turn is ``[pay]``). ``graph_batch`` and
 ``graph_approval`` are the same agents compiled without a checkpointer, for ``inbox --graph``.
 
-DOOR ``raw`` (the compiled graph, LangGraph's default durability) or ``agent``
-(``ReActAgent``). ACTION ``run`` (ARG: the user's message), ``continue`` (``invoke(None)`` /
-``resume(thread_id=...)``), ``resume`` (ARG: the decision as JSON), ``decide`` (``agent``
-only; ARG: ``decisions`` as JSON, ``{node_id: decision}``). The line is ``{"ok": true,
-"interrupts": [values], "messages": [contents]}`` or ``{"ok": false, "error": <class name>,
-"message": ..., "interrupts": [...]}`` (the pauses pending after the error).
+DOOR ``raw`` (the compiled graph, LangGraph's default durability), ``agent``
+(``ReActAgent``), ``async`` (its ``arun`` / ``aresume``) or ``astream`` (its ``astream`` /
+``astream_resume``, read to the end). ACTION ``run`` (ARG: the user's message),
+``continue`` (``invoke(None)`` / ``resume(thread_id=...)``), ``resume`` (ARG: the decision as
+JSON), ``decide`` (not ``raw``; ARG: ``decisions`` as JSON, ``{node_id: decision}``),
+``views`` (not ``raw``: prints what the read-only doors show, :func:`_views`). The line is
+``{"ok": true, "interrupts": [values], "messages": [contents]}`` or ``{"ok": false, "error":
+<class name>, "message": ..., "interrupts": [...]}`` (the pauses pending after the error).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import time
@@ -35,7 +38,14 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from dynavec_langgraph import DynavecError, ReActAgent, create_react_agent, idempotency_key, tool
+from dynavec_langgraph import (
+    DynavecError,
+    ReActAgent,
+    ThreadPausedError,
+    create_react_agent,
+    idempotency_key,
+    tool,
+)
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.scenario import open_saver
@@ -105,12 +115,75 @@ graph_batch = build("batch")
 graph_approval = build("approval")
 
 
+def _connection(db: str) -> str:
+    """``db`` as the connection string ``ReActAgent(checkpointer=...)`` takes."""
+    return db if db.startswith("postgresql://") else f"sqlite:///{db}"
+
+
+def _views(agent: ReActAgent, door: str, thread: str) -> dict[str, Any]:
+    """What ``ReActAgent``'s read-only doors show of a paused thread: the node ids
+    ``run()`` refuses with (``ThreadPausedError``), the latest checkpoint's and the newest
+    listed checkpoint's pause (door ``agent``: the sync methods, else their async twins);
+    ``stored``: the pauses the stored state lists."""
+    shown: dict[str, Any] = {}
+    try:
+        if door == "agent":
+            agent.run("pay again", thread_id=thread)
+        else:
+            asyncio.run(agent.arun("pay again", thread_id=thread))
+    except ThreadPausedError as error:
+        shown["paused"] = error.node_ids
+    if door == "agent":
+        latest, listed = agent.get_checkpoint(thread), agent.list_checkpoints(thread)
+    else:
+        latest = asyncio.run(agent.aget_checkpoint(thread))
+        listed = asyncio.run(agent.alist_checkpoints(thread))
+    assert latest is not None
+    shown["checkpoint"] = latest.state["interrupted"]
+    shown["listed"] = listed[-1].state["interrupted"]
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    shown["stored"] = [i.value["node_id"] for i in agent.graph.get_state(config).interrupts]
+    return shown
+
+
+def _sync_door(agent: ReActAgent, action: str, thread: str, arg: str | None) -> None:
+    if action == "run":
+        agent.run(str(arg), thread_id=thread)
+    elif action == "continue":
+        agent.resume(thread_id=thread)
+    elif action == "decide":
+        agent.resume(thread_id=thread, decisions=json.loads(str(arg)))
+    else:
+        agent.resume(thread_id=thread, human_decision=json.loads(str(arg)))
+
+
+async def _async_door(
+    agent: ReActAgent, door: str, action: str, thread: str, arg: str | None
+) -> None:
+    """``aresume`` / ``arun`` (door ``async``), or their streaming twins ``astream_resume`` /
+    ``astream`` read to the end (door ``astream``)."""
+    kwargs: dict[str, Any] = {"thread_id": thread}
+    if action == "decide":
+        kwargs["decisions"] = json.loads(str(arg))
+    elif action == "resume":
+        kwargs["human_decision"] = json.loads(str(arg))
+    if door == "async":
+        if action == "run":
+            await agent.arun(str(arg), thread_id=thread)
+        else:
+            await agent.aresume(**kwargs)
+        return
+    events = agent.astream(str(arg), thread_id=thread) if action == "run" else None
+    async for _ in events if events is not None else agent.astream_resume(**kwargs):
+        pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", required=True)
     parser.add_argument("--shape", choices=["batch", "approval"], required=True)
-    parser.add_argument("door", choices=["raw", "agent"])
-    parser.add_argument("action", choices=["run", "continue", "resume", "decide"])
+    parser.add_argument("door", choices=["raw", "agent", "async", "astream"])
+    parser.add_argument("action", choices=["run", "continue", "resume", "decide", "views"])
     parser.add_argument("thread")
     parser.add_argument("arg", nargs="?")
     args = parser.parse_args()
@@ -130,17 +203,18 @@ def main() -> None:
                 agent = ReActAgent(
                     ScriptedChatModel(policy=_policy(args.shape)),
                     _tools(args.shape),
-                    checkpointer=saver,
+                    # the async doors: the package's own saver of the file or server (it
+                    # has the async methods a SqliteSaver lacks)
+                    checkpointer=saver if args.door == "agent" else _connection(args.db),
                     parallel_tool_calls=args.shape == "batch",
                 )
-                if args.action == "run":
-                    agent.run(args.arg, thread_id=args.thread)
-                elif args.action == "continue":
-                    agent.resume(thread_id=args.thread)
-                elif args.action == "decide":
-                    agent.resume(thread_id=args.thread, decisions=json.loads(args.arg))
+                if args.action == "views":
+                    print(json.dumps(_views(agent, args.door, args.thread)))
+                    return
+                if args.door == "agent":
+                    _sync_door(agent, args.action, args.thread, args.arg)
                 else:
-                    agent.resume(thread_id=args.thread, human_decision=json.loads(args.arg))
+                    asyncio.run(_async_door(agent, args.door, args.action, args.thread, args.arg))
         except DynavecError as error:
             pending = [i.value for i in graph.get_state(config).interrupts]
             print(json.dumps({"ok": False, "error": type(error).__name__,
