@@ -592,9 +592,12 @@ STORED_WAIT: Final = 30.0
 _STORED_POLL: Final = (0.00025, 0.0005, 0.001, 0.002)
 """The pauses between two reads of that checkpoint: short first (the save takes about a
 millisecond), then every 2 ms."""
-_FIRST_READ: Final = 0.001
+_FIRST_READ: Final = 0.02
 """Seconds a call waits for the saves of its own process before it reads a checkpoint the
-graph's saver does not know (LangGraph's background save of it had not started)."""
+graph's saver does not know. In a run that is LangGraph's background save of it not started
+yet (it waits for the save of the step before, 1-3 ms on PostgreSQL): a read then would only
+queue behind those saves on the saver's connection. A checkpoint stored by another process is
+known once LangGraph has read it at the start of the run."""
 
 
 def _saved_in_background(data: RunData) -> bool:
