@@ -27,10 +27,11 @@ from the same checkpoint that finds a start mark without an end finds the call i
 
 A call whose ``done`` mark holds its update (the process died after the tool returned, before
 LangGraph saved the result) is answered from that record and never runs again. Tools that
-declare no ``on_crash`` pay nothing: no read, no write. Under LangGraph's default
-``durability="async"`` a declared tool (``"retry"`` too) starts only once the checkpoint its
-call runs from is stored (LangGraph saves it in the background): a crash then re-runs the same
-call, never a new model turn with a new key.
+declare no ``on_crash`` write no mark and read none. Under LangGraph's default
+``durability="async"`` every call (declared or not: undeclared is ``"retry"``) starts only
+once the checkpoint it runs from is stored (LangGraph saves it in the background; the graph's
+saver says when its save returns, :func:`_stored`): a crash then re-runs the same call, never
+a new model turn with a new key.
 
 The in-doubt pause is asked at a fixed position among the task's interrupts (how many
 decisions the task had when the doubt was found, kept in a ``doubt`` mark), and re-read on
@@ -65,6 +66,7 @@ from dynavec_langgraph._errors import (
     ToolContextError,
 )
 from dynavec_langgraph._lg_names import NS_SEP, RESUME_WRITE
+from dynavec_langgraph._persistence.history import HistoryCache, StoredCheckpoints
 from dynavec_langgraph._run_data import IN_DOUBT_KEY, RunData
 from dynavec_langgraph.interrupt import (
     Decision,
@@ -608,6 +610,12 @@ STORED_WAIT: Final = 30.0
 _STORED_POLL: Final = (0.00025, 0.0005, 0.001, 0.002)
 """The pauses between two reads of that checkpoint: short first (the save takes about a
 millisecond), then every 2 ms."""
+_FIRST_READ: Final = 0.02
+"""Seconds a call waits for the saves of its own process before it reads a checkpoint the
+graph's saver does not know. In a run that is LangGraph's background save of it not started
+yet (it waits for the save of the step before, 1-3 ms on PostgreSQL): a read then would only
+queue behind those saves on the saver's connection. A checkpoint stored by another process is
+known once LangGraph has read it at the start of the run."""
 
 
 def _saved_in_background(data: RunData) -> bool:
@@ -628,26 +636,65 @@ def _not_stored(where: _Where, call: ToolCallRef) -> StorageError:
     )
 
 
-def _stored(where: _Where, call: ToolCallRef) -> Any:
+def _marks_of(saver: BaseCheckpointSaver[Any]) -> StoredCheckpoints | None:
+    """What the package's saver knows is stored (a graph's ``HistoryCache``), else ``None``."""
+    return saver.stored if isinstance(saver, HistoryCache) else None
+
+
+def _stored(where: _Where, call: ToolCallRef, *, read: bool = True) -> Any:
     """The checkpoint the call runs from, once the saver holds it (see
-    :func:`_saved_in_background`)."""
-    deadline, tries = time.monotonic() + STORED_WAIT, 0
-    while (found := where.saver.get_tuple(where.base)) is None:
-        if time.monotonic() > deadline:
+    :func:`_saved_in_background`); ``read=False``: only wait for it (returns ``None``).
+
+    A checkpoint the graph's saver knows stored (its ``put`` here returned, or it was read)
+    needs no read to know it, and while its ``put`` runs here the call waits for that ``put``
+    to return. One it does not know yet is LangGraph's save not started yet: the call waits
+    for the saves here, and reads the checkpoint from the saver only after
+    :data:`_FIRST_READ` (another process may have stored it); with any other saver it reads
+    the checkpoint until it is there."""
+    marks = _marks_of(where.saver)
+    start = time.monotonic()
+    deadline, tries = start + STORED_WAIT, 0
+    next_read = start if marks is None else start + _FIRST_READ
+    while True:
+        known = marks is not None and marks.wait(where.base, deadline - time.monotonic())
+        if known and not read:
+            return None
+        now = time.monotonic()
+        if known or now >= next_read:
+            if (found := where.saver.get_tuple(where.base)) is not None:
+                return found
+            next_read = now
+        if now > deadline:
             raise _not_stored(where, call)
-        time.sleep(_STORED_POLL[min(tries, 3)])  # LangGraph's background save of it
+        pause = _STORED_POLL[min(tries, 3)]  # LangGraph's background save of it
+        if marks is not None:
+            marks.nap(pause)  # woken as soon as a save here returns
+        else:
+            time.sleep(pause)
         tries += 1
-    return found
 
 
-async def _astored(where: _Where, call: ToolCallRef) -> Any:
-    deadline, tries = time.monotonic() + STORED_WAIT, 0
-    while (found := await where.saver.aget_tuple(where.base)) is None:
-        if time.monotonic() > deadline:
+async def _astored(where: _Where, call: ToolCallRef, *, read: bool = True) -> Any:
+    """Async twin of :func:`_stored` (waits by polling what the saver knows: a save running
+    here is not read from the database)."""
+    marks = _marks_of(where.saver)
+    start = time.monotonic()
+    deadline, tries = start + STORED_WAIT, 0
+    next_read = start if marks is None else start + _FIRST_READ
+    while True:
+        known = marks is not None and marks.wait(where.base, 0.0)
+        if known and not read:
+            return None
+        now = time.monotonic()
+        saving = marks is not None and marks.saving_now(where.base)
+        if known or (not saving and now >= next_read):
+            if (found := await where.saver.aget_tuple(where.base)) is not None:
+                return found
+            next_read = now
+        if now > deadline:
             raise _not_stored(where, call)
         await asyncio.sleep(_STORED_POLL[min(tries, 3)])
         tries += 1
-    return found
 
 
 def guarded(
@@ -673,7 +720,7 @@ def guarded(
     background = _saved_in_background(data)
     if policy is None or policy == "retry":
         if background:
-            _stored(where, call)
+            _stored(where, call, read=False)
         return run()
     gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base
@@ -714,7 +761,7 @@ async def aguarded(
     background = _saved_in_background(data)
     if policy is None or policy == "retry":
         if background:
-            await _astored(where, call)
+            await _astored(where, call, read=False)
         return await run()
     gate = _gate(data, call, key, where, policy)
     saver, base = where.saver, where.base

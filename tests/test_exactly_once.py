@@ -583,15 +583,15 @@ def _stored_turn(saver: InMemorySaver) -> bool:
 
 
 @pytest.mark.slow  # each checkpoint stored 0.3 s late: left out of `make test-fast`
-@pytest.mark.parametrize("policy", ["retry", "ask", "fail"])
+@pytest.mark.parametrize("policy", [None, "retry", "ask", "fail"])
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 async def test_a_declared_call_starts_only_once_its_checkpoint_is_stored(
-    policy: OnCrash, use_async: bool
+    policy: OnCrash | None, use_async: bool
 ) -> None:
     """Under LangGraph's default ``durability="async"`` the model's step is saved in the
-    background: a tool declaring ``on_crash`` (any policy) does not start before the checkpoint
-    holding the model's call is stored, so a crash in the tool can only re-run that call (same
-    key), never lose the model's turn (a new call, a new key)."""
+    background: a tool declaring ``on_crash`` (any policy), or none (``"retry"``), does not
+    start before the checkpoint holding the model's call is stored, so a crash in the tool can
+    only re-run that call (same key), never lose the model's turn (a new call, a new key)."""
     saver = _SlowSaver(delay=0.3)
     seen: list[bool] = []
 
@@ -612,10 +612,11 @@ async def test_a_declared_call_starts_only_once_its_checkpoint_is_stored(
     assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["paid 5"]
 
 
-def test_an_undeclared_tool_is_retry_and_sync_durability_needs_no_wait() -> None:
+def test_an_undeclared_tool_is_retry_and_reads_no_checkpoint_to_wait() -> None:
     """A tool declaring no ``on_crash`` is ``"retry"``: under ``durability="async"`` it waits
-    for its checkpoint as a declared one does (tests/test_undeclared_crash.py kills it);
-    ``"sync"`` and ``"exit"`` read nothing."""
+    for its checkpoint as a declared one does (tests/test_undeclared_crash.py kills it), on
+    the save itself (the graph's saver knows the checkpoints it stored): no durability mode
+    reads the checkpoint the call runs from."""
     saver = _SlowSaver(delay=0.0)
     ran: list[str] = []
 
@@ -632,11 +633,11 @@ def test_an_undeclared_tool_is_retry_and_sync_durability_needs_no_wait() -> None
         return "ok"
 
     cases: list[tuple[list[Any], Durability, int]] = [
-        ([look], "async", 1), ([look], "sync", 0), ([look], "exit", 0), ([pay], "sync", 0),
-        ([pay], "async", 1),
+        ([look], "async", 0), ([look], "sync", 0), ([look], "exit", 0), ([pay], "sync", 0),
+        ([pay], "async", 0),
     ]  # fmt: skip
     for tools, durability, reads in cases:
-        # reads: of the checkpoint the call runs from (polled until stored: at least one)
+        # reads: of the checkpoint the call runs from (the wait reads none: the save is here)
         graph = create_react_agent(
             ScriptedChatModel(turns=[[{"name": tools[0].name, "args": {}}], "done"]), tools,
             checkpointer=saver,
@@ -644,7 +645,68 @@ def test_an_undeclared_tool_is_retry_and_sync_durability_needs_no_wait() -> None
         saver.reads = 0
         config: RunnableConfig = {"configurable": {"thread_id": f"{tools[0].name}-{durability}"}}
         graph.invoke({"messages": [("user", "go")]}, config, durability=durability)
-        assert min(saver.reads, 1) == reads, (tools[0].name, durability)
+        assert saver.reads == reads, (tools[0].name, durability)
+        assert len(ran) == len(set(ran)), ran
+
+
+def _where_in(saver: Any, checkpoint_id: str) -> Any:
+    from dynavec_langgraph._exactly_once import _Where
+
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+    return _Where(saver, "t", base, "task")  # type: ignore[arg-type]
+
+
+def _put(saver: Any, checkpoint_id: str) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    checkpoint = {**empty_checkpoint(), "id": checkpoint_id}
+    saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, checkpoint, {}, {})
+
+
+def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_elsewhere() -> None:
+    """The wait of an undeclared call (``_stored``): a checkpoint whose save runs in this
+    process is waited for on that save, without a read (it returns as the save returns); one
+    stored behind the graph's saver (another process) is read, once; ``forget`` drops what
+    is known."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dynavec_langgraph._exactly_once import _stored
+    from dynavec_langgraph._messages import ConversationChannel
+    from dynavec_langgraph._persistence.history import HistoryCache
+    from dynavec_langgraph.interrupt import ToolCallRef
+
+    inner = _SlowSaver(delay=0.2)
+    saver = HistoryCache(inner, {"messages": ConversationChannel()})
+    call: ToolCallRef = {"id": "c1", "name": "look", "args": {}}
+    with ThreadPoolExecutor(1) as pool:
+        saving = pool.submit(_put, saver, "1")
+        time.sleep(0.05)  # the save has started (LangGraph's background thread)
+        assert _stored(_where_in(saver, "1"), call, read=False) is None
+        assert saving.done() and inner.reads == 0  # woke as the save returned, read nothing
+    inner.delay = 0.0
+    _put(inner, "2")  # stored behind the graph's saver: not known here, read
+    assert _stored(_where_in(saver, "2"), call) is not None and inner.reads == 1
+    assert _stored(_where_in(saver, "2"), call, read=False) is None  # known now: no read
+    assert inner.reads == 1
+    saver.forget("t")
+    _stored(_where_in(saver, "2"), call, read=False)
+    assert inner.reads == 2
+
+
+def test_a_failed_save_is_not_known_stored() -> None:
+    """A save that raised leaves the checkpoint unknown (the wait then reads it from the
+    saver until it is there, ``StorageError`` after ``STORED_WAIT``); only the latest
+    ``size`` checkpoints are remembered."""
+    from dynavec_langgraph._persistence.history import StoredCheckpoints
+
+    marks = StoredCheckpoints(size=2)
+    at = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}}
+    marks.saving(at)  # type: ignore[arg-type]
+    marks.saved(at, ok=False)  # type: ignore[arg-type]
+    assert marks.wait(at, 0.0) is False  # type: ignore[arg-type]
+    for cid in ("1", "2", "3"):  # only the latest `size` are kept
+        marks.seen({"configurable": {**at["configurable"], "checkpoint_id": cid}})
+    assert marks.wait(at, 0.0) is False  # type: ignore[arg-type]
 
 
 def test_the_durability_key_read_is_langgraphs() -> None:
