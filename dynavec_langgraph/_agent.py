@@ -68,7 +68,8 @@ from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
     from dynavec_langgraph._audit import AuditEvent, Notifier
-    from dynavec_langgraph._types import Approver, CheckpointerOption, ModelOption, ToolOption
+    from dynavec_langgraph._persistence.records import CheckpointerOption
+    from dynavec_langgraph._types import Approver, ModelOption, ToolOption
     from dynavec_langgraph.events import AgentEvent, ResultEvent
     from dynavec_langgraph.memory import BaseMemory
     from dynavec_langgraph.registry import ToolRegistry

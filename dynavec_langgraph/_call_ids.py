@@ -6,7 +6,9 @@ gives a fresh id (derived from the message id and the call's position, so a repl
 gets the same ids) and keeps the provider's under :data:`ORIGINAL_CALL_IDS_KEY`;
 :func:`answer_renamed` points an answer that names a call by the provider's id at the call's
 new id. Used by the reducer (:mod:`dynavec_langgraph._messages`) and by
-:func:`~dynavec_langgraph._conversation_view.new_turn`.
+:func:`~dynavec_langgraph._conversation_view.new_turn`. :class:`ToolCallRef` is how the rest
+of the package names one call (a pause, the crash guard, the run's record of finished calls);
+public through :mod:`dynavec_langgraph.interrupt`.
 """
 
 from __future__ import annotations
@@ -17,15 +19,26 @@ from typing import Any, Final
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall as LCToolCall
+from typing_extensions import TypedDict
 
 __all__ = [
     "ORIGINAL_CALL_IDS_KEY",
     "Taken",
+    "ToolCallRef",
     "all_calls",
     "answer_renamed",
     "calls_of",
     "unique_call_ids",
 ]
+
+
+class ToolCallRef(TypedDict):
+    """The tool call that paused: its id, tool name and arguments."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+
 
 _CALL_NAMESPACE = uuid.UUID("0b7e5a3c-2f4d-4c1e-9a8b-5d6e7f8a9b0c")
 ORIGINAL_CALL_IDS_KEY: Final = "dynavec_original_tool_call_ids"

@@ -80,19 +80,18 @@ from dynavec_langgraph._tools import AgentTool, as_tools, executable
 if TYPE_CHECKING:
     from langgraph.prebuilt import ToolNode
 
+    from dynavec_langgraph._persistence.records import CheckpointerOption
+    from dynavec_langgraph._policy import ApprovalPolicyOption
     from dynavec_langgraph._types import (
-        ApprovalPolicyOption,
         CacheOption,
-        CheckpointerOption,
         Hook,
         MiddlewareOption,
         ModelOption,
         PromptOption,
         ResponseFormatOption,
         SchemaOption,
-        ToolsOption,
     )
-    from dynavec_langgraph.registry import ToolRegistry
+    from dynavec_langgraph.registry import ToolRegistry, ToolsOption
 
 __all__ = [
     "AgentGraph",

@@ -17,6 +17,7 @@ from typing import Any, Literal, NotRequired
 from langgraph.types import Interrupt
 from typing_extensions import TypedDict
 
+from dynavec_langgraph._call_ids import ToolCallRef
 from dynavec_langgraph._digest import pause_digest
 
 __all__ = [
@@ -43,14 +44,6 @@ DecisionKind = Literal["approve", "edit", "reject", "respond"]
 approve / reject / respond)."""
 ALL_DECISIONS: tuple[DecisionKind, ...] = ("approve", "edit", "reject", "respond")
 """Every decision kind, in the order the UIs offer them."""
-
-
-class ToolCallRef(TypedDict):
-    """The tool call that paused: its id, tool name and arguments."""
-
-    id: str
-    name: str
-    args: dict[str, Any]
 
 
 class ActionRequest(TypedDict):

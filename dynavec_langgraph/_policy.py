@@ -49,6 +49,7 @@ from dynavec_langgraph._links import LinkKeys, answer_of_link, link_of, redacted
 from dynavec_langgraph._pause_value import with_notes
 from dynavec_langgraph._run_data import APPROVER_KEY, current_run
 from dynavec_langgraph._signed_in import Answerer, answered_by
+from dynavec_langgraph._types import ApproverRule
 
 __all__ = [
     "APPROVAL_POINT_KEY",
@@ -60,6 +61,7 @@ __all__ = [
     "ApprovalEvent",
     "ApprovalPoint",
     "ApprovalPolicy",
+    "ApprovalPolicyOption",
     "Approver",
     "add_approval_listener",
     "approval_recorded",
@@ -104,9 +106,6 @@ one past the year 9999 fits in no ``datetime``)."""
 
 Approver = str | Mapping[str, Any]
 """Who answers: a name, or ``{"name": ..., "roles": [...]}``."""
-ApproverRule = Sequence[str] | Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
-"""Names, ``"role:NAME"`` and ``"permission:NAME"`` entries, or ``rule(approver, pause_value)
--> bool``; ``approver`` is ``{"name", "roles", "permissions", "authenticated_by"}``."""
 _ROLE: Final = "role:"
 _PERMISSION: Final = "permission:"
 
@@ -217,6 +216,9 @@ class ApprovalPolicy:
             }
         )
 
+
+ApprovalPolicyOption = ApprovalPolicy | Mapping[str, ApprovalPolicy] | None
+"""``approval_policy=``: one ``ApprovalPolicy`` for every pause, or one per node id."""
 
 _FIELDS = (
     "expires_in",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import Durability
 
-    from dynavec_langgraph.interrupt import ToolCallRef
+    from dynavec_langgraph._call_ids import ToolCallRef
 
 __all__ = [
     "APPROVER_KEY",

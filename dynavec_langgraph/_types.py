@@ -1,22 +1,31 @@
-"""The option types of the package's public signatures, in one place: what ``model=``,
-``tools=``, ``checkpointer=``, ``prompt=``, the hooks and the other options take.
+"""The option types of the package's public signatures: what ``model=``, ``prompt=``, the
+hooks, ``approvers=`` and the other options take.
 
 Each alias says what to pass and stays as wide as LangGraph's or LangChain's own parameter
 (``Any`` only where theirs is ``Any``). They exist for the type checker only (``if
 TYPE_CHECKING:`` here and where they are used), so importing the package imports nothing for
-them.
+them. This module is a foundation: it imports no module of the package. An option whose type
+names one of the package's own classes is declared beside that class: ``checkpointer=``
+(``CheckpointerOption``, ``DynavecCheckpointer``) in ``_persistence.records``, ``tools=``
+(``ToolsOption``) in ``registry``, ``approval_policy=`` (``ApprovalPolicyOption``) in
+``_policy``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 __all__ = [  # and the aliases below, for the type checker
+    "ApproverRule",
     "DynavecAsyncModel",
-    "DynavecCheckpointer",
     "DynavecModel",
     "DynavecTool",
 ]
+
+ApproverRule = Sequence[str] | Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+"""Names, ``"role:NAME"`` and ``"permission:NAME"`` entries, or ``rule(approver, pause_value)
+-> bool``; ``approver`` is ``{"name", "roles", "permissions", "authenticated_by"}``."""
 
 
 class DynavecModel(Protocol):
@@ -42,20 +51,7 @@ class DynavecTool(Protocol):
     def execute(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
-class DynavecCheckpointer(Protocol):
-    """A dynavec-style checkpointer, as the LangGraph adapter uses it: ``save(record)``,
-    ``get(thread_id)`` (the latest record or ``None``) and ``list(thread_id)`` (oldest first);
-    ``BaseCheckpointer`` is one. ``save_if_unchanged`` and ``delete`` are used when present."""
-
-    def save(self, checkpoint: Checkpoint, /) -> object: ...
-
-    def get(self, thread_id: str, /) -> Checkpoint | None: ...
-
-    def list(self, thread_id: str, /) -> Iterable[Checkpoint] | None: ...
-
-
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import TypeAlias
 
     from langchain.agents.structured_output import ResponseFormat
@@ -64,13 +60,6 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
     from langgraph.cache.base import BaseCache
-    from langgraph.prebuilt import ToolNode
-    from langgraph.types import Checkpointer
-
-    from dynavec_langgraph._persistence.records import BaseCheckpointer, Checkpoint
-    from dynavec_langgraph._policy import ApprovalPolicy, ApproverRule
-    from dynavec_langgraph._tools import AgentTool
-    from dynavec_langgraph.registry import ToolRegistry
 
     ModelOption: TypeAlias = (
         str | LanguageModelLike | DynavecModel | Callable[..., Any] | Runnable[Any, Any]
@@ -82,17 +71,9 @@ if TYPE_CHECKING:
     """``Planner(model)``: a LangChain chat model or a dynavec ``ChatModel`` (``invoke`` /
     ``ainvoke`` of the planning messages)."""
 
-    ToolOption: TypeAlias = BaseTool | AgentTool | DynavecTool | Callable[..., Any] | dict[str, Any]
-    """One tool: ``@tool``, a plain function, a LangChain tool, a provider tool (a dict) or a
-    dynavec-style tool object (``name`` / ``execute``)."""
-
-    ToolsOption: TypeAlias = Sequence[ToolOption] | ToolNode | ToolRegistry | None
-    """``tools=``: the tools, a LangGraph ``ToolNode``, a ``ToolRegistry`` or none."""
-
-    CheckpointerOption: TypeAlias = Checkpointer | str | BaseCheckpointer | DynavecCheckpointer
-    """``checkpointer=``: LangGraph's ``Checkpointer`` (``None``, ``True``/``False`` for a
-    subgraph, a ``BaseCheckpointSaver``), a connection string (``"sqlite:///..."``,
-    ``"postgresql://..."``) or a dynavec-style checkpointer."""
+    ToolOption: TypeAlias = BaseTool | DynavecTool | Callable[..., Any] | dict[str, Any]
+    """One tool: ``@tool`` (an ``AgentTool``, a ``BaseTool``), a plain function, a LangChain
+    tool, a provider tool (a dict) or a dynavec-style tool object (``name`` / ``execute``)."""
 
     PromptOption: TypeAlias = str | SystemMessage | Callable[..., Any] | Runnable[Any, Any] | None
     """``prompt=``: LangGraph's ``Prompt`` (a text, a ``SystemMessage``, a callable or a
@@ -134,6 +115,3 @@ if TYPE_CHECKING:
     """``approvers=`` (``interrupt``, ``require_approval``, ``ApprovalPolicy``): who may
     approve: names and ``"role:NAME"`` entries, or ``rule(approver, pause_value) -> bool``
     (``approver`` is ``{"name", "roles"}``)."""
-
-    ApprovalPolicyOption: TypeAlias = ApprovalPolicy | Mapping[str, ApprovalPolicy] | None
-    """``approval_policy=``: one ``ApprovalPolicy`` for every pause, or one per node id."""

@@ -21,10 +21,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynavec_langgraph._tools import AgentTool, as_tools, tool
 from dynavec_langgraph.chat import Tool
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from langgraph.prebuilt import ToolNode
+
+    from dynavec_langgraph._types import ToolOption
 
 __all__ = ["ToolRegistry", "default_registry", "unregistered_observation"]
 
@@ -189,3 +196,9 @@ class ToolRegistry:
 
 default_registry = ToolRegistry()
 """The process-wide registry dynavec code imports; empty until something registers."""
+
+
+if TYPE_CHECKING:
+    ToolsOption: TypeAlias = Sequence[ToolOption] | ToolNode | ToolRegistry | None
+    """``tools=`` (``create_react_agent``): the tools, a LangGraph ``ToolNode``, a
+    ``ToolRegistry`` or none (for the type checker only)."""

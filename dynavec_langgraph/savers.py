@@ -48,7 +48,7 @@ from dynavec_langgraph._persistence.records import BaseCheckpointer
 from dynavec_langgraph._persistence.serde import safe_serializer
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._types import CheckpointerOption, DynavecCheckpointer
+    from dynavec_langgraph._persistence.records import CheckpointerOption, DynavecCheckpointer
 
 __all__ = [
     "ConnectionSaver",

@@ -149,42 +149,56 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
 )  # fmt: skip
 """The package's layers, bottom first (README "Layout"): a module imports modules of its own
-layer or of a lower one, never of a higher one (function-level imports count)."""
+layer or of a lower one, never of a higher one (every import counts: function-level ones and
+those under ``if TYPE_CHECKING:`` too)."""
 
 
-def _is_type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+def _imported(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    """The modules of ``MODULES`` one import statement of ``module`` names: ``import
+    dynavec_langgraph.x``, ``from dynavec_langgraph.x import ...``, ``from dynavec_langgraph
+    import _x`` and the relative forms (``from . import x``, ``from ..x import y``)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names if a.name.startswith("dynavec_langgraph.")]
+        yield from (_target(n) for n in names)
+        return
+    if node.level:  # relative: from the package holding ``module``
+        package = _dotted(_FILES[module]).split(".")
+        if _FILES[module].name != "__init__.py":
+            package = package[:-1]
+        package = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+        base = ".".join([*package, *([node.module] if node.module else [])]).strip(".")
+    elif node.module == "dynavec_langgraph" or (node.module or "").startswith("dynavec_langgraph."):
+        base = str(node.module).removeprefix("dynavec_langgraph").removeprefix(".")
+    else:
+        return
+    for alias in node.names:
+        full = f"{base}.{alias.name}".lstrip(".")
+        yield full if full in _FILES else _target(f"dynavec_langgraph.{base}")
 
 
 @functools.cache
-def _runtime_deps(module: str) -> frozenset[str]:
-    """The package modules ``module`` imports at run time, at the top or inside a function
-    (``from dynavec_langgraph.x import ...``, ``from dynavec_langgraph import _x``); the
-    ``if TYPE_CHECKING:`` imports are for the type checker only."""
-    deps: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if _is_type_checking(node):
-            return
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dynavec_langgraph"):
-            base = str(node.module).removeprefix("dynavec_langgraph").removeprefix(".")
-            for alias in node.names:
-                full = f"{base}.{alias.name}".lstrip(".")
-                deps.add(full if full in _FILES else _target(f"dynavec_langgraph.{base}"))
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(_tree(module))
+def _deps(module: str) -> frozenset[str]:
+    """Every package module ``module`` imports, wherever the import is: at the top, under
+    ``if TYPE_CHECKING:``, inside a function or a method. An import the type checker alone
+    reads, or one a function makes on first use, still ties the two modules together: the
+    lower one could not be understood, checked or moved without the higher one."""
+    deps = {
+        d
+        for node in _nodes(module)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for d in _imported(module, node)
+    }
     return frozenset(d for d in deps if d in _FILES and d != module)
 
 
 def _graph() -> dict[str, frozenset[str]]:
-    """Every module's runtime imports (no exceptions: none goes the wrong way)."""
-    return {m: _runtime_deps(m) for m in MODULES}
+    """Every module's imports, all of them (no exceptions: none goes the wrong way)."""
+    return {m: _deps(m) for m in MODULES}
 
 
-def test_module_imports_have_no_cycle() -> None:
-    graph = _graph()
+def _cycles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
+    """Every import cycle of ``graph`` (each once, from its first module by name), shortest
+    first: ``["a", "b", "a"]`` for ``a`` importing ``b`` importing ``a``."""
     cycles: list[list[str]] = []
 
     def walk(path: list[str]) -> None:
@@ -194,10 +208,50 @@ def test_module_imports_have_no_cycle() -> None:
             elif dep not in path and dep > path[0]:
                 walk([*path, dep])
 
-    for m in MODULES:
+    for m in sorted(graph):
         walk([m])
-    assert cycles == []
+    return sorted(cycles, key=lambda c: (len(c), c))
+
+
+def test_module_imports_have_no_cycle() -> None:
+    """No cycle, counting every import (``if TYPE_CHECKING:`` and function-level ones too);
+    on failure the cycles are listed shortest first, a to-do list."""
+    cycles = _cycles(_graph())
+    shown = "\n".join(" -> ".join(c) for c in cycles[:50])
+    more = f"\n... and {len(cycles) - 50} longer" if len(cycles) > 50 else ""
+    assert cycles == [], f"{len(cycles)} import cycles:\n{shown}{more}"
     assert len(MODULES) > 20  # the walk saw the package
+
+
+def test_the_import_graph_counts_every_kind_of_import() -> None:
+    """The graph sees imports under ``if TYPE_CHECKING:``, inside functions and methods,
+    ``import dynavec_langgraph.x`` and relative ones; and the cycle walk finds a cycle."""
+    probe = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "import dynavec_langgraph._errors\n"
+        "if TYPE_CHECKING:\n"
+        "    from dynavec_langgraph._tools import AgentTool\n"
+        "def f():\n"
+        "    from dynavec_langgraph import _policy\n"
+        "class C:\n"
+        "    def m(self):\n"
+        "        from . import registry\n"
+        "        from .chat.base import Message\n"
+    )
+    found = {
+        d
+        for node in ast.walk(probe)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for d in _imported("_types", node)
+    }
+    assert found == {"_errors", "_tools", "_policy", "registry", "chat.base"}
+    relative = ast.parse("from . import base\nfrom .. import _errors\nfrom ..chat import openai\n")
+    assert [
+        d for node in relative.body if isinstance(node, ast.ImportFrom)
+        for d in _imported("chat.anthropic", node)
+    ] == ["chat.base", "_errors", "chat.openai"]  # fmt: skip
+    ring = {"a": frozenset({"b"}), "b": frozenset({"c", "a"}), "c": frozenset({"a"})}
+    assert _cycles(ring) == [["a", "b", "a"], ["a", "b", "c", "a"]]
 
 
 def _layer_of() -> dict[str, int]:

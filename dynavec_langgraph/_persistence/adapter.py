@@ -78,7 +78,7 @@ from dynavec_langgraph._persistence.serde import safe_serializer
 from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._types import DynavecCheckpointer
+    from dynavec_langgraph._persistence.records import DynavecCheckpointer
 
 __all__ = ["DynavecCheckpointSaver"]
 

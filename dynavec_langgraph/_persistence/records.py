@@ -24,19 +24,25 @@ from __future__ import annotations
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._messages import pending_calls
 from dynavec_langgraph._view import json_metadata, state_view
 
-__all__ = [
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from langgraph.types import Checkpointer
+
+__all__ = [  # and CheckpointerOption, for the type checker
     "BaseCheckpointer",
     "Checkpoint",
+    "DynavecCheckpointer",
     "MemoryCheckpointer",
     "dynavec_view",
     "is_step_boundary",
@@ -161,6 +167,25 @@ class BaseCheckpointer(ABC):
         """Delete the thread's records; return ``False`` when the store cannot delete."""
         del thread_id
         return False
+
+
+class DynavecCheckpointer(Protocol):
+    """A dynavec-style checkpointer, as the LangGraph adapter uses it: ``save(record)``,
+    ``get(thread_id)`` (the latest record or ``None``) and ``list(thread_id)`` (oldest first);
+    ``BaseCheckpointer`` is one. ``save_if_unchanged`` and ``delete`` are used when present."""
+
+    def save(self, checkpoint: Checkpoint, /) -> object: ...
+
+    def get(self, thread_id: str, /) -> Checkpoint | None: ...
+
+    def list(self, thread_id: str, /) -> Iterable[Checkpoint] | None: ...
+
+
+if TYPE_CHECKING:
+    CheckpointerOption: TypeAlias = Checkpointer | str | BaseCheckpointer | DynavecCheckpointer
+    """``checkpointer=``: LangGraph's ``Checkpointer`` (``None``, ``True``/``False`` for a
+    subgraph, a ``BaseCheckpointSaver``), a connection string (``"sqlite:///..."``,
+    ``"postgresql://..."``) or a dynavec-style checkpointer."""
 
 
 class MemoryCheckpointer(BaseCheckpointer):
