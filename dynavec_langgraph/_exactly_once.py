@@ -66,7 +66,7 @@ from dynavec_langgraph._errors import (
     ToolContextError,
 )
 from dynavec_langgraph._lg_names import NS_SEP, RESUME_WRITE
-from dynavec_langgraph._persistence.history import HistoryCache, StoredCheckpoints
+from dynavec_langgraph._persistence.stored import StoredCheckpoints
 from dynavec_langgraph._run_data import IN_DOUBT_KEY, RunData
 from dynavec_langgraph.interrupt import (
     Decision,
@@ -637,8 +637,10 @@ def _not_stored(where: _Where, call: ToolCallRef) -> StorageError:
 
 
 def _marks_of(saver: BaseCheckpointSaver[Any]) -> StoredCheckpoints | None:
-    """What the package's saver knows is stored (a graph's ``HistoryCache``), else ``None``."""
-    return saver.stored if isinstance(saver, HistoryCache) else None
+    """What the package's saver knows is stored (a graph's ``HistoryCache`` keeps it as
+    ``stored``), else ``None``."""
+    marks = getattr(saver, "stored", None)
+    return marks if isinstance(marks, StoredCheckpoints) else None
 
 
 def _stored(where: _Where, call: ToolCallRef, *, read: bool = True) -> Any:

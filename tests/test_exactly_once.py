@@ -697,7 +697,7 @@ def test_a_failed_save_is_not_known_stored() -> None:
     """A save that raised leaves the checkpoint unknown (the wait then reads it from the
     saver until it is there, ``StorageError`` after ``STORED_WAIT``); only the latest
     ``size`` checkpoints are remembered."""
-    from dynavec_langgraph._persistence.history import StoredCheckpoints
+    from dynavec_langgraph._persistence.stored import StoredCheckpoints
 
     marks = StoredCheckpoints(size=2)
     at = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}}

@@ -84,8 +84,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_audit", "_audit_switch", "_call_ids", "_conversation_view", "_conversion",
                 "_digest", "_errors", "_extras", "_lg_names", "_links", "_locks", "_messages",
-                "_persistence.kinds", "_persistence.locks", "_persistence.serde", "_run_data",
-                "_serde", "_storable",
+                "_persistence.kinds", "_persistence.locks", "_persistence.stored",
+                "_persistence.serde", "_run_data", "_serde", "_storable",
                 "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
                 "chat.base", "chat.bedrock", "chat.openai", "exceptions", "memory", "planner",
                 "records", "supervisor", "testing",

@@ -1,0 +1,122 @@
+"""What one process knows is stored in a saver: the checkpoints whose ``put`` through the
+graph's saver returned here, or that it read (:class:`StoredCheckpoints`).
+
+A tool call under LangGraph's ``durability="async"`` waits until the checkpoint it runs from is
+stored; with this record it waits for that save itself instead of reading the checkpoint back
+(``HistoryCache`` keeps one; ``_exactly_once`` waits on it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import Final
+
+from langchain_core.runnables import RunnableConfig
+
+__all__ = ["STORED_KEPT", "StoredCheckpoints"]
+
+STORED_KEPT: Final = 4096
+"""Checkpoints remembered as stored (the latest first kept); an older one is read again."""
+
+_Address = tuple[str, str, str]  # (thread_id, checkpoint_ns, checkpoint_id), any namespace
+
+
+def _address(config: RunnableConfig | None) -> _Address | None:
+    conf = (config or {}).get("configurable") or {}
+    thread_id, checkpoint_id = conf.get("thread_id"), conf.get("checkpoint_id")
+    if thread_id is None or not checkpoint_id:
+        return None
+    return str(thread_id), str(conf.get("checkpoint_ns") or ""), str(checkpoint_id)
+
+
+class StoredCheckpoints:
+    """The checkpoints this process knows are stored in one saver, and the ones being stored.
+
+    ``saving`` / ``saved`` bracket a ``put`` (``saved(..., ok=False)`` when it raised: then the
+    checkpoint is not known stored); ``seen`` marks one read from the saver. ``wait`` answers
+    whether a checkpoint is known stored, waiting while a ``put`` of it runs (the thread that
+    runs it wakes the waiters when it returns).
+
+    Example:
+        >>> marks = StoredCheckpoints()
+        >>> at = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}}
+        >>> marks.wait(at, 0.0)
+        False
+        >>> marks.saving(at); marks.saved(at, ok=True); marks.wait(at, 0.0)
+        True
+    """
+
+    def __init__(self, size: int = STORED_KEPT) -> None:
+        self._size = size
+        self._changed = threading.Condition(threading.Lock())
+        self._stored: OrderedDict[_Address, None] = OrderedDict()
+        self._saving: dict[_Address, int] = {}
+
+    def _add(self, at: _Address) -> None:
+        self._stored[at] = None
+        self._stored.move_to_end(at)
+        while len(self._stored) > self._size:
+            self._stored.popitem(last=False)
+
+    def saving(self, config: RunnableConfig) -> None:
+        """A ``put`` of the checkpoint ``config`` names has started."""
+        if (at := _address(config)) is not None:
+            with self._changed:
+                self._saving[at] = self._saving.get(at, 0) + 1
+
+    def saved(self, config: RunnableConfig, *, ok: bool) -> None:
+        """That ``put`` returned (``ok``) or raised; wakes every waiter."""
+        if (at := _address(config)) is None:
+            return
+        with self._changed:
+            left = self._saving.get(at, 1) - 1
+            if left > 0:
+                self._saving[at] = left
+            else:
+                self._saving.pop(at, None)
+            if ok:
+                self._add(at)
+            self._changed.notify_all()
+
+    def seen(self, config: RunnableConfig | None) -> None:
+        """The checkpoint ``config`` names was read from the saver: it is stored."""
+        if (at := _address(config)) is not None:
+            with self._changed:
+                self._add(at)
+
+    def wait(self, config: RunnableConfig, timeout: float) -> bool:
+        """Whether the checkpoint is known stored, waiting up to ``timeout`` seconds while a
+        ``put`` of it runs here."""
+        at = _address(config)
+        if at is None:
+            return False
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while at not in self._stored and at in self._saving:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(left)
+            return at in self._stored
+
+    def saving_now(self, config: RunnableConfig) -> bool:
+        """Whether a ``put`` of the checkpoint runs here now."""
+        at = _address(config)
+        with self._changed:
+            return at is not None and at in self._saving
+
+    def nap(self, seconds: float) -> None:
+        """Sleep up to ``seconds``, waking early when any ``put`` here returns."""
+        with self._changed:
+            self._changed.wait(seconds)
+
+    def forget(self, thread_id: str | None = None) -> None:
+        """Forget what is known of ``thread_id`` (every thread when ``None``)."""
+        with self._changed:
+            if thread_id is None:
+                self._stored.clear()
+            else:
+                for at in [a for a in self._stored if a[0] == str(thread_id)]:
+                    del self._stored[at]
