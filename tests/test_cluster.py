@@ -664,15 +664,18 @@ def _charge_then_kill(
     client = deployment.agent(deployment.a, assistant).sync_client
     client.threads.create(thread_id=thread_id, if_exists="do_nothing")
     job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
-    options: dict[str, Any] = {"multitask_strategy": "reject", "durability": "sync"}
     if approve:
         paused = deployment.agent(deployment.a, assistant).run("pay the invoice", thread_id=label)
         assert paused.interrupt_payload and paused.interrupt_payload["node_id"] == "approve_pay"
         (pending,) = client.threads.get_state(thread_id)["interrupts"]
-        answer = {"resume": {pending["id"]: "approved"}}
-        run = client.runs.create(thread_id, assistant, command=answer, **options)
+        run = client.runs.create(
+            thread_id, assistant, command={"resume": {pending["id"]: "approved"}},
+            multitask_strategy="reject", durability="sync",
+        )  # fmt: skip
     else:
-        run = client.runs.create(thread_id, assistant, input=job, **options)
+        run = client.runs.create(
+            thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
+        )
     deadline = time.monotonic() + 60
     while not [e for e in deployment.entries(thread_id) if e["tool"] == "pay"]:
         assert time.monotonic() < deadline, "the run never charged"
