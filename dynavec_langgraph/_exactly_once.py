@@ -33,6 +33,15 @@ once the checkpoint it runs from is stored (LangGraph saves it in the background
 saver says when its save returns, :func:`_stored`): a crash then re-runs the same call, never
 a new model turn with a new key.
 
+**Notes for a server's views.** A LangGraph API server's thread state does not return pending
+writes, so a client of the server cannot read the marks. While an ``"ask"`` call runs, the
+tool node therefore also keeps a *note* in the run's store (``langgraph.config.get_store()``,
+when the graph has one: every LangGraph API server gives it one), in the namespace
+``(NOTE_NS, thread_id)`` under the call's key, written after the start mark and deleted after
+the end mark. A note left behind (the process died while the call ran) on the checkpoint the
+thread still shows tells a client (``RemoteReActAgent``, ``inbox --server``) that the pause it
+shows for that call is stale: the call may have run (:func:`noted_in_doubt`).
+
 The in-doubt pause is asked at a fixed position among the task's interrupts (how many
 decisions the task had when the doubt was found, kept in a ``doubt`` mark), and re-read on
 every later run of the task, so LangGraph's matching of resume values by position stays right
@@ -56,6 +65,7 @@ from typing import Any, Final, Literal, get_args
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_store
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Interrupt
 
@@ -83,6 +93,7 @@ from dynavec_langgraph.interrupt import (
 __all__ = [
     "IDEMPOTENCY_KEY",
     "IN_DOUBT_KEY",
+    "NOTE_NS",
     "OnCrash",
     "aguarded",
     "call_key",
@@ -92,6 +103,7 @@ __all__ = [
     "idempotency_key",
     "in_doubt_pauses",
     "keyed",
+    "noted_in_doubt",
     "on_crash_of",
     "shown_first",
     "superseded",
@@ -554,6 +566,68 @@ def shown_first(snapshot: Any, tup: Any) -> Any:
     return snapshot._replace(interrupts=shown)
 
 
+NOTE_NS: Final = "dynavec_in_doubt"
+"""The store namespace ``(NOTE_NS, thread_id)`` of the notes of running ``"ask"`` calls."""
+
+
+def _note(where: _Where, call: ToolCallRef, key: str, attempt: int) -> dict[str, Any]:
+    conf = where.base["configurable"]
+    return {
+        "call": {"id": call["id"], "name": call["name"], "args": dict(call["args"])},
+        "key": key,
+        "checkpoint_ns": conf["checkpoint_ns"],
+        "checkpoint_id": conf["checkpoint_id"],
+        "attempt": attempt,
+    }
+
+
+def _run_store() -> Any:
+    """The run's store (``None``: the graph has none, e.g. in process without ``store=``)."""
+    try:
+        return get_store()
+    except RuntimeError:  # not inside a LangGraph run (the tool node always is)
+        return None
+
+
+def noted_in_doubt(
+    checkpoint_id: str | None, interrupts: Sequence[Any], notes: Sequence[Mapping[str, Any]]
+) -> dict[str, InterruptValue]:
+    """What a server's thread state cannot say (see the module doc): ``{interrupt id: the
+    in-doubt question}`` for each pause in ``interrupts`` (``Interrupt``s, or the server's
+    ``{"id", "value"}`` dicts) of a call whose note (``notes``: the values stored under
+    ``(NOTE_NS, thread_id)``) was left on checkpoint ``checkpoint_id``, the thread's latest
+    (a note of the agent at the top of the thread, ``checkpoint_ns`` ``""``): the run that
+    answered the pause died while the call ran. A pause that already is an in-doubt question
+    is kept."""
+    by_call: dict[str, Mapping[str, Any]] = {}
+    for left in notes:
+        made = left.get("call")
+        if not isinstance(made, Mapping) or left.get("checkpoint_ns") != "":
+            continue
+        if checkpoint_id is not None and left.get("checkpoint_id") == checkpoint_id:
+            by_call[str(made.get("id"))] = left
+    found: dict[str, InterruptValue] = {}
+    for pending in interrupts:
+        pid = pending.get("id") if isinstance(pending, Mapping) else getattr(pending, "id", None)
+        value = pending.get("value") if isinstance(pending, Mapping) else pending.value
+        if not isinstance(value, Mapping) or pid is None:
+            continue
+        payload, call = value.get("payload"), value.get("tool_call")
+        if isinstance(payload, Mapping) and payload.get("in_doubt"):
+            continue
+        note = by_call.get(str(call.get("id"))) if isinstance(call, Mapping) else None
+        if note is None:
+            continue
+        noted = note["call"]
+        ref: ToolCallRef = {
+            "id": str(noted.get("id")),
+            "name": str(noted.get("name")),
+            "args": dict(noted.get("args") or {}),
+        }
+        found[str(pid)] = _in_doubt_pause(ref, str(note.get("key")), False)[2](None)
+    return found
+
+
 def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
     """After a resume: the refusal of a decision given for a pause shown before a crash, when
     the run found the call in doubt instead (a new in-doubt pause in ``after`` whose payload
@@ -738,12 +812,19 @@ def guarded(
     attempt = gate.marks.latest + 1
     task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"], policy=policy)
     saver.put_writes(base, writes, task_id)
+    store = _run_store() if policy == "ask" else None
+    if store is not None:  # for a server's views (module doc): after the start mark
+        store.put((NOTE_NS, where.thread_id), key, _note(where, call, key, attempt))
     try:
         result = run()
     except BaseException as error:
         saver.put_writes(base, *_swap(_end(gate.prefix, attempt, error, None)))
+        if store is not None:
+            store.delete((NOTE_NS, where.thread_id), key)
         raise
     saver.put_writes(base, *_swap(_end(gate.prefix, attempt, None, result)))
+    if store is not None:
+        store.delete((NOTE_NS, where.thread_id), key)
     return result
 
 
@@ -779,12 +860,19 @@ async def aguarded(
     attempt = gate.marks.latest + 1
     task_id, writes = _mark(gate.prefix, attempt, "start", call=call["id"], policy=policy)
     await saver.aput_writes(base, writes, task_id)
+    store = _run_store() if policy == "ask" else None
+    if store is not None:  # as in guarded()
+        await store.aput((NOTE_NS, where.thread_id), key, _note(where, call, key, attempt))
     try:
         result = await run()
     except BaseException as error:
         await saver.aput_writes(base, *_swap(_end(gate.prefix, attempt, error, None)))
+        if store is not None:
+            await store.adelete((NOTE_NS, where.thread_id), key)
         raise
     await saver.aput_writes(base, *_swap(_end(gate.prefix, attempt, None, result)))
+    if store is not None:
+        await store.adelete((NOTE_NS, where.thread_id), key)
     return result
 
 

@@ -11,7 +11,7 @@ when another caller answered first). Needs ``langgraph_sdk`` (the ``studio`` ext
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,6 +25,7 @@ from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import (
     RemoteReActAgent,
+    _seen,
     check_server_url,
     server_thread_id,
     unknown_thread_text,
@@ -36,10 +37,13 @@ _PROG = "dynavec-langgraph"
 _PAGE = 100
 
 
-def _rows(thread_id: str, state: Mapping[str, Any]) -> list[PendingApproval]:
+def _rows(
+    thread_id: str, state: Mapping[str, Any], shown: Sequence[Interrupt]
+) -> list[PendingApproval]:
+    """The rows of the pauses ``shown`` (the thread's, as the views show them)."""
     rows: list[PendingApproval] = []
-    for item in state.get("interrupts") or []:
-        fields = interrupt_fields(item.get("value"))
+    for item in shown:
+        fields = interrupt_fields(item.value)
         rows.append(
             PendingApproval(
                 thread_id=thread_id,
@@ -47,15 +51,17 @@ def _rows(thread_id: str, state: Mapping[str, Any]) -> list[PendingApproval]:
                 payload=fields.payload,
                 since=str(state.get("created_at") or ""),
                 tool_call=fields.tool_call,
-                interrupt_id=str(item["id"]),
-                review_digest=review_digest(item.get("value")),
+                interrupt_id=str(item.id),
+                review_digest=review_digest(item.value),
             )
         )
     return rows
 
 
-def _interrupts(state: Mapping[str, Any]) -> list[Interrupt]:
-    return [Interrupt(value=i.get("value"), id=str(i["id"])) for i in state.get("interrupts") or []]
+def _doubts(seen: Any) -> list[Interrupt]:
+    """The pauses ``seen`` shows as in-doubt questions."""
+    stale = {i.id for i in seen.stale}
+    return [i for i in seen.interrupts if i.id in stale]
 
 
 def _runs_assistant(thread: Mapping[str, Any], assistant: str) -> bool:
@@ -98,31 +104,45 @@ class ServerInbox:
         return f"`{_PROG} inbox list --server {shlex.quote(self.url)}` shows the paused threads"
 
     def pending(self) -> list[PendingApproval]:
-        """Every pending approval, newest thread first.
+        """Every pending approval, newest thread first: the paused threads' pauses, each
+        whose approved call's run died while the call ran shown as the call's in-doubt
+        question (``RemoteReActAgent``'s views), and the in-doubt questions of busy threads
+        (a run that died stays in flight on an engine without run recovery).
 
         Raises:
             InboxError: the server cannot be reached or refused the request.
         """
-        client = self._reader.sync_client
         rows: list[PendingApproval] = []
         with _as_inbox_errors():
-            offset = 0
-            while True:
-                threads = client.threads.search(
-                    status="interrupted",
-                    limit=_PAGE,
-                    offset=offset,
-                    sort_by="updated_at",
-                    sort_order="desc",
-                )
-                for thread in threads:
-                    if self.assistant is not None and not _runs_assistant(thread, self.assistant):
-                        continue
-                    tid = str(thread["thread_id"])
-                    rows += _rows(tid, client.threads.get_state(tid))
-                if len(threads) < _PAGE:
-                    return rows
-                offset += _PAGE
+            for status in ("interrupted", "busy"):
+                rows += self._pending(status)
+        return rows
+
+    def _pending(self, status: str) -> list[PendingApproval]:
+        client = self._reader.sync_client
+        rows: list[PendingApproval] = []
+        offset = 0
+        while True:
+            threads = client.threads.search(
+                status=status,  # type: ignore[arg-type]
+                limit=_PAGE,
+                offset=offset,
+                sort_by="updated_at",
+                sort_order="desc",
+            )
+            for thread in threads:
+                if self.assistant is not None and not _runs_assistant(thread, self.assistant):
+                    continue
+                tid = str(thread["thread_id"])
+                state = client.threads.get_state(tid)
+                if status == "busy" and not state.get("interrupts"):
+                    continue
+                seen = _seen(state, notes=self._reader._notes(tid, state))
+                shown = seen.interrupts if status != "busy" else _doubts(seen)
+                rows += _rows(tid, state, shown)
+            if len(threads) < _PAGE:
+                return rows
+            offset += _PAGE
 
     def answer(
         self,
@@ -160,7 +180,8 @@ class ServerInbox:
                     ) from None
                 raise
             state = client.threads.get_state(sid)
-            interrupts = _interrupts(state)
+            seen = _seen(state, notes=self._reader._notes(sid, state))
+            interrupts = seen.interrupts
             if not interrupts:
                 raise NothingToResumeError(not_paused_text(thread_id, f". {self._list_hint()}"))
             if link is None:  # the decision checks of the guarded resume
@@ -181,6 +202,9 @@ class ServerInbox:
                     before()
                 if link is not None:  # the link's pause, found by its review digest
                     return agent.resume(thread_id=thread_id, link=link)
+                if seen.stale and node is None:  # its in-doubt question comes first: an
+                    # answer naming neither is refused there (StaleDecisionError)
+                    return agent.resume(decision, thread_id=thread_id, approver=approver)
                 return agent.resume(
                     thread_id=thread_id, decisions={key: decision}, approver=approver
                 )

@@ -33,7 +33,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -584,12 +584,20 @@ def may_be_paused_elsewhere(snapshot: StateSnapshot) -> bool:
     return isinstance(messages, list) and bool(messages) and bool(pending_calls(messages))
 
 
-def _in_doubt_first(
+class Pending(Protocol):
+    """What :func:`in_doubt_first` reads of a thread: its pending ``Interrupt``s (a
+    ``StateSnapshot``, or ``RemoteReActAgent``'s view of a server's thread)."""
+
+    @property
+    def interrupts(self) -> Sequence[Interrupt]: ...
+
+
+def in_doubt_first(
     answer: Answer,
     thread_id: str,
-    before: StateSnapshot,
+    before: Pending,
     stale: Mapping[str, Any],
-    after: StateSnapshot,
+    after: Pending,
 ) -> None:
     """After a door surfaced the in-doubt question of a call whose approved run died
     (:func:`~dynavec_langgraph._exactly_once.in_doubt_pauses`): an answer that names that
@@ -680,7 +688,7 @@ def resuming(
             if stale:  # the approved call's run died: its in-doubt question comes first
                 graph.invoke(None, config)  # asks it (nothing runs), under the lock
                 after = read_thread(graph, config, thread_id)
-                _in_doubt_first(answer, thread_id, snapshot, stale, after)
+                in_doubt_first(answer, thread_id, snapshot, stale, after)
                 snapshot = after
         resume = seed(snapshot) if seed is not None and _seeds(snapshot) else None
         if resume is None:
@@ -717,7 +725,7 @@ async def aresuming(
             if stale:  # as in resuming()
                 await graph.ainvoke(None, config)
                 after = await aread_thread(graph, config, thread_id)
-                _in_doubt_first(answer, thread_id, snapshot, stale, after)
+                in_doubt_first(answer, thread_id, snapshot, stale, after)
                 snapshot = after
         resume = await seed(snapshot) if seed is not None and _seeds(snapshot) else None
         if resume is None:

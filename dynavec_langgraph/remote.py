@@ -47,7 +47,7 @@ import time
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -72,6 +72,7 @@ from dynavec_langgraph._errors import (
     not_paused_text,
     option_text,
 )
+from dynavec_langgraph._exactly_once import NOTE_NS, noted_in_doubt
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._links import REFUSED, link_answer, read_link
 from dynavec_langgraph._policy import (
@@ -94,6 +95,7 @@ from dynavec_langgraph._resuming import (
     brief,
     check_id,
     check_text,
+    in_doubt_first,
     refuse_if_asked_again,
     refuse_if_paused,
     schema_refusal,
@@ -139,17 +141,28 @@ class _Seen:
     """The thread's newest run when it was read: the runs after it answered or moved it."""
     status: str | None = None
     """The thread's status (read when nothing is pending): idle, busy, error, interrupted."""
+    stale: list[Interrupt] = field(default_factory=list)
+    """The pauses the server's state lists that ``interrupts`` shows as in-doubt questions
+    (their approved call's run died while it ran: :func:`_seen`); empty when none."""
 
 
 def _seen(
-    state: Mapping[str, Any] | None, status: str | None = None, last_run: str | None = None
+    state: Mapping[str, Any] | None,
+    status: str | None = None,
+    last_run: str | None = None,
+    notes: Sequence[Mapping[str, Any]] = (),
 ) -> _Seen:
+    """The thread as its views show it: ``state`` (the server's thread state), each pause of
+    a call whose note (``notes``, :func:`_notes`) says its run died while it ran shown as the
+    call's in-doubt question (``_exactly_once.noted_in_doubt``), as ``ReActAgent`` does."""
     if state is None:
         return _Seen(False, None, [], {})
     checkpoint = state.get("checkpoint") or {}
-    interrupts = [
+    listed = [
         Interrupt(value=i.get("value"), id=str(i["id"])) for i in state.get("interrupts") or []
     ]
+    doubts = noted_in_doubt(checkpoint.get("checkpoint_id"), listed, notes) if notes else {}
+    interrupts = [Interrupt(value=doubts[i.id], id=i.id) if i.id in doubts else i for i in listed]
     values = state.get("values")
     return _Seen(
         True,
@@ -159,7 +172,17 @@ def _seen(
         status == "busy",
         last_run,
         status,
+        [i for i in listed if i.id in doubts],
     )
+
+
+def _note_values(found: Any) -> list[Mapping[str, Any]]:
+    items = found.get("items") if isinstance(found, Mapping) else None
+    return [i["value"] for i in items or [] if isinstance(i.get("value"), Mapping)]
+
+
+_NOTES_LIMIT = 100
+"""Notes read per thread (one per ``"ask"`` call whose run died; a thread has a few)."""
 
 
 def _check_input(
@@ -767,7 +790,7 @@ class RemoteReActAgent:
                 if _create_refused(error):
                     raise _access_refused(tid) from None
                 raise
-            seen = _seen(self.sync_client.threads.get_state(sid))
+            seen = self._viewed(sid)
             settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
                 settling = self.sync_client.runs.create(
@@ -805,7 +828,7 @@ class RemoteReActAgent:
                 if _create_refused(error):
                     raise _access_refused(tid) from None
                 raise
-            seen = _seen(await self.client.threads.get_state(sid))
+            seen = await self._aviewed(sid)
             settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
                 settling = await self.client.runs.create(
@@ -887,6 +910,9 @@ class RemoteReActAgent:
             self._refusals(sid, given),
         ):
             seen = self._state(sid)
+            if seen.stale and link is None:  # its in-doubt question comes first
+                answer = Answer(human_decision, decisions, approver=approver)
+                seen = self._ask_first(sid, tid, seen, answer)
             if link is not None:
                 decided = _link_resume(tid, seen, link, self._now())
             else:
@@ -953,6 +979,9 @@ class RemoteReActAgent:
         sid = server_thread_id(tid)
         with _link_refusals(link), _translated(self.url, tid, f"resuming thread {tid!r}"):
             seen = await self._astate(sid)
+            if seen.stale and link is None:  # as in resume()
+                answer = Answer(human_decision, decisions, approver=approver)
+                seen = await self._aask_first(sid, tid, seen, answer)
             if link is not None:
                 decided = _link_resume(tid, seen, link, self._now())
             else:
@@ -1093,11 +1122,77 @@ class RemoteReActAgent:
             now = status and status.get("status")
             if now == "error" and self._was_refused(thread_id):
                 now = "idle"
+            notes = self._notes(thread_id, state)
         except httpx.HTTPStatusError as error:
             if _not_found(error):
                 return _seen(None)
             raise
-        return _seen(state, now, _run_id(last))
+        return _seen(state, now, _run_id(last), notes)
+
+    def _notes(self, thread_id: str, state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The notes of ``"ask"`` calls left in the server's store for a paused thread (none
+        read when nothing is pending). A server that keeps its store from these credentials
+        (HTTP 403 / 404) gives none: its views then show the thread state as it is."""
+        if not state.get("interrupts"):
+            return []
+        try:
+            found = self.sync_client.store.search_items((NOTE_NS, thread_id), limit=_NOTES_LIMIT)
+        except httpx.HTTPStatusError as error:
+            if error.response.status_code in (403, 404):
+                return []
+            raise
+        return _note_values(found)
+
+    async def _anotes(self, thread_id: str, state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """Async twin of :meth:`_notes`."""
+        if not state.get("interrupts"):
+            return []
+        try:
+            found = await self.client.store.search_items((NOTE_NS, thread_id), limit=_NOTES_LIMIT)
+        except httpx.HTTPStatusError as error:
+            if error.response.status_code in (403, 404):
+                return []
+            raise
+        return _note_values(found)
+
+    def _viewed(self, thread_id: str) -> _Seen:
+        """The thread state as the views show it (:func:`_seen` with the notes)."""
+        state = self.sync_client.threads.get_state(thread_id)
+        return _seen(state, notes=self._notes(thread_id, state))
+
+    async def _aviewed(self, thread_id: str) -> _Seen:
+        state = await self.client.threads.get_state(thread_id)
+        return _seen(state, notes=await self._anotes(thread_id, state))
+
+    def _ask_first(self, sid: str, tid: str, seen: _Seen, answer: Answer) -> _Seen:
+        """``seen`` shows an in-doubt question the server's state does not list yet (the run
+        that answered the pause died while the approved call ran): continue the thread first,
+        without a decision (the server's run asks that question; nothing runs: a command that
+        adds no message, like ``graph.invoke(None, config)``, as Aegra refuses ``input=None``
+        and LangGraph an empty command), then let
+        ``answer`` go on only if it names that question, as ``ReActAgent.resume`` does.
+
+        Raises:
+            StaleDecisionError: ``answer`` does not name the in-doubt question; nothing was
+                applied, nothing ran, and the question is pending now.
+        """
+        run = self.sync_client.runs.create(
+            sid, self.assistant_id, command={"update": {"messages": []}}, **self._run_options
+        )
+        self._wait(sid, str(run["run_id"]))
+        after = self._state(sid)
+        in_doubt_first(answer, tid, _Listed(seen.stale), _asked(seen), _Listed(after.interrupts))
+        return after
+
+    async def _aask_first(self, sid: str, tid: str, seen: _Seen, answer: Answer) -> _Seen:
+        """Async twin of :meth:`_ask_first`."""
+        run = await self.client.runs.create(
+            sid, self.assistant_id, command={"update": {"messages": []}}, **self._run_options
+        )
+        await self._await(sid, str(run["run_id"]))
+        after = await self._astate(sid)
+        in_doubt_first(answer, tid, _Listed(seen.stale), _asked(seen), _Listed(after.interrupts))
+        return after
 
     def _was_refused(self, sid: str) -> bool:
         """Whether the failed runs that may have left the thread's ``error`` status are all
@@ -1127,11 +1222,12 @@ class RemoteReActAgent:
             now = status and status.get("status")
             if now == "error" and await self._awas_refused(thread_id):
                 now = "idle"
+            notes = await self._anotes(thread_id, state)
         except httpx.HTTPStatusError as error:
             if _not_found(error):
                 return _seen(None)
             raise
-        return _seen(state, now, _run_id(last))
+        return _seen(state, now, _run_id(last), notes)
 
     def _check_won(
         self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
@@ -1329,6 +1425,18 @@ def _create_refused(error: httpx.HTTPStatusError) -> bool:
     """A ``threads.create(..., if_exists="do_nothing")`` answered 409: the thread exists but
     the server's auth rules hide it (a thread the caller may read comes back as it is)."""
     return error.response.status_code == 409
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """Pending ``Interrupt``s where ``_resuming._in_doubt_first`` reads a snapshot's."""
+
+    interrupts: list[Interrupt]
+
+
+def _asked(seen: _Seen) -> dict[str, Any]:
+    """``{interrupt id: in-doubt question}`` for the pauses ``seen`` shows as one."""
+    return {i.id: i.value for i in seen.interrupts if i.id in {s.id for s in seen.stale}}
 
 
 def _known(thread_id: str, seen: _Seen) -> _Seen:

@@ -7,7 +7,9 @@ its URL in ``$DYNAVEC_PAYMENT_URL``) under the call's ``idempotency_key()``, app
 (``$DYNAVEC_DEMO_LEDGER``) and then waits until the file ``$DYNAVEC_CLUSTER_GATES/<thread_id>``
 exists: the test SIGKILLs the server running it there (the charge reached the service, the tool
 never returned). ``pay_retry_agent``'s tool is ``on_crash="retry"``, ``pay_ask_agent``'s
-``on_crash="ask"``, ``pay_fail_agent``'s ``on_crash="fail"``.
+``on_crash="ask"``, ``pay_fail_agent``'s ``on_crash="fail"``; ``pay_approved_agent``'s is
+``on_crash="ask"`` behind ``require_approval`` (a person approves every charge first: the
+crash of issue 34's silent case 2, killed after the approval while the approved call ran).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from dynavec_langgraph import create_react_agent, idempotency_key, tool
 from dynavec_langgraph._exactly_once import OnCrash
+from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.cluster_graph import GATE_TIMEOUT, GATES_ENV, _record, _thread_id
 from tests.payment_service import charge
 
-__all__ = ["PAYMENT_ENV", "ask_graph", "fail_graph", "retry_graph"]
+__all__ = ["PAYMENT_ENV", "approved_graph", "ask_graph", "fail_graph", "retry_graph"]
 
 PAYMENT_ENV = "DYNAVEC_PAYMENT_URL"
 
@@ -37,7 +40,7 @@ def _policy(messages: list[BaseMessage]) -> Turn:
     return f"Done: {last.content}"
 
 
-def _agent(on_crash: OnCrash, name: str) -> object:
+def _agent(on_crash: OnCrash, name: str, approval: bool = False) -> object:
     @tool(on_crash=on_crash)
     def pay(amount: int) -> str:
         """Charge the card."""
@@ -55,11 +58,13 @@ def _agent(on_crash: OnCrash, name: str) -> object:
             time.sleep(0.05)  # waiting for a file the test creates
         return f"charged {result['id']} ({amount}) key={key} replayed={result['replayed']}"
 
+    tools = [require_approval(pay) if approval else pay]
     return create_react_agent(
-        ScriptedChatModel(policy=_policy), [pay], system_prompt=None, name=name
+        ScriptedChatModel(policy=_policy), tools, system_prompt=None, name=name
     )
 
 
 retry_graph = _agent("retry", "pay_retry_agent")
 ask_graph = _agent("ask", "pay_ask_agent")
 fail_graph = _agent("fail", "pay_fail_agent")
+approved_graph = _agent("ask", "pay_approved_agent", approval=True)

@@ -45,6 +45,7 @@ from dynavec_langgraph import (
     InvalidDecisionError,
     NothingToResumeError,
     ReActAgent,
+    StaleDecisionError,
     ThreadPausedError,
 )
 from dynavec_langgraph._cli import main
@@ -651,19 +652,30 @@ def _entries_of(deployment: Deployment, tool: str) -> list[dict[str, Any]]:
 
 
 def _charge_then_kill(
-    deployment: Deployment, assistant: str, label: str
+    deployment: Deployment, assistant: str, label: str, approve: bool = False
 ) -> tuple[str, str, Server, Server, dict[str, Any]]:
     """Start a run of ``assistant`` through A; SIGKILL the server that runs it once its
     ``pay`` charged the service (the tool then waits at its gate: it never returned); open
     the gate. Return the thread id, the run id, the killed server, the other one and the
-    ledger entry of the charge (its ``key``, ``charge`` id)."""
+    ledger entry of the charge (its ``key``, ``charge`` id). ``approve``: the agent asks an
+    approval first (``pay_approved_agent``): the run pauses, and the run killed is the one
+    that answers it ``"approved"`` (keyed by its interrupt id, as ``RemoteReActAgent`` does)."""
     thread_id = server_thread_id(label)
     client = deployment.agent(deployment.a, assistant).sync_client
     client.threads.create(thread_id=thread_id, if_exists="do_nothing")
     job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
-    run = client.runs.create(
-        thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
-    )
+    if approve:
+        paused = deployment.agent(deployment.a, assistant).run("pay the invoice", thread_id=label)
+        assert paused.interrupt_payload and paused.interrupt_payload["node_id"] == "approve_pay"
+        (pending,) = client.threads.get_state(thread_id)["interrupts"]
+        run = client.runs.create(
+            thread_id, assistant, command={"resume": {pending["id"]: "approved"}},
+            multitask_strategy="reject", durability="sync",
+        )  # fmt: skip
+    else:
+        run = client.runs.create(
+            thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
+        )
     deadline = time.monotonic() + 60
     while not [e for e in deployment.entries(thread_id) if e["tool"] == "pay"]:
         assert time.monotonic() < deadline, "the run never charged"
@@ -1003,3 +1015,83 @@ def _aegra_keeps_the_run_of_a_killed_server(
         ("prepare", "finish", victim.pid),
         ("gated", "start", victim.pid),
     ]
+
+
+def _views_ask_in_doubt(deployment: Deployment, server: Server, thread_id: str, key: str,
+                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Every view a person answers from through ``server`` shows the call's in-doubt
+    question (with its key and what it means), not the approval the state still lists."""
+    agent = deployment.agent(server, "pay_approved_agent")
+    paused = agent.result(thread_id)
+    assert paused.termination_reason == "interrupted" and paused.interrupt_payload
+    value = paused.interrupt_payload
+    assert value["node_id"] == "in_doubt_pay" and value["payload"]["idempotency_key"] == key
+    assert "may or may not have run" in value["payload"]["description"]
+    with pytest.raises(ThreadPausedError) as caught:
+        agent.run("pay again", thread_id=thread_id)
+    assert caught.value.node_ids == ["in_doubt_pay"]
+    rows = json.loads(_cli(capsys, "inbox", "list", "--server", server.url, "--json"))
+    [row] = [r for r in rows if r["thread_id"] == thread_id]
+    assert row["node_id"] == "in_doubt_pay" and row["payload"]["idempotency_key"] == key
+    listed = _cli(capsys, "inbox", "list", "--server", server.url)
+    assert "in_doubt_pay" in listed and "approve_pay" not in listed
+
+
+def test_sigkill_after_the_approval_every_view_asks_the_in_doubt_question_first(
+    deployment: Deployment,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 34, silent case 2 on a server: ``require_approval(pay)`` + ``on_crash="ask"``,
+    the server running the approved ``pay`` SIGKILLed after its charge. The thread state
+    still lists ``approve_pay`` (the crash marks are pending writes, which the API does not
+    return); the views read the call's note in the server's store and show ``in_doubt_pay``
+    first; a stale answer is refused, nothing runs; ``approve`` on the in-doubt question runs
+    the call again under the same key: charged once."""
+    monkeypatch.delenv(LEDGER_ENV, raising=False)
+    assistant = "pay_approved_agent"
+    thread_id, run_id, victim, survivor, charged = _charge_then_kill(
+        deployment, assistant, "pay-approved", approve=True
+    )
+    key, url = charged["key"], survivor.url
+    agent = deployment.agent(survivor, assistant)
+    try:
+        listed = agent.sync_client.threads.get_state(thread_id)["interrupts"]
+        if deployment.engine == "aegra":  # no run recovery: nothing ran since the crash
+            assert [i["value"]["node_id"] for i in listed] == ["approve_pay"]
+        _views_ask_in_doubt(deployment, survivor, thread_id, key, capsys)
+        assert _charges(deployment, key) == (1, 1)
+
+        if deployment.engine == "langhost":
+            # the killed run is in flight until B re-claims it: an answer now is refused as
+            # busy (or, once re-claimed, as no answer to the in-doubt question its run asks)
+            early = _cli(capsys, "inbox", "answer", "--server", url, "--thread", thread_id,
+                         "--approve", code=2)  # fmt: skip
+            assert "nothing was sent" in early or "no answer to an in-doubt call" in early
+            agent.sync_client.runs.join(thread_id, run_id)
+            _views_ask_in_doubt(deployment, survivor, thread_id, key, capsys)
+            with pytest.raises(InvalidDecisionError, match="no answer to an in-doubt call"):
+                agent.resume("approved", thread_id=thread_id)  # the stale approval
+        else:
+            # the door asks the in-doubt question first (a run without a decision: nothing
+            # runs), then refuses the answer meant for the approval the state listed
+            with pytest.raises(StaleDecisionError, match="The thread now asks 'in_doubt_pay'"):
+                agent.resume("approved", thread_id=thread_id)
+            state = agent.sync_client.threads.get_state(thread_id)
+            assert [i["value"]["node_id"] for i in state["interrupts"]] == ["in_doubt_pay"]
+            again = _cli(capsys, "inbox", "answer", "--server", url, "--thread", thread_id,
+                         "--approve", code=2)  # fmt: skip
+            assert "no answer to an in-doubt call" in again
+        assert _charges(deployment, key) == (1, 1)  # nothing ran
+
+        approve = json.dumps({"type": "approve"})
+        answered = _cli(capsys, "inbox", "answer", "--server", url, "--thread", thread_id,
+                        "--node", "in_doubt_pay", "--decision", approve)  # fmt: skip
+        # approve runs it again: the approval is asked again first (the crash lost it)
+        assert "approve_pay" in answered, answered
+        done = agent.resume("approved", thread_id=thread_id)
+        assert done.finished
+        assert done.output == f"Done: charged {charged['charge']} (42) key={key} replayed=True"
+        assert _charges(deployment, key) == (2, 1)  # run again under the key: charged once
+    finally:
+        deployment.cluster.replace(victim)

@@ -24,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool as lc_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import ToolRuntime
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Durability
 
 from dynavec_langgraph import (
@@ -31,9 +32,10 @@ from dynavec_langgraph import (
     ToolContextError,
     create_react_agent,
     idempotency_key,
+    interrupt,
     tool,
 )
-from dynavec_langgraph._exactly_once import START_CHANNEL, OnCrash
+from dynavec_langgraph._exactly_once import NOTE_NS, START_CHANNEL, OnCrash, noted_in_doubt
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
 from tests.children.warm import Child
@@ -736,3 +738,66 @@ def test_the_durability_key_read_is_langgraphs() -> None:
         else:
             graph.invoke({"messages": [("user", "go")]}, config, durability=durability)
     assert seen == ["sync", "async", "exit", None]
+
+
+def test_an_ask_call_keeps_a_note_in_the_store_while_it_runs() -> None:
+    """For a server's views (docs/exactly-once.md): an ``"ask"`` call's note is in the run's
+    store while its body runs, under its key, naming the checkpoint it runs from, and gone
+    when it ends (returned, raised, paused); other policies and a graph without a store write
+    none. ``noted_in_doubt`` shows a pause of a noted call as its in-doubt question only on
+    that checkpoint."""
+    cases: tuple[tuple[OnCrash | None, bool], ...] = (
+        ("ask", True), ("fail", False), ("retry", False), (None, False)
+    )  # fmt: skip
+    for on_crash, noted in cases:
+        store, saver = InMemoryStore(), InMemorySaver()
+        during: list[list[Any]] = []
+
+        @tool(on_crash=on_crash)
+        def pay(amount: int) -> str:
+            """Pay."""
+            during.append([i.value for i in store.search((NOTE_NS, "n"))])  # noqa: B023
+            return "ok"
+
+        graph = create_react_agent(
+            ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 1}}], "done"]), [pay],
+            checkpointer=saver, store=store,
+        )  # fmt: skip
+        graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "n"}})
+        [seen] = during
+        assert bool(seen) is noted, (on_crash, seen)
+        assert store.search((NOTE_NS, "n")) == []  # deleted when the call ended
+        if not noted:
+            continue
+        [note] = seen
+        assert note["call"]["name"] == "pay" and note["key"].startswith("dynavec-")
+        assert note["checkpoint_ns"] == "" and note["checkpoint_id"]
+        value = {"node_id": "approve_pay", "tool_call": note["call"], "payload": {}}
+        pending = [{"id": "i1", "value": value}]
+        [asked] = noted_in_doubt(note["checkpoint_id"], pending, [note]).values()
+        assert asked["node_id"] == "in_doubt_pay"
+        assert asked["payload"]["idempotency_key"] == note["key"]
+        assert noted_in_doubt("another-checkpoint", pending, [note]) == {}
+        already = [{"id": "i1", "value": asked}]  # a pause that is the in-doubt question
+        assert noted_in_doubt(note["checkpoint_id"], already, [note]) == {}
+
+
+def test_an_ask_call_that_raises_or_pauses_leaves_no_note() -> None:
+    """Only a call cut off while it runs leaves its note."""
+    store = InMemoryStore()
+
+    @tool(on_crash="ask")
+    def pay(amount: int) -> str:
+        """Pay."""
+        if amount == 1:
+            raise ValueError("declined")
+        interrupt("confirm", {"amount": amount})
+        return "ok"
+
+    calls = [[{"name": "pay", "args": {"amount": n}}] for n in (1, 2)]
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[*calls, "done"]), [pay], checkpointer=InMemorySaver(), store=store
+    )
+    out = graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "r"}})
+    assert out["__interrupt__"]  # the second call paused, the first raised
+    assert store.search((NOTE_NS, "r")) == []
