@@ -143,10 +143,10 @@ class _Seen:
     """The thread's status (read when nothing is pending): idle, busy, error, interrupted."""
     stale: list[Interrupt] = field(default_factory=list)
     """The pauses the server's state lists that ``interrupts`` shows as in-doubt questions
-    (their approved call's run died while it ran: :func:`_seen`); empty when none."""
+    (their approved call's run died while it ran: :func:`thread_seen`); empty when none."""
 
 
-def _seen(
+def thread_seen(
     state: Mapping[str, Any] | None,
     status: str | None = None,
     last_run: str | None = None,
@@ -800,7 +800,7 @@ class RemoteReActAgent:
                     **self._resume_options(settle.resume, self.strict_resume()),
                 )
                 self._wait(sid, str(settling["run_id"]))
-                before, seen = seen, _seen(self.sync_client.threads.get_state(sid))
+                before, seen = seen, thread_seen(self.sync_client.threads.get_state(sid))
                 expired = _timeout(tid, before.interrupts, settle.resume, seen)
                 if expired is not None:  # on_expire="raise": settled, the goal is not run
                     raise expired
@@ -809,7 +809,7 @@ class RemoteReActAgent:
                 sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
             )
             joined, done = self._wait(sid, str(run["run_id"]))
-            after = _seen(self.sync_client.threads.get_state(sid))
+            after = thread_seen(self.sync_client.threads.get_state(sid))
             _check_run(tid, done, joined, seen, after)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
@@ -838,7 +838,7 @@ class RemoteReActAgent:
                     **self._resume_options(settle.resume, await self.astrict_resume()),
                 )
                 await self._await(sid, str(settling["run_id"]))
-                before, seen = seen, _seen(await self.client.threads.get_state(sid))
+                before, seen = seen, thread_seen(await self.client.threads.get_state(sid))
                 expired = _timeout(tid, before.interrupts, settle.resume, seen)
                 if expired is not None:  # on_expire="raise": settled, the goal is not run
                     raise expired
@@ -847,7 +847,7 @@ class RemoteReActAgent:
                 sid, self.assistant_id, input=_run_input(goal, state), **self._run_options
             )
             joined, done = await self._await(sid, str(run["run_id"]))
-            after = _seen(await self.client.threads.get_state(sid))
+            after = thread_seen(await self.client.threads.get_state(sid))
             _check_run(tid, done, joined, seen, after)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return _result(tid, after, self.max_steps, state)
@@ -940,9 +940,9 @@ class RemoteReActAgent:
             sid, self.assistant_id, command={"resume": resume}, **options
         )
         joined, done = self._wait(sid, str(run["run_id"]))
-        _check_run(tid, done, joined, seen, _seen(self.sync_client.threads.get_state(sid)))
+        _check_run(tid, done, joined, seen, thread_seen(self.sync_client.threads.get_state(sid)))
         self._check_won(sid, tid, seen, str(run["run_id"]), resume)
-        return _seen(self.sync_client.threads.get_state(sid))
+        return thread_seen(self.sync_client.threads.get_state(sid))
 
     async def _asend(self, sid: str, tid: str, seen: _Seen, resume: Mapping[str, Any]) -> _Seen:
         options = self._resume_options(resume, await self.astrict_resume())
@@ -950,10 +950,10 @@ class RemoteReActAgent:
             sid, self.assistant_id, command={"resume": resume}, **options
         )
         joined, done = await self._await(sid, str(run["run_id"]))
-        now = _seen(await self.client.threads.get_state(sid))
+        now = thread_seen(await self.client.threads.get_state(sid))
         _check_run(tid, done, joined, seen, now)
         await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
-        return _seen(await self.client.threads.get_state(sid))
+        return thread_seen(await self.client.threads.get_state(sid))
 
     def _now(self) -> datetime:
         """The time an approval's deadline is compared with before anything is sent (the
@@ -1125,9 +1125,9 @@ class RemoteReActAgent:
             notes = self._notes(thread_id, state)
         except httpx.HTTPStatusError as error:
             if _not_found(error):
-                return _seen(None)
+                return thread_seen(None)
             raise
-        return _seen(state, now, _run_id(last), notes)
+        return thread_seen(state, now, _run_id(last), notes)
 
     def _notes(self, thread_id: str, state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The notes of ``"ask"`` calls left in the server's store for a paused thread (none
@@ -1156,13 +1156,13 @@ class RemoteReActAgent:
         return _note_values(found)
 
     def _viewed(self, thread_id: str) -> _Seen:
-        """The thread state as the views show it (:func:`_seen` with the notes)."""
+        """The thread state as the views show it (:func:`thread_seen` with the notes)."""
         state = self.sync_client.threads.get_state(thread_id)
-        return _seen(state, notes=self._notes(thread_id, state))
+        return thread_seen(state, notes=self._notes(thread_id, state))
 
     async def _aviewed(self, thread_id: str) -> _Seen:
         state = await self.client.threads.get_state(thread_id)
-        return _seen(state, notes=await self._anotes(thread_id, state))
+        return thread_seen(state, notes=await self._anotes(thread_id, state))
 
     def _ask_first(self, sid: str, tid: str, seen: _Seen, answer: Answer) -> _Seen:
         """``seen`` shows an in-doubt question the server's state does not list yet (the run
@@ -1225,9 +1225,9 @@ class RemoteReActAgent:
             notes = await self._anotes(thread_id, state)
         except httpx.HTTPStatusError as error:
             if _not_found(error):
-                return _seen(None)
+                return thread_seen(None)
             raise
-        return _seen(state, now, _run_id(last), notes)
+        return thread_seen(state, now, _run_id(last), notes)
 
     def _check_won(
         self, sid: str, thread_id: str, seen: _Seen, run_id: str, answered: Collection[str]
