@@ -401,16 +401,34 @@ def _pause(attempt: int) -> float:
     return min(0.002 * 2**attempt, 0.1) * random.random() if attempt else 0.0
 
 
-_GUARDS: Final = tuple(threading.Lock() for _ in range(32))
-"""The appends of one process to one trail take turns (one of these, by the saver that stores
-and the thread), so they never race each other for a slot; other processes are kept apart by
-the storage."""
+_TURNS: Final[dict[tuple[int, str], tuple[threading.RLock, int]]] = {}
+"""The appends of one process to one trail take turns, so they never race each other for a
+slot (other processes are kept apart by the storage): a lock of that trail alone (the saver
+that stores it and the thread) and how many appends use it, dropped with the last one. Never
+one lock for several trails: an append runs saver methods, which may append to another trail
+(a wrapper that records), and two trails sharing a lock then made the thread wait for itself
+(with 32 shared locks, 1 time in 32). Reentrant, for a saver that appends to its own trail
+while claiming a slot of it (the inner entry takes the slot; the outer one goes after it)."""
+_TURNS_GUARD: Final = threading.Lock()
+"""Guards :data:`_TURNS`; held for a dict update only, never while waiting for a turn."""
 
 
 @contextmanager
 def _turn(target: Any, thread_id: str) -> Iterator[None]:
-    with _GUARDS[hash((id(stored_in(target)), thread_id)) % len(_GUARDS)]:
-        yield
+    key = (id(stored_in(target)), thread_id)
+    with _TURNS_GUARD:
+        lock, users = _TURNS.get(key) or (threading.RLock(), 0)
+        _TURNS[key] = (lock, users + 1)
+    try:
+        with lock:
+            yield
+    finally:
+        with _TURNS_GUARD:
+            lock, users = _TURNS[key]
+            if users > 1:
+                _TURNS[key] = (lock, users - 1)
+            else:
+                del _TURNS[key]
 
 
 def _append(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:

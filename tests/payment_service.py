@@ -103,6 +103,11 @@ class PaymentService:
         self.url = ""
 
     def start(self) -> PaymentService:
+        """Start the service; one already running is returned as it is (``with
+        PaymentService(folder).start() as service`` starts one process, not two)."""
+        if self.proc is not None and self.proc.poll() is None:
+            return self
+        self.port_file.unlink(missing_ok=True)  # an earlier run's port is not this one's
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.payment_service", str(self.port_file)], cwd=ROOT
         )
@@ -131,7 +136,7 @@ class PaymentService:
                 self.proc.wait(timeout=10)
 
     def __enter__(self) -> PaymentService:
-        return self.start()
+        return self.start()  # once: a started service is entered as it is
 
     def __exit__(
         self,

@@ -24,14 +24,15 @@ from typing import Any
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException, WebDriverException
-from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.agui_npm import NpmProjectError, prepared
+from tests.chromium import headless_chromium
+from tests.pg import _free_port
 
 pytestmark = pytest.mark.service
 
@@ -50,12 +51,6 @@ class AguiServer:
             return []
         rows = [json.loads(line) for line in self.ledger.read_text().splitlines()]
         return [(r["amount"], r["to"]) for r in rows if r["thread_id"] == thread]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
@@ -203,8 +198,6 @@ def test_node_m_of_n_two_distinct_approvers(node_client: Path, agui_server: Agui
 
 # --- CopilotKit in headless Chromium ---------------------------------------------------------
 
-ARTIFACTS = REPO / "test-artifacts" / "browser"
-"""Where the screenshots of each step go (gitignored), as tests/test_browser.py keeps its own."""
 WAIT = 30.0
 
 
@@ -285,30 +278,8 @@ class Page:
 
 @pytest.fixture
 def page(page_server: AguiServer, request: pytest.FixtureRequest) -> Iterator[Page]:
-    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
-    if chromium is None or chromedriver is None:
-        pytest.fail(
-            "chromium and chromedriver are needed: apt-get install chromium chromium-driver "
-            "(`make browser-tools` does it)"
-        )
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in (
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-        "--window-size=1280,1100", "--no-first-run", "--disable-background-networking",
-    ):  # fmt: skip
-        options.add_argument(argument)
-    shots = ARTIFACTS / request.node.name
-    shutil.rmtree(shots, ignore_errors=True)
-    shots.mkdir(parents=True)
-    try:
-        driver = webdriver.Chrome(service=Service(chromedriver), options=options)
-    except WebDriverException as error:
-        pytest.fail(f"headless Chromium did not start: {error.msg}")
-    try:
+    with headless_chromium(request.node.name) as (driver, shots):
         yield Page(driver, page_server, shots)
-    finally:
-        driver.quit()
 
 
 def test_copilotkit_approves_edits_and_rejects_each_exactly_as_decided(page: Page) -> None:

@@ -16,8 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.langgraph_server import REPO, langgraph_dev
 from tests.test_agui_clients import AguiServer, drive, node_client
-from tests.test_approvals_auth_server import GRAPHS, REPO, langgraph_dev
+from tests.test_approvals_auth_server import GRAPHS
 
 __all__ = ["node_client"]  # the Node client's fixture, shared with tests/test_agui_clients.py
 

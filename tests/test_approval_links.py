@@ -27,14 +27,8 @@ import dynavec_langgraph
 from dynavec_langgraph import ApproverRefusedError, InvalidLinkError
 from dynavec_langgraph.links import LinkKeys, approval_links, sign_link
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
-from tests.test_approvals_auth_server import (
-    GRAPHS,
-    REPO,
-    TOKENS,
-    Server,
-    auth_file,
-    langgraph_dev,
-)
+from tests.langgraph_server import REPO, langgraph_dev
+from tests.test_approvals_auth_server import GRAPHS, TOKENS, Server, auth_file
 from tests.test_link_tokens import _changed
 from tests.webhook import Receiver
 
@@ -67,7 +61,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "DYNAVEC_AUDIT": "1",  # the trail of every run, the links endpoint's too
     }
     with langgraph_dev(work, config, extra_env) as running:
-        yield running
+        yield Server(running.url, running.ledger)
     log = (work / "server.log").read_text(errors="replace")
     assert "the-old-link-secret" not in log and "the-new-link-secret" not in log
 

@@ -18,9 +18,6 @@ The browser side (the Agent Chat UI template) is in tests/test_browser.py.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,10 +35,10 @@ from dynavec_langgraph import tool as dv_tool
 from dynavec_langgraph.approval import EDIT_NOTICE, edit_notice, require_approval
 from dynavec_langgraph.interrupt import Rejected, refusal_note
 from dynavec_langgraph.testing import ScriptedChatModel
+from tests.langgraph_server import REPO, langgraph_dev
 from tests.review import same_ask_again, says_why_first
-from tests.test_studio import LANGGRAPH, START_TIMEOUT, Studio, _answers, _free_port, _stop
+from tests.test_studio import Studio
 
-REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "tests" / "langgraph_ui.json"
 ARGS = {"amount": 10, "to": "Ann"}
 
@@ -50,38 +47,8 @@ ARGS = {"amount": 10, "to": "Ann"}
 def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     """``langgraph dev --config tests/langgraph_ui.json``; one that does not come up fails."""
     work = tmp_path_factory.mktemp("ui-server")
-    ledger, log_path = work / "ledger.jsonl", work / "server.log"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
-    env |= {
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-        "DYNAVEC_DEMO_LEDGER": str(ledger),
-    }
-    argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port)]
-    argv += ["--no-browser", "--no-reload", "--config", str(CONFIG)]
-    with log_path.open("wb") as log:
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=CONFIG.parent,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        while not _answers(url):
-            if proc.poll() is not None or time.monotonic() - started > START_TIMEOUT:
-                tail = log_path.read_text(errors="replace")[-4000:]
-                pytest.fail(f"langgraph dev ({CONFIG.name}) did not come up on {url}:\n{tail}")
-            time.sleep(0.2)  # polling a server that is starting; nothing to wait on instead
-        yield Studio(url, ledger, time.monotonic() - started)
-    finally:
-        _stop(proc)
+    with langgraph_dev(work, CONFIG, cwd=CONFIG.parent, first_on_path=()) as running:
+        yield Studio(running.url, running.ledger, running.start_seconds)
 
 
 async def _paused(server: Studio, graph_id: str, text: str = "go") -> tuple[str, dict[str, Any]]:

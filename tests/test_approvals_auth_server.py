@@ -16,9 +16,7 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +33,8 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph.approval import approver_decision
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
-from tests.test_studio import LANGGRAPH, START_TIMEOUT, _answers, _free_port, _stop
+from tests.langgraph_server import REPO, langgraph_dev
 
-REPO = Path(__file__).resolve().parents[1]
 GRAPHS = Path(__file__).with_name("signed_in_graph.py")
 PAGE = REPO / "docs" / "approvals-in-production.md"
 TOKENS = {"alice": "token-alice", "bob": "token-bob", "mallory": "token-mallory"}
@@ -88,50 +85,6 @@ class Server:
         )
 
 
-@contextmanager
-def langgraph_dev(
-    work: Path, config: dict[str, Any], extra_env: dict[str, str] | None = None
-) -> Iterator[Server]:
-    """``langgraph dev`` in ``work`` serving ``config`` (its ``langgraph.json``), with
-    ``extra_env`` in its environment; its output in ``work/server.log``. One that does not
-    come up fails the test. Stopped (its process group) on leaving."""
-    (work / "langgraph.json").write_text(json.dumps(config))
-    ledger, log_path = work / "ledger.jsonl", work / "server.log"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
-    env |= {
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-        "DYNAVEC_DEMO_LEDGER": str(ledger),
-        "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
-    }
-    env |= {k: v.replace("{url}", url) for k, v in (extra_env or {}).items()}
-    argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--config"]
-    argv += [str(work / "langgraph.json"), "--no-browser", "--no-reload"]
-    with log_path.open("wb") as log:
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=work,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        while not _answers(url):
-            if proc.poll() is not None or time.monotonic() - started > START_TIMEOUT:
-                tail = log_path.read_text(errors="replace")[-4000:]
-                pytest.fail(f"langgraph dev did not come up on {url}:\n{tail}")
-            time.sleep(0.2)  # polling a server that is starting; nothing to wait on instead
-        yield Server(url, ledger)
-    finally:
-        _stop(proc)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``langgraph dev`` with the page's auth handler; one that does not come up fails."""
@@ -145,7 +98,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     }
     config = {"dependencies": [str(REPO)], "graphs": graphs, "auth": {"path": "./auth.py:auth"}}
     with langgraph_dev(work, config) as running:
-        yield running
+        yield Server(running.url, running.ledger)
 
 
 def _pending(server: Server, thread: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import pytest
 from dynavec_langgraph import ApproverRefusedError, ApproverRequiredError, StaleDecisionError
 from dynavec_langgraph.approval import approver_decision
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
-from tests.test_studio import LANGGRAPH, START_TIMEOUT, _answers, _free_port, _stop
+from tests.langgraph_server import langgraph_dev
 
 GRAPHS = Path(__file__).with_name("approvals_graph.py")
 GRAPH = "pay_two"
@@ -31,42 +31,12 @@ GRAPH = "pay_two"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """``langgraph dev`` on the approvals config; one that does not come up fails the test."""
     work = tmp_path_factory.mktemp("approvals_server")
-    config = work / "langgraph.json"  # in a fresh directory: langgraph dev keeps its threads
-    # in ./.langgraph_api and reads graph paths relative to where it runs
+    # in a fresh directory: langgraph dev keeps its threads in ./.langgraph_api and reads
+    # graph paths relative to where it runs
     graphs = {"pay_two": f"{GRAPHS}:two_approvers", "pay_short": f"{GRAPHS}:short_deadline"}
-    config.write_text(json.dumps({"dependencies": [str(GRAPHS.parent)], "graphs": graphs}))
-    ledger, log_path = work / "ledger.jsonl", work / "server.log"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
-    env |= {
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-        "DYNAVEC_DEMO_LEDGER": str(ledger),
-    }
-    argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--config"]
-    argv += [str(config), "--no-browser", "--no-reload"]
-    with log_path.open("wb") as log:
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=work,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        while not _answers(url):
-            if proc.poll() is not None or time.monotonic() - started > START_TIMEOUT:
-                tail = log_path.read_text(errors="replace")[-4000:]
-                pytest.fail(f"langgraph dev did not come up on {url}:\n{tail}")
-            time.sleep(0.2)  # polling a server that is starting; nothing to wait on instead
-        yield url, ledger
-    finally:
-        _stop(proc)
+    config = {"dependencies": [str(GRAPHS.parent)], "graphs": graphs}
+    with langgraph_dev(work, config, first_on_path=()) as running:
+        yield running.url, running.ledger
 
 
 def _ran(ledger: Path) -> list[dict[str, Any]]:

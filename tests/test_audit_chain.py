@@ -164,6 +164,72 @@ def test_a_writer_that_loses_its_place_appends_after_the_winner(
     assert verify(b).ok
 
 
+def _ends(call: Callable[[], object]) -> None:
+    """Run ``call`` in a thread of its own and fail, rather than hang, when it never ends."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as e:  # handed to the test below
+            raised.append(e)
+
+    writer = threading.Thread(target=run, daemon=True)
+    writer.start()
+    writer.join(TIMEOUT)
+    assert not writer.is_alive(), "the writer waits for a turn its own thread holds"
+    if raised:
+        raise raised[0]
+
+
+NESTED = 64
+"""More trails than a fixed set of shared locks could keep apart (the old 32)."""
+
+
+def test_appends_nested_in_each_others_claims_never_wait_for_themselves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of 64 savers on one file records into the next one's trail while it claims its
+    own slot, so 64 appends are under way at once in one thread, on 64 different trails.
+    Appends to different trails must not share a turn: two of them sharing one lock made the
+    thread wait for itself (1 run in 32 of the test above deadlocked)."""
+    db = tmp_path / "a.db"
+    savers = [SqliteSaver(sqlite3.connect(db, check_same_thread=False)) for _ in range(NESTED)]
+    for k, saver in enumerate(savers[:-1]):
+        claim, first = saver.put_writes, [True]
+
+        def next_first(*args: Any, k: Any = k, claim: Any = claim, first: Any = first) -> None:
+            if first.pop() if first else False:
+                record(savers[k + 1], f"t{k + 1}", "paused", outcome="waiting", surface="api")
+            claim(*args)
+
+        monkeypatch.setattr(saver, "put_writes", next_first)
+    _ends(lambda: record(savers[0], "t0", "paused", outcome="waiting", surface="api"))
+    assert [len(audit_trail(savers[0], f"t{k}")) for k in range(NESTED)] == [1] * NESTED
+    assert verify(savers[0]).ok
+
+
+def test_an_append_nested_in_a_claim_of_its_own_trail_goes_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A saver that records into the very trail it is claiming a slot of (one saver, one
+    thread id): the inner entry takes the slot, the outer one reads it back and appends after
+    it, as after another writer (it waited for its own turn before)."""
+    a = SqliteSaver(sqlite3.connect(tmp_path / "a.db", check_same_thread=False))
+    record(a, "t", "paused", outcome="waiting", surface="api")
+    claim, first = a.put_writes, [True]
+
+    def same_first(*args: Any, **kwargs: Any) -> None:
+        if first.pop() if first else False:
+            record(a, "t", "refused", outcome="bo got there first", surface="cli", who="bo")
+        claim(*args, **kwargs)
+
+    monkeypatch.setattr(a, "put_writes", same_first)
+    _ends(lambda: record(a, "t", "decision", outcome="accepted", surface="cli", who="ana"))
+    assert [(e.seq, e.who) for e in audit_trail(a, "t")] == [(1, None), (2, "bo"), (3, "ana")]
+    assert verify(a).ok
+
+
 class RivalStore(InMemoryStore):
     """A store where ``bo``'s entry lands right before ``ana``'s first item is put."""
 

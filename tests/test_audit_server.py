@@ -16,7 +16,8 @@ from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._remote_audit import record_refusal
 from dynavec_langgraph.audit import GENESIS, entry_hash
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
-from tests.test_studio import GRAPH_ID, REPO, Studio, studio
+from tests.langgraph_server import REPO
+from tests.test_studio import GRAPH_ID, Studio, studio
 from tests.webhook import Receiver
 
 __all__ = ["studio"]  # the server fixture, shared with tests/test_studio.py

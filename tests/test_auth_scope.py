@@ -28,7 +28,8 @@ from langgraph_sdk import get_sync_client
 from dynavec_langgraph import NothingToResumeError, RemoteRunError, ThreadAccessError
 from dynavec_langgraph.audit import GENESIS, AuditEvent, entry_hash
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
-from tests.test_approvals_auth_server import GRAPHS, REPO, Server, auth_file, langgraph_dev
+from tests.langgraph_server import REPO, langgraph_dev
+from tests.test_approvals_auth_server import GRAPHS, Server, auth_file
 
 TOKENS = {"alice": "token-alice", "bob": "token-bob", "carol": "token-carol"}
 GRAPH_IDS = {
@@ -61,7 +62,7 @@ def owners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     auth = {"path": "./auth.py:auth", "disable_studio_auth": True}
     config = {"dependencies": [str(REPO)], "graphs": GRAPH_IDS, "auth": auth}
     with langgraph_dev(work, config) as running:
-        yield running
+        yield Server(running.url, running.ledger)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``langgraph dev`` without auth, serving the same graphs."""
     work = tmp_path_factory.mktemp("open_server")
     with langgraph_dev(work, {"dependencies": [str(REPO)], "graphs": GRAPH_IDS}) as running:
-        yield running
+        yield Server(running.url, running.ledger)
 
 
 def _interrupted(server: Server, user: str | None) -> set[str]:

@@ -16,7 +16,6 @@ import io
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -36,9 +35,7 @@ from selenium import webdriver
 from selenium.common.exceptions import (
     StaleElementReferenceException,
     TimeoutException,
-    WebDriverException,
 )
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
@@ -48,13 +45,13 @@ from dynavec_langgraph.approval import EDIT_NOTICE
 from dynavec_langgraph.remote import RemoteReActAgent
 from tests import ui_graph
 from tests.agent_chat_ui import VERSION, UIBuildError, build
+from tests.chromium import ARTIFACTS, REPO, headless_chromium
+from tests.pg import _free_port
 from tests.test_approval_ui_gaps import ui_server
 from tests.test_studio import GRAPH_ID, Studio, studio
 
 __all__ = ["studio", "ui_server"]  # the langgraph dev fixtures, shared with their test files
 
-REPO = Path(__file__).resolve().parents[1]
-ARTIFACTS = REPO / "test-artifacts" / "browser"
 DOC_IMAGES = ARTIFACTS / "docs-img"
 CARD = "ancestor::div[contains(@class, 'rounded-2xl')][1]"
 """The template's approval card (its Agent Inbox view) around an element of it."""
@@ -127,13 +124,6 @@ class Browser:
         return shown[-1] if shown else None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _serves(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -176,37 +166,8 @@ def ui_site() -> Iterator[str]:
 @pytest.fixture
 def browser(ui_site: str, request: pytest.FixtureRequest) -> Iterator[Browser]:
     """Headless Chromium through chromedriver (Debian's), screenshots per test."""
-    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
-    if chromium is None or chromedriver is None:
-        pytest.fail(
-            "chromium and chromedriver are needed: apt-get install chromium chromium-driver "
-            "(`make browser-tools` does it)"
-        )
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",  # CI runs as root
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1280,1100",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ):
-        options.add_argument(argument)
-    shots = ARTIFACTS / request.node.name
-    shutil.rmtree(shots, ignore_errors=True)
-    shots.mkdir(parents=True)
-    try:
-        driver = webdriver.Chrome(service=Service(chromedriver), options=options)
-    except WebDriverException as error:
-        pytest.fail(f"headless Chromium did not start: {error.msg}")
-    try:
+    with headless_chromium(request.node.name) as (driver, shots):
         yield Browser(driver, ui_site, shots)
-    finally:
-        driver.quit()
 
 
 def _thread_id(url: str) -> str:

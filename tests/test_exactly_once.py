@@ -40,13 +40,29 @@ from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
 from tests.children.warm import Child
 from tests.children.warm import run as warm_run
-from tests.payment_service import PaymentService
+from tests.payment_service import PaymentService, charge
 
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[PaymentService]:
     with PaymentService(tmp_path) as running:
         yield running
+
+
+def test_the_payment_service_starts_once_and_again_after_a_stop(tmp_path: Path) -> None:
+    """Started, then entered: one process, stopped by its PID on leaving. Started again after
+    that: a new process, at the port it bound (not the last run's)."""
+    service = PaymentService(tmp_path).start()
+    first, url = service.proc, service.url
+    with service as entered:
+        assert entered is service and service.proc is first and service.url == url
+        charge(service.url, 5, "k1")
+        assert [r["key"] for r in service.stats()["requests"]] == ["k1"]
+    assert first is not None and first.poll() is not None
+    with service:
+        assert service.proc is not first
+        assert service.stats()["requests"] == []  # a fresh service answers at its url
+    assert service.proc is not None and service.proc.poll() is not None
 
 
 def _child(*args: str) -> Child:

@@ -19,7 +19,6 @@ import shlex
 import subprocess
 import sys
 import tarfile
-import time
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ import pytest
 
 from tests import dist
 from tests.dynamo import DynamoDBServer
-from tests.test_studio import _answers, _free_port, _stop
+from tests.langgraph_server import langgraph_dev
 
 REPO = dist.REPO
 EXTRAS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
@@ -212,36 +211,11 @@ def test_the_demo_and_the_resume_command_it_prints_run_from_the_installed_wheel(
 def served(tmp_path: Path) -> Iterator[str]:
     """``langgraph dev`` run from the ``studio`` install, serving the installed module."""
     venv = dist.wheel_venv("studio")
-    (tmp_path / "langgraph.json").write_text(
-        json.dumps(
-            {"dependencies": ["."], "graphs": {"dynavec_agent": "dynavec_langgraph.studio:graph"}}
-        ),
-        encoding="utf-8",
-    )
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = tmp_path / "server.log"
-    argv = [str(venv / "bin/langgraph"), "dev", "--host", "127.0.0.1", "--port", str(port)]
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [*argv, "--no-browser", "--no-reload"],
-            cwd=tmp_path,
-            env=_clean_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        started = time.monotonic()
-        while not _answers(url):
-            if proc.poll() is not None or time.monotonic() - started > 120:
-                pytest.fail(f"langgraph dev did not come up:\n{log_path.read_text()[-4000:]}")
-            time.sleep(0.2)  # polling a server that is starting; nothing to wait on instead
-        yield url
-    finally:
-        _stop(proc)
-    assert "GraphLoadError" not in log_path.read_text(errors="replace")
+    config = {"dependencies": ["."], "graphs": {"dynavec_agent": "dynavec_langgraph.studio:graph"}}
+    langgraph = venv / "bin/langgraph"
+    with langgraph_dev(tmp_path, config, env=_clean_env(), langgraph=langgraph) as running:
+        yield running.url
+    assert "GraphLoadError" not in running.log.read_text(errors="replace")
 
 
 async def test_langgraph_dev_serves_the_graph_from_the_installed_wheel(served: str) -> None:

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +24,10 @@ from langgraph_sdk.client import LangGraphClient
 from dynavec_langgraph import StaleDecisionError
 from dynavec_langgraph.interrupt import bind_decision
 from dynavec_langgraph.remote import RemoteReActAgent
+from tests.langgraph_server import REPO, langgraph_dev
 from tests.review import same_ask_again, says_why_first
 
-REPO = Path(__file__).resolve().parents[1]
-LANGGRAPH = Path(sys.executable).parent / "langgraph"
 GRAPH_ID = "dynavec_agent"
-START_TIMEOUT = 120.0  # the first start imports langgraph-api; slow on a loaded machine
 
 
 @dataclass
@@ -61,71 +54,16 @@ class Studio:
         return result
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=15)
-
-
 @pytest.fixture(scope="module")
 def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
-    """``langgraph dev`` from the repo root; a server that does not come up fails the test."""
+    """``langgraph dev`` from the repo root (its ``langgraph.json``); a server that does not
+    come up fails the test."""
     work = tmp_path_factory.mktemp("studio")
-    ledger, log_path = work / "ledger.jsonl", work / "server.log"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
-    env |= {
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-        "DYNAVEC_DEMO_LEDGER": str(ledger),
-    }
-    argv = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port)]
-    argv += ["--no-browser", "--no-reload"]
-    with log_path.open("wb") as log:
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        while not _answers(url):
-            if proc.poll() is not None or time.monotonic() - started > START_TIMEOUT:
-                tail = log_path.read_text(errors="replace")[-4000:]
-                pytest.fail(f"langgraph dev did not come up on {url}:\n{tail}")
-            time.sleep(0.2)  # polling a server that is starting; nothing to wait on instead
-        server = Studio(url, ledger, time.monotonic() - started)
+    with langgraph_dev(work, None, cwd=REPO, first_on_path=()) as running:
+        server = Studio(running.url, running.ledger, running.start_seconds)
         yield server
         runs = ", ".join(f"{s:.2f}" for s in server.run_seconds)
         print(f"\nlanggraph dev: started in {server.start_seconds:.2f} s; runs (s): {runs}")
-    finally:
-        _stop(proc)
 
 
 def _assert_valid_conversation(messages: list[dict[str, Any]]) -> None:
