@@ -1048,6 +1048,7 @@ def test_sigkill_after_the_approval_every_view_asks_the_in_doubt_question_first(
     return); the views read the call's note in the server's store and show ``in_doubt_pay``
     first; a stale answer is refused, nothing runs; ``approve`` on the in-doubt question runs
     the call again under the same key: charged once."""
+    _revive(deployment)  # an earlier test of the module leaves a server killed
     monkeypatch.delenv(LEDGER_ENV, raising=False)
     assistant = "pay_approved_agent"
     thread_id, run_id, victim, survivor, charged = _charge_then_kill(
