@@ -683,7 +683,9 @@ STORED_WAIT: Final = 30.0
 """Seconds a tool call waits for the checkpoint it runs from to be stored."""
 _STORED_POLL: Final = (0.00025, 0.0005, 0.001, 0.002)
 """The pauses between two reads of that checkpoint: short first (the save takes about a
-millisecond), then every 2 ms."""
+millisecond), then every 2 ms. With the graph's saver they follow a read that found nothing;
+before the first read (:data:`_FIRST_READ`) the call sleeps until a save here starts or
+returns, on no timer."""
 _FIRST_READ: Final = 0.02
 """Seconds a call waits for the saves of its own process before it reads a checkpoint the
 graph's saver does not know. In a run that is LangGraph's background save of it not started
@@ -743,33 +745,38 @@ def _stored(where: _Where, call: ToolCallRef, *, read: bool = True) -> Any:
         if now > deadline:
             raise _not_stored(where, call)
         pause = _STORED_POLL[min(tries, 3)]  # LangGraph's background save of it
-        if marks is not None:
-            marks.nap(pause)  # woken as soon as a save here returns
+        if marks is not None:  # until the read, woken as a save here starts or returns
+            marks.nap(max(next_read - now, pause))
         else:
             time.sleep(pause)
         tries += 1
 
 
 async def _astored(where: _Where, call: ToolCallRef, *, read: bool = True) -> Any:
-    """Async twin of :func:`_stored` (waits by polling what the saver knows: a save running
-    here is not read from the database)."""
+    """Async twin of :func:`_stored`: the same waits, on the event loop (a save running here
+    wakes the call as it returns, on whichever thread or loop it runs; nothing polls it)."""
     marks = _marks_of(where.saver)
     start = time.monotonic()
     deadline, tries = start + STORED_WAIT, 0
     next_read = start if marks is None else start + _FIRST_READ
     while True:
-        known = marks is not None and marks.wait(where.base, 0.0)
+        known = marks is not None and await marks.await_stored(
+            where.base, deadline - time.monotonic()
+        )
         if known and not read:
             return None
         now = time.monotonic()
-        saving = marks is not None and marks.saving_now(where.base)
-        if known or (not saving and now >= next_read):
+        if known or now >= next_read:
             if (found := await where.saver.aget_tuple(where.base)) is not None:
                 return found
             next_read = now
         if now > deadline:
             raise _not_stored(where, call)
-        await asyncio.sleep(_STORED_POLL[min(tries, 3)])
+        pause = _STORED_POLL[min(tries, 3)]  # LangGraph's background save of it
+        if marks is not None:  # until the read, woken as a save here starts or returns
+            await marks.anap(max(next_read - now, pause))
+        else:
+            await asyncio.sleep(pause)
         tries += 1
 
 

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import (
@@ -55,7 +55,7 @@ from dynavec_langgraph._lg_names import INTERRUPT_WRITE, STRICT_RESUME, loaded_p
 from dynavec_langgraph._messages import stamp_input_ids
 from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
 from dynavec_langgraph._pause_value import describe_pending
-from dynavec_langgraph._persistence.history import keep_conversations
+from dynavec_langgraph._persistence.history import HistoryCache, keep_conversations
 from dynavec_langgraph._routing import (
     route_after_agent,
     route_after_agent_parallel,
@@ -722,42 +722,70 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     resume, raises LangGraph's ``UnknownInterruptError`` (``reason="not_pending"``) before
     anything is written (docs/human-in-the-loop.md, "A late answer")."""
 
-    def _check_resume(self, input: Any, config: Any) -> Any:
+    def _check_resume(self, input: Any, config: Any) -> tuple[Any, CheckpointTuple | None]:
+        """``input`` as the run gets it, and the checkpoint read to check it when the run's
+        own first read may take it (:meth:`HistoryCache.hand_over`: read once, not twice)."""
         found = _resume_of(input, config)
         if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
-            return input
-        if _one_pause(self.checkpointer.get_tuple(config)):
-            return input  # the usual resume: one read, not a whole state snapshot
+            return input, None
+        saved = self.checkpointer.get_tuple(config)
+        if _one_pause(saved):
+            return input, saved  # the usual resume: one read, not a whole state snapshot
         snapshot = self.get_state(config)
         if _unapplied(snapshot):
             _refuse_or_warn(*found, config)
-        return _keyed(input, snapshot, found, config)
+        return _keyed(input, snapshot, found, config), None
 
-    async def _acheck_resume(self, input: Any, config: Any) -> Any:
+    async def _acheck_resume(self, input: Any, config: Any) -> tuple[Any, CheckpointTuple | None]:
         found = _resume_of(input, config)
         if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
-            return input
-        if _one_pause(await self.checkpointer.aget_tuple(config)):
-            return input
+            return input, None
+        saved = await self.checkpointer.aget_tuple(config)
+        if _one_pause(saved):
+            return input, saved
         snapshot = await self.aget_state(config)
         if _unapplied(snapshot):
             _refuse_or_warn(*found, config)
-        return _keyed(input, snapshot, found, config)
+        return _keyed(input, snapshot, found, config), None
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
-        input = self._check_resume(input, config)
+        input, saved = self._check_resume(input, config)
         stamp_input_ids(input)
-        return super().stream(input, config, **kwargs)
+        chunks = super().stream(input, config, **kwargs)
+        saver = self.checkpointer
+        if saved is None or not isinstance(saver, HistoryCache):
+            return chunks
+        return _handing(chunks, saver, config, saved)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
-        input = await self._acheck_resume(input, config)
+        input, saved = await self._acheck_resume(input, config)
         stamp_input_ids(input)
-        async for chunk in super().astream(input, config, **kwargs):
-            yield chunk
+        saver = self.checkpointer
+        handle = None
+        if saved is not None and isinstance(saver, HistoryCache):
+            handle = saver.hand_over(config, saved)
+        try:
+            async for chunk in super().astream(input, config, **kwargs):
+                yield chunk
+        finally:
+            if handle is not None and isinstance(saver, HistoryCache):
+                saver.take_back(handle)
+
+
+def _handing(
+    chunks: Iterator[Any], saver: HistoryCache, config: Any, saved: CheckpointTuple
+) -> Iterator[Any]:
+    """``chunks``, with the checkpoint the resume check read handed to the run's first read
+    of it (on the thread that iterates: LangGraph's loop reads there), taken back at the end."""
+    handle = saver.hand_over(config, saved)
+    try:
+        yield from chunks
+    finally:
+        saver.take_back(handle)
 
 
 def with_bookkeeping(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:

@@ -64,11 +64,13 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._exactly_once import in_doubt_pauses, superseded
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._nodes import until_done
+from dynavec_langgraph._persistence.base import DelegatingSaver
 from dynavec_langgraph._persistence.connections import (
     is_schema_error,
     is_storage_error,
     schema_conflict,
 )
+from dynavec_langgraph._persistence.history import HistoryCache
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._policy import (
     Approver,
@@ -503,6 +505,77 @@ async def aread_thread(
         raise _unreadable(thread_id, error) from None
 
 
+def _cache_of(
+    graph: Pregel[Any, Any], saver: BaseCheckpointSaver[Any], config: RunnableConfig
+) -> HistoryCache | None:
+    """The graph's saver when it is the package's ``HistoryCache`` storing ``config``'s
+    thread in ``saver`` (through the package's wrappers, each routing the thread), else
+    None."""
+    cache = getattr(graph, "checkpointer", None)
+    if not isinstance(cache, HistoryCache):
+        return None
+    hop: BaseCheckpointSaver[Any] = cache
+    for _ in range(8):  # the package's wrappers are a few deep
+        if hop is saver:
+            return cache
+        if not isinstance(hop, DelegatingSaver):
+            return None
+        hop = hop.route(config)
+    return None
+
+
+def read_thread_once(
+    graph: Pregel[Any, Any], saver: BaseCheckpointSaver[Any], config: RunnableConfig, thread_id: str
+) -> tuple[StateSnapshot, CheckpointTuple | None]:
+    """:func:`read_thread` and the stored checkpoint it shows (its pending writes: the crash
+    marks), read once: the checkpoint read for the marks is handed to the snapshot's read of
+    it (:meth:`HistoryCache.hand_over`; the caller holds the thread's lock, so nothing is
+    written between). With another saver, the snapshot, then the checkpoint."""
+    cache = _cache_of(graph, saver, config)
+    if cache is None:
+        snapshot = read_thread(graph, config, thread_id)
+        return snapshot, saver.get_tuple(config)
+    stored = _unless_unreadable(thread_id, lambda: cache.get_tuple(config))
+    handle = None if stored is None else cache.hand_over(config, stored)
+    try:
+        return read_thread(graph, config, thread_id), stored
+    finally:
+        if handle is not None:
+            cache.take_back(handle)
+
+
+async def aread_thread_once(
+    graph: Pregel[Any, Any], saver: BaseCheckpointSaver[Any], config: RunnableConfig, thread_id: str
+) -> tuple[StateSnapshot, CheckpointTuple | None]:
+    """Async twin of :func:`read_thread_once`."""
+    cache = _cache_of(graph, saver, config)
+    if cache is None:
+        snapshot = await aread_thread(graph, config, thread_id)
+        return snapshot, await saver.aget_tuple(config)
+    try:
+        stored = await cache.aget_tuple(config)
+    except Exception as error:
+        if isinstance(error, DynavecError) or is_storage_error(error):
+            raise
+        raise _unreadable(thread_id, error) from None
+    handle = None if stored is None else cache.hand_over(config, stored)
+    try:
+        return await aread_thread(graph, config, thread_id), stored
+    finally:
+        if handle is not None:
+            cache.take_back(handle)
+
+
+def _unless_unreadable(thread_id: str, read: Callable[[], CheckpointTuple | None]) -> Any:
+    """``read()``; a record that cannot be read -> ``StorageError``, as :func:`read_thread`."""
+    try:
+        return read()
+    except Exception as error:
+        if isinstance(error, DynavecError) or is_storage_error(error):
+            raise
+        raise _unreadable(thread_id, error) from None
+
+
 def _storage_error(
     saver: BaseCheckpointSaver[Any],
     error: BaseException,
@@ -681,10 +754,10 @@ def resuming(
         if thread_id is not None:
             check_id(thread_id, "thread_id")
             stack.enter_context(resume_lock(saver, thread_id))
-            snapshot = read_thread(graph, config, thread_id)
+            snapshot, stored = read_thread_once(graph, saver, config, thread_id)
             if may_be_paused_elsewhere(snapshot):
-                refuse_foreign_pause(graph, saver.get_tuple(config), snapshot, thread_id)
-            stale = in_doubt_pauses(saver.get_tuple(config), snapshot.interrupts)
+                refuse_foreign_pause(graph, stored, snapshot, thread_id)
+            stale = in_doubt_pauses(stored, snapshot.interrupts)
             if stale:  # the approved call's run died: its in-doubt question comes first
                 graph.invoke(None, config)  # asks it (nothing runs), under the lock
                 after = read_thread(graph, config, thread_id)
@@ -717,11 +790,10 @@ async def aresuming(
             check_id(thread_id, "thread_id")
             await stack.enter_async_context(aresume_lock(saver, thread_id))
             await stack.enter_async_context(asaved_on_cancel(graph, config, record))
-            snapshot = await aread_thread(graph, config, thread_id)
+            snapshot, stored = await aread_thread_once(graph, saver, config, thread_id)
             if may_be_paused_elsewhere(snapshot):
-                stored = await saver.aget_tuple(config)
                 refuse_foreign_pause(graph, stored, snapshot, thread_id)
-            stale = in_doubt_pauses(await saver.aget_tuple(config), snapshot.interrupts)
+            stale = in_doubt_pauses(stored, snapshot.interrupts)
             if stale:  # as in resuming()
                 await graph.ainvoke(None, config)
                 after = await aread_thread(graph, config, thread_id)

@@ -150,10 +150,11 @@ def _paused(path: Path) -> None:
 
 
 class _LateLoad(SqliteSaver):
-    """Blocks the run right after LangGraph's loop loaded the checkpoint (its first read), so
-    another caller can finish the resume before this one reaches the tool node. Reads before
-    the loop's (the package's graph reads a thread a resume is sent to, to tell a late
-    answer: ``UnappliedResumeWarning``) pass through."""
+    """Blocks the run right after it loaded the checkpoint it runs from (its first read), so
+    another caller can finish the resume before this one reaches the tool node: LangGraph's
+    loop's read, or the read of the package's check of a resume (``UnappliedResumeWarning``),
+    which the loop takes instead of reading (``HistoryCache.hand_over``). Other reads pass
+    through."""
 
     def __init__(self, path: Path, loaded: threading.Event, go_on: threading.Event) -> None:
         super().__init__(sqlite3.connect(path, check_same_thread=False))
@@ -161,8 +162,7 @@ class _LateLoad(SqliteSaver):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         tup = super().get_tuple(config)
-        frames = (f.f_code.co_filename for f in _frames(sys._getframe(1)))
-        if not any(name.endswith(_LOOP) for name in frames):
+        if not _the_runs_load(sys._getframe(1)):
             return tup
         self.reads += 1
         if self.reads == 1:
@@ -179,6 +179,15 @@ def _frames(frame: Any) -> Iterator[Any]:
     while frame is not None:
         yield frame
         frame = frame.f_back
+
+
+def _the_runs_load(frame: Any) -> bool:
+    """Whether this read is the one the run's loop runs from: the loop's own, or the graph's
+    resume check's (``AgentGraph._check_resume``), whose checkpoint the loop takes."""
+    return any(
+        f.f_code.co_filename.endswith(_LOOP) or f.f_code.co_name == "_check_resume"
+        for f in _frames(frame)
+    )
 
 
 def test_a_caller_that_read_the_pause_before_the_winner_finished_is_refused(
@@ -239,9 +248,8 @@ def _hooked(db: str, hooks: _Hooks, role: str, hold: str = "checkpoint") -> Any:
 
         def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
             tup: CheckpointTuple | None = super().get_tuple(config)
-            frames = (f.f_code.co_filename for f in _frames(sys._getframe(1)))
-            if not any(name.endswith(_LOOP) for name in frames):
-                return tup  # a read before the loop's load (as _LateLoad: a late answer's check)
+            if not _the_runs_load(sys._getframe(1)):
+                return tup  # another read (as _LateLoad)
             self.reads += 1
             if role == "late" and self.reads == 1:
                 hooks.loaded.set()

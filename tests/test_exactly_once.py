@@ -297,8 +297,8 @@ def test_bad_on_crash_is_refused_at_decoration_and_at_build() -> None:
 
 
 def test_only_tools_with_ask_or_fail_write_marks() -> None:
-    """The rule: no mark for a tool that declares no on_crash or 'retry' (their one read under
-    async durability: `test_an_undeclared_tool_is_retry_and_sync_durability_needs_no_wait`)."""
+    """The rule: no mark for a tool that declares no on_crash or 'retry' (their wait, no read, under
+    async durability: `test_an_undeclared_tool_is_retry_and_reads_no_checkpoint_to_wait`)."""
     policies: tuple[tuple[OnCrash | None, bool], ...] = ((None, False), ("retry", False))
     for on_crash, marked in (*policies, ("ask", True), ("fail", True)):
         saver = InMemorySaver()
@@ -709,6 +709,81 @@ def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_el
     saver.forget("t")
     _stored(_where_in(saver, "2"), call, read=False)
     assert inner.reads == 2
+
+
+async def _aput(saver: Any, checkpoint_id: str) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    checkpoint = {**empty_checkpoint(), "id": checkpoint_id}
+    await saver.aput({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, checkpoint, {}, {})
+
+
+@pytest.mark.parametrize("saved_on", ["loop", "thread"])
+async def test_an_async_call_is_woken_by_the_save_running_here(
+    saved_on: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The async wait (``_astored``), as the sync one: a checkpoint whose save runs in this
+    process, as a task of the same loop (LangGraph's ``aput`` under ``ainvoke``) or on another
+    thread, is waited for on that save, woken as it returns, without a read and without
+    polling (the pauses between reads are made 30 s here: a poll would not return in time);
+    one stored behind the graph's saver is read, once; ``forget`` drops what is known."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dynavec_langgraph import _exactly_once
+    from dynavec_langgraph._exactly_once import _astored
+    from dynavec_langgraph._messages import ConversationChannel
+    from dynavec_langgraph._persistence.history import HistoryCache
+    from dynavec_langgraph.interrupt import ToolCallRef
+
+    monkeypatch.setattr(_exactly_once, "_STORED_POLL", (30.0,) * 4)
+    inner = _SlowSaver(delay=0.2)
+    saver = HistoryCache(inner, {"messages": ConversationChannel()})
+    call: ToolCallRef = {"id": "c1", "name": "look", "args": {}}
+    with ThreadPoolExecutor(1) as pool:
+        if saved_on == "loop":
+            saving: Any = asyncio.ensure_future(_aput(saver, "1"))
+        else:
+            saving = pool.submit(_put, saver, "1")
+        await asyncio.sleep(0.05)  # the save has started
+        waited = _astored(_where_in(saver, "1"), call, read=False)
+        assert await asyncio.wait_for(waited, 5.0) is None
+        assert saving.done() and inner.reads == 0  # woke as the save returned, read nothing
+    monkeypatch.undo()  # the pauses of the reads of a checkpoint not known here
+    inner.delay = 0.0
+    _put(inner, "2")  # stored behind the graph's saver: not known here, read
+    assert await asyncio.wait_for(_astored(_where_in(saver, "2"), call), 5.0) is not None
+    assert inner.reads == 1
+    assert await _astored(_where_in(saver, "2"), call, read=False) is None  # known: no read
+    assert inner.reads == 1
+    saver.forget("t")
+    await _astored(_where_in(saver, "2"), call, read=False)
+    assert inner.reads == 2
+
+
+async def test_an_async_nap_wakes_on_any_save_and_leaves_no_waiter() -> None:
+    """``StoredCheckpoints.anap`` returns as soon as a save here returns (or after its
+    pause); a nap that timed out leaves nothing behind for the saves to wake."""
+    from dynavec_langgraph._persistence.stored import StoredCheckpoints
+
+    marks = StoredCheckpoints()
+    at: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}}
+    marks.saving(at)
+    napping = asyncio.ensure_future(marks.anap(30.0))
+    waiting = asyncio.ensure_future(marks.await_stored(at, 30.0))
+    await asyncio.sleep(0.01)
+    assert not napping.done() and not waiting.done()
+    marks.saved(at, ok=True)
+    assert await asyncio.wait_for(waiting, 5.0) is True
+    await asyncio.wait_for(napping, 5.0)
+    await marks.anap(0.001)  # nothing saved: it times out
+    assert marks._waiters == []
+    marks.saving(at)  # a save that raised: the waiter wakes, the checkpoint stays unknown
+    other: Any = {"configurable": {**at["configurable"], "checkpoint_id": "2"}}
+    marks.saving(other)
+    waiting = asyncio.ensure_future(marks.await_stored(other, 30.0))
+    await asyncio.sleep(0.01)
+    marks.saved(other, ok=False)
+    assert await asyncio.wait_for(waiting, 5.0) is False
 
 
 def test_a_failed_save_is_not_known_stored() -> None:

@@ -411,6 +411,99 @@ async def test_an_answer_in_time_builds_no_state_snapshot_async(
     assert out["messages"][-1].content == "Done." and LEDGER == ["pay a approved"]
 
 
+class _CountingSaver(InMemorySaver):
+    """Counts the reads of a thread's latest checkpoint (``get_tuple`` with no id)."""
+
+    latest = 0
+
+    def get_tuple(self, config: Any) -> Any:
+        self.latest += not config["configurable"].get("checkpoint_id")
+        return super().get_tuple(config)
+
+    async def aget_tuple(self, config: Any) -> Any:
+        return self.get_tuple(config)
+
+
+@pytest.mark.parametrize("how", ["invoke", "stream", "ainvoke", "astream"])
+async def test_a_resume_reads_the_paused_checkpoint_once_before_the_run(how: str) -> None:
+    """The late-answer check's read of the paused checkpoint is the run's own first read:
+    handed to LangGraph's loop (``HistoryCache.hand_over``), not read again (3 reads before
+    the tool ran before the cut, with the claim's); what is handed and not taken is dropped
+    when the run ends."""
+    saver = _CountingSaver()
+    seen: list[int] = []
+
+    @tool
+    def approve(to: str) -> str:
+        """Pay once approved."""
+        seen.append(saver.latest)
+        return f"paid {to} {interrupt('approve', {'to': to})}"
+
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "approve", "args": {"to": "a"}}], "Done."]),
+        [approve],
+        checkpointer=saver,
+    )
+    graph.invoke({"messages": [HumanMessage("pay a")]}, _cfg("t"))
+    saver.latest, seen[:] = 0, []
+    resume: Command[Any] = Command(resume="approved")
+    if how == "invoke":
+        out = graph.invoke(resume, _cfg("t"))
+    elif how == "stream":
+        out = list(graph.stream(resume, _cfg("t"), stream_mode="values"))[-1]
+    elif how == "ainvoke":
+        out = await graph.ainvoke(resume, _cfg("t"))
+    else:
+        out = [c async for c in graph.astream(resume, _cfg("t"), stream_mode="values")][-1]
+    assert out["messages"][-1].content == "Done."
+    assert seen == [2]  # the check's read, which the run took, and the claim's under its lock
+    assert graph.checkpointer._handed == {}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["resume", "aresume"])
+async def test_react_agent_reads_the_paused_checkpoint_once_under_its_lock(use_async: bool) -> None:
+    """``ReActAgent.resume`` reads the thread under its lock once for the state snapshot and
+    the crash marks together (``read_thread_once``), and that read's checkpoint is not read
+    again by the snapshot: 3 reads before the tool runs (the lock's, the graph's check handed
+    to the run, the claim's), 5 before."""
+    saver = _CountingSaver()
+    seen: list[int] = []
+
+    @tool
+    def approve(to: str) -> str:
+        """Pay once approved."""
+        seen.append(saver.latest)
+        return f"paid {to} {interrupt('approve', {'to': to})}"
+
+    model = ScriptedChatModel(turns=[[{"name": "approve", "args": {"to": "a"}}], "Done."])
+    agent = ReActAgent(model, [approve], checkpointer=saver)
+    agent.run("pay a", thread_id="t")
+    saver.latest, seen[:] = 0, []
+    if use_async:
+        result = await agent.aresume(human_decision="approved", thread_id="t")
+    else:
+        result = agent.resume(human_decision="approved", thread_id="t")
+    assert result.output == "Done." and seen == [3]
+
+
+def test_a_handed_checkpoint_not_taken_is_dropped() -> None:
+    """A resume stream stopped before its first chunk, or never started, leaves nothing
+    handed over: the next read of the thread reads the saver."""
+    saver = _CountingSaver()
+    graph = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"to": "a"}}], "Done."]),
+        [pay],
+        checkpointer=saver,
+    )
+    graph.invoke({"messages": [HumanMessage("pay a")]}, _cfg("t"))
+    chunks = graph.stream(Command(resume="approved"), _cfg("t"))
+    chunks.close()  # type: ignore[attr-defined]  # never iterated
+    assert graph.checkpointer._handed == {}  # type: ignore[union-attr]
+    saver.latest = 0
+    assert graph.get_state(_cfg("t")).interrupts and saver.latest == 1
+    assert LEDGER == []
+
+
 def test_a_late_answer_under_strict_resume_raises_and_changes_nothing() -> None:
     """A single value too (LangGraph accepts one with nothing pending for a static
     breakpoint; this thread is at none), with LangGraph's error and reason."""

@@ -42,11 +42,12 @@ stored, one dropped by :meth:`HistoryCache.forget`) is read from the saver as be
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import copy
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from langchain_core.runnables import RunnableConfig
@@ -82,6 +83,7 @@ MAX_WALK: Final = 32
 
 _Key = tuple[str, str]  # (thread_id, checkpoint_id), root namespace only
 _Values = dict[str, Any]  # channel -> value at the checkpoint
+_Address = tuple[str, str, str]  # (thread_id, checkpoint_ns, checkpoint_id or "" for the latest)
 
 
 def _key(config: RunnableConfig | None) -> _Key | None:
@@ -139,6 +141,7 @@ class HistoryCache(DelegatingSaver):
         self._kept: OrderedDict[str, OrderedDict[str, _Values]] = OrderedDict()
         self._parents: OrderedDict[_Key, RunnableConfig | None] = OrderedDict()
         self.stored = StoredCheckpoints()
+        self._handed: dict[tuple[Any, _Address], CheckpointTuple] = {}
 
     def __getattr__(self, name: str) -> Any:
         # what only the wrapped saver has (``conn``, ``setup``, ...)
@@ -333,8 +336,29 @@ class HistoryCache(DelegatingSaver):
 
     # --- what the wrapper adds to the wrapped saver's methods ---------------------------
 
+    def hand_over(self, config: RunnableConfig, tup: CheckpointTuple) -> Hashable:
+        """Give ``tup`` (just read with ``config``) to the next ``get_tuple`` / ``aget_tuple``
+        of the same checkpoint by the same reader (this thread, this asyncio task), instead of
+        reading it again: the graph's pre-run check of a resume reads the thread's checkpoint,
+        then LangGraph's loop reads it at once in the same call. Returns the handle for
+        :meth:`take_back`, which the caller runs when its run ends (taken or not)."""
+        handle = (_reader(), _read_at(config))
+        self._handed[handle] = tup
+        return handle
+
+    def take_back(self, handle: Hashable) -> None:
+        """Drop what :meth:`hand_over` gave, if no read took it."""
+        self._handed.pop(handle, None)  # type: ignore[call-overload]
+
+    def _taken(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if not self._handed:
+            return None
+        return self._handed.pop((_reader(), _read_at(config)), None)
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """See ``BaseCheckpointSaver.get_tuple``."""
+        if (handed := self._taken(config)) is not None:
+            return handed
         return self._remember(self.inner.get_tuple(config))
 
     def put(
@@ -375,6 +399,8 @@ class HistoryCache(DelegatingSaver):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """See ``BaseCheckpointSaver.aget_tuple``."""
+        if (handed := self._taken(config)) is not None:
+            return handed
         return self._remember(await self.inner.aget_tuple(config))
 
     def delete_thread(self, thread_id: str) -> None:
@@ -423,6 +449,25 @@ class HistoryCache(DelegatingSaver):
     def config_specs(self) -> builtins.list[Any]:
         """The wrapped saver's."""
         return list(self.inner.config_specs)
+
+
+def _reader() -> tuple[int, int | None]:
+    """Who reads: this thread, and the asyncio task running on it (if any)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop runs on this thread
+        task = None
+    return threading.get_ident(), None if task is None else id(task)
+
+
+def _read_at(config: RunnableConfig) -> _Address:
+    """What a ``get_tuple(config)`` reads: a thread's checkpoint by id, or its latest ("")."""
+    conf = config.get("configurable") or {}
+    return (
+        str(conf.get("thread_id")),
+        str(conf.get("checkpoint_ns") or ""),
+        str(conf.get("checkpoint_id") or ""),
+    )
 
 
 def _stored_at(config: RunnableConfig, checkpoint: LGCheckpoint) -> RunnableConfig:

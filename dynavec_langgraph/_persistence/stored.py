@@ -8,6 +8,8 @@ stored; with this record it waits for that save itself instead of reading the ch
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -37,7 +39,8 @@ class StoredCheckpoints:
     ``saving`` / ``saved`` bracket a ``put`` (``saved(..., ok=False)`` when it raised: then the
     checkpoint is not known stored); ``seen`` marks one read from the saver. ``wait`` answers
     whether a checkpoint is known stored, waiting while a ``put`` of it runs (the thread that
-    runs it wakes the waiters when it returns).
+    runs it wakes the waiters when it returns); ``await_stored`` and ``anap`` are the waits of
+    a coroutine (woken on its event loop the same way, whichever thread or loop saves).
 
     Example:
         >>> marks = StoredCheckpoints()
@@ -53,6 +56,7 @@ class StoredCheckpoints:
         self._changed = threading.Condition(threading.Lock())
         self._stored: OrderedDict[_Address, None] = OrderedDict()
         self._saving: dict[_Address, int] = {}
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
     def _add(self, at: _Address) -> None:
         self._stored[at] = None
@@ -61,10 +65,13 @@ class StoredCheckpoints:
             self._stored.popitem(last=False)
 
     def saving(self, config: RunnableConfig) -> None:
-        """A ``put`` of the checkpoint ``config`` names has started."""
-        if (at := _address(config)) is not None:
-            with self._changed:
-                self._saving[at] = self._saving.get(at, 0) + 1
+        """A ``put`` of the checkpoint ``config`` names has started; wakes every waiter."""
+        if (at := _address(config)) is None:
+            return
+        with self._changed:
+            self._saving[at] = self._saving.get(at, 0) + 1
+            waiters = self._wake_all()
+        _wake_loops(waiters)
 
     def saved(self, config: RunnableConfig, *, ok: bool) -> None:
         """That ``put`` returned (``ok``) or raised; wakes every waiter."""
@@ -78,7 +85,15 @@ class StoredCheckpoints:
                 self._saving.pop(at, None)
             if ok:
                 self._add(at)
-            self._changed.notify_all()
+            waiters = self._wake_all()
+        _wake_loops(waiters)
+
+    def _wake_all(self) -> list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]:
+        """Wake the waiting threads; the coroutines' futures to wake (caller holds the lock,
+        wakes them once it is released)."""
+        self._changed.notify_all()
+        waiters, self._waiters = self._waiters, []
+        return waiters
 
     def seen(self, config: RunnableConfig | None) -> None:
         """The checkpoint ``config`` names was read from the saver: it is stored."""
@@ -101,16 +116,51 @@ class StoredCheckpoints:
                 self._changed.wait(left)
             return at in self._stored
 
-    def saving_now(self, config: RunnableConfig) -> bool:
-        """Whether a ``put`` of the checkpoint runs here now."""
-        at = _address(config)
-        with self._changed:
-            return at is not None and at in self._saving
-
     def nap(self, seconds: float) -> None:
-        """Sleep up to ``seconds``, waking early when any ``put`` here returns."""
+        """Sleep up to ``seconds``, waking early when any ``put`` here starts or returns."""
         with self._changed:
             self._changed.wait(seconds)
+
+    def _next_save(self) -> asyncio.Future[None]:
+        """A future of the running loop, done when a ``put`` here next starts or returns
+        (caller holds ``_changed``)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._waiters.append((loop, future))
+        return future
+
+    async def await_stored(self, config: RunnableConfig, seconds: float) -> bool:
+        """Async twin of :meth:`wait`: whether the checkpoint is known stored, waiting up to
+        ``seconds`` while a ``put`` of it runs here (woken as that ``put`` returns, not by
+        polling)."""
+        at = _address(config)
+        if at is None:
+            return False
+        deadline = time.monotonic() + seconds
+        while True:
+            with self._changed:
+                if at in self._stored or at not in self._saving:
+                    return at in self._stored
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                future = self._next_save()
+            await self._until(future, left)
+
+    async def anap(self, seconds: float) -> None:
+        """Async twin of :meth:`nap`: sleep up to ``seconds``, waking early when any ``put``
+        here starts or returns."""
+        with self._changed:
+            future = self._next_save()
+        await self._until(future, seconds)
+
+    async def _until(self, future: asyncio.Future[None], seconds: float) -> None:
+        try:
+            await asyncio.wait({future}, timeout=seconds)
+        finally:
+            if not future.done():  # timed out or cancelled: no save is to wake it
+                with self._changed:
+                    self._waiters = [w for w in self._waiters if w[1] is not future]
 
     def forget(self, thread_id: str | None = None) -> None:
         """Forget what is known of ``thread_id`` (every thread when ``None``)."""
@@ -120,3 +170,14 @@ class StoredCheckpoints:
             else:
                 for at in [a for a in self._stored if a[0] == str(thread_id)]:
                     del self._stored[at]
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _wake_loops(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
+    for loop, future in waiters:
+        with contextlib.suppress(RuntimeError):  # its loop closed: nobody waits there
+            loop.call_soon_threadsafe(_wake, future)
