@@ -369,15 +369,8 @@ class HistoryCache(DelegatingSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """See ``BaseCheckpointSaver.put`` (the checkpoint known stored once it returns)."""
-        at = _stored_at(config, checkpoint)
-        self.stored.saving(at)
-        ok = False
-        try:
-            saved = self.inner.put(config, checkpoint, metadata, new_versions)
-            ok = True
-            return saved
-        finally:
-            self.stored.saved(at, ok=ok)
+        with self.stored.storing(_stored_at(config, checkpoint)):
+            return self.inner.put(config, checkpoint, metadata, new_versions)
 
     async def aput(
         self,
@@ -387,15 +380,8 @@ class HistoryCache(DelegatingSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """See ``BaseCheckpointSaver.aput`` (the checkpoint known stored once it returns)."""
-        at = _stored_at(config, checkpoint)
-        self.stored.saving(at)
-        ok = False
-        try:
-            saved = await self.inner.aput(config, checkpoint, metadata, new_versions)
-            ok = True
-            return saved
-        finally:
-            self.stored.saved(at, ok=ok)
+        with self.stored.storing(_stored_at(config, checkpoint)):
+            return await self.inner.aput(config, checkpoint, metadata, new_versions)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """See ``BaseCheckpointSaver.aget_tuple``."""

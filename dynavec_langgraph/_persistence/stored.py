@@ -13,6 +13,7 @@ import contextlib
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Final
 
 from langchain_core.runnables import RunnableConfig
@@ -87,6 +88,18 @@ class StoredCheckpoints:
                 self._add(at)
             waiters = self._wake_all()
         _wake_loops(waiters)
+
+    @contextlib.contextmanager
+    def storing(self, config: RunnableConfig) -> Iterator[None]:
+        """Around one ``put`` of the checkpoint ``config`` names: :meth:`saving`, then
+        :meth:`saved` (``ok`` when the block returned)."""
+        self.saving(config)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self.saved(config, ok=ok)
 
     def _wake_all(self) -> list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]:
         """Wake the waiting threads; the coroutines' futures to wake (caller holds the lock,
