@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -45,6 +45,23 @@ def stop(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(timeout=10)
 
 
+def _tail(log: Path) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+
+
+def _wait_until(
+    ready: Callable[[], bool], proc: subprocess.Popen[bytes], what: str, log: Path
+) -> None:
+    """Poll ``ready`` until it holds; stop ``proc`` and raise with its log's tail if it exits
+    or :data:`TIMEOUT` passes first."""
+    deadline = time.monotonic() + TIMEOUT
+    while not ready():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(proc)
+            raise RuntimeError(f"{what} did not start:\n{_tail(log)}")
+        time.sleep(0.05)
+
+
 class DevServer:
     """``temporal server start-dev`` on a SQLite file, restartable on the same file and ports."""
 
@@ -69,16 +86,11 @@ class DevServer:
             self.proc = subprocess.Popen(
                 argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
             )
-        deadline = time.monotonic() + TIMEOUT
-        while not _listening(self.port):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                stop(self.proc)
-                raise RuntimeError(f"the Temporal dev server did not start:\n{self.tail()}")
-            time.sleep(0.1)
+        _wait_until(lambda: _listening(self.port), self.proc, "the Temporal dev server", self.log)
         return self
 
     def tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
+        return _tail(self.log)
 
     def kill(self) -> None:
         """SIGKILL the server (its file keeps the workflows)."""
@@ -143,16 +155,12 @@ class WorkerProcess:
 
     def wait_ready(self) -> WorkerProcess:
         assert self.proc is not None
-        deadline = time.monotonic() + TIMEOUT
-        while b"worker ready: " + self.identity.encode() not in self.log.read_bytes():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                stop(self.proc)
-                raise RuntimeError(f"worker {self.identity} did not start:\n{self.tail()}")
-            time.sleep(0.05)
+        ready = b"worker ready: " + self.identity.encode()
+        _wait_until(lambda: ready in self.log.read_bytes(), self.proc, self.identity, self.log)
         return self
 
     def tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
+        return _tail(self.log)
 
     def kill(self) -> None:
         """SIGKILL the worker (whatever it runs is cut off)."""
