@@ -681,6 +681,14 @@ def _put(saver: Any, checkpoint_id: str) -> None:
     saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, checkpoint, {}, {})
 
 
+def _in_database(inner: _SlowSaver, checkpoint_id: str) -> bool:
+    """Whether the checkpoint is stored in ``inner`` (read around the counting)."""
+    at: Any = {
+        "configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
+    }
+    return InMemorySaver.get_tuple(inner, at) is not None
+
+
 def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_elsewhere() -> None:
     """The wait of an undeclared call (``_stored``): a checkpoint whose save runs in this
     process is waited for on that save, without a read (it returns as the save returns); one
@@ -700,7 +708,10 @@ def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_el
         saving = pool.submit(_put, saver, "1")
         time.sleep(0.05)  # the save has started (LangGraph's background thread)
         assert _stored(_where_in(saver, "1"), call, read=False) is None
-        assert saving.done() and inner.reads == 0  # woke as the save returned, read nothing
+        # woke as the save returned (the checkpoint is in the database; the pool's future may
+        # be marked done a moment later), and read nothing
+        assert _in_database(inner, "1") and inner.reads == 0
+        saving.result(5.0)
     inner.delay = 0.0
     _put(inner, "2")  # stored behind the graph's saver: not known here, read
     assert _stored(_where_in(saver, "2"), call) is not None and inner.reads == 1
@@ -747,7 +758,9 @@ async def test_an_async_call_is_woken_by_the_save_running_here(
         await asyncio.sleep(0.05)  # the save has started
         waited = _astored(_where_in(saver, "1"), call, read=False)
         assert await asyncio.wait_for(waited, 5.0) is None
-        assert saving.done() and inner.reads == 0  # woke as the save returned, read nothing
+        # woke as the save returned (on a thread, its future is marked done a moment later)
+        assert _in_database(inner, "1") and inner.reads == 0
+        await asyncio.wait_for(asyncio.wrap_future(saving) if saved_on == "thread" else saving, 5.0)
     monkeypatch.undo()  # the pauses of the reads of a checkpoint not known here
     inner.delay = 0.0
     _put(inner, "2")  # stored behind the graph's saver: not known here, read
