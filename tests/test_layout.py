@@ -107,7 +107,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
-                "_persistence.connections", "_persistence.dynamodb", "_persistence.history",
+                "_persistence.connections", "_persistence.dynamodb",
+                "_persistence.dynamodb.checkpointer", "_persistence.dynamodb.lock",
+                "_persistence.dynamodb.records", "_persistence.dynamodb.table",
+                "_persistence.dynamodb.values", "_persistence.history",
                 "_persistence.records", "_persistence.scratch", "checkpoint", "dynamodb", "savers",
             }
         ),
