@@ -32,7 +32,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """``from dynavec_langgraph.checkpoint import DynamoDBCheckpointer`` (dynavec's path)."""
     if name == "DynamoDBCheckpointer":
-        from dynavec_langgraph._persistence.dynamodb import DynamoDBCheckpointer
+        from dynavec_langgraph._persistence.dynamodb.checkpointer import DynamoDBCheckpointer
 
         return DynamoDBCheckpointer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,18 +1,14 @@
 """``DynamoDBCheckpointer``: dynavec's durable checkpointer on Amazon DynamoDB, in dynavec's layout.
 
-The checkpointer lives in :mod:`dynavec_langgraph._persistence.dynamodb` (its docstring
-describes the table layout and the resume lock); this module is its public home, with
+The checkpointer lives in :mod:`dynavec_langgraph._persistence.dynamodb` (its modules'
+docstrings describe the table layout and the resume lock); this module is its public home, with
 :func:`from_url` for a ``dynamodb://`` connection string.
 """
 
 from __future__ import annotations
 
-from dynavec_langgraph._persistence.dynamodb import (
-    INLINE_LIMIT,
-    PIECE_SIZE,
-    SCHEME,
-    DynamoDBCheckpointer,
-)
+from dynavec_langgraph._persistence.dynamodb.checkpointer import SCHEME, DynamoDBCheckpointer
+from dynavec_langgraph._persistence.dynamodb.records import INLINE_LIMIT, PIECE_SIZE
 
 __all__ = ["INLINE_LIMIT", "PIECE_SIZE", "SCHEME", "DynamoDBCheckpointer", "from_url"]
 

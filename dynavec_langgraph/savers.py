@@ -190,7 +190,7 @@ def resolve_checkpointer(checkpointer: CheckpointerOption) -> BaseCheckpointSave
         if kind == "postgres":
             return open_postgres(checkpointer)
         if kind == "dynamodb":  # dynavec's table layout, adapted
-            from dynavec_langgraph._persistence.dynamodb import DynamoDBCheckpointer
+            from dynavec_langgraph._persistence.dynamodb.checkpointer import DynamoDBCheckpointer
 
             return DynavecCheckpointSaver(DynamoDBCheckpointer(**dynamodb_options(checkpointer)))
         raise CheckpointerConfigError(

@@ -107,7 +107,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
-                "_persistence.connections", "_persistence.dynamodb", "_persistence.history",
+                "_persistence.connections", "_persistence.dynamodb",
+                "_persistence.dynamodb.checkpointer", "_persistence.dynamodb.lock",
+                "_persistence.dynamodb.records", "_persistence.dynamodb.table",
+                "_persistence.dynamodb.values", "_persistence.history",
                 "_persistence.records", "_persistence.scratch", "checkpoint", "dynamodb", "savers",
             }
         ),
@@ -131,7 +134,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "runs: the agent, resuming, events, the inbox, remote agents, the dynavec graph engine",
         frozenset(
             {
-                "_agent", "_flow", "_inbox", "_remote_audit", "_remote_inbox", "_resuming", "audit",
+                "_agent", "_flow", "_flow.conditions", "_flow.graph", "_flow.in_process",
+                "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote_audit",
+                "_remote_inbox", "_resuming", "audit",
                 "demo", "events", "remote", "temporal", "temporal._client", "temporal._shapes",
                 "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }

@@ -5,26 +5,22 @@ reducers, traces, results and errors), compiled to a LangGraph ``StateGraph``; h
 
 from __future__ import annotations
 
-from dynavec_langgraph._flow import (
-    AgentGraph,
-    AgentState,
+from dynavec_langgraph._flow.conditions import safe_eval_expr
+from dynavec_langgraph._flow.graph import AgentGraph, AgentState, FlowGraph, FlowState
+from dynavec_langgraph._flow.parts import (
     BaseNode,
     Edge,
-    FlowGraph,
-    FlowState,
     FunctionNode,
     GraphCycleError,
     GraphError,
-    GraphResult,
     GraphState,
     GraphValidationError,
     MaxIterationsExceededError,
-    NodeTrace,
     ReducerFn,
     append_reducer,
     default_reducer,
-    safe_eval_expr,
 )
+from dynavec_langgraph._flow.results import GraphResult, NodeTrace
 
 __all__ = [
     "AgentGraph",
