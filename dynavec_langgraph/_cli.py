@@ -687,7 +687,7 @@ def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:
-    from dynavec_langgraph._audit import NOTIFY_ENV
+    from dynavec_langgraph._audit.switch import NOTIFY_ENV
     from dynavec_langgraph._inbox import notify_pending
 
     url = args.webhook or os.environ.get(NOTIFY_ENV)
