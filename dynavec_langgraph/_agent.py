@@ -22,7 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 
-from dynavec_langgraph._audit_switch import check_audit
+from dynavec_langgraph._audit.switch import check_audit
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
@@ -67,7 +67,7 @@ from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_bound
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
-    from dynavec_langgraph._audit import AuditEvent, Notifier
+    from dynavec_langgraph._audit.entries import AuditEvent, Notifier
     from dynavec_langgraph._persistence.records import CheckpointerOption
     from dynavec_langgraph._types import Approver, ModelOption, ToolOption
     from dynavec_langgraph.events import AgentEvent, ResultEvent
@@ -166,12 +166,12 @@ def _is_memory(memory: Any) -> bool:
 def _audit_refusals(
     graph: Any, target: Any, thread_id: str | None, decision: Any
 ) -> Iterator[None]:
-    """:func:`dynavec_langgraph._audit.audit_refusals` of a door's resume (surface ``"api"``),
+    """:func:`dynavec_langgraph._audit.trail.audit_refusals` of a door's resume (surface ``"api"``),
     whose module is imported only when a refusal is raised (it records nothing otherwise)."""
     try:
         yield
     except (ApproverRefusedError, ConcurrentResumeError):
-        from dynavec_langgraph._audit import audit_refusals
+        from dynavec_langgraph._audit.trail import audit_refusals
 
         with audit_refusals(graph, target, thread_id, decision, "api"):
             raise
@@ -275,7 +275,7 @@ class ReActAgent:
         # the runs' output carries the bookkeeping (termination_reason, shared, ...)
         self.graph = with_bookkeeping(self.graph)
         if audit or notify is not None:  # the audit trail's module only for an agent that has one
-            from dynavec_langgraph._audit import with_audit
+            from dynavec_langgraph._audit.trail import with_audit
 
             self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
         self._notify = notify
@@ -1057,7 +1057,7 @@ class ReActAgent:
         (and the settlements other features record), as :class:`AuditEvent` entries.
         Empty unless the agent was made with ``audit=True`` or ``notify=...``."""
         check_id(thread_id, "thread_id")
-        from dynavec_langgraph._audit import audit_trail
+        from dynavec_langgraph._audit.trail import audit_trail
 
         return audit_trail(self._audit_target(), thread_id)
 
@@ -1069,7 +1069,7 @@ class ReActAgent:
     async def aaudit(self, thread_id: str) -> list[AuditEvent]:
         """Async twin of :meth:`audit` (for async savers)."""
         check_id(thread_id, "thread_id")
-        from dynavec_langgraph._audit import aaudit_trail
+        from dynavec_langgraph._audit.trail import aaudit_trail
 
         return await aaudit_trail(self._audit_target(), thread_id)
 

@@ -37,19 +37,10 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._audit import (
-    AUDIT_NS,
-    SWEEPER_BACKOFF,
-    AuditEvent,
-    Notifier,
-    TrailReport,
-    audit_refusals,
-    audit_trail,
-    check_thread,
-    deliver,
-    trail_thread_ids,
-    with_audit,
-)
+from dynavec_langgraph._audit.entries import AUDIT_NS, AuditEvent, Notifier
+from dynavec_langgraph._audit.notifications import SWEEPER_BACKOFF, deliver
+from dynavec_langgraph._audit.trail import audit_refusals, audit_trail, with_audit
+from dynavec_langgraph._audit.verify import TrailReport, check_thread, trail_thread_ids
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
 from dynavec_langgraph._exactly_once import shown_first
 from dynavec_langgraph._persistence.connections import postgres_rows

@@ -21,7 +21,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphInterrupt
 
-from dynavec_langgraph._audit_hooks import recorder
+from dynavec_langgraph._audit.hooks import recorder
 from dynavec_langgraph._claims import aclaimed, claimed
 from dynavec_langgraph._exactly_once import (
     OnCrash,

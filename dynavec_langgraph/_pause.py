@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from langgraph.errors import GraphInterrupt
 from langgraph.types import interrupt as lg_interrupt
 
-from dynavec_langgraph._audit_hooks import recorder
+from dynavec_langgraph._audit.hooks import recorder
 from dynavec_langgraph._decisions import explain_refusal, short_repr
 from dynavec_langgraph._digest import check_bound, counting_slots, next_slot, pause_digest
 from dynavec_langgraph._errors import InvalidLinkError, StaleDecisionError

@@ -32,7 +32,7 @@ from typing import Any, Final, Literal, TypeVar
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._audit_hooks import recorder
+from dynavec_langgraph._audit.hooks import recorder
 from dynavec_langgraph._digest import check_bound, next_slot, pause_digest
 from dynavec_langgraph._errors import (
     ApprovalPolicyError,
@@ -776,9 +776,9 @@ def _note(
     outcome: str | None = None,
 ) -> None:
     """Record the answer ``raw`` to the ``index``-th ask in the audit trail (a no-op unless
-    recording is on: ``dynavec_langgraph._audit``); ``authenticated_by`` says how ``who`` was
-    identified (``"server"``: the user the server signed in; ``"explicit"``: named in the
-    answer or the run's config)."""
+    recording is on: ``dynavec_langgraph._audit.in_graph``); ``authenticated_by`` says how
+    ``who`` was identified (``"server"``: the user the server signed in; ``"explicit"``: named
+    in the answer or the run's config)."""
     name = str(who["name"]) if who is not None else None
     by = who.get("authenticated_by") if who is not None else None
     recorder().on_decision(

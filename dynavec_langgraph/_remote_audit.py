@@ -6,7 +6,7 @@ reads them back (``RemoteReActAgent.audit``, which ``dynavec-langgraph inbox his
 calls), verifies their chain (:func:`verify_items`, for ``RemoteReActAgent.verify_audit`` and
 ``dynavec-langgraph audit verify --server``) and records what only the client sees (a resume
 the server refused as concurrent), chained after the server's entries like any other
-(:func:`dynavec_langgraph._audit.append_item`). Every read is an API request with the
+(:func:`dynavec_langgraph._audit.storage.append_item`). Every read is an API request with the
 client's credentials: the server's auth handler decides who may read the trails.
 """
 
@@ -15,19 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dynavec_langgraph._audit import (
-    AUDIT_KEY,
-    AUDIT_NS,
-    NOTIFY_KEY,
-    SURFACE_KEY,
-    AuditEvent,
-    TrailReport,
-    append_item,
-    check_items,
-    events_of,
-    make_event,
-    ordered,
-)
+from dynavec_langgraph._audit.entries import AUDIT_NS, SURFACE_KEY, AuditEvent, make_event
+from dynavec_langgraph._audit.storage import append_item, ordered
+from dynavec_langgraph._audit.switch import AUDIT_KEY, NOTIFY_KEY
+from dynavec_langgraph._audit.trail import events_of
+from dynavec_langgraph._audit.verify import TrailReport, check_items
 
 __all__ = ["events_of_items", "run_config", "verify_items"]
 

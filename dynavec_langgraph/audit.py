@@ -17,41 +17,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynavec_langgraph._audit import (
+from dynavec_langgraph._audit.entries import (
     APPROVER_KEY,
-    AUDIT_KEY,
-    AUTHENTICATED_BY,
     GENESIS,
-    NOTIFY_KEY,
     SURFACE_KEY,
     AuditEvent,
+    entry_hash,
+)
+from dynavec_langgraph._audit.notifications import (
     Delivery,
-    Notifier,
-    ThreadTrail,
-    TrailProblem,
-    TrailReport,
-    aaudit_trail,
-    arecord,
-    audit_trail,
     deliver,
     enqueue,
-    entry_hash,
     notification_body,
     outbox,
-    record,
     wait_for_deliveries,
 )
+from dynavec_langgraph._audit.switch import AUDIT_KEY, NOTIFY_KEY
+from dynavec_langgraph._audit.trail import aaudit_trail, arecord, audit_trail, record
+from dynavec_langgraph._audit.verify import ThreadTrail, TrailProblem, TrailReport
 
 __all__ = [
     "APPROVER_KEY",
     "AUDIT_KEY",
-    "AUTHENTICATED_BY",
     "GENESIS",
     "NOTIFY_KEY",
     "SURFACE_KEY",
     "AuditEvent",
     "Delivery",
-    "Notifier",
     "ThreadTrail",
     "TrailProblem",
     "TrailReport",

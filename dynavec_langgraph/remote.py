@@ -56,8 +56,9 @@ import httpx
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._audit import AuditEvent, TrailReport
-from dynavec_langgraph._audit_switch import check_audit
+from dynavec_langgraph._audit.entries import AuditEvent
+from dynavec_langgraph._audit.switch import check_audit
+from dynavec_langgraph._audit.verify import TrailReport
 from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._digest import refuse_stale, review_digest
 from dynavec_langgraph._errors import (

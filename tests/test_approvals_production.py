@@ -35,7 +35,7 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph._cli import open_saver
+from dynavec_langgraph._cli.db import open_saver
 from dynavec_langgraph._policy import _uuid_time
 from dynavec_langgraph.approval import (
     EXPIRE,
@@ -405,7 +405,7 @@ def _paused(db: str, spec: str, tmp_path: Path, **env: str) -> None:
     """Start the thread ``t`` in another process: it pauses at ``approve_pay``."""
     code = (
         "import sys; from dynavec_langgraph._inbox import graph_on, load_graph; "
-        "from dynavec_langgraph._cli import open_saver\n"
+        "from dynavec_langgraph._cli.db import open_saver\n"
         "with open_saver(sys.argv[1], must_exist=False) as saver:\n"
         "    app = graph_on(load_graph(sys.argv[2]), saver)\n"
         "    app.invoke({'messages': [('user', 'pay 5 to Ann')]}, "

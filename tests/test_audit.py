@@ -18,7 +18,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from dynavec_langgraph import ReActAgent, create_react_agent
-from dynavec_langgraph._audit import (
+from dynavec_langgraph._errors import ConcurrentResumeError, InvalidDecisionError
+from dynavec_langgraph._inbox import thread_ids
+from dynavec_langgraph._locks import resume_lock
+from dynavec_langgraph.audit import (
     AUDIT_KEY,
     audit_trail,
     deliver,
@@ -28,9 +31,6 @@ from dynavec_langgraph._audit import (
     record,
     wait_for_deliveries,
 )
-from dynavec_langgraph._errors import ConcurrentResumeError, InvalidDecisionError
-from dynavec_langgraph._inbox import thread_ids
-from dynavec_langgraph._locks import resume_lock
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.audit_child import make_agent, model, transfer
 from tests.children.scenario import ROOT, open_saver

@@ -462,14 +462,14 @@ def test_inbox_token_is_for_a_server_and_is_read_from_the_environment(
 ) -> None:
     """``--token`` (or ``DYNAVEC_SERVER_TOKEN``) goes to ``--server`` as a bearer token
     (tests/test_approvals_auth_server.py sends it to a server with auth)."""
-    from dynavec_langgraph import _cli
-    from dynavec_langgraph._cli import TOKEN_ENV, build_parser
+    from dynavec_langgraph._cli import build_parser
+    from dynavec_langgraph._cli.common import TOKEN_ENV, server_headers
 
     err = cli.main("inbox", "list", "--db", "x.db", "--token", "t0k", code=2)
     assert "--token is for --server" in err
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     parsed = build_parser().parse_args(["inbox", "list", "--server", "http://h", "--token", "a"])
-    assert _cli._server_headers(parsed) == {"Authorization": "Bearer a"}
+    assert server_headers(parsed) == {"Authorization": "Bearer a"}
     monkeypatch.setenv(TOKEN_ENV, "b")
     parsed = build_parser().parse_args(["inbox", "history", "t1", "--server", "http://h"])
-    assert _cli._server_headers(parsed) == {"Authorization": "Bearer b"}
+    assert server_headers(parsed) == {"Authorization": "Bearer b"}

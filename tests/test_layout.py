@@ -82,8 +82,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "foundations: errors, names, plain records, the chat-model types, the resume locks",
         frozenset(
             {
-                "_audit", "_audit_switch", "_call_ids", "_conversation_view", "_conversion",
-                "_digest", "_errors", "_extras", "_lg_names", "_links", "_locks", "_messages",
+                "_audit", "_audit.entries", "_audit.in_graph", "_audit.notifications",
+                "_audit.storage", "_audit.switch", "_audit.trail", "_audit.verify", "_call_ids",
+                "_conversation_view", "_conversion", "_digest", "_errors", "_extras", "_lg_names",
+                "_links", "_locks", "_messages",
                 "_persistence.kinds", "_persistence.locks", "_persistence.stored",
                 "_persistence.serde", "_run_data", "_serde", "_storable",
                 "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
@@ -96,7 +98,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "tools and pauses: the interrupt machinery, the tool types, the state view",
         frozenset(
             {
-                "_audit_hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
+                "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
                 "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view", "approval",
                 "connectors", "interrupt", "registry",
             }
@@ -146,7 +148,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "entry points: the command line, Studio, the AG-UI app, the dynavec.agents shim",
         frozenset(
             {
-                "_cli", "agents", "agui", "agents.base", "agents.connectors", "agents.graph",
+                "_cli", "_cli.__main__", "_cli.audit", "_cli.common", "_cli.db", "_cli.demo",
+                "_cli.inbox", "agents", "agui", "agents.base", "agents.connectors", "agents.graph",
                 "agents.handoff", "agents.planner", "agents.react", "agents.registry",
                 "agents.state", "agents.supervisor", "links", "studio", "temporal.__main__",
             }

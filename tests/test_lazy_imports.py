@@ -5,7 +5,9 @@ The optional features (the audit trail and outbox, streaming events, memory stor
 the chat providers and middleware, the inbox, the remote client) are imported where they are
 used, not when the package or ``ReActAgent`` / ``create_react_agent`` / ``interrupt`` / ``tool``
 are imported. Each check runs in a fresh interpreter, so a module imported eagerly again (a
-top-level ``from dynavec_langgraph._audit import ...`` in ``_agent.py``) fails it.
+top-level ``from dynavec_langgraph._audit.trail import ...`` in ``_agent.py``) fails it. The
+audit trail is checked by :data:`AUDIT_TRAIL`: ``_audit.switch`` and ``_audit.hooks`` (whether a
+run records, and hooks that do nothing) are what a plain pause imports of it.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ import sys
 AGENT_NAMES = "from dynavec_langgraph import ReActAgent, create_react_agent, interrupt, tool"
 """The statement the import benchmark times (benchmarks/measure.py ``IMPORTS``)."""
 
+AUDIT_TRAIL = "dynavec_langgraph._audit.storage"
+"""Where the audit trail's entries are written and read: every other module of the trail
+(``trail``, ``verify``, ``in_graph``, ``notifications``) imports it."""
+
 NOT_AT_IMPORT = (
-    "dynavec_langgraph._audit",
+    AUDIT_TRAIL,
     "dynavec_langgraph._remote_audit",
     "dynavec_langgraph._inbox",
     "dynavec_langgraph._models",
@@ -41,7 +47,7 @@ NOT_AT_IMPORT = (
 """Modules a plain agent does not need when it is imported."""
 
 NOT_FOR_A_PLAIN_RUN = (
-    "dynavec_langgraph._audit",
+    AUDIT_TRAIL,
     "dynavec_langgraph._models",
     "dynavec_langgraph._middleware",
     "dynavec_langgraph.chat._providers",
@@ -79,10 +85,10 @@ def test_each_feature_is_imported_by_the_call_that_needs_it() -> None:
         "import sys\n"
         "from dynavec_langgraph.memory import InMemoryMemoryStore\n"
         "from dynavec_langgraph.testing import ScriptedChatModel\n"
-        "before = {'dynavec_langgraph._audit', 'dynavec_langgraph.events'} & set(sys.modules)\n"
+        f"before = {{{AUDIT_TRAIL!r}, 'dynavec_langgraph.events'}} & set(sys.modules)\n"
         "agent = ReActAgent(ScriptedChatModel(turns=['hi', 'there']), audit=True,\n"
         "                   memory=InMemoryMemoryStore())\n"
-        "assert 'dynavec_langgraph._audit' in sys.modules\n"
+        "assert 'dynavec_langgraph._audit.trail' in sys.modules\n"
         "events = list(agent.stream('hello', thread_id='t'))\n"
         "assert 'dynavec_langgraph.events' in sys.modules\n"
         "assert type(events[-1]).__name__ == 'ResultEvent', events\n"
@@ -129,7 +135,7 @@ def test_a_recording_run_imports_the_audit_trail_at_its_pause() -> None:
         '{"configurable": {', '{"configurable": {"dynavec_audit": True, ', 1
     )
     assert recording != PLAIN_RUN
-    code = f"{recording}\nprint('dynavec_langgraph._audit' in sys.modules)\n"
+    code = f"{recording}\nprint('dynavec_langgraph._audit.in_graph' in sys.modules)\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "True"

@@ -11,7 +11,7 @@ import pytest
 
 import dynavec_langgraph
 from dynavec_langgraph import MissingDependencyError
-from dynavec_langgraph._cli import open_saver
+from dynavec_langgraph._cli.db import open_saver
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph.savers import resolve_checkpointer
 

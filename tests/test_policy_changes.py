@@ -24,7 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from dynavec_langgraph import ApprovalPolicy, ReActAgent, tool
-from dynavec_langgraph._cli import open_saver
+from dynavec_langgraph._cli.db import open_saver
 from dynavec_langgraph.approval import approver_decision, require_approval
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.approvals_graph import REQUIRED_ENV

@@ -31,7 +31,7 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph._cli import open_saver
+from dynavec_langgraph._cli.db import open_saver
 from dynavec_langgraph.approval import approver_decision, require_approval
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.approvals_graph import RULE_DOWN_ENV

@@ -621,13 +621,11 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
     "dynavec_langgraph.audit": [
         "APPROVER_KEY",
         "AUDIT_KEY",
-        "AUTHENTICATED_BY",
         "GENESIS",
         "NOTIFY_KEY",
         "SURFACE_KEY",
         "AuditEvent",
         "Delivery",
-        "Notifier",
         "ThreadTrail",
         "TrailProblem",
         "TrailReport",

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from langgraph.types import StateSnapshot
 
     from dynavec_langgraph._agent import ReActAgent
-    from dynavec_langgraph._audit import Notifier
+    from dynavec_langgraph._audit.entries import Notifier
     from dynavec_langgraph.records import AgentResult
 
 __all__ = ["AgentFactory", "create_worker", "load_agent", "run_worker", "temporal_cli"]

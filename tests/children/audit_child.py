@@ -25,7 +25,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
 
 from dynavec_langgraph import ReActAgent, create_react_agent, interrupt
-from dynavec_langgraph._audit import Notifier
+from dynavec_langgraph._audit.entries import Notifier
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.scenario import open_saver
 

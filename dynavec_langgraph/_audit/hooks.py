@@ -1,7 +1,7 @@
 """The audit hooks a pause and a decision call (``on_pause`` / ``on_decision``, and
-``written``, awaited after an async tool): the audit
-trail's own (:mod:`dynavec_langgraph._audit`) when the run switches it on
-(:mod:`dynavec_langgraph._audit_switch`), else hooks that do nothing, so a run that records
+``written``, awaited after an async tool): the audit trail's own
+(:mod:`dynavec_langgraph._audit.in_graph`) when the run switches it on
+(:mod:`dynavec_langgraph._audit.switch`), else hooks that do nothing, so a run that records
 nothing never imports the audit trail."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Final
 
-from dynavec_langgraph._audit_switch import switched_on
+from dynavec_langgraph._audit.switch import switched_on
 
 __all__ = ["recorder"]
 
@@ -35,8 +35,8 @@ _OFF: Final = _Off()
 
 def recorder() -> ModuleType | _Off:
     """The audit hooks (``on_pause`` / ``on_decision``) for the run in this context: the audit
-    trail's own (:mod:`dynavec_langgraph._audit`, imported then) when the run's config or the
-    environment switches it on, else hooks that do nothing."""
+    trail's own (:mod:`dynavec_langgraph._audit.in_graph`, imported then) when the run's config
+    or the environment switches it on, else hooks that do nothing."""
     from langgraph.config import get_config
 
     try:
@@ -45,6 +45,6 @@ def recorder() -> ModuleType | _Off:
         return _OFF
     if not switched_on(conf):
         return _OFF
-    from dynavec_langgraph import _audit
+    from dynavec_langgraph._audit import in_graph
 
-    return _audit
+    return in_graph

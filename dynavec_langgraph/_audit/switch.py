@@ -1,6 +1,6 @@
 """Whether a run records its audit trail or notifies approvers: the one rule, read without
-importing the audit trail itself (:mod:`dynavec_langgraph._audit`, which a plain pause or
-decision does not need).
+importing the audit trail itself (the other modules of :mod:`dynavec_langgraph._audit`, which a
+plain pause or decision does not need).
 
 The switches are the run's ``config["configurable"]`` keys and two environment variables (a
 server deployment sets them once for every graph).

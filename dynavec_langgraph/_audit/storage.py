@@ -1,0 +1,493 @@
+"""Where the entries are kept: a checkpoint per entry in the thread's own checkpointer (the
+chained audit entries in numbered slots a writer claims first-come), or an item of a LangGraph
+store; written once per event id, read back oldest first."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, TypeGuard
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.store.base import BaseStore
+
+from dynavec_langgraph._audit.entries import AUDIT_NS, ENTRY_TASK, GENESIS, canonical, entry_hash
+from dynavec_langgraph._errors import StorageError
+from dynavec_langgraph._persistence.kinds import stored_in
+
+__all__ = [
+    "PAGE",
+    "Found",
+    "Items",
+    "append_item",
+    "aread",
+    "awrite",
+    "check_target",
+    "found_items",
+    "is_seq",
+    "last_task",
+    "ordered",
+    "read",
+    "stored",
+    "write",
+]
+
+_META: Final = "dynavec_entry"
+"""The metadata key of an outbox entry (and of an audit entry written before the chain), and
+the channel of the pending write holding a chained audit entry."""
+_ID: Final = "dynavec_event_id"
+_SLOT: Final = "dynavec-audit-"
+"""Chained entry ``n`` lives on the checkpoint ``f"{_SLOT}{n:012d}"`` of :data:`AUDIT_NS`."""
+_SEQ: Final = "dynavec_seq"
+_ATTEMPTS: Final = 50
+"""Appends of one entry that lost its place to another writer before giving up."""
+
+
+def _linked(entry: Mapping[str, Any], seq: int, prev_hash: str) -> dict[str, Any]:
+    """``entry`` as entry ``seq`` of its chain, after the entry whose hash is ``prev_hash``:
+    plain JSON (string keys), with ``seq``, ``prev_hash`` and its ``hash``."""
+    body = json.loads(json.dumps(dict(entry), default=repr))
+    body.pop("hash", None)
+    body["seq"], body["prev_hash"] = seq, prev_hash
+    body["hash"] = entry_hash(body)
+    return dict(body)
+
+
+def _config(thread_id: str, ns: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+
+
+def _entry_checkpoint(entry: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    checkpoint = empty_checkpoint()
+    metadata: dict[str, Any] = {"source": "update", "step": -1, "parents": {}}
+    metadata[_ID] = entry["event_id"]
+    metadata[_META] = json.dumps(entry, default=repr, ensure_ascii=False)
+    return checkpoint, metadata
+
+
+def _slot(thread_id: str, seq: int) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """The config, checkpoint and metadata of the checkpoint holding chained entry ``seq``:
+    the same for every writer, so saving it again changes nothing that is read."""
+    checkpoint = empty_checkpoint()
+    checkpoint["id"] = f"{_SLOT}{seq:012d}"
+    metadata: dict[str, Any] = {"source": "update", "step": -1, "parents": {}, _SEQ: seq}
+    return _config(thread_id, AUDIT_NS), checkpoint, metadata
+
+
+def _slot_seq(checkpoint_id: str) -> int | None:
+    """The ``seq`` of a chain slot's checkpoint id; ``None`` for any other id."""
+    digits = checkpoint_id.removeprefix(_SLOT)
+    if digits == checkpoint_id or len(digits) != 12 or not digits.isdigit():
+        return None
+    return int(digits)
+
+
+def _from_blob(value: Any) -> dict[str, Any] | None:
+    """A stored chained entry (the JSON bytes of the pending write); ``None`` if unreadable."""
+    try:
+        text = value.decode("utf-8") if isinstance(value, bytes | bytearray) else value
+        entry = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+@dataclass
+class Found:
+    """One audit entry as stored: ``where`` (a checkpoint id or a store key), the chain slot
+    its place names (``None`` outside the slots) and what it holds (``None``: unreadable)."""
+
+    where: str
+    slot: int | None
+    entry: dict[str, Any] | None
+    edited: bool = False
+
+
+def _found_in(tuples: Iterable[Any]) -> list[Found]:
+    """The entries of the checkpoints of a trail: those written before the chain (in the
+    metadata) and the chained ones (the pending writes of :data:`ENTRY_TASK`)."""
+    found: list[Found] = []
+    for t in tuples:
+        cid = str(t.config["configurable"].get("checkpoint_id"))
+        earlier = _decode(t.metadata)
+        if earlier is not None:
+            found.append(Found(cid, None, earlier))
+        slot = _slot_seq(cid)
+        for task_id, channel, value in t.pending_writes or ():
+            if channel == _META:
+                place = slot if task_id == ENTRY_TASK else None
+                found.append(Found(cid, place, _from_blob(value)))
+    return found
+
+
+def is_seq(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def found_items(items: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Found]:
+    """Store items: a chained one is in the slot its own ``seq`` names (a store keeps no
+    other order)."""
+    found = []
+    for key, value in items:
+        seq = value.get("seq")
+        found.append(Found(key, seq if is_seq(seq) else None, dict(value)))
+    return found
+
+
+def _head(found: Iterable[Found]) -> tuple[int, str]:
+    """``(seq, hash)`` of the last chained entry in its slot (``(0, GENESIS)``: none)."""
+    seq, head = 0, GENESIS
+    for f in found:
+        e = f.entry
+        if e is None or f.slot is None or e.get("seq") != f.slot:
+            continue
+        if f.slot > seq and isinstance(e.get("hash"), str):
+            seq, head = f.slot, str(e["hash"])
+    return seq, head
+
+
+def _with_id(found: Iterable[Found], eid: str) -> dict[str, Any] | None:
+    for f in found:
+        if f.entry is not None and f.entry.get("event_id") == eid:
+            return f.entry
+    return None
+
+
+def _won(claimed: Any, linked: Mapping[str, Any]) -> bool:
+    """Whether the checkpoint tuple of a slot holds ``linked`` (this writer got the slot):
+    the same hash, which covers all of it."""
+    for task_id, channel, value in getattr(claimed, "pending_writes", None) or ():
+        if task_id == ENTRY_TASK and channel == _META:
+            return bool((_from_blob(value) or {}).get("hash") == linked["hash"])
+    return False
+
+
+def _lost(thread_id: str) -> StorageError:
+    return StorageError(
+        f"could not append to the audit trail of thread {thread_id!r}: other writers kept "
+        f"taking its next entry ({_ATTEMPTS} attempts). Try again",
+        thread_id,
+        [],
+    )
+
+
+def _pause(attempt: int) -> float:
+    """Seconds to wait before attempt ``attempt`` of an append (random, growing)."""
+    return min(0.002 * 2**attempt, 0.1) * random.random() if attempt else 0.0
+
+
+_TURNS: Final[dict[tuple[int, str], tuple[threading.RLock, int]]] = {}
+"""The appends of one process to one trail take turns, so they never race each other for a
+slot (other processes are kept apart by the storage): a lock of that trail alone (the saver
+that stores it and the thread) and how many appends use it, dropped with the last one. Never
+one lock for several trails: an append runs saver methods, which may append to another trail
+(a wrapper that records), and two trails sharing a lock then made the thread wait for itself
+(with 32 shared locks, 1 time in 32). Reentrant, for a saver that appends to its own trail
+while claiming a slot of it (the inner entry takes the slot; the outer one goes after it)."""
+_TURNS_GUARD: Final = threading.Lock()
+"""Guards :data:`_TURNS`; held for a dict update only, never while waiting for a turn."""
+
+
+@contextmanager
+def _turn(target: Any, thread_id: str) -> Iterator[None]:
+    key = (id(stored_in(target)), thread_id)
+    with _TURNS_GUARD:
+        lock, users = _TURNS.get(key) or (threading.RLock(), 0)
+        _TURNS[key] = (lock, users + 1)
+    try:
+        with lock:
+            yield
+    finally:
+        with _TURNS_GUARD:
+            lock, users = _TURNS[key]
+            if users > 1:
+                _TURNS[key] = (lock, users - 1)
+            else:
+                del _TURNS[key]
+
+
+def _append(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Chain ``entry`` to the end of ``thread_id``'s trail in ``saver`` (once per event id)
+    and return it as stored. The slot of the next entry is claimed with a pending write,
+    which the savers keep first-come: a writer that lost it reads the winner and goes on."""
+    eid = str(entry["event_id"])
+    with _turn(saver, thread_id):
+        for attempt in range(_ATTEMPTS):
+            if attempt:
+                time.sleep(_pause(attempt))
+            found = _found_in(saver.list(_config(thread_id, AUDIT_NS)))
+            there = _with_id(found, eid)
+            if there is not None:
+                return there
+            seq, prev = _head(found)
+            linked = _linked(entry, seq + 1, prev)
+            config, checkpoint, metadata = _slot(thread_id, seq + 1)
+            stored = saver.put(config, checkpoint, metadata, {})
+            saver.put_writes(stored, [(_META, canonical(linked))], ENTRY_TASK)
+            if _won(saver.get_tuple(stored), linked):
+                return linked
+    raise _lost(thread_id)
+
+
+async def _aappend(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Async twin of :func:`_append` (the storage keeps writers apart)."""
+    eid = str(entry["event_id"])
+    for attempt in range(_ATTEMPTS):
+        await asyncio.sleep(_pause(attempt))
+        found = _found_in([t async for t in saver.alist(_config(thread_id, AUDIT_NS))])
+        there = _with_id(found, eid)
+        if there is not None:
+            return there
+        seq, prev = _head(found)
+        linked = _linked(entry, seq + 1, prev)
+        config, checkpoint, metadata = _slot(thread_id, seq + 1)
+        stored = await saver.aput(config, checkpoint, metadata, {})
+        await saver.aput_writes(stored, [(_META, canonical(linked))], ENTRY_TASK)
+        if _won(await saver.aget_tuple(stored), linked):
+            return linked
+    raise _lost(thread_id)
+
+
+class Items(Protocol):
+    """The items of one thread's trail in a store: a LangGraph ``BaseStore``
+    (:class:`_StoreItems`) or a server's store through ``langgraph_sdk``
+    (:mod:`dynavec_langgraph._remote_audit`)."""
+
+    def values(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """Every item, as ``(key, value)``."""
+        ...
+
+    def with_seq(self, seq: int) -> list[str]:
+        """The keys of the items whose ``seq`` is ``seq``."""
+        ...
+
+    def put(self, key: str, value: dict[str, Any]) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+
+PAGE: Final = 100
+
+
+class _StoreItems:
+    """:class:`Items` of ``(ns, thread_id)`` in a LangGraph store."""
+
+    def __init__(self, store: BaseStore, ns: str, thread_id: str) -> None:
+        self.store, self.ns = store, (ns, thread_id)
+
+    def values(self) -> list[tuple[str, Mapping[str, Any]]]:
+        found: list[tuple[str, Mapping[str, Any]]] = []
+        while True:
+            page = self.store.search(self.ns, limit=PAGE, offset=len(found))
+            found += [(item.key, item.value) for item in page]
+            if len(page) < PAGE:
+                return found
+
+    def with_seq(self, seq: int) -> list[str]:
+        return [i.key for i in self.store.search(self.ns, filter={"seq": seq}, limit=PAGE)]
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.store.put(self.ns, key, value, index=False)
+
+    def delete(self, key: str) -> None:
+        self.store.delete(self.ns, key)
+
+
+def append_item(items: Items, thread_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Chain ``entry`` to the end of a trail kept in a store (once per event id) and return
+    it as stored. A store has no conditional put: the writer puts its item, reads the items
+    of its ``seq`` back and, finding another, deletes its own and tries again (of two writers
+    that overlap, at least the later one sees the other)."""
+    eid = str(entry["event_id"])
+    for attempt in range(_ATTEMPTS):
+        if attempt:  # (no sleep(0) first: on a server's event loop that is a blocking call)
+            time.sleep(_pause(attempt))
+        found = found_items(items.values())
+        there = _with_id(found, eid)
+        if there is not None:
+            return there
+        seq, prev = _head(found)
+        linked = _linked(entry, seq + 1, prev)
+        items.put(eid, linked)
+        if not [k for k in items.with_seq(seq + 1) if k != eid]:
+            return linked
+        items.delete(eid)
+    raise _lost(thread_id)
+
+
+async def _aappend_item(store: BaseStore, thread_id: str, entry: Mapping[str, Any]) -> Any:
+    """Async twin of :func:`append_item` on a LangGraph store."""
+    eid, ns = str(entry["event_id"]), (AUDIT_NS, thread_id)
+    for attempt in range(_ATTEMPTS):
+        await asyncio.sleep(_pause(attempt))
+        found = found_items(await _asearch_all(store, ns))
+        there = _with_id(found, eid)
+        if there is not None:
+            return there
+        seq, prev = _head(found)
+        linked = _linked(entry, seq + 1, prev)
+        await store.aput(ns, eid, linked, index=False)
+        rivals = await store.asearch(ns, filter={"seq": seq + 1}, limit=PAGE)
+        if not [i for i in rivals if i.key != eid]:
+            return linked
+        await store.adelete(ns, eid)
+    raise _lost(thread_id)
+
+
+async def _asearch_all(store: BaseStore, ns: tuple[str, str]) -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    while True:
+        page = await store.asearch(ns, limit=PAGE, offset=len(found))
+        found += [(item.key, item.value) for item in page]
+        if len(page) < PAGE:
+            return found
+
+
+def _on_own_loop(saver: Any) -> asyncio.AbstractEventLoop | None:
+    """The running loop, when ``saver`` is an async saver bound to it (its sync methods
+    refuse this thread then)."""
+    loop = getattr(saver, "loop", None)
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return running if loop is running else None
+
+
+_pending_tasks: set[asyncio.Task[Any]] = set()
+last_task: dict[tuple[int, str], asyncio.Task[Any]] = {}
+"""The latest write task of each (saver, thread): the next one waits for it, so a thread's
+entries are chained in the order they were recorded."""
+
+
+def _in_task(
+    loop: asyncio.AbstractEventLoop, target: Any, ns: str, thread_id: str, entry: dict[str, Any]
+) -> None:
+    """Write ``entry`` from a task of ``loop``, after the thread's earlier ones."""
+    key = (id(target), thread_id)
+    before = last_task.get(key)
+
+    async def write() -> None:
+        if before is not None and not before.done():
+            await asyncio.wait({before})
+        await awrite(target, ns, thread_id, entry)
+
+    task = loop.create_task(write())
+    _pending_tasks.add(task)
+    last_task[key] = task
+
+    def done(finished: asyncio.Task[Any]) -> None:
+        _pending_tasks.discard(finished)
+        if last_task.get(key) is finished:
+            del last_task[key]
+
+    task.add_done_callback(done)
+
+
+def _exists(target: Any, ns: str, thread_id: str, eid: str) -> bool:
+    return bool(list(target.list(_config(thread_id, ns), filter={_ID: eid}, limit=1)))
+
+
+def write(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """Append ``entry`` (once per event id) to ``target``'s ``ns`` of ``thread_id``, chained
+    in the audit trail; the entry as stored (``None``: a task of the saver's loop writes it)."""
+    eid = str(entry["event_id"])
+    if isinstance(target, BaseStore):
+        try:
+            if ns == AUDIT_NS:
+                return append_item(_StoreItems(target, ns, thread_id), thread_id, entry)
+            if target.get((ns, thread_id), eid) is None:
+                target.put((ns, thread_id), eid, entry, index=False)
+        except asyncio.InvalidStateError:
+            # a LangGraph API server's store refuses sync calls on its event loop (an async
+            # tool's pause runs there), before doing anything: a task of the loop writes it
+            _in_task(asyncio.get_running_loop(), target, ns, thread_id, entry)
+            return None
+        return entry
+    loop = _on_own_loop(target)
+    if loop is not None:  # an async saver on its own loop: write it from a task
+        _in_task(loop, target, ns, thread_id, entry)
+        return None
+    if ns == AUDIT_NS:
+        return _append(target, thread_id, entry)
+    if not _exists(target, ns, thread_id, eid):
+        checkpoint, metadata = _entry_checkpoint(entry)
+        target.put(_config(thread_id, ns), checkpoint, metadata, {})
+    return entry
+
+
+async def awrite(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+    eid = str(entry["event_id"])
+    if isinstance(target, BaseStore):
+        if ns == AUDIT_NS:
+            return dict(await _aappend_item(target, thread_id, entry))
+        if await target.aget((ns, thread_id), eid) is None:
+            await target.aput((ns, thread_id), eid, entry, index=False)
+        return entry
+    if ns == AUDIT_NS:
+        return await _aappend(target, thread_id, entry)
+    found = [t async for t in target.alist(_config(thread_id, ns), filter={_ID: eid}, limit=1)]
+    if not found:
+        checkpoint, metadata = _entry_checkpoint(entry)
+        await target.aput(_config(thread_id, ns), checkpoint, metadata, {})
+    return entry
+
+
+def _decode(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    raw = metadata.get(_META)
+    if not isinstance(raw, str):
+        return None
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def ordered(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Oldest first: the entries written before the chain by time, then the chain by
+    ``seq``; an event id found twice is kept once, at its first place."""
+
+    def place(entry: Mapping[str, Any]) -> tuple[int, str, int]:
+        seq = entry.get("seq")
+        return (1, "", seq) if is_seq(seq) else (0, str(entry.get("at", "")), 0)
+
+    seen: dict[str, dict[str, Any]] = {}
+    for entry in sorted(entries, key=place):
+        seen.setdefault(str(entry.get("event_id")), entry)
+    return list(seen.values())
+
+
+def stored(target: Any, ns: str, thread_id: str) -> list[Found]:
+    if isinstance(target, BaseStore):
+        return found_items(_StoreItems(target, ns, thread_id).values())
+    return _found_in(target.list(_config(thread_id, ns)))
+
+
+async def _astored(target: Any, ns: str, thread_id: str) -> list[Found]:
+    if isinstance(target, BaseStore):
+        return found_items(await _asearch_all(target, (ns, thread_id)))
+    return _found_in([t async for t in target.alist(_config(thread_id, ns))])
+
+
+def read(target: Any, ns: str, thread_id: str) -> list[dict[str, Any]]:
+    return ordered(f.entry for f in stored(target, ns, thread_id) if f.entry is not None)
+
+
+async def aread(target: Any, ns: str, thread_id: str) -> list[dict[str, Any]]:
+    found = await _astored(target, ns, thread_id)
+    return ordered(f.entry for f in found if f.entry is not None)
+
+
+def check_target(target: Any) -> None:
+    if not isinstance(target, BaseCheckpointSaver | BaseStore):
+        raise TypeError(
+            f"{target!r:.80} is neither a LangGraph checkpointer nor a store: pass the "
+            "checkpointer the thread runs on (or the server's store)"
+        )
