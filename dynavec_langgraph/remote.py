@@ -82,7 +82,7 @@ from dynavec_langgraph._policy import (
     expiry_command,
     refuse_approver,
 )
-from dynavec_langgraph._remote_audit import (
+from dynavec_langgraph._remote.audit import (
     aread_items,
     read_items,
     record_refusal,

@@ -337,7 +337,7 @@ def test_the_inbox_reaches_the_lock_only_through_the_guarded_resume() -> None:
     import dynavec_langgraph
 
     root = Path(dynavec_langgraph.__file__).parent
-    for name in ("_inbox.py", "_cli.py", "_remote_inbox.py"):
+    for name in ("_inbox.py", "_cli.py", "_remote/inbox.py"):
         tree = ast.parse((root / name).read_text())
         imported = {
             (node.module, alias.name)

@@ -131,9 +131,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "runs: the agent, resuming, events, the inbox, remote agents, the dynavec graph engine",
         frozenset(
             {
-                "_agent", "_flow", "_inbox", "_remote_audit", "_remote_inbox", "_resuming", "audit",
-                "demo", "events", "remote", "temporal", "temporal._client", "temporal._shapes",
-                "temporal._temporalio", "temporal._worker", "temporal._workflow",
+                "_agent", "_flow", "_inbox", "_remote", "_remote.audit", "_remote.inbox",
+                "_resuming", "audit", "demo", "events", "remote", "temporal", "temporal._client",
+                "temporal._shapes", "temporal._temporalio", "temporal._worker",
+                "temporal._workflow",
             }
         ),
     ),

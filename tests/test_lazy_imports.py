@@ -19,7 +19,7 @@ AGENT_NAMES = "from dynavec_langgraph import ReActAgent, create_react_agent, int
 
 NOT_AT_IMPORT = (
     "dynavec_langgraph._audit",
-    "dynavec_langgraph._remote_audit",
+    "dynavec_langgraph._remote.audit",
     "dynavec_langgraph._inbox",
     "dynavec_langgraph._models",
     "dynavec_langgraph._middleware",

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from dynavec_langgraph import ConcurrentResumeError
-from dynavec_langgraph._remote_inbox import ServerInbox
+from dynavec_langgraph._remote.inbox import ServerInbox
 from dynavec_langgraph.remote import RemoteReActAgent, reports_strict_resume
 from tests.test_studio import GRAPH_ID, Studio, studio
 
