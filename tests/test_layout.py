@@ -131,10 +131,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "runs: the agent, resuming, events, the inbox, remote agents, the dynavec graph engine",
         frozenset(
             {
-                "_agent", "_flow", "_inbox", "_remote", "_remote.audit", "_remote.inbox",
-                "_resuming", "audit", "demo", "events", "remote", "temporal", "temporal._client",
-                "temporal._shapes", "temporal._temporalio", "temporal._worker",
-                "temporal._workflow",
+                "_agent", "_flow", "_inbox", "_remote", "_remote.agent", "_remote.audit",
+                "_remote.errors", "_remote.expiry", "_remote.inbox", "_remote.requests",
+                "_remote.runs", "_remote.server", "_remote.threads", "_resuming", "audit", "demo",
+                "events", "remote", "temporal", "temporal._client", "temporal._shapes",
+                "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }
         ),
     ),
