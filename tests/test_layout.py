@@ -143,10 +143,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "entry points: the command line, Studio, the AG-UI app, the dynavec.agents shim",
         frozenset(
             {
-                "_agui", "_agui.app", "_agui.decisions", "_agui.events", "_agui.pauses", "_cli",
-                "agents", "agui", "agents.base", "agents.connectors", "agents.graph",
-                "agents.handoff", "agents.planner", "agents.react", "agents.registry",
-                "agents.state", "agents.supervisor", "links", "studio", "temporal.__main__",
+                "_agui", "_agui.app", "_agui.decisions", "_agui.events", "_agui.extra",
+                "_agui.pauses", "_cli", "agents", "agui", "agents.base", "agents.connectors",
+                "agents.graph", "agents.handoff", "agents.planner", "agents.react",
+                "agents.registry", "agents.state", "agents.supervisor", "links", "studio",
+                "temporal.__main__",
             }
         ),
     ),

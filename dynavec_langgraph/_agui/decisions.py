@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dynavec_langgraph._agui.extra  # noqa: F401  (first: names the extra)
+
+# isort: split
+
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any

@@ -3,6 +3,10 @@ snapshot."""
 
 from __future__ import annotations
 
+import dynavec_langgraph._agui.extra  # noqa: F401  (first: names the extra)
+
+# isort: split
+
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
