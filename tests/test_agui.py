@@ -396,9 +396,14 @@ def test_interrupt_outcome_reads_a_graph_state() -> None:
         interrupt_outcome([])
 
 
+PARTS = "dynavec_langgraph._agui"
+"""The AG-UI app's parts behind the face (imported with it)."""
+
+
 def test_without_the_agui_extra_the_module_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ag_ui.core", None)
-    monkeypatch.delitem(sys.modules, "dynavec_langgraph.agui")
+    for name in [m for m in sys.modules if m.startswith(("dynavec_langgraph.agui", PARTS))]:
+        monkeypatch.delitem(sys.modules, name)  # the face and its parts, as in a fresh process
     with pytest.raises(MissingDependencyError) as raised:
         importlib.import_module("dynavec_langgraph.agui")
     assert raised.value.extra == "agui"

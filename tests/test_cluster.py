@@ -49,13 +49,13 @@ from dynavec_langgraph import (
     ThreadPausedError,
 )
 from dynavec_langgraph._cli import main
+from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, LEDGER_ENV, demo_model
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import (
     RemoteReActAgent,
     RemoteRunError,
     ServerUnavailableError,
-    _Seen,
     server_thread_id,
 )
 from dynavec_langgraph.testing import ScriptedChatModel
@@ -227,7 +227,7 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
     final = b.resume("approved", thread_id="pause-a-resume-b", state=shared)
     assert shared.data == {"customer": "c-17"}  # sent with the run, read back from the thread
     # the engine records the run that wrote the checkpoint after the pause: the resume's
-    # (what the client reads to tell who answered first, remote._writer_after)
+    # (what the client reads to tell who answered first, _remote.runs.writer_after)
     (resumed,) = b.sync_client.runs.list(sid, limit=1)
     assert b._first_writer(sid, before) == str(resumed["run_id"])
 
@@ -246,11 +246,11 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
 class LateReader(RemoteReActAgent):
     """A caller that read the thread (``seen``) before others answered it."""
 
-    def __init__(self, url: str, assistant_id: str, seen: _Seen) -> None:
+    def __init__(self, url: str, assistant_id: str, seen: Seen) -> None:
         super().__init__(url, assistant_id, timeout=60)
         self.seen = seen
 
-    def _state(self, thread_id: str) -> _Seen:
+    def _state(self, thread_id: str) -> Seen:
         return self.seen
 
 

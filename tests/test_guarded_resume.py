@@ -339,7 +339,7 @@ def test_the_inbox_reaches_the_lock_only_through_the_guarded_resume() -> None:
     root = Path(dynavec_langgraph.__file__).parent
     cli = sorted(str(p.relative_to(root)) for p in (root / "_cli").glob("*.py"))
     assert "_cli/inbox.py" in cli  # the command line is a folder, its modules read one by one
-    for name in ("_inbox.py", *cli, "_remote_inbox.py"):
+    for name in ("_inbox.py", *cli, "_remote/inbox.py"):
         tree = ast.parse((root / name).read_text())
         imported = {
             (node.module, alias.name)

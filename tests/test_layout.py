@@ -137,9 +137,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_agent", "_flow", "_flow.conditions", "_flow.graph", "_flow.in_process",
-                "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote_audit",
-                "_remote_inbox", "_resuming", "audit",
-                "demo", "events", "remote", "temporal", "temporal._client", "temporal._shapes",
+                "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote", "_remote.agent",
+                "_remote.audit", "_remote.errors", "_remote.expiry", "_remote.inbox",
+                "_remote.requests", "_remote.runs", "_remote.server", "_remote.threads",
+                "_resuming", "audit", "demo", "events", "remote", "temporal", "temporal._client",
+                "temporal._shapes",
                 "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }
         ),
@@ -148,10 +150,12 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "entry points: the command line, Studio, the AG-UI app, the dynavec.agents shim",
         frozenset(
             {
-                "_cli", "_cli.__main__", "_cli.audit", "_cli.common", "_cli.db", "_cli.demo",
-                "_cli.inbox", "agents", "agui", "agents.base", "agents.connectors", "agents.graph",
-                "agents.handoff", "agents.planner", "agents.react", "agents.registry",
-                "agents.state", "agents.supervisor", "links", "studio", "temporal.__main__",
+                "_agui", "_agui.app", "_agui.decisions", "_agui.events", "_agui.extra",
+                "_agui.pauses", "_cli", "_cli.__main__", "_cli.audit", "_cli.common", "_cli.db",
+                "_cli.demo", "_cli.inbox", "agents", "agui", "agents.base", "agents.connectors",
+                "agents.graph", "agents.handoff", "agents.planner", "agents.react",
+                "agents.registry", "agents.state", "agents.supervisor", "links", "studio",
+                "temporal.__main__",
             }
         ),
     ),

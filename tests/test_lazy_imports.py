@@ -25,7 +25,7 @@ AUDIT_TRAIL = "dynavec_langgraph._audit.storage"
 
 NOT_AT_IMPORT = (
     AUDIT_TRAIL,
-    "dynavec_langgraph._remote_audit",
+    "dynavec_langgraph._remote.audit",
     "dynavec_langgraph._inbox",
     "dynavec_langgraph._models",
     "dynavec_langgraph._middleware",

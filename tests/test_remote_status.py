@@ -25,67 +25,64 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._policy import expiry_answer
-from dynavec_langgraph.remote import (
-    RemoteRunError,
+from dynavec_langgraph._remote.expiry import approval_timeout, not_yet, settling
+from dynavec_langgraph._remote.runs import (
     _answers_any,
-    _check_run,
-    _failures_since_last_result,
-    _not_yet,
-    _Seen,
-    _settled,
-    _settling,
-    _tagged,
-    _timeout,
-    _writer_after,
+    check_run,
+    failures_since_last_result,
+    tagged,
+    writer_after,
 )
+from dynavec_langgraph._remote.threads import Seen, settled
+from dynavec_langgraph.remote import RemoteRunError
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.approvals_graph import RAISE_IN, expiring_policy, expiring_tools
 
 PAUSE = Interrupt(value={"node_id": "approve", "payload": {}}, id="a" * 32)
-PAUSED = _Seen(True, "c1", [PAUSE], {})
-DONE = _Seen(True, "c2", [], {"messages": []}, status="idle")
+PAUSED = Seen(True, "c1", [PAUSE], {})
+DONE = Seen(True, "c2", [], {"messages": []}, status="idle")
 
 
 def test_a_paused_run_is_fine_on_both_engines() -> None:
-    _check_run("t", {"status": "success"}, {}, DONE, PAUSED)  # langgraph-api
-    _check_run("t", {"status": "interrupted"}, {}, DONE, PAUSED)  # Aegra
+    check_run("t", {"status": "success"}, {}, DONE, PAUSED)  # langgraph-api
+    check_run("t", {"status": "interrupted"}, {}, DONE, PAUSED)  # Aegra
     with pytest.raises(RemoteRunError, match="ended with status 'interrupted'"):
-        _check_run("t", {"status": "interrupted"}, {}, PAUSED, DONE)  # cancelled, not paused
+        check_run("t", {"status": "interrupted"}, {}, PAUSED, DONE)  # cancelled, not paused
 
 
 def test_a_run_the_claim_refused_is_a_concurrent_resume_on_both_engines() -> None:
     message = f"thread 't': call 'c' (pay) is being resumed right now; {CLAIM_REFUSED}."
     joined = {"__error__": {"error": "ConcurrentResumeError", "message": message}}
     with pytest.raises(ConcurrentResumeError, match="nothing ran here"):
-        _check_run("t", {"status": "error"}, joined, PAUSED, PAUSED)  # langgraph-api
+        check_run("t", {"status": "error"}, joined, PAUSED, PAUSED)  # langgraph-api
     with pytest.raises(ConcurrentResumeError, match="nothing ran here"):
-        _check_run("t", {"status": "error", "error_message": message}, {}, PAUSED, PAUSED)
+        check_run("t", {"status": "error", "error_message": message}, {}, PAUSED, PAUSED)
     with pytest.raises(RemoteRunError, match="boom"):  # any other failure stays one
-        _check_run("t", {"status": "error", "error_message": "boom"}, {}, PAUSED, PAUSED)
+        check_run("t", {"status": "error", "error_message": "boom"}, {}, PAUSED, PAUSED)
 
 
 def test_a_schema_refusal_from_the_message_alone() -> None:
     message = "1 validation error for Approval\napproved\n  Field required"
     with pytest.raises(InvalidDecisionError):
-        _check_run("t", {"status": "error", "error_message": message}, {}, PAUSED, PAUSED)
+        check_run("t", {"status": "error", "error_message": message}, {}, PAUSED, PAUSED)
 
 
 def test_a_run_still_in_flight_after_the_wait_is_not_a_result() -> None:
     with pytest.raises(RemoteRunError, match=r"still 'running'.*Aegra 0\.6\.0"):
-        _check_run("t", {"status": "running", "run_id": "r"}, {}, PAUSED, PAUSED)
+        check_run("t", {"status": "running", "run_id": "r"}, {}, PAUSED, PAUSED)
 
 
 def test_a_busy_or_failed_thread_has_no_result() -> None:
-    assert _settled("t", DONE) is DONE
-    assert _settled("t", PAUSED) is PAUSED
+    assert settled("t", DONE) is DONE
+    assert settled("t", PAUSED) is PAUSED
     for status, said in (("busy", "is busy"), ("error", "failed on the server")):
         with pytest.raises(RemoteRunError, match=said):
-            _settled("t", _Seen(True, "c", [], {}, status == "busy", "r1", status))
+            settled("t", Seen(True, "c", [], {}, status == "busy", "r1", status))
 
 
 def test_runs_tagged_with_the_interrupt_ids_they_answer() -> None:
     other = "b" * 32
-    aegra_run: dict[str, Any] = {"config": _tagged({other: "approved"})}
+    aegra_run: dict[str, Any] = {"config": tagged({other: "approved"})}
     assert not _answers_any(aegra_run, [PAUSE.id])
     assert _answers_any(aegra_run, [other])
     lg_run = {"kwargs": {"command": {"resume": {other: "approved"}}}, **aegra_run}
@@ -114,14 +111,14 @@ def test_the_failures_that_may_have_set_the_threads_error_status() -> None:
         "created_at": "09:59",
         "updated_at": "09:59:30",
     }
-    assert _failures_since_last_result([refused, won, paused]) == [refused]
+    assert failures_since_last_result([refused, won, paused]) == [refused]
     # a failure before the newest result began was followed by that result
     old = {"run_id": "old", "status": "error", "created_at": "09:58", "updated_at": "09:58:30"}
-    assert _failures_since_last_result([won, old]) == []
+    assert failures_since_last_result([won, old]) == []
     # a run in flight left no result: the failures before it still count
     flying = {"run_id": "fly", "status": "running", "created_at": "10:01", "updated_at": "10:01"}
-    assert _failures_since_last_result([flying, old]) == [old]
-    assert _failures_since_last_result([]) == []
+    assert failures_since_last_result([flying, old]) == [old]
+    assert failures_since_last_result([]) == []
 
 
 # --- expired approvals whose policy says on_expire="raise" -------------------------------------
@@ -152,34 +149,34 @@ def test_an_expiry_that_raises_is_read_from_the_pause_and_the_settled_thread() -
     (pause,) = agent.graph.get_state(config).interrupts
     assert pause.value["approval"]["on_expire"] == "raise"
     assert pause.value["approval"]["expires_in"] == RAISE_IN
-    seen = _Seen(True, "c1", [pause], {})
+    seen = Seen(True, "c1", [pause], {})
     deadline = datetime.fromisoformat(pause.value["expires_at"])
 
     # before the deadline (by the client's clock) the decision goes as given; after it, the
     # expiry answer, which the paused tool accepts only after its own deadline
     early = deadline - timedelta(seconds=1)
-    assert _settling(seen, {pause.id: "approved"}, early) == ({pause.id: "approved"}, [])
-    resume, due = _settling(seen, {pause.id: "approved"}, deadline)
+    assert settling(seen, {pause.id: "approved"}, early) == ({pause.id: "approved"}, [])
+    resume, due = settling(seen, {pause.id: "approved"}, deadline)
     assert resume == {pause.id: expiry_answer()} and due == [pause.id]
     # the tool asked again (its clock: not expired yet): the decision again, under the new id
     asked = Interrupt(value={**pause.value, "error": "not expired"}, id="f" * 32)
-    again = _Seen(True, "c2", [asked], {})
-    assert _not_yet(seen, due, {pause.id: "approved"}, again) == ({asked.id: "approved"}, [])
-    assert _timeout("t", [pause], [], again) is None
+    again = Seen(True, "c2", [asked], {})
+    assert not_yet(seen, due, {pause.id: "approved"}, again) == ({asked.id: "approved"}, [])
+    assert approval_timeout("t", [pause], [], again) is None
 
     clock.offset = timedelta(seconds=RAISE_IN + 1)
     with pytest.raises(ApprovalTimeoutError) as local:
         agent.resume(thread_id="t", human_decision="approved")
-    settled = _Seen(True, "c3", [], {"messages": agent.graph.get_state(config).values["messages"]})
-    assert _not_yet(seen, due, {pause.id: "approved"}, settled) == ({}, [pause.id])
-    by_answer = _timeout("t", [pause], [pause.id], settled)  # answered with the expiry answer
-    by_told = _timeout("t", [pause], [], settled)  # a decision: the tool answer says why
+    done = Seen(True, "c3", [], {"messages": agent.graph.get_state(config).values["messages"]})
+    assert not_yet(seen, due, {pause.id: "approved"}, done) == ({}, [pause.id])
+    by_answer = approval_timeout("t", [pause], [pause.id], done)  # answered with the expiry answer
+    by_told = approval_timeout("t", [pause], [], done)  # a decision: the tool answer says why
     for raised in (by_answer, by_told):
         assert isinstance(raised, ApprovalTimeoutError) and str(raised) == str(local.value)
-    assert _timeout("t", [pause], [pause.id], seen) is None  # still pending: not settled
+    assert approval_timeout("t", [pause], [pause.id], seen) is None  # still pending: not settled
     plain = Interrupt(value={**pause.value, "approval": {"on_expire": "rejected"}}, id=pause.id)
-    assert _timeout("t", [plain], [pause.id], settled) is None  # the policy does not raise
-    assert _settling(_Seen(True, "c1", [plain], {}), {plain.id: "approved"}, deadline)[1] == []
+    assert approval_timeout("t", [plain], [pause.id], done) is None  # the policy does not raise
+    assert settling(Seen(True, "c1", [plain], {}), {plain.id: "approved"}, deadline)[1] == []
 
 
 def _state(checkpoint: str, parent: str | None, run: str | None) -> dict[str, Any]:
@@ -199,12 +196,12 @@ def test_the_run_that_answered_a_pause_is_the_writer_of_the_checkpoint_after_it(
         _state("c2", "paused", "run-a"),
         _state("paused", "c0", "run-0"),
     ]
-    assert _writer_after(history, "paused") == ("run-a", None)
-    assert _writer_after(history[:1], "paused") == (None, None)  # a short page: the end
-    assert _writer_after(history[3:], "paused") == (None, None)  # no successor yet
-    assert _writer_after([_state("c1", "paused", None)], "paused") == (None, None)  # no run id
+    assert writer_after(history, "paused") == ("run-a", None)
+    assert writer_after(history[:1], "paused") == (None, None)  # a short page: the end
+    assert writer_after(history[3:], "paused") == (None, None)  # no successor yet
+    assert writer_after([_state("c1", "paused", None)], "paused") == (None, None)  # no run id
     full = [_state(f"c{i}", f"c{i - 1}", "r") for i in range(40, 20, -1)]
-    assert _writer_after(full, "paused") == (None, "c21")  # read the next page before c21
+    assert writer_after(full, "paused") == (None, "c21")  # read the next page before c21
 
 
 def test_when_two_runs_stepped_past_a_pause_the_first_one_answered_it() -> None:
@@ -219,9 +216,9 @@ def test_when_two_runs_stepped_past_a_pause_the_first_one_answered_it() -> None:
         _state("c1", "paused", "run-a"),
         _state("paused", "c0", "run-0"),
     ]
-    assert _writer_after(history, "paused") == ("run-a", None)
+    assert writer_after(history, "paused") == ("run-a", None)
     # the successors on two pages: the older page's decides
-    assert _writer_after(history[3:], "paused", "run-b") == ("run-a", None)
+    assert writer_after(history[3:], "paused", "run-b") == ("run-a", None)
     # the oldest successor has no recorded run: unknown (the order of the runs decides)
     unknown = [*history[:3], _state("c1", "paused", None), history[4]]
-    assert _writer_after(unknown, "paused") == (None, None)
+    assert writer_after(unknown, "paused") == (None, None)

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from dynavec_langgraph import ConcurrentResumeError
-from dynavec_langgraph._remote_inbox import ServerInbox
+from dynavec_langgraph._remote.inbox import ServerInbox
 from dynavec_langgraph.remote import RemoteReActAgent, reports_strict_resume
 from tests.test_studio import GRAPH_ID, Studio, studio
 
@@ -141,12 +141,13 @@ def test_the_answer_of_info_is_read_once_per_client(
 def test_a_run_refused_by_strict_resume_is_a_concurrent_resume() -> None:
     """The server's ``UnknownInterruptError`` (the interrupt id was answered by another
     caller; nothing ran) is raised as ``ConcurrentResumeError``, as the claim's refusal is."""
-    from dynavec_langgraph.remote import _check_run, _Seen
+    from dynavec_langgraph._remote.runs import check_run
+    from dynavec_langgraph._remote.threads import Seen
 
     run = {"run_id": "r1", "status": "error"}
     joined = {"__error__": {"error": "UnknownInterruptError", "message": "Unknown or already"}}
     with pytest.raises(ConcurrentResumeError, match="the server refused this resume"):
-        _check_run("t", run, joined, _Seen(True, None, [], {}))
+        check_run("t", run, joined, Seen(True, None, [], {}))
 
 
 def _paused_thread(agent: RemoteReActAgent) -> str:

@@ -257,7 +257,7 @@ async def _aappend(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict
 class Items(Protocol):
     """The items of one thread's trail in a store: a LangGraph ``BaseStore``
     (:class:`_StoreItems`) or a server's store through ``langgraph_sdk``
-    (:mod:`dynavec_langgraph._remote_audit`)."""
+    (:mod:`dynavec_langgraph._remote.audit`)."""
 
     def values(self) -> list[tuple[str, Mapping[str, Any]]]:
         """Every item, as ``(key, value)``."""

@@ -231,7 +231,7 @@ def check_thread(target: Any, thread_id: str) -> ThreadTrail:
 
 def check_items(items: Items, thread_id: str) -> ThreadTrail:
     """:func:`check_thread` of a trail read as store items (a server's, through
-    ``langgraph_sdk``: :mod:`dynavec_langgraph._remote_audit`)."""
+    ``langgraph_sdk``: :mod:`dynavec_langgraph._remote.audit`)."""
     return _check(thread_id, found_items(items.values()))
 
 

@@ -43,7 +43,7 @@ interrupt id (``inbox list`` shows both). The inbox's logic is in
 code.
 
 ``--server URL`` instead of ``--db``: the same listing and answers through a LangGraph API
-deployment's API (:mod:`dynavec_langgraph._remote_inbox`; needs the ``studio`` extra), never by
+deployment's API (:mod:`dynavec_langgraph._remote.inbox`; needs the ``studio`` extra), never by
 writing its database. ``--assistant ID`` keeps the threads of one graph id and answers with it.
 ``--token TOKEN`` (or the environment variable ``DYNAVEC_SERVER_TOKEN``, which keeps it out of
 the process list) is sent as ``Authorization: Bearer TOKEN`` to a server with custom auth; there

@@ -156,7 +156,7 @@ def db_or_server(args: argparse.Namespace) -> None:
     if (args.db is None) == (args.server is None):
         raise CliError("give --db PATH_OR_URI (a checkpointer) or --server URL (a deployment)")
     if args.server is not None:
-        from dynavec_langgraph.remote import check_server_url
+        from dynavec_langgraph._remote.requests import check_server_url
 
         check_server_url(args.server, "--server")
     if args.db is not None and getattr(args, "token", None) is not None:

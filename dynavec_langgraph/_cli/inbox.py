@@ -63,7 +63,7 @@ def _inbox_source(args: argparse.Namespace) -> str:
 
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
     from dynavec_langgraph._inbox import graph_on, list_pending
-    from dynavec_langgraph._remote_inbox import ServerInbox
+    from dynavec_langgraph._remote.inbox import ServerInbox
 
     where = _inbox_source(args)
     unreadable: list[str] = []
@@ -107,7 +107,7 @@ def _answer_hint(args: argparse.Namespace, pending: int) -> str:
 
 def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
     from dynavec_langgraph._inbox import graph_on, resume_graph
-    from dynavec_langgraph._remote_inbox import ServerInbox
+    from dynavec_langgraph._remote.inbox import ServerInbox
     from dynavec_langgraph._view import build_result
 
     if args.link is not None:
@@ -159,7 +159,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
 
 def _answer_link(args: argparse.Namespace, out: TextIO) -> int:
     """``inbox answer --server URL --link TOKEN``: the link's pause, answered as it says."""
-    from dynavec_langgraph._remote_inbox import ServerInbox
+    from dynavec_langgraph._remote.inbox import ServerInbox
     from dynavec_langgraph.links import read_link
 
     _inbox_source(args)
