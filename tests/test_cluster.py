@@ -1121,19 +1121,13 @@ UI_ANSWERS: dict[str, tuple[Any, Any, Any]] = {
     "studio": ("approved", "retry", "approved"),  # a plain resume value
 }
 
-QUEUED_BEHIND_THE_RECLAIM = (
-    "issue 34, open: langhost queues a run sent to a busy thread (langgraph-api's default "
-    "multitask_strategy, 'enqueue'), so a UI's unkeyed answer to the stale approve_pay runs "
-    "after the re-claimed run asked in_doubt_pay and is taken as its answer (docs/exactly-once.md)"
-)
-
 
 def _pending(state: Any) -> list[str]:
     return [i["value"]["node_id"] for i in state["interrupts"]]
 
 
 def test_sigkill_after_the_approval_each_ui_s_stale_answer_asks_the_in_doubt_question(
-    deployment: Deployment, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 34, silent case 2, as the approval UIs answer on a server: ``require_approval(pay)``
     + ``on_crash="ask"``, three threads whose approved ``pay`` charged, the server running it
@@ -1143,13 +1137,12 @@ def test_sigkill_after_the_approval_each_ui_s_stale_answer_asks_the_in_doubt_que
     (``runs.create(command={"resume": ...})``). Aegra refuses the answer (it resumes only an
     interrupted thread) and nothing changes; continued as the package's doors continue it, the
     thread asks ``in_doubt_pay``. langhost queues it behind the killed run, which it re-claims
-    and which asks ``in_doubt_pay``: the queued answer must not be taken as the answer to that
-    question (today it is: strict xfail, :data:`QUEUED_BEHIND_THE_RECLAIM`). Then: nothing ran
+    and which asks ``in_doubt_pay``; the queued answer, sent before that question was asked
+    (the server keeps when its request arrived), is not taken as its answer: the question is
+    asked again, ``superseded``. Then: nothing ran
     again, the thread keeps its messages and the key, and ``approve`` in the same UI's format
     asks the approval again, after which the call runs under the same key: two requests, one
     charge."""
-    if deployment.engine == "langhost":
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason=QUEUED_BEHIND_THE_RECLAIM))
     _revive(deployment)  # an earlier test of the module leaves a server killed
     monkeypatch.delenv(LEDGER_ENV, raising=False)
     assistant = "pay_approved_agent"
@@ -1185,12 +1178,17 @@ def test_sigkill_after_the_approval_each_ui_s_stale_answer_asks_the_in_doubt_que
                 assert isinstance(sent[ui], dict), (ui, sent[ui])  # queued, not refused
                 client.runs.join(thread_id, run_id)  # the killed run, re-claimed
                 client.runs.join(thread_id, sent[ui]["run_id"])
+                # the queued answer was for approve_pay: not applied, the question asked again
+                assert client.threads.get_state(thread_id)["interrupts"][0]["value"]["payload"][
+                    "superseded"
+                ], ui
             state = client.threads.get_state(thread_id)
             assert _pending(state) == ["in_doubt_pay"], (ui, state["interrupts"])
             value = state["interrupts"][0]["value"]
             assert value["payload"]["idempotency_key"] == key
             assert _charges(deployment, key) == (1, 1)  # nothing ran again
-            messages = state["values"]["messages"]  # nothing lost: the goal and the call
+            values: Any = state["values"]
+            messages = values["messages"]  # nothing lost: the goal and the call
             assert [m["type"] for m in messages] == ["human", "ai"]
             assert messages[-1]["tool_calls"][0]["id"] == value["tool_call"]["id"]
 
@@ -1199,7 +1197,8 @@ def test_sigkill_after_the_approval_each_ui_s_stale_answer_asks_the_in_doubt_que
             client.runs.wait(thread_id, assistant, command={"resume": approve})
             done = client.threads.get_state(thread_id)
             assert done["interrupts"] == [], (ui, done["interrupts"])
-            answer = done["values"]["messages"][-1]["content"]
+            final: Any = done["values"]
+            answer = final["messages"][-1]["content"]
             assert answer == f"Done: charged {charged['charge']} (42) key={key} replayed=True"
             assert _charges(deployment, key) == (2, 1)  # run again under the key: charged once
     finally:
