@@ -266,6 +266,9 @@ class _Marks:
     stale: set[int] = field(default_factory=set)  # doubts found with a decision for a pause
     # shown before the crash (never applied: the in-doubt question says so)
     answered: int = 0  # decisions the task holds (its "__resume__" write)
+    asked_at: dict[int, float] = field(default_factory=dict)  # attempt -> when its doubt was
+    # found (time.time() of the run that found it; absent in doubt marks written before it
+    # was kept)
 
     @property
     def latest(self) -> int:
@@ -286,6 +289,7 @@ def _read_marks(tup: Any, prefix: str, task_id: str, earlier: Sequence[Any] = ()
     """The call's marks on checkpoint ``tup`` (and, first, those of the ``earlier`` pending
     writes: a held call's step, :func:`_held_marks`); its decisions are ``tup``'s."""
     marks = _Marks()
+    moved: dict[int, int] = {}
     writes = [*earlier, *((tup.pending_writes if tup is not None else None) or [])]
     for tid, channel, value in writes:
         if channel == _RESUME and tid == task_id and isinstance(value, list):
@@ -300,8 +304,17 @@ def _read_marks(tup: Any, prefix: str, task_id: str, earlier: Sequence[Any] = ()
                 marks.doubts[attempt] = int(value.get("skip", 0))
                 if value.get("stale"):
                     marks.stale.add(attempt)
+                at = value.get("at")
+                if isinstance(at, int | float) and not isinstance(at, bool):
+                    marks.asked_at[attempt] = float(at)
+        elif state == "moved":
+            moved[attempt] = max(moved.get(attempt, 0), int(value.get("skip", 0)))
         else:
             marks.ends[attempt] = value
+    for attempt, skip in moved.items():  # a late answer took the question's slot: asked after it
+        if attempt in marks.doubts and skip > marks.doubts[attempt]:
+            marks.doubts[attempt] = skip
+            marks.stale.add(attempt)
     return marks
 
 
@@ -368,6 +381,11 @@ class _Gate:
     given: int | None = None
     """How many decisions the task has in this run (stored ones and this run's own), ``None``
     when LangGraph does not say."""
+    keyed: int | None = None
+    """How many of them are stored or given by interrupt id (the rest: a decision sent without
+    one, taken by the task's next unanswered pause), ``None`` when LangGraph does not say."""
+    sent_at: float | None = None
+    """When the request that created this run reached the server (``RunData.sent_at``)."""
     marks: _Marks = field(default_factory=_Marks)
 
     @property
@@ -395,7 +413,33 @@ class _Gate:
         m.doubts[m.latest] = skip
         if stale:
             m.stale.add(m.latest)
-        return _mark(self.prefix, m.latest, "doubt", skip=skip, stale=stale)
+        return _mark(self.prefix, m.latest, "doubt", skip=skip, stale=stale, at=time.time())
+
+    def late_answer(self) -> tuple[str, list[Any]] | None:
+        """The mark moving the in-doubt question one slot on (written before it is asked),
+        when this run's decision sent without an interrupt id would answer it but was sent
+        before the question was asked: on a LangGraph API server a run sent to a busy thread
+        waits for the running one (``multitask_strategy="enqueue"``, the server's default), so
+        an approval UI's answer to the pause it showed (the approval, still listed while the
+        killed run was in flight) runs after the re-claimed run asked the in-doubt question.
+        Such an answer is not applied: it takes the question's slot, and the question is asked
+        after it, saying so (``superseded``). ``None``: nothing to move (no such answer, the
+        doubt found in this run (:meth:`new_doubt` handles it), or the run's or the doubt's
+        time unknown: in process, Aegra, marks written before the doubt's time was kept)."""
+        m = self.marks
+        if self.policy != "ask" or not m.doubts or self.sent_at is None:
+            return None
+        attempt = max(m.doubts)
+        asked = m.asked_at.get(attempt)
+        skip = m.doubts[attempt]
+        if asked is None or self.sent_at >= asked or self.given is None or self.keyed is None:
+            return None
+        if self.given <= self.keyed or self.keyed != skip:  # no unkeyed answer for its slot
+            return None
+        m.doubts[attempt] = skip + 1
+        m.stale.add(attempt)
+        task_id = f"{self.prefix}{attempt}:moved{skip + 1}"
+        return task_id, [(START_CHANNEL, {"state": "moved", "attempt": attempt, "skip": skip + 1})]
 
     def decide(self, answer: Callable[[str], Any]) -> tuple[bool, Any]:
         """``(run, early)``: run the body, or return ``early`` (an update) instead. May
@@ -675,8 +719,9 @@ def _schema_of(shape: Any) -> dict[str, Any]:
 
 def _gate(data: RunData, call: ToolCallRef, key: str, where: _Where, policy: OnCrash) -> _Gate:
     override = data.in_doubt.get(call["id"])
-    given = None if data.answers is None else len(data.answers) + int(data.null_answer)
-    return _Gate(call, key, policy, where, override, given)
+    keyed = None if data.answers is None else len(data.answers)
+    given = None if keyed is None else keyed + int(data.null_answer)
+    return _Gate(call, key, policy, where, override, given, keyed, data.sent_at)
 
 
 STORED_WAIT: Final = 30.0
@@ -810,9 +855,9 @@ def guarded(
     found = _stored(where, call) if background else saver.get_tuple(base)
     earlier = _held_marks(saver, found, gate.prefix) if resent else []
     gate.marks = _read_marks(found, gate.prefix, where.task_id, earlier)
-    doubt = gate.new_doubt()
-    if doubt is not None:
-        saver.put_writes(base, doubt[1], doubt[0])
+    for mark in (gate.new_doubt(), gate.late_answer()):
+        if mark is not None:
+            saver.put_writes(base, mark[1], mark[0])
     go, early = gate.decide(answer)
     if not go:
         return early
@@ -858,9 +903,9 @@ async def aguarded(
     found = await _astored(where, call) if background else await saver.aget_tuple(base)
     earlier = await _aheld_marks(saver, found, gate.prefix) if resent else []
     gate.marks = _read_marks(found, gate.prefix, where.task_id, earlier)
-    doubt = gate.new_doubt()
-    if doubt is not None:
-        await saver.aput_writes(base, doubt[1], doubt[0])
+    for mark in (gate.new_doubt(), gate.late_answer()):
+        if mark is not None:
+            await saver.aput_writes(base, mark[1], mark[0])
     go, early = gate.decide(answer)
     if not go:
         return early

@@ -16,6 +16,13 @@
   (``langgraph._internal._constants.CONFIG_KEY_STRICT_RESUME``, langgraph 1.2.20+; a server
   sets it for a run created with ``strict_resume=True``). Pinned by
   ``tests/test_strict_resume.py``.
+- ``SENT_AT``: the run config's ``configurable`` key where a LangGraph API server keeps when
+  the request that created the run arrived, in milliseconds of the server's clock
+  (``langgraph_api.models.run.create_valid_run``, langgraph-api 0.11.1 and 0.16.7; absent in
+  process and on Aegra 0.6.0). Pinned by ``tests/test_cluster.py`` (langhost: without it the
+  stale answers of
+  ``test_sigkill_after_the_approval_each_ui_s_stale_answer_asks_the_in_doubt_question`` are
+  taken).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ __all__ = [
     "RESUME_WRITE",
     "RESUMING",
     "SCRATCHPAD",
+    "SENT_AT",
     "STRICT_RESUME",
     "loaded_prebuilt",
 ]
@@ -43,6 +51,7 @@ RESUME_WRITE: Final = "__resume__"
 RESUMING: Final = "__pregel_resuming"
 SCRATCHPAD: Final = "__pregel_scratchpad"
 STRICT_RESUME: Final = "__pregel_strict_resume"  # langgraph 1.2.20+ (read from 1.2.24)
+SENT_AT: Final = "__request_start_time_ms__"  # langgraph-api's, not langgraph's
 
 
 def loaded_prebuilt(name: str) -> Any:

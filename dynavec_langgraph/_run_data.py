@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
 from dynavec_langgraph._errors import InvalidOptionError, option_text
-from dynavec_langgraph._lg_names import CHECKPOINT_MAP, DURABILITY, NS_SEP, RESUMING, SCRATCHPAD
+from dynavec_langgraph._lg_names import (
+    CHECKPOINT_MAP,
+    DURABILITY,
+    NS_SEP,
+    RESUMING,
+    SCRATCHPAD,
+    SENT_AT,
+)
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -203,6 +210,10 @@ class RunData:
     null_answer: bool = False
     """Whether the run carries a decision given without an interrupt id
     (``Command(resume=value)``) that no pause has taken yet when the node starts."""
+    sent_at: float | None = None
+    """When the request that created this run reached a LangGraph API server (seconds, the
+    server's clock; :data:`~dynavec_langgraph._lg_names.SENT_AT`), ``None`` when unsaid (in
+    process, Aegra)."""
 
     @classmethod
     def of(cls, config: RunnableConfig | Mapping[str, Any]) -> RunData:
@@ -224,6 +235,7 @@ class RunData:
             signed_in=SignedIn.of(conf),
             answers=_answers(conf.get(SCRATCHPAD)),
             null_answer=_null_answer(conf.get(SCRATCHPAD)),
+            sent_at=_sent_at(conf.get(SENT_AT)),
         )
 
     @property
@@ -271,6 +283,13 @@ def _answers(scratchpad: Any) -> tuple[Any, ...] | None:
 def _null_answer(scratchpad: Any) -> bool:
     peek = getattr(scratchpad, "get_null_resume", None)
     return callable(peek) and peek(False) is not None  # False: look, do not take it
+
+
+def _sent_at(value: Any) -> float | None:
+    """``configurable[SENT_AT]`` (milliseconds) in seconds; ``None`` if it is not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) / 1000
 
 
 def current_run() -> RunData | None:

@@ -153,6 +153,23 @@ def test_quick_temporal_benchmark_reports_every_row(tmp_path: Path) -> None:
     assert at_once["one_worker_per_s"] > 0 and at_once["two_workers_per_s"] > 0
 
 
+def test_store_note_benchmark_runs_every_kind_on_a_server() -> None:
+    """``benchmarks.store_note`` at its smallest: its own PostgreSQL, Redis and langhost
+    server (the wheel); each kind's runs finish and are reported (no timing assertion)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.store_note", "--pairs", "2", "--calls", "2"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for kind in ("plain", "ask", "writes"):
+        assert f"{kind:7} median " in proc.stdout, proc.stdout
+    assert "ask - plain: median" in proc.stdout and "writes - plain: median" in proc.stdout
+
+
 def test_profile_step_profiles_the_package_and_the_floor() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.profile_step", "--steps", "3", "--top", "5"],

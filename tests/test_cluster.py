@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -651,6 +652,32 @@ def _entries_of(deployment: Deployment, tool: str) -> list[dict[str, Any]]:
 # --- a server killed after its tool's charge reached the payment service ------------------------
 
 
+def _start_paying(
+    deployment: Deployment, assistant: str, label: str, approve: bool
+) -> tuple[str, Any]:
+    """Start, through A, the run of ``assistant`` on thread ``label`` that charges: its first
+    run (the model calls ``pay``), or with ``approve`` the run answering the approval the
+    first run paused at (``"approved"``, keyed by its interrupt id, as ``RemoteReActAgent``
+    does). Return the server's thread id and the run."""
+    thread_id = server_thread_id(label)
+    client = deployment.agent(deployment.a, assistant).sync_client
+    client.threads.create(thread_id=thread_id, if_exists="do_nothing")
+    job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
+    if not approve:
+        run = client.runs.create(
+            thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
+        )
+        return thread_id, run
+    paused = deployment.agent(deployment.a, assistant).run("pay the invoice", thread_id=label)
+    assert paused.interrupt_payload and paused.interrupt_payload["node_id"] == "approve_pay"
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    run = client.runs.create(
+        thread_id, assistant, command={"resume": {pending["id"]: "approved"}},
+        multitask_strategy="reject", durability="sync",
+    )  # fmt: skip
+    return thread_id, run
+
+
 def _charge_then_kill(
     deployment: Deployment, assistant: str, label: str, approve: bool = False
 ) -> tuple[str, str, Server, Server, dict[str, Any]]:
@@ -660,22 +687,7 @@ def _charge_then_kill(
     ledger entry of the charge (its ``key``, ``charge`` id). ``approve``: the agent asks an
     approval first (``pay_approved_agent``): the run pauses, and the run killed is the one
     that answers it ``"approved"`` (keyed by its interrupt id, as ``RemoteReActAgent`` does)."""
-    thread_id = server_thread_id(label)
-    client = deployment.agent(deployment.a, assistant).sync_client
-    client.threads.create(thread_id=thread_id, if_exists="do_nothing")
-    job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
-    if approve:
-        paused = deployment.agent(deployment.a, assistant).run("pay the invoice", thread_id=label)
-        assert paused.interrupt_payload and paused.interrupt_payload["node_id"] == "approve_pay"
-        (pending,) = client.threads.get_state(thread_id)["interrupts"]
-        run = client.runs.create(
-            thread_id, assistant, command={"resume": {pending["id"]: "approved"}},
-            multitask_strategy="reject", durability="sync",
-        )  # fmt: skip
-    else:
-        run = client.runs.create(
-            thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
-        )
+    thread_id, run = _start_paying(deployment, assistant, label, approve)
     deadline = time.monotonic() + 60
     while not [e for e in deployment.entries(thread_id) if e["tool"] == "pay"]:
         assert time.monotonic() < deadline, "the run never charged"
@@ -808,22 +820,17 @@ def test_sigkill_after_the_charge_ask_pauses_on_b_and_the_inbox_answers(
 
 
 def _charge_then_kill_all(
-    deployment: Deployment, jobs: dict[str, str]
+    deployment: Deployment, jobs: dict[str, str], approve: bool = False
 ) -> tuple[dict[str, tuple[str, str, dict[str, Any]]], Server]:
     """``_charge_then_kill`` for several threads at once (``jobs``: label -> assistant):
     start each run through A; once every ``pay`` charged the service, SIGKILL every server
     that runs one (langhost's run queue may give them to both servers: then a new server is
-    started in the first one's place, and it re-claims them). Return label -> (thread id,
-    run id, ledger entry of the charge), and the server left to continue them."""
-    client = deployment.agent(deployment.a).sync_client
-    job: dict[str, Any] = {"messages": [{"role": "user", "content": "pay the invoice"}]}
+    started in the first one's place, and it re-claims them). ``approve``: each run killed
+    answers the approval its thread paused at first (:func:`_start_paying`). Return label ->
+    (thread id, run id, ledger entry of the charge), and the server left to continue them."""
     runs: dict[str, tuple[str, str]] = {}
     for label, assistant in jobs.items():
-        thread_id = server_thread_id(label)
-        client.threads.create(thread_id=thread_id, if_exists="do_nothing")
-        run = client.runs.create(
-            thread_id, assistant, input=job, multitask_strategy="reject", durability="sync"
-        )
+        thread_id, run = _start_paying(deployment, assistant, label, approve)
         runs[label] = (thread_id, str(run["run_id"]))
     deadline = time.monotonic() + 60
     while not all(deployment.entries(t) for t, _ in runs.values()):
@@ -1096,3 +1103,103 @@ def test_sigkill_after_the_approval_every_view_asks_the_in_doubt_question_first(
         assert _charges(deployment, key) == (2, 1)  # run again under the key: charged once
     finally:
         deployment.cluster.replace(victim)
+
+
+UI_ANSWERS: dict[str, tuple[Any, Any, Any]] = {
+    # UI: its answer to the approval it shows, then its answers to the in-doubt question
+    # (approve: run it again) and to the approval that question asks again
+    "agent-chat-ui": (  # LangChain's HITL decisions: Command(resume={"decisions": [...]})
+        {"decisions": [{"type": "approve"}]},
+        {"decisions": [{"type": "approve"}]},
+        {"decisions": [{"type": "approve"}]},
+    ),
+    "agent-inbox": (  # its HumanResponse list
+        [{"type": "accept", "args": None}],
+        [{"type": "accept", "args": None}],
+        [{"type": "accept", "args": None}],
+    ),
+    "studio": ("approved", "retry", "approved"),  # a plain resume value
+}
+
+
+def _pending(state: Any) -> list[str]:
+    return [i["value"]["node_id"] for i in state["interrupts"]]
+
+
+def test_sigkill_after_the_approval_each_ui_s_stale_answer_asks_the_in_doubt_question(
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34, silent case 2, as the approval UIs answer on a server: ``require_approval(pay)``
+    + ``on_crash="ask"``, three threads whose approved ``pay`` charged, the server running it
+    SIGKILLed. Before any run, each thread's state (its ``interrupts`` and ``tasks``: what
+    Studio, the Agent Chat UI and the Agent Inbox read) still shows ``approve_pay``, and the
+    thread is ``busy``. Each UI answers that approval its own way, with no interrupt id
+    (``runs.create(command={"resume": ...})``). Aegra refuses the answer (it resumes only an
+    interrupted thread) and nothing changes; continued as the package's doors continue it, the
+    thread asks ``in_doubt_pay``. langhost queues it behind the killed run, which it re-claims
+    and which asks ``in_doubt_pay``; the queued answer, sent before that question was asked
+    (the server keeps when its request arrived), is not taken as its answer: the question is
+    asked again, ``superseded``. Then: nothing ran
+    again, the thread keeps its messages and the key, and ``approve`` in the same UI's format
+    asks the approval again, after which the call runs under the same key: two requests, one
+    charge."""
+    _revive(deployment)  # an earlier test of the module leaves a server killed
+    monkeypatch.delenv(LEDGER_ENV, raising=False)
+    assistant = "pay_approved_agent"
+    runs, survivor = _charge_then_kill_all(
+        deployment, {f"ui-{ui}": assistant for ui in UI_ANSWERS}, approve=True
+    )
+    client = get_sync_client(url=survivor.url, timeout=60)
+    try:
+        sent: dict[str, Any] = {}
+        for ui, (stale, _, _) in UI_ANSWERS.items():
+            thread_id = runs[f"ui-{ui}"][0]
+            shown = client.threads.get_state(thread_id)  # what the UI shows before any run
+            assert _pending(shown) == ["approve_pay"]
+            assert [[i["value"]["node_id"] for i in t["interrupts"]] for t in shown["tasks"]] == [
+                ["approve_pay"]
+            ]
+            assert client.threads.get(thread_id)["status"] == "busy"
+            try:
+                sent[ui] = client.runs.create(thread_id, assistant, command={"resume": stale})
+            except httpx.HTTPStatusError as error:
+                sent[ui] = error
+        for ui, (_, again, approve) in UI_ANSWERS.items():
+            thread_id, run_id, charged = runs[f"ui-{ui}"]
+            key = charged["key"]
+            if deployment.engine == "aegra":
+                refused = sent[ui]
+                assert isinstance(refused, httpx.HTTPStatusError), (ui, refused)
+                assert refused.response.status_code == 400
+                assert "thread is not in interrupted state" in refused.response.text
+                assert _pending(client.threads.get_state(thread_id)) == ["approve_pay"]
+                _continue_on_b(deployment, thread_id, run_id, survivor, assistant)
+            else:
+                assert isinstance(sent[ui], dict), (ui, sent[ui])  # queued, not refused
+                client.runs.join(thread_id, run_id)  # the killed run, re-claimed
+                client.runs.join(thread_id, sent[ui]["run_id"])
+                # the queued answer was for approve_pay: not applied, the question asked again
+                assert client.threads.get_state(thread_id)["interrupts"][0]["value"]["payload"][
+                    "superseded"
+                ], ui
+            state = client.threads.get_state(thread_id)
+            assert _pending(state) == ["in_doubt_pay"], (ui, state["interrupts"])
+            value = state["interrupts"][0]["value"]
+            assert value["payload"]["idempotency_key"] == key
+            assert _charges(deployment, key) == (1, 1)  # nothing ran again
+            values: Any = state["values"]
+            messages = values["messages"]  # nothing lost: the goal and the call
+            assert [m["type"] for m in messages] == ["human", "ai"]
+            assert messages[-1]["tool_calls"][0]["id"] == value["tool_call"]["id"]
+
+            client.runs.wait(thread_id, assistant, command={"resume": again})
+            assert _pending(client.threads.get_state(thread_id)) == ["approve_pay"]
+            client.runs.wait(thread_id, assistant, command={"resume": approve})
+            done = client.threads.get_state(thread_id)
+            assert done["interrupts"] == [], (ui, done["interrupts"])
+            final: Any = done["values"]
+            answer = final["messages"][-1]["content"]
+            assert answer == f"Done: charged {charged['charge']} (42) key={key} replayed=True"
+            assert _charges(deployment, key) == (2, 1)  # run again under the key: charged once
+    finally:
+        _revive(deployment)

@@ -465,6 +465,109 @@ def test_ask_on_a_tool_with_its_own_approval_keeps_decisions_matched_to_pauses()
     assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5"]
 
 
+STALE_UI_ANSWERS = {
+    "agent-chat-ui": {"decisions": [{"type": "approve"}]},
+    "agent-inbox": [{"type": "accept", "args": None}],
+    "studio": "approved",
+}
+
+
+@pytest.mark.parametrize("stale", list(STALE_UI_ANSWERS.values()), ids=list(STALE_UI_ANSWERS))
+def test_an_unkeyed_answer_sent_before_the_in_doubt_question_is_not_its_answer(
+    stale: Any,
+) -> None:
+    """Issue 34 on a server with a run queue: killed after the approval while ``pay`` ran; an
+    approval UI answers the approval it still shows (no interrupt id), its run waits behind
+    the killed one, which is re-claimed and asks the in-doubt question; then the queued answer
+    runs. A server's run says when its request arrived (``configurable[SENT_AT]``): an answer
+    sent before the question was asked is not taken as its answer (nothing runs, the question
+    is asked again, ``superseded``), two such answers neither; an answer sent after it is.
+    Without the time (in process) the answer is taken, as LangGraph gives it."""
+    from dynavec_langgraph._exactly_once import STALE_TEXT
+    from dynavec_langgraph._lg_names import SENT_AT
+    from dynavec_langgraph.approval import require_approval
+
+    saver = InMemorySaver()
+    keys: list[str] = []
+    crash = [True]
+
+    @tool(on_crash="ask")
+    def pay(amount: int) -> str:
+        """Pay."""
+        keys.append(idempotency_key())
+        return f"paid {amount}"
+
+    class Crash(BaseException):
+        pass
+
+    original = saver.put_writes
+
+    def put_writes(cfg: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if task_id.endswith(":done") and crash[0]:
+            crash[0] = False
+            raise Crash
+        original(cfg, writes, task_id, task_path)
+
+    saver.put_writes = put_writes  # type: ignore[method-assign,assignment]
+
+    def turn(messages: list[Any]) -> Any:  # each thread: call pay, then answer
+        return (
+            "done"
+            if isinstance(messages[-1], ToolMessage)
+            else [{"name": "pay", "args": {"amount": 5}}]
+        )
+
+    graph = create_react_agent(
+        ScriptedChatModel(policy=turn), [require_approval(pay)], checkpointer=saver
+    )
+
+    def at(thread_id: str, sent: float | None = None) -> RunnableConfig:
+        conf: dict[str, Any] = {"thread_id": thread_id}
+        if sent is not None:
+            conf[SENT_AT] = int(sent * 1000)  # as langgraph-api keeps it: ms
+        return {"configurable": conf}
+
+    def pending(thread_id: str) -> Any:
+        (one,) = graph.get_state(at(thread_id)).interrupts
+        return one
+
+    for thread_id in ("server", "in-process"):
+        crash[0], ran = True, len(keys)
+        graph.invoke({"messages": [("user", "go")]}, at(thread_id), durability="sync")
+        assert pending(thread_id).value["node_id"] == "approve_pay"
+        with pytest.raises(Crash):
+            graph.invoke(Command(resume="approved"), at(thread_id), durability="sync")
+        sent = time.time() - 1  # the UI's answer, sent while the killed run was in flight
+        graph.invoke(None, at(thread_id), durability="sync")  # the re-claimed run asks
+        asked = pending(thread_id)
+        assert asked.value["node_id"] == "in_doubt_pay"
+
+        if thread_id == "in-process":  # no time: LangGraph gives the answer to the question
+            graph.invoke(Command(resume=stale), at(thread_id), durability="sync")
+            if stale != "approved":  # taken as "run it again": the approval is asked anew
+                assert pending(thread_id).value["node_id"] == "approve_pay"
+            assert len(keys) == ran + 1  # the killed call; nothing ran again
+            continue
+
+        for _ in range(2):  # two UIs' answers queued the same way
+            graph.invoke(Command(resume=stale), at(thread_id, sent), durability="sync")
+            again = pending(thread_id)
+            assert again.value["node_id"] == "in_doubt_pay"
+            assert again.value["payload"]["superseded"] is True
+            assert again.value["error"].startswith(STALE_TEXT)
+            assert again.id != asked.id  # asked after the answer that took its slot
+            asked = again
+            assert len(keys) == 1  # nothing ran again
+        answer: Command[Any] = Command(resume={"decisions": [{"type": "approve"}]})  # sent after
+        graph.invoke(answer, at(thread_id, time.time()), durability="sync")
+        assert pending(thread_id).value["node_id"] == "approve_pay" and len(keys) == 1
+        graph.invoke(Command(resume="approved"), at(thread_id, time.time()), durability="sync")
+        assert graph.get_state(at(thread_id)).interrupts == ()
+        assert len(keys) == 2 and keys[0] == keys[1]  # run again under the same key
+        messages = graph.get_state(at(thread_id)).values["messages"]
+        assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["paid 5"]
+
+
 def test_the_langgraph_internals_read_are_as_pinned() -> None:
     """What _exactly_once reads from a task's config (langgraph 1.2.24): ``checkpoint_map``
     keyed by the graph's namespace, and the task namespace ``<node>:<task id>``."""
