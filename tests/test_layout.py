@@ -137,11 +137,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_agent", "_flow", "_flow.conditions", "_flow.graph", "_flow.in_process",
-                "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote", "_remote.agent",
-                "_remote.audit", "_remote.errors", "_remote.expiry", "_remote.inbox",
-                "_remote.requests", "_remote.runs", "_remote.server", "_remote.threads",
-                "_resuming", "audit", "demo", "events", "remote", "temporal", "temporal._client",
-                "temporal._shapes",
+                "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote",
+                "_remote.agent", "_remote.audit", "_remote.errors", "_remote.expiry",
+                "_remote.inbox", "_remote.requests", "_remote.runs", "_remote.server",
+                "_remote.threads", "_resuming", "audit", "demo", "events", "remote", "temporal",
+                "temporal._client", "temporal._shapes",
                 "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }
         ),
