@@ -728,11 +728,16 @@ def _stored(where: _Where, call: ToolCallRef, *, read: bool = True) -> Any:
     to return. One it does not know yet is LangGraph's save not started yet: the call waits
     for the saves here, and reads the checkpoint from the saver only after
     :data:`_FIRST_READ` (another process may have stored it); with any other saver it reads
-    the checkpoint until it is there."""
+    the checkpoint until it is there. The usual case is one sleep: until the ``put`` of it
+    here returns (``wait_saved``), not woken as that ``put`` starts."""
     marks = _marks_of(where.saver)
     start = time.monotonic()
     deadline, tries = start + STORED_WAIT, 0
-    next_read = start if marks is None else start + _FIRST_READ
+    next_read = start
+    if marks is not None:
+        if marks.wait_saved(where.base, _FIRST_READ) and not read:
+            return None
+        next_read = start + _FIRST_READ
     while True:
         known = marks is not None and marks.wait(where.base, deadline - time.monotonic())
         if known and not read:
