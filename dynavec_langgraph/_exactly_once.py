@@ -684,8 +684,8 @@ STORED_WAIT: Final = 30.0
 _STORED_POLL: Final = (0.00025, 0.0005, 0.001, 0.002)
 """The pauses between two reads of that checkpoint: short first (the save takes about a
 millisecond), then every 2 ms. With the graph's saver they follow a read that found nothing;
-before the first read (:data:`_FIRST_READ`) the call sleeps until a save here starts or
-returns, on no timer."""
+before the first read (:data:`_FIRST_READ`) a sync call sleeps until the save of its
+checkpoint here returns, an async one until a save here starts or returns, on no timer."""
 _FIRST_READ: Final = 0.02
 """Seconds a call waits for the saves of its own process before it reads a checkpoint the
 graph's saver does not know. In a run that is LangGraph's background save of it not started
