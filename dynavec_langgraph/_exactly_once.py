@@ -729,8 +729,8 @@ STORED_WAIT: Final = 30.0
 _STORED_POLL: Final = (0.00025, 0.0005, 0.001, 0.002)
 """The pauses between two reads of that checkpoint: short first (the save takes about a
 millisecond), then every 2 ms. With the graph's saver they follow a read that found nothing;
-before the first read (:data:`_FIRST_READ`) the call sleeps until a save here starts or
-returns, on no timer."""
+before the first read (:data:`_FIRST_READ`) a sync call sleeps until the save of its
+checkpoint here returns, an async one until a save here starts or returns, on no timer."""
 _FIRST_READ: Final = 0.02
 """Seconds a call waits for the saves of its own process before it reads a checkpoint the
 graph's saver does not know. In a run that is LangGraph's background save of it not started
@@ -773,11 +773,16 @@ def _stored(where: _Where, call: ToolCallRef, *, read: bool = True) -> Any:
     to return. One it does not know yet is LangGraph's save not started yet: the call waits
     for the saves here, and reads the checkpoint from the saver only after
     :data:`_FIRST_READ` (another process may have stored it); with any other saver it reads
-    the checkpoint until it is there."""
+    the checkpoint until it is there. The usual case is one sleep: until the ``put`` of it
+    here returns (``wait_saved``), not woken as that ``put`` starts."""
     marks = _marks_of(where.saver)
     start = time.monotonic()
     deadline, tries = start + STORED_WAIT, 0
-    next_read = start if marks is None else start + _FIRST_READ
+    next_read = start
+    if marks is not None:
+        if marks.wait_saved(where.base, _FIRST_READ) and not read:
+            return None
+        next_read = start + _FIRST_READ
     while True:
         known = marks is not None and marks.wait(where.base, deadline - time.monotonic())
         if known and not read:

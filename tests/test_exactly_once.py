@@ -825,6 +825,48 @@ def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_el
     assert inner.reads == 2
 
 
+def test_a_call_sleeps_once_until_its_own_save_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait of a call (``_stored``) for a checkpoint LangGraph saves here: one sleep, woken
+    as that save returns; neither the save of another checkpoint (the step before, chained
+    ahead of it) nor the start of its own save wakes it (each wake-up of the waiting thread
+    cost CPU per step: docs/benchmarks.md, the fourth pass). No read."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dynavec_langgraph import _exactly_once
+    from dynavec_langgraph._exactly_once import _stored
+    from dynavec_langgraph._messages import ConversationChannel
+    from dynavec_langgraph._persistence.history import HistoryCache
+    from dynavec_langgraph.interrupt import ToolCallRef
+
+    monkeypatch.setattr(_exactly_once, "_FIRST_READ", 30.0)  # no read: only the saves wake it
+    inner = _SlowSaver(delay=0.1)
+    saver = HistoryCache(inner, {"messages": ConversationChannel()})
+    sleeps: list[float | None] = []
+    for name in ("_changed", "_returned"):
+        condition = getattr(saver.stored, name, None)
+        if condition is not None:
+            original = condition.wait
+
+            def counted(timeout: float | None = None, original: Any = original) -> bool:
+                sleeps.append(timeout)
+                return bool(original(timeout))
+
+            monkeypatch.setattr(condition, "wait", counted)
+    call: ToolCallRef = {"id": "c1", "name": "look", "args": {}}
+
+    def the_saves() -> None:  # the step before, then the call's own checkpoint
+        _put(saver, "0")
+        _put(saver, "1")
+
+    with ThreadPoolExecutor(1) as pool:
+        saving = pool.submit(the_saves)
+        time.sleep(0.02)  # the save of "0" has started
+        assert _stored(_where_in(saver, "1"), call, read=False) is None
+        assert _in_database(inner, "1") and inner.reads == 0
+        saving.result(5.0)
+    assert len(sleeps) == 1, sleeps
+
+
 async def _aput(saver: Any, checkpoint_id: str) -> None:
     from langgraph.checkpoint.base import empty_checkpoint
 

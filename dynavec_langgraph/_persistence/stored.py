@@ -54,7 +54,10 @@ class StoredCheckpoints:
 
     def __init__(self, size: int = STORED_KEPT) -> None:
         self._size = size
-        self._changed = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self._changed = threading.Condition(lock)  # a put started or returned
+        self._returned = threading.Condition(lock)  # a put a call waits for returned
+        self._awaited: dict[_Address, int] = {}  # the checkpoints calls wait for (wait_saved)
         self._stored: OrderedDict[_Address, None] = OrderedDict()
         self._saving: dict[_Address, int] = {}
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
@@ -86,6 +89,8 @@ class StoredCheckpoints:
                 self._saving.pop(at, None)
             if ok:
                 self._add(at)
+            if at in self._awaited:
+                self._returned.notify_all()
             waiters = self._wake_all()
         _wake_loops(waiters)
 
@@ -113,6 +118,8 @@ class StoredCheckpoints:
         if (at := _address(config)) is not None:
             with self._changed:
                 self._add(at)
+                if at in self._awaited:
+                    self._returned.notify_all()
 
     def wait(self, config: RunnableConfig, timeout: float) -> bool:
         """Whether the checkpoint is known stored, waiting up to ``timeout`` seconds while a
@@ -128,6 +135,32 @@ class StoredCheckpoints:
                     break
                 self._changed.wait(left)
             return at in self._stored
+
+    def wait_saved(self, config: RunnableConfig, timeout: float) -> bool:
+        """Whether the checkpoint is known stored, sleeping up to ``timeout`` seconds until a
+        ``put`` of it here returns. Woken only as a ``put`` of it returns (not as one starts,
+        nor by the saves of other checkpoints): a call whose checkpoint LangGraph's background
+        thread is about to save sleeps once."""
+        at = _address(config)
+        if at is None:
+            return False
+        deadline = time.monotonic() + timeout
+        with self._returned:
+            if at in self._stored:
+                return True
+            self._awaited[at] = self._awaited.get(at, 0) + 1
+            try:
+                while at not in self._stored:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._returned.wait(left)
+                return True
+            finally:
+                if self._awaited[at] > 1:
+                    self._awaited[at] -= 1
+                else:
+                    del self._awaited[at]
 
     def nap(self, seconds: float) -> None:
         """Sleep up to ``seconds``, waking early when any ``put`` here starts or returns."""
