@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import StateSnapshot
 
-    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph._inbox import Graph
     from dynavec_langgraph.records import AgentResult
 
@@ -273,7 +273,7 @@ def _open_writable(db: str, path: str | None) -> Iterator[BaseCheckpointSaver[An
 
 def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
     """The demo agent (``demo_model()``, the demo tools) on ``saver``."""
-    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
 
     return ReActAgent(
