@@ -11,7 +11,7 @@ import types
 import typing
 
 if typing.TYPE_CHECKING:
-    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph._create_agent import create_agent
     from dynavec_langgraph._errors import (
         ApprovalPolicyError,
@@ -103,7 +103,7 @@ _EXPORTS: dict[str, str] = {
     "Plan": "dynavec_langgraph.planner",
     "PlanStep": "dynavec_langgraph.planner",
     "Planner": "dynavec_langgraph.planner",
-    "ReActAgent": "dynavec_langgraph._agent",
+    "ReActAgent": "dynavec_langgraph._agent.agent",
     "ReActState": "dynavec_langgraph._state",
     "RemoteRunError": "dynavec_langgraph._errors",
     "ServerUnavailableError": "dynavec_langgraph._errors",

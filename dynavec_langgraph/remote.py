@@ -4,7 +4,7 @@ The agent runs on LangGraph API servers (``langgraph dev``, ``langhost serve``, 
 Deployment) that serve a graph of :func:`dynavec_langgraph.create_react_agent`; this client
 talks to them over ``langgraph_sdk`` (the ``studio`` extra) and returns the same
 :class:`~dynavec_langgraph.records.AgentResult` and errors as
-:class:`~dynavec_langgraph._agent.ReActAgent`.
+:class:`~dynavec_langgraph.ReActAgent`.
 
 How a resume stays single when several callers (or servers) answer the same pause:
 

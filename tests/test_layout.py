@@ -136,7 +136,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "runs: the agent, resuming, events, the inbox, remote agents, the dynavec graph engine",
         frozenset(
             {
-                "_agent", "_flow", "_flow.conditions", "_flow.graph", "_flow.in_process",
+                "_agent", "_agent.agent", "_agent.core", "_agent.reads", "_agent.resumes",
+                "_agent.runs", "_flow", "_flow.conditions", "_flow.graph", "_flow.in_process",
                 "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote",
                 "_remote.agent", "_remote.audit", "_remote.errors", "_remote.expiry",
                 "_remote.inbox", "_remote.requests", "_remote.runs", "_remote.server",
@@ -296,7 +297,7 @@ def test_the_factory_is_the_only_importer_of_the_middleware_code() -> None:
     )
     assert importers == ["_factory"]
     assert [m for m, deps in _graph().items() if "_factory" in deps] == sorted(
-        ["_agent", "_create_agent", "demo"]
+        ["_agent.core", "_create_agent", "demo"]
     )  # the faces on top, nothing below
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import StateSnapshot
 
-    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph.records import AgentResult
 
 __all__ = [
@@ -39,7 +39,7 @@ __all__ = [
 
 def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
     """The demo agent (``demo_model()``, the demo tools) on ``saver``."""
-    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
 
     return ReActAgent(

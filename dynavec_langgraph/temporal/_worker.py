@@ -66,7 +66,7 @@ from dynavec_langgraph.temporal._workflow import (
 if TYPE_CHECKING:
     from langgraph.types import StateSnapshot
 
-    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph._audit.entries import Notifier
     from dynavec_langgraph.records import AgentResult
 
@@ -111,7 +111,7 @@ def load_agent(factory: AgentFactory) -> ReActAgent:
         InvalidOptionError: a malformed path, a module or attribute that is missing, or
             something that is no ``ReActAgent`` and builds none.
     """
-    from dynavec_langgraph._agent import ReActAgent
+    from dynavec_langgraph._agent.agent import ReActAgent
 
     made: Any = factory
     if isinstance(factory, str):

@@ -1,0 +1,297 @@
+"""The agent's construction and the cores its doors share: the options checked, the graph
+built, the guard and lock around a call, the stream, the result."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+    nullcontext,
+)
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Self
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Durability, Interrupt, StateSnapshot
+
+from dynavec_langgraph._audit.switch import check_audit
+from dynavec_langgraph._errors import ApprovalPolicyError
+from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
+from dynavec_langgraph._persistence.scratch import ScratchThreads
+from dynavec_langgraph._policy import agent_clock
+from dynavec_langgraph._resuming import check_id, storage_guard
+from dynavec_langgraph._run_data import CompletedCall, durability, run_config
+from dynavec_langgraph._view import build_result
+from dynavec_langgraph.records import AgentResult, AgentState, Message
+
+if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
+    from dynavec_langgraph._audit.entries import Notifier
+    from dynavec_langgraph._persistence.records import CheckpointerOption
+    from dynavec_langgraph._types import ModelOption, ToolOption
+    from dynavec_langgraph.events import AgentEvent, ResultEvent
+    from dynavec_langgraph.memory import BaseMemory
+    from dynavec_langgraph.registry import ToolRegistry
+
+from dynavec_langgraph.savers import (
+    ConnectionSaver,
+    resolve_checkpointer,
+)
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "DURABILITY", "AgentCore", "Done", "exists", "thread_config"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful and precise reasoning agent.\n"
+    "Think step by step about what the task needs before you act.\n"
+    "Call a tool when it helps, read its result, and repeat until you can answer.\n"
+    "When you have the answer, reply with it directly without calling a tool."
+)
+"""The system prompt of a ``ReActAgent`` given no ``system_prompt=`` (dynavec's
+``DEFAULT_REACT_SYSTEM_PROMPT``): four lines, the first dynavec's own; dynavec's other three
+lines are not known here, so these are this package's (docs/compatibility.md A4)."""
+
+DURABILITY: Durability = durability("agent")
+"""The durability of every run of ``ReActAgent`` (:func:`._run_data.durability`)."""
+
+
+# --- plain functions: inputs, checks, results -------------------------------------------
+
+
+def thread_config(
+    thread_id: str,
+    model_kwargs: dict[str, Any],
+    checkpoint_id: str | None = None,
+    completed: dict[str, CompletedCall] | None = None,
+) -> RunnableConfig:
+    check_id(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
+    if checkpoint_id:
+        check_id(checkpoint_id, "checkpoint_id")
+    return run_config(thread_id, model_kwargs, checkpoint_id=checkpoint_id, completed=completed)
+
+
+def _check_thread_id(thread_id: Any) -> None:
+    if thread_id is not None and (not isinstance(thread_id, str) or not thread_id.strip()):
+        raise TypeError(
+            f"thread_id={thread_id!r}: pass a non-empty string naming the thread, or None for "
+            "a new thread"
+        )
+
+
+def exists(snapshot: StateSnapshot) -> bool:
+    return snapshot.created_at is not None
+
+
+@asynccontextmanager
+async def _anull() -> AsyncIterator[None]:
+    yield
+
+
+def _is_memory(memory: Any) -> bool:
+    from dynavec_langgraph.memory import BaseMemory  # imported for an agent given a memory
+
+    return isinstance(memory, BaseMemory)
+
+
+@dataclass
+class Done:
+    """The end of a streamed run: the thread's state afterwards, set when the stream ends."""
+
+    snapshot: StateSnapshot | None = None
+
+    def final(self) -> StateSnapshot:
+        """The thread's state after the stream (which has ended)."""
+        assert self.snapshot is not None
+        return self.snapshot
+
+
+class AgentCore:
+    """``ReActAgent``'s construction and what its doors share (the base of its parts)."""
+
+    def __init__(
+        self,
+        model: ModelOption,
+        tools: Sequence[ToolOption] | ToolRegistry | None = None,
+        system_prompt: str | None = None,
+        max_steps: int = 10,
+        checkpointer: CheckpointerOption = None,
+        memory: BaseMemory | None = None,
+        *,
+        parallel_tool_calls: bool = False,
+        audit: bool = False,
+        notify: Notifier | None = None,
+        **options: Any,
+    ) -> None:
+        check_audit(audit)
+        if memory is not None and not _is_memory(memory):
+            raise TypeError(
+                f"memory={memory!r:.80}: pass a dynavec_langgraph.memory.BaseMemory "
+                "(InMemoryMemoryStore, DynamoDBMemoryStore) or None"
+            )
+        self.memory = memory
+        self._memory_scratch: set[str] = set()  # threads without a thread_id: no memory
+        self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self.max_steps = check_max_steps(max_steps)
+        self._completed: dict[str, dict[str, CompletedCall]] = {}
+        saver = resolve_checkpointer(checkpointer)
+        if isinstance(saver, DynavecCheckpointSaver) and saver is not checkpointer:
+            saver.system_prompt = self.system_prompt or None  # dynavec's records start with it
+        self._given_saver = saver is not None
+        self.checkpointer = saver if saver is not None else InMemorySaver()
+        self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
+        # runs without a thread_id never reach a given checkpointer (_scratch.py)
+        self._saver = ScratchThreads(saver) if saver is not None else self.checkpointer
+        self.graph = create_react_agent(
+            model,
+            tools,
+            system_prompt=self.system_prompt or None,
+            max_steps=self.max_steps,
+            checkpointer=self._saver,
+            name="dynavec_react_agent",
+            parallel_tool_calls=parallel_tool_calls,
+            **options,  # create_react_agent's other options (response_format, middleware, ...)
+        )
+        # the runs' output carries the bookkeeping (termination_reason, shared, ...)
+        self.graph = with_bookkeeping(self.graph)
+        if audit or notify is not None:  # the audit trail's module only for an agent that has one
+            from dynavec_langgraph._audit.trail import with_audit
+
+            self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
+        self._notify = notify
+        self._approval_clock = agent_clock(options.get("approval_policy"))
+
+    def _approval_now(self) -> datetime:
+        """The time the doors compare deadlines with (the approval policy's clock).
+
+        Raises:
+            ApprovalPolicyError: the clock raised (nothing was sent: the pause stays).
+        """
+        clock = self._approval_clock
+        if clock is None:
+            return datetime.now(UTC)
+        try:
+            return clock()
+        except Exception as error:
+            raise ApprovalPolicyError(None, "clock", error) from error
+
+    def _scratch_thread(self) -> str:
+        """A new thread id for a call without ``thread_id``; it stays in this process."""
+        tid = uuid.uuid4().hex
+        if isinstance(self._saver, ScratchThreads):
+            self._saver.mark(tid)
+        if self.memory is not None:
+            self._memory_scratch.add(tid)
+        return tid
+
+    def _remember(self, thread_id: str, result: AgentResult) -> None:
+        """dynavec's memory save: a completed run (or one out of steps) appends its answer;
+        a paused one appends nothing (the resume that completes it does)."""
+        if self.memory is None or result.termination_reason == "interrupted":
+            return
+        if thread_id in self._memory_scratch:
+            self._memory_scratch.discard(thread_id)
+            return
+        self.memory.append(thread_id, Message("assistant", result.output or ""))
+
+    def _finish(
+        self,
+        thread_id: str,
+        values: dict[str, Any],
+        interrupts: Sequence[Interrupt],
+        state: AgentState | None,
+    ) -> AgentResult:
+        if state is not None and "shared" in values:
+            state.data.clear()
+            state.data.update(values["shared"])
+        result = build_result(
+            values,
+            interrupts,
+            thread_id=thread_id,
+            max_steps=self.max_steps,
+            system_prompt=self.system_prompt,
+        )
+        self._remember(thread_id, result)
+        return result
+
+    @staticmethod
+    def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:
+        values = dict(output)
+        return values, list(values.pop("__interrupt__", []))
+
+    @contextmanager
+    def _guarded(self, thread_id: str | None) -> Iterator[dict[str, CompletedCall]]:
+        """Around a public call: checks ``thread_id``; yields the record of the thread's tool
+        calls that ran but were not saved yet (kept for the next call on the thread until one
+        succeeds); turns a storage failure into a :class:`StorageError` that says what ran."""
+        _check_thread_id(thread_id)
+        if thread_id is not None:
+            check_id(thread_id, "thread_id")
+        record = self._completed.setdefault(thread_id, {}) if thread_id else {}
+        with storage_guard(self.checkpointer, thread_id, record):
+            yield record
+        if thread_id:
+            self._completed.pop(thread_id, None)
+
+    def _locked(self, thread_id: str | None) -> AbstractContextManager[object]:
+        """The lock of a thread someone could name, held while a run or resume reads and
+        advances it: a resume (or another run) of the same thread cannot start while this one
+        is inside a tool, and what this caller read stays true until it is done. A call on a
+        new, random thread needs none (nobody else knows its id yet)."""
+        return resume_lock(self.checkpointer, thread_id) if thread_id else nullcontext()
+
+    def _alocked(self, thread_id: str | None) -> AbstractAsyncContextManager[object]:
+        """Async twin of :meth:`_locked`."""
+        return aresume_lock(self.checkpointer, thread_id) if thread_id else _anull()
+
+    def _stream(self, graph_input: Any, config: RunnableConfig, done: Done) -> Iterator[AgentEvent]:
+        """The run's events; then ``done`` holds the thread's state afterwards."""
+        from dynavec_langgraph.events import STREAM_MODES, events_from_chunk
+
+        for mode, chunk in self.graph.stream(
+            graph_input, config, stream_mode=STREAM_MODES, durability=DURABILITY
+        ):
+            yield from events_from_chunk(mode, chunk)
+        done.snapshot = self.graph.get_state(config)
+
+    async def _astream(
+        self, graph_input: Any, config: RunnableConfig, done: Done
+    ) -> AsyncIterator[AgentEvent]:
+        """Async twin of :meth:`_stream`."""
+        from dynavec_langgraph.events import STREAM_MODES, events_from_chunk
+
+        async for mode, chunk in self.graph.astream(
+            graph_input, config, stream_mode=STREAM_MODES, durability=DURABILITY
+        ):
+            for event in events_from_chunk(mode, chunk):
+                yield event
+        done.snapshot = await self.graph.aget_state(config)
+
+    def _result_event(self, thread_id: str, done: Done, state: AgentState | None) -> ResultEvent:
+        from dynavec_langgraph.events import ResultEvent
+
+        snapshot = done.final()
+        return ResultEvent(
+            self._finish(thread_id, dict(snapshot.values), snapshot.interrupts, state)
+        )
+
+    def _audit_target(self) -> Any:
+        """Where the graph records: its store when it has one (``store=``), else the saver."""
+        store = getattr(self.graph, "store", None)
+        return store if store is not None else self._saver
+
+    def close(self) -> None:
+        """Close the connection the agent opened from a ``checkpointer=`` string (if any)."""
+        if self._owned_saver is not None:
+            self._owned_saver.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,390 @@
+"""``ReActAgent``'s resumes: ``resume`` / ``stream_resume`` and their async twins, each through
+the guarded resume (:mod:`dynavec_langgraph._resuming`), seeded from messages or from a pause
+dynavec recorded."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, StateSnapshot
+
+from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done, thread_config
+from dynavec_langgraph._conversation_view import pending_calls
+from dynavec_langgraph._conversion import from_dynavec
+from dynavec_langgraph._errors import (
+    NOTHING_TO_RESUME_TEXT,
+    ApproverRefusedError,
+    ConcurrentResumeError,
+    InvalidInputError,
+    NothingToResumeError,
+    not_a_message_text,
+)
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
+from dynavec_langgraph._policy import raise_timeouts
+from dynavec_langgraph._resuming import (
+    MISSING,
+    Answer,
+    Resume,
+    aresuming,
+    brief,
+    check_state,
+    check_storable,
+    check_text,
+    resuming,
+)
+from dynavec_langgraph._run_data import CompletedCall
+from dynavec_langgraph._state import AGENT_NODE
+from dynavec_langgraph.records import AgentResult, AgentState, Message
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import Approver
+    from dynavec_langgraph.events import AgentEvent
+
+__all__ = ["MessagesIn", "Resumes"]
+
+MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
+
+
+def _message(index: int, message: Any) -> BaseMessage:
+    """``messages[index]`` of a resume from messages, as LangChain's."""
+    try:
+        return from_dynavec(message)
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        field = f"messages[{index}]"
+        raise InvalidInputError(
+            not_a_message_text(field, brief(message, 80), f"{type(error).__name__}: {error}"),
+            field,
+        ) from None
+
+
+def _looks_like_id_map(decision: Any) -> bool:
+    """LangGraph reads a dict whose keys all look like interrupt ids (32 hex digits; ``{}``
+    too) as ``{interrupt_id: decision}``, not as a decision."""
+    return isinstance(decision, dict) and all(
+        isinstance(k, str) and len(k) == 32 and all(c in "0123456789abcdef" for c in k)
+        for k in decision
+    )
+
+
+@contextmanager
+def _audit_refusals(
+    graph: Any, target: Any, thread_id: str | None, decision: Any
+) -> Iterator[None]:
+    """:func:`dynavec_langgraph._audit.trail.audit_refusals` of a door's resume (surface ``"api"``),
+    whose module is imported only when a refusal is raised (it records nothing otherwise)."""
+    try:
+        yield
+    except (ApproverRefusedError, ConcurrentResumeError):
+        from dynavec_langgraph._audit.trail import audit_refusals
+
+        with audit_refusals(graph, target, thread_id, decision, "api"):
+            raise
+
+
+@dataclass
+class _Reply:
+    """What one resume call was given: the reply to a pause, and where it goes."""
+
+    messages: MessagesIn | None
+    decision: Any
+    decisions: Mapping[str, Any] | None
+    thread_id: str | None
+    state: AgentState | None
+    model_kwargs: dict[str, Any]
+    approver: Approver = None
+
+    def answer(self) -> Answer:
+        return Answer(self.decision, self.decisions, approver=self.approver)
+
+
+class Resumes(AgentCore):
+    """``ReActAgent``'s ``resume`` / ``aresume`` / ``stream_resume`` / ``astream_resume``."""
+
+    def resume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
+        approver: Approver = None,
+        **model_kwargs: Any,
+    ) -> AgentResult:
+        """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
+
+        Pass ``thread_id`` (a paused thread of this agent's checkpointer) or ``messages``
+        (``paused.interrupt_payload["messages"]``; works in a fresh agent, no checkpointer
+        needed). ``start_step`` is accepted for older callers and not needed. With several
+        pauses pending (``parallel_tool_calls=True``) pass ``decisions={node_id or
+        interrupt_id: decision}`` instead of ``human_decision``. The checks, the lock and the
+        errors are the guarded resume's (:mod:`dynavec_langgraph._resuming`), shared with the
+        inbox and the command line.
+
+        Raises:
+            NothingToResumeError: no messages and no thread, an unknown thread, a thread that
+                is not paused, or messages without an unanswered tool call.
+            InvalidDecisionError: no decision, several pending for one decision,
+                ``decisions`` that name what is not pending, a pending call of a tool this
+                agent does not have, or a decision that does not match the pause's
+                ``response_schema`` (nothing saved, still paused).
+            ConcurrentResumeError: another caller is running or resuming the thread.
+            ApproverRefusedError: ``approver`` may not answer the pause (its approval policy);
+                nothing ran, the thread is still paused.
+            ApprovalTimeoutError: the pause had expired and its policy says
+                ``on_expire="raise"``; the pause is settled (the call did not run).
+
+        ``approver`` (a name or ``{"name", "roles"}``) is who answers, sent with the decision
+        to a pause with an approval policy (docs/approvals-in-production.md).
+        """
+        del start_step
+        with self._resuming(
+            _Reply(messages, human_decision, decisions, thread_id, state, model_kwargs, approver)
+        ) as (tid, plan):
+            output = self.graph.invoke(plan.graph_input, plan.config, durability=DURABILITY)
+            plan.settle(self._split(output)[1])
+        return self._finish(tid, *self._split(output), state)
+
+    async def aresume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
+        approver: Approver = None,
+        **model_kwargs: Any,
+    ) -> AgentResult:
+        """Async twin of :meth:`resume`."""
+        del start_step
+        async with self._aresuming(
+            _Reply(messages, human_decision, decisions, thread_id, state, model_kwargs, approver)
+        ) as (tid, plan):
+            output = await self.graph.ainvoke(plan.graph_input, plan.config, durability=DURABILITY)
+            plan.settle(self._split(output)[1])
+        return self._finish(tid, *self._split(output), state)
+
+    def stream_resume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
+        approver: Approver = None,
+        **model_kwargs: Any,
+    ) -> Iterator[AgentEvent]:
+        """Like :meth:`resume`, yielding typed events as they happen."""
+        del start_step
+        with self._resuming(
+            _Reply(messages, human_decision, decisions, thread_id, state, model_kwargs, approver)
+        ) as (tid, plan):
+            done = Done()
+            yield from self._stream(plan.graph_input, plan.config, done)
+            plan.settle(done.final().interrupts)
+        yield self._result_event(tid, done, state)
+
+    async def astream_resume(
+        self,
+        messages: MessagesIn | None = None,
+        human_decision: Any = MISSING,
+        *,
+        thread_id: str | None = None,
+        start_step: int | None = None,
+        state: AgentState | None = None,
+        decisions: Mapping[str, Any] | None = None,
+        approver: Approver = None,
+        **model_kwargs: Any,
+    ) -> AsyncIterator[AgentEvent]:
+        """Async twin of :meth:`stream_resume`."""
+        del start_step
+        async with self._aresuming(
+            _Reply(messages, human_decision, decisions, thread_id, state, model_kwargs, approver)
+        ) as (tid, plan):
+            done = Done()
+            async for event in self._astream(plan.graph_input, plan.config, done):
+                yield event
+            plan.settle(done.final().interrupts)
+        yield self._result_event(tid, done, state)
+
+    @contextmanager
+    def _resuming(self, reply: _Reply) -> Iterator[tuple[str, Resume]]:
+        """The guarded resume of one call (:func:`~dynavec_langgraph._resuming.resuming`) with
+        this agent's record of finished calls; yields the thread id and the plan. An expired
+        pause whose policy says ``on_expire="raise"`` raises once the run is done."""
+        answer, thread_id, state = reply.answer(), reply.thread_id, reply.state
+        with self._guarded(thread_id) as record:
+            tid, config = self._resume_config(reply.messages, thread_id, reply.model_kwargs, record)
+            seed = (
+                self._seeder(reply.messages, config, state, answer)
+                if reply.messages is not None
+                else self._dynavec_seeder(thread_id, config, state, answer)
+            )
+            with (
+                _audit_refusals(self.graph, self._audit_target(), thread_id, reply.decision),
+                resuming(
+                    self.graph,
+                    self.checkpointer,
+                    thread_id,
+                    answer,
+                    config,
+                    record=record,
+                    seed=seed,
+                ) as plan,
+                raise_timeouts(tid),
+            ):
+                yield tid, plan
+
+    @asynccontextmanager
+    async def _aresuming(self, reply: _Reply) -> AsyncIterator[tuple[str, Resume]]:
+        """Async twin of :meth:`_resuming`."""
+        answer, thread_id, state = reply.answer(), reply.thread_id, reply.state
+        with self._guarded(thread_id) as record:
+            tid, config = self._resume_config(reply.messages, thread_id, reply.model_kwargs, record)
+            seed = (
+                self._aseeder(reply.messages, config, state, answer)
+                if reply.messages is not None
+                else self._adynavec_seeder(thread_id, config, state, answer)
+            )
+            with _audit_refusals(self.graph, self._audit_target(), thread_id, reply.decision):
+                async with aresuming(
+                    self.graph,
+                    self.checkpointer,
+                    thread_id,
+                    answer,
+                    config,
+                    record=record,
+                    seed=seed,
+                ) as plan:
+                    with raise_timeouts(tid):
+                        yield tid, plan
+
+    def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
+        converted = [_message(i, m) for i, m in enumerate(messages)]
+        check_text(converted, "messages")
+        while converted and isinstance(converted[0], SystemMessage):
+            converted.pop(0)
+        if not pending_calls(converted):
+            raise NothingToResumeError(
+                "the messages have no unanswered tool call: nothing to resume (pass "
+                "paused.interrupt_payload['messages'] of a paused run)"
+            )
+        return converted
+
+    def _resume_config(
+        self,
+        messages: MessagesIn | None,
+        thread_id: str | None,
+        model_kwargs: dict[str, Any],
+        record: dict[str, CompletedCall],
+    ) -> tuple[str, RunnableConfig]:
+        """The thread a resume works on (a new one for messages without ``thread_id``) and
+        its config, carrying the record of finished calls (see ``graph``)."""
+        if thread_id is None and messages is None:
+            raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
+        tid = thread_id if thread_id is not None else self._scratch_thread()
+        config = thread_config(tid, model_kwargs, completed=record)
+        return tid, config
+
+    def _seed_values(
+        self, messages: MessagesIn, state: AgentState | None, answer: Answer
+    ) -> dict[str, Any]:
+        """Resume from messages alone: the values of a thread holding them, paused before
+        the unanswered call (checked first: nothing is written for a bad answer)."""
+        converted = self._resume_messages(messages)
+        answer.value([])
+        check_storable(self.checkpointer, answer.decision, "human_decision")
+        values: dict[str, Any] = {"messages": converted}
+        if state is not None:
+            check_state(self.checkpointer, state.data)
+            values["shared"] = dict(state.data)
+        return values
+
+    def _seeder(
+        self, messages: MessagesIn, config: RunnableConfig, state: AgentState | None, answer: Answer
+    ) -> Callable[[StateSnapshot | None], Resume]:
+        def seed(_: StateSnapshot | None) -> Resume:
+            values = self._seed_values(messages, state, answer)
+            self.graph.update_state(config, values, as_node=AGENT_NODE)
+            resume = Resume(config, Command(resume=answer.decision))
+            if _looks_like_id_map(answer.decision):  # reach the pause, answer it by its id
+                output = self.graph.invoke(None, config, durability=DURABILITY)
+                resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
+            return resume
+
+        return seed
+
+    def _aseeder(
+        self, messages: MessagesIn, config: RunnableConfig, state: AgentState | None, answer: Answer
+    ) -> Callable[[StateSnapshot | None], Awaitable[Resume]]:
+        async def seed(_: StateSnapshot | None) -> Resume:
+            values = self._seed_values(messages, state, answer)
+            await self.graph.aupdate_state(config, values, as_node=AGENT_NODE)
+            resume = Resume(config, Command(resume=answer.decision))
+            if _looks_like_id_map(answer.decision):  # reach the pause, answer it by its id
+                output = await self.graph.ainvoke(None, config, durability=DURABILITY)
+                resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
+            return resume
+
+        return seed
+
+    def _dynavec_paused(self, thread_id: str, snapshot: StateSnapshot | None) -> Any:
+        """The messages of a pause that dynavec itself recorded on ``thread_id`` (a dynavec
+        checkpointer whose latest record has no LangGraph data), else ``None``."""
+        saver = self.checkpointer
+        if not isinstance(saver, DynavecCheckpointSaver) or (snapshot and snapshot.values):
+            return None
+        record = saver.dynavec_record(thread_id)
+        if record is None or not record.state.get("interrupted"):
+            return None
+        messages = record.state.get("messages")
+        return list(messages) if isinstance(messages, list) and messages else None
+
+    def _dynavec_seeder(
+        self,
+        thread_id: str | None,
+        config: RunnableConfig,
+        state: AgentState | None,
+        answer: Answer,
+    ) -> Callable[[StateSnapshot | None], Resume | None] | None:
+        """Resume a pause recorded by dynavec (docs/compatibility.md D8) from its messages."""
+        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
+            return None
+
+        def seed(snapshot: StateSnapshot | None) -> Resume | None:
+            paused = self._dynavec_paused(thread_id, snapshot)
+            if paused is None:
+                return None
+            return self._seeder(paused, config, state, answer)(snapshot)
+
+        return seed
+
+    def _adynavec_seeder(
+        self,
+        thread_id: str | None,
+        config: RunnableConfig,
+        state: AgentState | None,
+        answer: Answer,
+    ) -> Callable[[StateSnapshot | None], Awaitable[Resume | None]] | None:
+        """Async twin of :meth:`_dynavec_seeder`."""
+        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
+            return None
+
+        async def seed(snapshot: StateSnapshot | None) -> Resume | None:
+            paused = await asyncio.to_thread(self._dynavec_paused, thread_id, snapshot)
+            if paused is None:
+                return None
+            return await self._aseeder(paused, config, state, answer)(snapshot)
+
+        return seed
