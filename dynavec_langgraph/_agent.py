@@ -41,27 +41,26 @@ from dynavec_langgraph._factory import check_max_steps, create_react_agent, with
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._persistence.scratch import ScratchThreads
-from dynavec_langgraph._policy import agent_clock, expiry_command, raise_timeouts
-from dynavec_langgraph._resuming import (
+from dynavec_langgraph._policy.doors import agent_clock, expiry_command
+from dynavec_langgraph._policy.events import raise_timeouts
+from dynavec_langgraph._resuming.answers import (
     MISSING,
     Answer,
     Resume,
-    aresuming,
-    asaved_on_cancel,
-    brief,
-    check_id,
     check_state,
     check_storable,
-    check_text,
+    refuse_if_paused,
+)
+from dynavec_langgraph._resuming.checks import (
     may_be_paused_elsewhere,
     refuse_foreign_pause,
     refuse_if_damaged,
-    refuse_if_paused,
-    resuming,
-    storage_guard,
 )
+from dynavec_langgraph._resuming.guarded import aresuming, asaved_on_cancel, resuming
+from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import CompletedCall, durability, run_config
 from dynavec_langgraph._state import AGENT_NODE
+from dynavec_langgraph._storable import brief, check_id, check_text
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 from dynavec_langgraph.records import AgentResult, AgentState, Message

@@ -54,15 +54,14 @@ from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, st
 from dynavec_langgraph._exactly_once import shown_first
 from dynavec_langgraph._persistence.connections import postgres_rows
 from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
-from dynavec_langgraph._policy import expired_pauses, expiry_answer, raise_timeouts
-from dynavec_langgraph._resuming import (
-    Answer,
-    may_be_paused_elsewhere,
-    refuse_if_damaged,
-    resuming,
-    storage_guard,
-)
-from dynavec_langgraph._resuming import read_thread as _read
+from dynavec_langgraph._policy.answers import expiry_answer
+from dynavec_langgraph._policy.doors import expired_pauses
+from dynavec_langgraph._policy.events import raise_timeouts
+from dynavec_langgraph._resuming.answers import Answer
+from dynavec_langgraph._resuming.checks import may_be_paused_elsewhere, refuse_if_damaged
+from dynavec_langgraph._resuming.guarded import resuming
+from dynavec_langgraph._resuming.reading import read_thread as _read
+from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import durability
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 

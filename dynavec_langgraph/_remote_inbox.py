@@ -20,7 +20,7 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._errors import NothingToResumeError, not_paused_text
 from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
-from dynavec_langgraph._resuming import Answer
+from dynavec_langgraph._resuming.answers import Answer
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import (

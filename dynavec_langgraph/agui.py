@@ -53,7 +53,8 @@ from dynavec_langgraph._exactly_once import in_doubt_pauses
 from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._pause_value import ALL_DECISIONS, interrupt_fields
 from dynavec_langgraph._persistence.locks import aresume_lock
-from dynavec_langgraph._resuming import Answer, aresuming, refuse_if_paused
+from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
+from dynavec_langgraph._resuming.guarded import aresuming
 from dynavec_langgraph.savers import resolve_checkpointer
 
 try:

@@ -75,13 +75,9 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._exactly_once import NOTE_NS, noted_in_doubt
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._links import REFUSED, link_answer, read_link
-from dynavec_langgraph._policy import (
-    EXPIRE,
-    expired_pauses,
-    expiry_answer,
-    expiry_command,
-    refuse_approver,
-)
+from dynavec_langgraph._policy.answers import expiry_answer
+from dynavec_langgraph._policy.doors import expired_pauses, expiry_command, refuse_approver
+from dynavec_langgraph._policy.spec import EXPIRE
 from dynavec_langgraph._remote_audit import (
     aread_items,
     read_items,
@@ -89,18 +85,16 @@ from dynavec_langgraph._remote_audit import (
     run_config,
     verify_items,
 )
-from dynavec_langgraph._resuming import (
+from dynavec_langgraph._resuming.answers import (
     MISSING,
     Answer,
-    brief,
-    check_id,
-    check_text,
     in_doubt_first,
     refuse_if_asked_again,
     refuse_if_paused,
     schema_refusal,
 )
 from dynavec_langgraph._run_data import durability
+from dynavec_langgraph._storable import brief, check_id, check_text
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.exceptions import ApprovalTimeoutError
 from dynavec_langgraph.records import AgentResult, AgentState

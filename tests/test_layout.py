@@ -97,8 +97,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_audit_hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
-                "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view", "approval",
-                "connectors", "interrupt", "registry",
+                "_pause", "_pause_value", "_policy", "_policy.answers", "_policy.ask",
+                "_policy.doors", "_policy.events", "_policy.scope", "_policy.spec", "_signed_in",
+                "_tools", "_view", "approval", "connectors", "interrupt", "registry",
             }
         ),
     ),
@@ -136,7 +137,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_agent", "_flow", "_flow.conditions", "_flow.graph", "_flow.in_process",
                 "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote_audit",
-                "_remote_inbox", "_resuming", "audit",
+                "_remote_inbox", "_resuming", "_resuming.answers", "_resuming.checks",
+                "_resuming.guarded", "_resuming.reading", "audit",
                 "demo", "events", "remote", "temporal", "temporal._client", "temporal._shapes",
                 "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }
