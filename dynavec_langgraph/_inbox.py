@@ -349,7 +349,7 @@ def resume_graph(
     approver: Any = None,
 ) -> StateSnapshot:
     """Answer the approval ``node`` names (or the only one) of ``thread_id`` with ``decision``
-    through the guarded resume (:func:`dynavec_langgraph._resuming.resuming`); ``before`` is
+    through the guarded resume (:func:`dynavec_langgraph._resuming.guarded.resuming`); ``before`` is
     called once every check passed, right before the graph runs.
 
     Returns the thread's state afterwards.
@@ -492,7 +492,7 @@ def expire_pending(
 ) -> list[Expired]:
     """Settle every expired approval of ``saver`` (``dynavec-langgraph inbox expire``):
     each thread with a pending pause whose ``expires_at`` has passed is resumed, through the
-    guarded resume, with :func:`~dynavec_langgraph._policy.expiry_answer`; the paused tool
+    guarded resume, with :func:`~dynavec_langgraph._policy.answers.expiry_answer`; the paused tool
     settles it (the call never runs; the tool's answer says it expired). A thread another
     caller holds is left for the next sweep (its ``error`` says so); others go on."""
     done: list[Expired] = []

@@ -107,7 +107,7 @@ class Answer:
         node: answer only this pending pause (a node id or an interrupt id) with ``decision``.
         several: what to tell a caller who gave one decision while several are pending.
         approver: who answers (a name or ``{"name", "roles"}``): sent with each decision for
-            a pause with an approval policy (:func:`dynavec_langgraph._policy.sign_resume`).
+            a pause with an approval policy (:func:`dynavec_langgraph._policy.doors.sign_resume`).
     """
 
     decision: Any = MISSING
