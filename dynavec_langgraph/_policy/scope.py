@@ -9,10 +9,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from dynavec_langgraph._errors import (
-    InvalidOptionError,
-    option_text,
-)
+from dynavec_langgraph._errors import InvalidOptionError, option_text
 from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, ASKS_KEY, POLICY_KEY, ApprovalPolicy
 
 __all__ = [

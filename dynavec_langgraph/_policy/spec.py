@@ -10,10 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from dynavec_langgraph._errors import (
-    InvalidOptionError,
-    option_text,
-)
+from dynavec_langgraph._errors import InvalidOptionError, option_text
 from dynavec_langgraph._links import LinkKeys
 from dynavec_langgraph._run_data import current_run
 from dynavec_langgraph._types import ApproverRule

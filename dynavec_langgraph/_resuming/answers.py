@@ -28,12 +28,7 @@ from dynavec_langgraph._policy.doors import (
 )
 from dynavec_langgraph._policy.spec import Approver
 from dynavec_langgraph._storable import brief, check_text
-from dynavec_langgraph.interrupt import (
-    describe_pending,
-    interrupt_fields,
-    refusal,
-    resume_command,
-)
+from dynavec_langgraph.interrupt import describe_pending, interrupt_fields, refusal, resume_command
 
 __all__ = [
     "MISSING",

@@ -24,10 +24,7 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
-from dynavec_langgraph.interrupt import (
-    describe_pending,
-    interrupt_fields,
-)
+from dynavec_langgraph.interrupt import describe_pending, interrupt_fields
 
 __all__ = [
     "Crashed",

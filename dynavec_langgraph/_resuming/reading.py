@@ -12,10 +12,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._errors import (
-    DynavecError,
-    StorageError,
-)
+from dynavec_langgraph._errors import DynavecError, StorageError
 from dynavec_langgraph._persistence.base import DelegatingSaver
 from dynavec_langgraph._persistence.connections import (
     is_schema_error,
