@@ -43,7 +43,7 @@ if typing.TYPE_CHECKING:
     )
     from dynavec_langgraph._exactly_once import idempotency_key
     from dynavec_langgraph._factory import create_react_agent
-    from dynavec_langgraph._policy import ApprovalPolicy
+    from dynavec_langgraph._policy.spec import ApprovalPolicy
     from dynavec_langgraph._state import ReActState
     from dynavec_langgraph._tools import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
@@ -71,7 +71,7 @@ _EXPORTS: dict[str, str] = {
     "AgentState": "dynavec_langgraph.records",
     "AgentStep": "dynavec_langgraph.records",
     "AgentTool": "dynavec_langgraph._tools",
-    "ApprovalPolicy": "dynavec_langgraph._policy",
+    "ApprovalPolicy": "dynavec_langgraph._policy.spec",
     "ApprovalPolicyError": "dynavec_langgraph._errors",
     "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
     "ApproverMismatchError": "dynavec_langgraph._errors",

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from langgraph.prebuilt import ToolNode
 
     from dynavec_langgraph._persistence.records import CheckpointerOption
-    from dynavec_langgraph._policy import ApprovalPolicyOption
+    from dynavec_langgraph._policy.spec import ApprovalPolicyOption
     from dynavec_langgraph._types import (
         CacheOption,
         Hook,

@@ -45,15 +45,14 @@ from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, st
 from dynavec_langgraph._exactly_once import shown_first
 from dynavec_langgraph._persistence.connections import postgres_rows
 from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
-from dynavec_langgraph._policy import expired_pauses, expiry_answer, raise_timeouts
-from dynavec_langgraph._resuming import (
-    Answer,
-    may_be_paused_elsewhere,
-    refuse_if_damaged,
-    resuming,
-    storage_guard,
-)
-from dynavec_langgraph._resuming import read_thread as _read
+from dynavec_langgraph._policy.answers import expiry_answer
+from dynavec_langgraph._policy.doors import expired_pauses
+from dynavec_langgraph._policy.events import raise_timeouts
+from dynavec_langgraph._resuming.answers import Answer
+from dynavec_langgraph._resuming.checks import may_be_paused_elsewhere, refuse_if_damaged
+from dynavec_langgraph._resuming.guarded import resuming
+from dynavec_langgraph._resuming.reading import read_thread as _read
+from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import durability
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 
@@ -341,7 +340,7 @@ def resume_graph(
     approver: Any = None,
 ) -> StateSnapshot:
     """Answer the approval ``node`` names (or the only one) of ``thread_id`` with ``decision``
-    through the guarded resume (:func:`dynavec_langgraph._resuming.resuming`); ``before`` is
+    through the guarded resume (:func:`dynavec_langgraph._resuming.guarded.resuming`); ``before`` is
     called once every check passed, right before the graph runs.
 
     Returns the thread's state afterwards.
@@ -484,7 +483,7 @@ def expire_pending(
 ) -> list[Expired]:
     """Settle every expired approval of ``saver`` (``dynavec-langgraph inbox expire``):
     each thread with a pending pause whose ``expires_at`` has passed is resumed, through the
-    guarded resume, with :func:`~dynavec_langgraph._policy.expiry_answer`; the paused tool
+    guarded resume, with :func:`~dynavec_langgraph._policy.answers.expiry_answer`; the paused tool
     settles it (the call never runs; the tool's answer says it expired). A thread another
     caller holds is left for the next sweep (its ``error`` says so); others go on."""
     done: list[Expired] = []

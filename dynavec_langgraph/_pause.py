@@ -38,7 +38,7 @@ T = TypeVar("T")
 def answer_slot(value: Any, schema: dict[str, Any] | type | Any = None) -> Any:
     """LangGraph's ``interrupt(value)``: the stored answer of this task's next interrupt slot,
     or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`,
-    the approval-policy loop (``dynavec_langgraph._policy.ask_with_policy``) and the in-doubt
+    the approval-policy loop (``dynavec_langgraph._policy.ask.ask_with_policy``) and the in-doubt
     replay (``dynavec_langgraph._exactly_once``, which reads earlier answers with
     ``answer_slot(None)``) and the per-call review of a redirected edit
     (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as

@@ -64,7 +64,7 @@ saving fails after a tool ran (database down, disk read-only), the caller knows 
 and a retry with the same dict does not repeat them. ``ReActAgent`` keeps one per thread."""
 APPROVER_KEY: Final = "approver"
 """``config["configurable"]["approver"]``: who answers, for a raw graph resumed with a plain
-decision (the resume value's envelope, ``_policy.approver_decision``, wins)."""
+decision (the resume value's envelope, ``_policy.answers.approver_decision``, wins)."""
 AUTH_USER_KEY: Final = "langgraph_auth_user"
 """``config["configurable"]["langgraph_auth_user"]``: the user a LangGraph API server with custom
 auth (``langgraph.json`` ``"auth"``, a ``langgraph_sdk.Auth`` handler) signed in for the run,

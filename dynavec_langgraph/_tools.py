@@ -44,7 +44,7 @@ from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.records import AgentState
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._policy import ApprovalPolicy
+    from dynavec_langgraph._policy.spec import ApprovalPolicy
 
 __all__ = [
     "AgentTool",
@@ -554,7 +554,8 @@ def _with_asks(agent_tool: AgentTool, asks: Sequence[str] | None) -> AgentTool:
     """``@tool(asks=[...])``: the node ids kept in the tool's ``metadata["asks"]`` (where a
     LangChain tool declares them too; docs/approvals-in-production.md)."""
     if asks is not None:
-        from dynavec_langgraph._policy import ASKS_KEY, check_asks
+        from dynavec_langgraph._policy.scope import check_asks
+        from dynavec_langgraph._policy.spec import ASKS_KEY
 
         declared = list(check_asks(asks, agent_tool.name))
         agent_tool.metadata = {**(agent_tool.metadata or {}), ASKS_KEY: declared}
@@ -686,7 +687,7 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     result._origin = lc_tool
     result._schema_bound = True
     if isinstance(lc_tool.metadata, dict) and "asks" in lc_tool.metadata:
-        from dynavec_langgraph._policy import declared_asks
+        from dynavec_langgraph._policy.scope import declared_asks
 
         declared_asks(result)  # metadata={"asks": [...]}: checked when the tool is taken
     return result
@@ -779,13 +780,8 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
         InvalidOptionError: naming what cannot be used.
     """
     from dynavec_langgraph._errors import InvalidOptionError, option_text
-    from dynavec_langgraph._policy import (
-        APPROVAL_POINT_KEY,
-        POLICY_KEY,
-        ApprovalPoint,
-        ApprovalPolicy,
-        declared_asks,
-    )
+    from dynavec_langgraph._policy.scope import ApprovalPoint, declared_asks
+    from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, POLICY_KEY, ApprovalPolicy
 
     name, what = "approval_policy", "pass an ApprovalPolicy or {node_id: ApprovalPolicy}"
     if isinstance(policy, Mapping):

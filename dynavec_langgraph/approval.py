@@ -47,18 +47,11 @@ from dynavec_langgraph._errors import (
     InvalidOptionError,
     option_text,
 )
-from dynavec_langgraph._policy import (
-    APPROVAL_POINT_KEY,
-    EXPIRE,
-    ApprovalEvent,
-    ApprovalPoint,
-    ApprovalPolicy,
-    add_approval_listener,
-    approver_decision,
-    ask_with_policy,
-    checked_options,
-    policy_for,
-)
+from dynavec_langgraph._policy.answers import approver_decision
+from dynavec_langgraph._policy.ask import ask_with_policy
+from dynavec_langgraph._policy.events import ApprovalEvent, add_approval_listener
+from dynavec_langgraph._policy.scope import ApprovalPoint, checked_options, policy_for
+from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, EXPIRE, ApprovalPolicy
 from dynavec_langgraph._signed_in import needs_worker_thread
 from dynavec_langgraph._tools import AgentTool, as_tools
 from dynavec_langgraph.interrupt import (

@@ -78,14 +78,9 @@ from dynavec_langgraph._pause_value import (
     pause_value,
     refusal_note,
 )
-from dynavec_langgraph._policy import (
-    EXPIRE,
-    ApprovalPolicy,
-    ask_with_policy,
-    check_declared,
-    checked_options,
-    policy_for,
-)
+from dynavec_langgraph._policy.ask import ask_with_policy
+from dynavec_langgraph._policy.scope import check_declared, checked_options, policy_for
+from dynavec_langgraph._policy.spec import EXPIRE, ApprovalPolicy
 from dynavec_langgraph._storable import lone_surrogate
 
 if TYPE_CHECKING:

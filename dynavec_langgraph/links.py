@@ -56,7 +56,7 @@ from dynavec_langgraph._links import (
     sign_link,
     verify_link,
 )
-from dynavec_langgraph._policy import expired_pauses
+from dynavec_langgraph._policy.doors import expired_pauses
 from dynavec_langgraph.exceptions import ApprovalTimeoutError
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from dynavec_langgraph import (
     tool,
 )
 from dynavec_langgraph._cli.db import open_saver
-from dynavec_langgraph._policy import _uuid_time
+from dynavec_langgraph._policy.spec import _uuid_time
 from dynavec_langgraph.approval import (
     EXPIRE,
     ApprovalEvent,

@@ -99,8 +99,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
-                "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view", "approval",
-                "connectors", "interrupt", "registry",
+                "_pause", "_pause_value", "_policy", "_policy.answers", "_policy.ask",
+                "_policy.doors", "_policy.events", "_policy.scope", "_policy.spec", "_signed_in",
+                "_tools", "_view", "approval", "connectors", "interrupt", "registry",
             }
         ),
     ),
@@ -141,8 +142,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote",
                 "_remote.agent", "_remote.audit", "_remote.errors", "_remote.expiry",
                 "_remote.inbox", "_remote.requests", "_remote.runs", "_remote.server",
-                "_remote.threads", "_resuming", "audit", "demo", "events", "remote", "temporal",
-                "temporal._client", "temporal._shapes",
+                "_remote.threads", "_resuming", "_resuming.answers", "_resuming.checks",
+                "_resuming.guarded", "_resuming.reading", "audit", "demo", "events", "remote",
+                "temporal", "temporal._client", "temporal._shapes",
                 "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }
         ),

@@ -24,7 +24,7 @@ from dynavec_langgraph import (
     ReActAgent,
 )
 from dynavec_langgraph._claims import CLAIM_REFUSED
-from dynavec_langgraph._policy import expiry_answer
+from dynavec_langgraph._policy.answers import expiry_answer
 from dynavec_langgraph._remote.expiry import approval_timeout, not_yet, settling
 from dynavec_langgraph._remote.runs import (
     _answers_any,

@@ -26,9 +26,10 @@ from dynavec_langgraph._factory import check_max_steps, create_react_agent, with
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._persistence.scratch import ScratchThreads
-from dynavec_langgraph._policy import agent_clock
-from dynavec_langgraph._resuming import check_id, storage_guard
+from dynavec_langgraph._policy.doors import agent_clock
+from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import CompletedCall, durability, run_config
+from dynavec_langgraph._storable import check_id
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 

@@ -26,20 +26,12 @@ from dynavec_langgraph._errors import (
     not_a_message_text,
 )
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
-from dynavec_langgraph._policy import raise_timeouts
-from dynavec_langgraph._resuming import (
-    MISSING,
-    Answer,
-    Resume,
-    aresuming,
-    brief,
-    check_state,
-    check_storable,
-    check_text,
-    resuming,
-)
+from dynavec_langgraph._policy.events import raise_timeouts
+from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume, check_state, check_storable
+from dynavec_langgraph._resuming.guarded import aresuming, resuming
 from dynavec_langgraph._run_data import CompletedCall
 from dynavec_langgraph._state import AGENT_NODE
+from dynavec_langgraph._storable import brief, check_text
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:

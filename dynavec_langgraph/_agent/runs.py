@@ -21,19 +21,18 @@ from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import CheckpointNotFoundError, ThreadPausedError
 from dynavec_langgraph._exactly_once import shown_first
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
-from dynavec_langgraph._policy import expiry_command, raise_timeouts
-from dynavec_langgraph._resuming import (
-    asaved_on_cancel,
-    check_id,
-    check_state,
-    check_text,
+from dynavec_langgraph._policy.doors import expiry_command
+from dynavec_langgraph._policy.events import raise_timeouts
+from dynavec_langgraph._resuming.answers import check_state, refuse_if_paused
+from dynavec_langgraph._resuming.checks import (
     may_be_paused_elsewhere,
     refuse_foreign_pause,
     refuse_if_damaged,
-    refuse_if_paused,
 )
+from dynavec_langgraph._resuming.guarded import asaved_on_cancel
 from dynavec_langgraph._run_data import CompletedCall
 from dynavec_langgraph._state import AGENT_NODE
+from dynavec_langgraph._storable import check_id, check_text
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:

@@ -46,7 +46,8 @@ from dynavec_langgraph._decisions import explain_refusal
 from dynavec_langgraph._errors import DynavecError, InvalidInputError, InvalidOptionError
 from dynavec_langgraph._exactly_once import in_doubt_pauses
 from dynavec_langgraph._persistence.locks import aresume_lock
-from dynavec_langgraph._resuming import Answer, aresuming, refuse_if_paused
+from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
+from dynavec_langgraph._resuming.guarded import aresuming
 from dynavec_langgraph.savers import resolve_checkpointer
 
 AGUI_PROTOCOL_VERSION = "1.0"

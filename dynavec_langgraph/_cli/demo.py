@@ -166,7 +166,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
         from dynavec_langgraph._inbox import read_thread
-        from dynavec_langgraph._resuming import MISSING
+        from dynavec_langgraph._resuming.answers import MISSING
 
         # read to show the pause and ask for the decision; every check is the guarded
         # resume's, under the thread's lock (ReActAgent.resume)

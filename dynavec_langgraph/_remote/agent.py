@@ -15,7 +15,7 @@ from dynavec_langgraph._audit.switch import check_audit
 from dynavec_langgraph._audit.verify import TrailReport
 from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._extras import install_command, missing_extra
-from dynavec_langgraph._policy import expiry_command, refuse_approver
+from dynavec_langgraph._policy.doors import expiry_command, refuse_approver
 from dynavec_langgraph._remote.audit import (
     aread_items,
     read_items,
@@ -46,7 +46,12 @@ from dynavec_langgraph._remote.requests import (
 from dynavec_langgraph._remote.runs import check_run, tagged
 from dynavec_langgraph._remote.server import ServerThreads
 from dynavec_langgraph._remote.threads import Seen, agent_result, settled, thread_seen
-from dynavec_langgraph._resuming import MISSING, Answer, refuse_if_asked_again, refuse_if_paused
+from dynavec_langgraph._resuming.answers import (
+    MISSING,
+    Answer,
+    refuse_if_asked_again,
+    refuse_if_paused,
+)
 from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:

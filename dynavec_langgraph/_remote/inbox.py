@@ -24,7 +24,7 @@ from dynavec_langgraph._remote.agent import RemoteReActAgent
 from dynavec_langgraph._remote.errors import unknown_thread_text
 from dynavec_langgraph._remote.requests import check_server_url, server_thread_id
 from dynavec_langgraph._remote.threads import thread_seen
-from dynavec_langgraph._resuming import Answer
+from dynavec_langgraph._resuming.answers import Answer
 from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult
 

@@ -21,11 +21,12 @@ from dynavec_langgraph._errors import (
     option_text,
 )
 from dynavec_langgraph._links import REFUSED, link_answer, read_link
-from dynavec_langgraph._policy import expired_pauses
+from dynavec_langgraph._policy.doors import expired_pauses
 from dynavec_langgraph._remote.errors import busy, unknown_thread_text
 from dynavec_langgraph._remote.threads import Seen
-from dynavec_langgraph._resuming import MISSING, Answer, brief, check_id, check_text
+from dynavec_langgraph._resuming.answers import MISSING, Answer
 from dynavec_langgraph._run_data import durability
+from dynavec_langgraph._storable import brief, check_id, check_text
 from dynavec_langgraph.records import AgentState
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._errors import ConcurrentResumeError, RemoteRunError
 from dynavec_langgraph._remote.threads import Seen
-from dynavec_langgraph._resuming import schema_refusal
+from dynavec_langgraph._resuming.answers import schema_refusal
 
 if TYPE_CHECKING:
     from langgraph_sdk.schema import Config

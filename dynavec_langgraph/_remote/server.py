@@ -33,7 +33,7 @@ from dynavec_langgraph._remote.threads import (
     note_values,
     thread_seen,
 )
-from dynavec_langgraph._resuming import Answer, in_doubt_first
+from dynavec_langgraph._resuming.answers import Answer, in_doubt_first
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient

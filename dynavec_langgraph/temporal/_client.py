@@ -33,7 +33,8 @@ from dynavec_langgraph._errors import (
     not_paused_text,
 )
 from dynavec_langgraph._inbox import PendingApproval
-from dynavec_langgraph._resuming import MISSING, check_id
+from dynavec_langgraph._resuming.answers import MISSING
+from dynavec_langgraph._storable import check_id
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.temporal._shapes import (
     ErrorInfo,

@@ -44,7 +44,7 @@ from dynavec_langgraph._errors import (
     InvalidOptionError,
 )
 from dynavec_langgraph._extras import install_command, missing_extra
-from dynavec_langgraph._policy import expiry_answer
+from dynavec_langgraph._policy.answers import expiry_answer
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.temporal._shapes import (
     ANSWER,

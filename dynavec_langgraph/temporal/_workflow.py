@@ -41,8 +41,8 @@ with workflow.unsafe.imports_passed_through():
         NothingToResumeError,
         not_paused_text,
     )
-    from dynavec_langgraph._policy import expired_pauses
-    from dynavec_langgraph._resuming import MISSING, Answer
+    from dynavec_langgraph._policy.doors import expired_pauses
+    from dynavec_langgraph._resuming.answers import MISSING, Answer
     from dynavec_langgraph.exceptions import ApprovalTimeoutError
     from dynavec_langgraph.temporal._shapes import (
         ANSWER,

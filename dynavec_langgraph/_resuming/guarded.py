@@ -1,0 +1,208 @@
+"""The guarded resume (``resuming`` and its async twin): the lock, the thread read under it, the
+checks and the command, in that order."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.errors import is_invalid_resume
+from langgraph.pregel import Pregel
+from langgraph.types import StateSnapshot
+
+from dynavec_langgraph._conversation_view import pending_calls
+from dynavec_langgraph._errors import NOTHING_TO_RESUME_TEXT, NothingToResumeError
+from dynavec_langgraph._exactly_once import in_doubt_pauses
+from dynavec_langgraph._nodes import until_done
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
+from dynavec_langgraph._resuming.answers import Answer, Resume, in_doubt_first, schema_refusal
+from dynavec_langgraph._resuming.checks import (
+    Crashed,
+    may_be_paused_elsewhere,
+    plan_resume,
+    refuse_foreign_pause,
+)
+from dynavec_langgraph._resuming.reading import (
+    aread_thread,
+    aread_thread_once,
+    read_thread,
+    read_thread_once,
+    storage_guard,
+)
+from dynavec_langgraph._state import TOOLS_NODE
+from dynavec_langgraph._storable import check_id
+from dynavec_langgraph._tool_call import CompletedCall
+
+__all__ = [
+    "ASeed",
+    "Seed",
+    "aresuming",
+    "asaved_on_cancel",
+    "resuming",
+]
+
+
+@contextmanager
+def _decision_guard(seen: StateSnapshot | None) -> Iterator[None]:
+    """A decision rejected by the pause's ``response_schema`` -> InvalidDecisionError."""
+    try:
+        yield
+    except ValueError as error:
+        if seen is None or not is_invalid_resume(error):
+            raise
+        raise schema_refusal(seen.interrupts, str(error)) from error
+
+
+Seed = Callable[[StateSnapshot | None], Resume | None]
+"""Plan a resume from messages (``ReActAgent.resume(messages, ...)``) when the thread is not
+paused; it runs under the lock and may write the thread (it is given the thread as read).
+``None``: nothing to seed from, plan the resume as for any thread."""
+
+
+ASeed = Callable[[StateSnapshot | None], Awaitable[Resume | None]]
+"""Async twin of :data:`Seed`."""
+
+
+def _seeds(snapshot: StateSnapshot | None) -> bool:
+    """A resume from messages plans itself: on a new thread, or one that is not paused."""
+    return snapshot is None or not snapshot.interrupts
+
+
+def _planned(
+    graph: object,
+    snapshot: StateSnapshot | None,
+    thread_id: str | None,
+    answer: Answer,
+    saver: BaseCheckpointSaver[Any],
+    config: RunnableConfig,
+    crashed: Crashed,
+) -> Resume:
+    if snapshot is None or thread_id is None:
+        raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
+    return plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
+
+
+@contextmanager
+def resuming(
+    graph: Pregel[Any, Any],
+    saver: BaseCheckpointSaver[Any],
+    thread_id: str | None,
+    answer: Answer,
+    config: RunnableConfig,
+    *,
+    record: Mapping[str, CompletedCall] | None = None,
+    crashed: Crashed = "continue",
+    seed: Seed | None = None,
+) -> Iterator[Resume]:
+    """The guarded resume (see the module's docstring): yields what to send to ``graph``.
+
+    The caller runs the graph inside the ``with`` block and passes the pauses pending after
+    it to :meth:`Resume.settle`. ``thread_id=None`` (a resume from messages on a new thread
+    nobody else knows) takes no lock and reads nothing: ``seed`` plans it.
+
+    Example::
+
+        with resuming(graph, saver, "t1", Answer("approved"), config) as resume:
+            output = graph.invoke(resume.graph_input, resume.config)
+            resume.settle(output.get("__interrupt__", []))
+    """
+    with ExitStack() as stack:
+        stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
+        snapshot: StateSnapshot | None = None
+        if thread_id is not None:
+            check_id(thread_id, "thread_id")
+            stack.enter_context(resume_lock(saver, thread_id))
+            snapshot, stored = read_thread_once(graph, saver, config, thread_id)
+            if may_be_paused_elsewhere(snapshot):
+                refuse_foreign_pause(graph, stored, snapshot, thread_id)
+            stale = in_doubt_pauses(stored, snapshot.interrupts)
+            if stale:  # the approved call's run died: its in-doubt question comes first
+                graph.invoke(None, config)  # asks it (nothing runs), under the lock
+                after = read_thread(graph, config, thread_id)
+                in_doubt_first(answer, thread_id, snapshot, stale, after)
+                snapshot = after
+        resume = seed(snapshot) if seed is not None and _seeds(snapshot) else None
+        if resume is None:
+            resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
+        with _decision_guard(resume.seen):
+            yield resume
+
+
+@asynccontextmanager
+async def aresuming(
+    graph: Pregel[Any, Any],
+    saver: BaseCheckpointSaver[Any],
+    thread_id: str | None,
+    answer: Answer,
+    config: RunnableConfig,
+    *,
+    record: Mapping[str, CompletedCall] | None = None,
+    crashed: Crashed = "continue",
+    seed: ASeed | None = None,
+) -> AsyncIterator[Resume]:
+    """Async twin of :func:`resuming`."""
+    async with AsyncExitStack() as stack:
+        stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
+        snapshot: StateSnapshot | None = None
+        if thread_id is not None:
+            check_id(thread_id, "thread_id")
+            await stack.enter_async_context(aresume_lock(saver, thread_id))
+            await stack.enter_async_context(asaved_on_cancel(graph, config, record))
+            snapshot, stored = await aread_thread_once(graph, saver, config, thread_id)
+            if may_be_paused_elsewhere(snapshot):
+                refuse_foreign_pause(graph, stored, snapshot, thread_id)
+            stale = in_doubt_pauses(stored, snapshot.interrupts)
+            if stale:  # as in resuming()
+                await graph.ainvoke(None, config)
+                after = await aread_thread(graph, config, thread_id)
+                in_doubt_first(answer, thread_id, snapshot, stale, after)
+                snapshot = after
+        resume = await seed(snapshot) if seed is not None and _seeds(snapshot) else None
+        if resume is None:
+            resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
+        with _decision_guard(resume.seen):
+            yield resume
+
+
+@asynccontextmanager
+async def asaved_on_cancel(
+    graph: Pregel[Any, Any], config: RunnableConfig, record: Mapping[str, CompletedCall] | None
+) -> AsyncIterator[None]:
+    """Entered under the thread's lock: when the caller is cancelled (an ``asyncio`` timeout,
+    a dropped web request), the tool calls that still ran to their end (a sync tool, which
+    the cancellation cannot stop: the tool node waits for it, ``_nodes.until_done``) are
+    saved to the thread before the lock is released, as if their step had finished. A retry,
+    from this process or another, then continues after them instead of running them again.
+
+    Only the thread's next pending calls are saved, in order, and only updates LangGraph can
+    apply as the tool node's (``graph.aupdate_state(..., as_node="tools")``); anything else
+    (a tool's ``Command``, parallel mode's held calls) stays in ``record``, which this agent
+    object consults on its next call of the thread.
+    """
+    try:
+        yield
+    except asyncio.CancelledError:
+        if record:
+            await until_done(_asave_finished(graph, config, record))
+        raise
+
+
+async def _asave_finished(
+    graph: Pregel[Any, Any], config: RunnableConfig, record: Mapping[str, CompletedCall]
+) -> None:
+    if TOOLS_NODE not in graph.nodes:
+        return
+    while True:
+        snapshot = await graph.aget_state(config)
+        if TOOLS_NODE not in snapshot.next:
+            return
+        pending = pending_calls((snapshot.values or {}).get("messages") or [])
+        call_id = pending[0]["id"] if pending else None
+        done = record.get(call_id) if call_id else None
+        if done is None or not isinstance(done.update, dict) or "held" in done.update:
+            return
+        await graph.aupdate_state(config, done.update, as_node=TOOLS_NODE)
