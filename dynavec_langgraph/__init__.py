@@ -41,7 +41,7 @@ if typing.TYPE_CHECKING:
         ToolContextError,
         UnkeyedResumeError,
     )
-    from dynavec_langgraph._exactly_once import idempotency_key
+    from dynavec_langgraph._exactly_once.keys import idempotency_key
     from dynavec_langgraph._factory import create_react_agent
     from dynavec_langgraph._policy import ApprovalPolicy
     from dynavec_langgraph._state import ReActState
@@ -119,7 +119,7 @@ _EXPORTS: dict[str, str] = {
     "create_agent": "dynavec_langgraph._create_agent",
     "create_react_agent": "dynavec_langgraph._factory",
     "default_registry": "dynavec_langgraph.registry",
-    "idempotency_key": "dynavec_langgraph._exactly_once",
+    "idempotency_key": "dynavec_langgraph._exactly_once.keys",
     "interrupt": "dynavec_langgraph.interrupt",
     "tool": "dynavec_langgraph._tools",
 }

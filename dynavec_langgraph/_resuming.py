@@ -61,7 +61,7 @@ from dynavec_langgraph._errors import (
     not_paused_text,
     not_storable_text,
 )
-from dynavec_langgraph._exactly_once import in_doubt_pauses, superseded
+from dynavec_langgraph._exactly_once.shown import in_doubt_pauses, superseded
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._nodes import until_done
 from dynavec_langgraph._persistence.base import DelegatingSaver

@@ -19,7 +19,7 @@ from langgraph.graph import END
 from langgraph.types import Command, Send
 
 from dynavec_langgraph._errors import ApprovalPolicyError, InterruptCallError, InvalidOptionError
-from dynavec_langgraph._exactly_once import call_key, keyed, with_key
+from dynavec_langgraph._exactly_once.keys import call_key, keyed, with_key
 from dynavec_langgraph._messages import calls_of
 from dynavec_langgraph._policy import policy_scope
 from dynavec_langgraph._run_data import COMPLETED_CALLS_KEY, CompletedCall, RunData

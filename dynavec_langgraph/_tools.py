@@ -543,7 +543,7 @@ def _with_on_crash(agent_tool: AgentTool, on_crash: str | None) -> AgentTool:
     """``@tool(on_crash=...)``: the policy kept in the tool's ``metadata["on_crash"]``
     (where a LangChain tool declares it too; docs/exactly-once.md)."""
     if on_crash is not None:
-        from dynavec_langgraph._exactly_once import check_on_crash
+        from dynavec_langgraph._exactly_once.keys import check_on_crash
 
         policy = check_on_crash(on_crash, agent_tool.name)
         agent_tool.metadata = {**(agent_tool.metadata or {}), "on_crash": policy}

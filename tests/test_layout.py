@@ -98,7 +98,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "tools and pauses: the interrupt machinery, the tool types, the state view",
         frozenset(
             {
-                "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
+                "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
+                "_exactly_once.gate", "_exactly_once.guarded", "_exactly_once.keys",
+                "_exactly_once.marks", "_exactly_once.shown", "_exactly_once.wait", "_models",
                 "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view", "approval",
                 "connectors", "interrupt", "registry",
             }
