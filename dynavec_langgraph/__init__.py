@@ -45,7 +45,7 @@ if typing.TYPE_CHECKING:
     from dynavec_langgraph._factory import create_react_agent
     from dynavec_langgraph._policy import ApprovalPolicy
     from dynavec_langgraph._state import ReActState
-    from dynavec_langgraph._tools import AgentTool, tool
+    from dynavec_langgraph._tools.agent_tool import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
     from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
     from dynavec_langgraph.exceptions import (
@@ -70,7 +70,7 @@ _EXPORTS: dict[str, str] = {
     "AgentResult": "dynavec_langgraph.records",
     "AgentState": "dynavec_langgraph.records",
     "AgentStep": "dynavec_langgraph.records",
-    "AgentTool": "dynavec_langgraph._tools",
+    "AgentTool": "dynavec_langgraph._tools.agent_tool",
     "ApprovalPolicy": "dynavec_langgraph._policy",
     "ApprovalPolicyError": "dynavec_langgraph._errors",
     "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
@@ -121,7 +121,7 @@ _EXPORTS: dict[str, str] = {
     "default_registry": "dynavec_langgraph.registry",
     "idempotency_key": "dynavec_langgraph._exactly_once.keys",
     "interrupt": "dynavec_langgraph.interrupt",
-    "tool": "dynavec_langgraph._tools",
+    "tool": "dynavec_langgraph._tools.agent_tool",
 }
 
 

@@ -30,7 +30,7 @@ from dynavec_langgraph._run_data import MODEL_KWARGS_KEY, RunData
 from dynavec_langgraph._state import AGENT_NODE, ReActState, steps_in_run
 from dynavec_langgraph._tasks import foreign_task, next_task
 from dynavec_langgraph._tool_call import ToolCallRun, remember
-from dynavec_langgraph._tools import AgentTool
+from dynavec_langgraph._tools.agent_tool import AgentTool
 
 if TYPE_CHECKING:  # imported by the factory, which builds the ToolNode these nodes run
     from langgraph.prebuilt import ToolNode

@@ -25,12 +25,8 @@ from dynavec_langgraph._policy import policy_scope
 from dynavec_langgraph._run_data import COMPLETED_CALLS_KEY, CompletedCall, RunData
 from dynavec_langgraph._state import AGENT_NODE, TOOLS_NODE, shared_change
 from dynavec_langgraph._tasks import ToolTask, turn_of
-from dynavec_langgraph._tools import (
-    AgentTool,
-    format_tool_error,
-    running_in_agent,
-    unknown_tool_observation,
-)
+from dynavec_langgraph._tools.agent_tool import AgentTool, running_in_agent
+from dynavec_langgraph._tools.calls import format_tool_error, unknown_tool_observation
 from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
 from dynavec_langgraph.records import AgentState
 

@@ -60,7 +60,8 @@ from dynavec_langgraph._policy import (
     policy_for,
 )
 from dynavec_langgraph._signed_in import needs_worker_thread
-from dynavec_langgraph._tools import AgentTool, as_tools
+from dynavec_langgraph._tools.adapters import as_tools
+from dynavec_langgraph._tools.agent_tool import AgentTool
 from dynavec_langgraph.interrupt import (
     ALL_DECISIONS,
     Decision,

@@ -101,8 +101,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
                 "_exactly_once.gate", "_exactly_once.guarded", "_exactly_once.keys",
                 "_exactly_once.marks", "_exactly_once.shown", "_exactly_once.wait", "_models",
-                "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view", "approval",
-                "connectors", "interrupt", "registry",
+                "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_tools.adapters",
+                "_tools.agent_tool", "_tools.calls", "_tools.policies", "_tools.schemas", "_view",
+                "approval", "connectors", "interrupt", "registry",
             }
         ),
     ),
