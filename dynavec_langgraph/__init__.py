@@ -41,11 +41,11 @@ if typing.TYPE_CHECKING:
         ToolContextError,
         UnkeyedResumeError,
     )
-    from dynavec_langgraph._exactly_once import idempotency_key
+    from dynavec_langgraph._exactly_once.keys import idempotency_key
     from dynavec_langgraph._factory import create_react_agent
     from dynavec_langgraph._policy.spec import ApprovalPolicy
     from dynavec_langgraph._state import ReActState
-    from dynavec_langgraph._tools import AgentTool, tool
+    from dynavec_langgraph._tools.agent_tool import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
     from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
     from dynavec_langgraph.exceptions import (
@@ -70,7 +70,7 @@ _EXPORTS: dict[str, str] = {
     "AgentResult": "dynavec_langgraph.records",
     "AgentState": "dynavec_langgraph.records",
     "AgentStep": "dynavec_langgraph.records",
-    "AgentTool": "dynavec_langgraph._tools",
+    "AgentTool": "dynavec_langgraph._tools.agent_tool",
     "ApprovalPolicy": "dynavec_langgraph._policy.spec",
     "ApprovalPolicyError": "dynavec_langgraph._errors",
     "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
@@ -119,9 +119,9 @@ _EXPORTS: dict[str, str] = {
     "create_agent": "dynavec_langgraph._create_agent",
     "create_react_agent": "dynavec_langgraph._factory",
     "default_registry": "dynavec_langgraph.registry",
-    "idempotency_key": "dynavec_langgraph._exactly_once",
+    "idempotency_key": "dynavec_langgraph._exactly_once.keys",
     "interrupt": "dynavec_langgraph.interrupt",
-    "tool": "dynavec_langgraph._tools",
+    "tool": "dynavec_langgraph._tools.agent_tool",
 }
 
 

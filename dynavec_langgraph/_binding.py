@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableSequence
 
-from dynavec_langgraph._tools import AgentTool
+from dynavec_langgraph._tools.agent_tool import AgentTool
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel, LanguageModelInput

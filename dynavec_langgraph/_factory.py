@@ -75,7 +75,8 @@ from dynavec_langgraph._state import (
 )
 from dynavec_langgraph._storable import brief
 from dynavec_langgraph._tool_call import error_observation
-from dynavec_langgraph._tools import AgentTool, as_tools, executable
+from dynavec_langgraph._tools.adapters import as_tools, executable
+from dynavec_langgraph._tools.agent_tool import AgentTool
 
 if TYPE_CHECKING:
     from langgraph.prebuilt import ToolNode
@@ -247,7 +248,7 @@ def create_react_agent(
             "parallel_tool_calls=True; see docs/prebuilt.md)"
         )
     if approval_policy is not None:
-        from dynavec_langgraph._tools import attach_policy
+        from dynavec_langgraph._tools.policies import attach_policy
 
         tools = attach_policy(tools, approval_policy)
     return build_agent(

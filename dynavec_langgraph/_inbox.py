@@ -42,7 +42,7 @@ from dynavec_langgraph._audit.notifications import SWEEPER_BACKOFF, deliver
 from dynavec_langgraph._audit.trail import audit_refusals, audit_trail, with_audit
 from dynavec_langgraph._audit.verify import TrailReport, check_thread, trail_thread_ids
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
-from dynavec_langgraph._exactly_once import shown_first
+from dynavec_langgraph._exactly_once.shown import shown_first
 from dynavec_langgraph._persistence.connections import postgres_rows
 from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
 from dynavec_langgraph._policy.answers import expiry_answer
@@ -142,7 +142,7 @@ def in_doubt_first(
 ) -> StateSnapshot:
     """``snapshot`` with each pause whose approved call's run died (the call may have run)
     shown as the call's in-doubt question, which the next run asks first
-    (:func:`~dynavec_langgraph._exactly_once.shown_first`; one more read of the thread when
+    (:func:`~dynavec_langgraph._exactly_once.shown.shown_first`; one more read of the thread when
     it is paused)."""
     if not snapshot.interrupts:
         return snapshot

@@ -14,7 +14,7 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field
 
 from dynavec_langgraph._conversion import from_dynavec, to_dynavec
-from dynavec_langgraph._tools import AgentTool
+from dynavec_langgraph._tools.agent_tool import AgentTool
 from dynavec_langgraph.chat import Tool
 
 __all__ = ["DynavecChatModel"]

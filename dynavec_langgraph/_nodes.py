@@ -23,19 +23,14 @@ from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._audit.hooks import recorder
 from dynavec_langgraph._claims import aclaimed, claimed
-from dynavec_langgraph._exactly_once import (
-    OnCrash,
-    aguarded,
-    declared_on_crash,
-    guarded,
-    on_crash_of,
-)
+from dynavec_langgraph._exactly_once.guarded import aguarded, guarded
+from dynavec_langgraph._exactly_once.keys import OnCrash, declared_on_crash, on_crash_of
 from dynavec_langgraph._messages import new_turn, pending_calls
 from dynavec_langgraph._run_data import MODEL_KWARGS_KEY, RunData
 from dynavec_langgraph._state import AGENT_NODE, ReActState, steps_in_run
 from dynavec_langgraph._tasks import foreign_task, next_task
 from dynavec_langgraph._tool_call import ToolCallRun, remember
-from dynavec_langgraph._tools import AgentTool
+from dynavec_langgraph._tools.agent_tool import AgentTool
 
 if TYPE_CHECKING:  # imported by the factory, which builds the ToolNode these nodes run
     from langgraph.prebuilt import ToolNode

@@ -53,7 +53,8 @@ from dynavec_langgraph._policy.events import ApprovalEvent, add_approval_listene
 from dynavec_langgraph._policy.scope import ApprovalPoint, checked_options, policy_for
 from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, EXPIRE, ApprovalPolicy
 from dynavec_langgraph._signed_in import needs_worker_thread
-from dynavec_langgraph._tools import AgentTool, as_tools
+from dynavec_langgraph._tools.adapters import as_tools
+from dynavec_langgraph._tools.agent_tool import AgentTool
 from dynavec_langgraph.interrupt import (
     ALL_DECISIONS,
     Decision,

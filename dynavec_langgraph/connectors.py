@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from dynavec_langgraph._tools import AgentTool
+from dynavec_langgraph._tools.agent_tool import AgentTool
 
 __all__ = [
     "create_http_tool",

@@ -23,7 +23,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dynavec_langgraph._tools import AgentTool, as_tools, tool
+from dynavec_langgraph._tools.adapters import as_tools
+from dynavec_langgraph._tools.agent_tool import AgentTool, tool
 from dynavec_langgraph.chat import Tool
 
 if TYPE_CHECKING:

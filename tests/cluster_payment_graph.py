@@ -21,7 +21,7 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from dynavec_langgraph import create_react_agent, idempotency_key, tool
-from dynavec_langgraph._exactly_once import OnCrash
+from dynavec_langgraph._exactly_once.keys import OnCrash
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.cluster_graph import GATE_TIMEOUT, GATES_ENV, _record, _thread_id

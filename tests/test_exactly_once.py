@@ -35,7 +35,9 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph._exactly_once import NOTE_NS, START_CHANNEL, OnCrash, noted_in_doubt
+from dynavec_langgraph._exactly_once.keys import OnCrash
+from dynavec_langgraph._exactly_once.marks import NOTE_NS, START_CHANNEL
+from dynavec_langgraph._exactly_once.shown import noted_in_doubt
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
 from tests.children.warm import Child
@@ -483,7 +485,7 @@ def test_an_unkeyed_answer_sent_before_the_in_doubt_question_is_not_its_answer(
     sent before the question was asked is not taken as its answer (nothing runs, the question
     is asked again, ``superseded``), two such answers neither; an answer sent after it is.
     Without the time (in process) the answer is taken, as LangGraph gives it."""
-    from dynavec_langgraph._exactly_once import STALE_TEXT
+    from dynavec_langgraph._exactly_once.gate import STALE_TEXT
     from dynavec_langgraph._lg_names import SENT_AT
     from dynavec_langgraph.approval import require_approval
 
@@ -771,10 +773,10 @@ def test_an_undeclared_tool_is_retry_and_reads_no_checkpoint_to_wait() -> None:
 
 
 def _where_in(saver: Any, checkpoint_id: str) -> Any:
-    from dynavec_langgraph._exactly_once import _Where
+    from dynavec_langgraph._exactly_once.marks import Where
 
     base = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
-    return _Where(saver, "t", base, "task")  # type: ignore[arg-type]
+    return Where(saver, "t", base, "task")  # type: ignore[arg-type]
 
 
 def _put(saver: Any, checkpoint_id: str) -> None:
@@ -793,13 +795,13 @@ def _in_database(inner: _SlowSaver, checkpoint_id: str) -> bool:
 
 
 def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_elsewhere() -> None:
-    """The wait of an undeclared call (``_stored``): a checkpoint whose save runs in this
+    """The wait of an undeclared call (``stored``): a checkpoint whose save runs in this
     process is waited for on that save, without a read (it returns as the save returns); one
     stored behind the graph's saver (another process) is read, once; ``forget`` drops what
     is known."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dynavec_langgraph._exactly_once import _stored
+    from dynavec_langgraph._exactly_once.wait import stored
     from dynavec_langgraph._messages import ConversationChannel
     from dynavec_langgraph._persistence.history import HistoryCache
     from dynavec_langgraph.interrupt import ToolCallRef
@@ -810,35 +812,35 @@ def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_el
     with ThreadPoolExecutor(1) as pool:
         saving = pool.submit(_put, saver, "1")
         time.sleep(0.05)  # the save has started (LangGraph's background thread)
-        assert _stored(_where_in(saver, "1"), call, read=False) is None
+        assert stored(_where_in(saver, "1"), call, read=False) is None
         # woke as the save returned (the checkpoint is in the database; the pool's future may
         # be marked done a moment later), and read nothing
         assert _in_database(inner, "1") and inner.reads == 0
         saving.result(5.0)
     inner.delay = 0.0
     _put(inner, "2")  # stored behind the graph's saver: not known here, read
-    assert _stored(_where_in(saver, "2"), call) is not None and inner.reads == 1
-    assert _stored(_where_in(saver, "2"), call, read=False) is None  # known now: no read
+    assert stored(_where_in(saver, "2"), call) is not None and inner.reads == 1
+    assert stored(_where_in(saver, "2"), call, read=False) is None  # known now: no read
     assert inner.reads == 1
     saver.forget("t")
-    _stored(_where_in(saver, "2"), call, read=False)
+    stored(_where_in(saver, "2"), call, read=False)
     assert inner.reads == 2
 
 
 def test_a_call_sleeps_once_until_its_own_save_returns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The wait of a call (``_stored``) for a checkpoint LangGraph saves here: one sleep, woken
+    """The wait of a call (``stored``) for a checkpoint LangGraph saves here: one sleep, woken
     as that save returns; neither the save of another checkpoint (the step before, chained
     ahead of it) nor the start of its own save wakes it (each wake-up of the waiting thread
     cost CPU per step: docs/benchmarks.md, the fourth pass). No read."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dynavec_langgraph import _exactly_once
-    from dynavec_langgraph._exactly_once import _stored
+    from dynavec_langgraph._exactly_once import wait
+    from dynavec_langgraph._exactly_once.wait import stored
     from dynavec_langgraph._messages import ConversationChannel
     from dynavec_langgraph._persistence.history import HistoryCache
     from dynavec_langgraph.interrupt import ToolCallRef
 
-    monkeypatch.setattr(_exactly_once, "_FIRST_READ", 30.0)  # no read: only the saves wake it
+    monkeypatch.setattr(wait, "_FIRST_READ", 30.0)  # no read: only the saves wake it
     inner = _SlowSaver(delay=0.1)
     saver = HistoryCache(inner, {"messages": ConversationChannel()})
     sleeps: list[float | None] = []
@@ -861,7 +863,7 @@ def test_a_call_sleeps_once_until_its_own_save_returns(monkeypatch: pytest.Monke
     with ThreadPoolExecutor(1) as pool:
         saving = pool.submit(the_saves)
         time.sleep(0.02)  # the save of "0" has started
-        assert _stored(_where_in(saver, "1"), call, read=False) is None
+        assert stored(_where_in(saver, "1"), call, read=False) is None
         assert _in_database(inner, "1") and inner.reads == 0
         saving.result(5.0)
     assert len(sleeps) == 1, sleeps
@@ -878,20 +880,20 @@ async def _aput(saver: Any, checkpoint_id: str) -> None:
 async def test_an_async_call_is_woken_by_the_save_running_here(
     saved_on: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The async wait (``_astored``), as the sync one: a checkpoint whose save runs in this
+    """The async wait (``astored``), as the sync one: a checkpoint whose save runs in this
     process, as a task of the same loop (LangGraph's ``aput`` under ``ainvoke``) or on another
     thread, is waited for on that save, woken as it returns, without a read and without
     polling (the pauses between reads are made 30 s here: a poll would not return in time);
     one stored behind the graph's saver is read, once; ``forget`` drops what is known."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dynavec_langgraph import _exactly_once
-    from dynavec_langgraph._exactly_once import _astored
+    from dynavec_langgraph._exactly_once import wait
+    from dynavec_langgraph._exactly_once.wait import astored
     from dynavec_langgraph._messages import ConversationChannel
     from dynavec_langgraph._persistence.history import HistoryCache
     from dynavec_langgraph.interrupt import ToolCallRef
 
-    monkeypatch.setattr(_exactly_once, "_STORED_POLL", (30.0,) * 4)
+    monkeypatch.setattr(wait, "_STORED_POLL", (30.0,) * 4)
     inner = _SlowSaver(delay=0.2)
     saver = HistoryCache(inner, {"messages": ConversationChannel()})
     call: ToolCallRef = {"id": "c1", "name": "look", "args": {}}
@@ -901,7 +903,7 @@ async def test_an_async_call_is_woken_by_the_save_running_here(
         else:
             saving = pool.submit(_put, saver, "1")
         await asyncio.sleep(0.05)  # the save has started
-        waited = _astored(_where_in(saver, "1"), call, read=False)
+        waited = astored(_where_in(saver, "1"), call, read=False)
         assert await asyncio.wait_for(waited, 5.0) is None
         # woke as the save returned (on a thread, its future is marked done a moment later)
         assert _in_database(inner, "1") and inner.reads == 0
@@ -909,12 +911,12 @@ async def test_an_async_call_is_woken_by_the_save_running_here(
     monkeypatch.undo()  # the pauses of the reads of a checkpoint not known here
     inner.delay = 0.0
     _put(inner, "2")  # stored behind the graph's saver: not known here, read
-    assert await asyncio.wait_for(_astored(_where_in(saver, "2"), call), 5.0) is not None
+    assert await asyncio.wait_for(astored(_where_in(saver, "2"), call), 5.0) is not None
     assert inner.reads == 1
-    assert await _astored(_where_in(saver, "2"), call, read=False) is None  # known: no read
+    assert await astored(_where_in(saver, "2"), call, read=False) is None  # known: no read
     assert inner.reads == 1
     saver.forget("t")
-    await _astored(_where_in(saver, "2"), call, read=False)
+    await astored(_where_in(saver, "2"), call, read=False)
     assert inner.reads == 2
 
 

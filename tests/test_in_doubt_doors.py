@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from dynavec_langgraph._exactly_once import STALE_TEXT
+from dynavec_langgraph._exactly_once.gate import STALE_TEXT
 from tests.children.batch_pay import A_LOG_ENV, HANG_ENV, SERVICE_ENV
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
 from tests.children.warm import Child
@@ -409,7 +409,7 @@ def test_superseded_names_only_a_new_in_doubt_pause_marked_superseded() -> None:
     to the in-doubt question itself)."""
     from langgraph.types import Interrupt
 
-    from dynavec_langgraph._exactly_once import superseded
+    from dynavec_langgraph._exactly_once.shown import superseded
 
     old = Interrupt({"node_id": "approve_pay"}, id="1" * 32)
     doubt: dict[str, Any] = {

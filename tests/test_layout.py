@@ -98,10 +98,13 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "tools and pauses: the interrupt machinery, the tool types, the state view",
         frozenset(
             {
-                "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
+                "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
+                "_exactly_once.gate", "_exactly_once.guarded", "_exactly_once.keys",
+                "_exactly_once.marks", "_exactly_once.shown", "_exactly_once.wait", "_models",
                 "_pause", "_pause_value", "_policy", "_policy.answers", "_policy.ask",
                 "_policy.doors", "_policy.events", "_policy.scope", "_policy.spec", "_signed_in",
-                "_tools", "_view", "approval", "connectors", "interrupt", "registry",
+                "_tools", "_tools.adapters", "_tools.agent_tool", "_tools.calls", "_tools.policies",
+                "_tools.schemas", "_view", "approval", "connectors", "interrupt", "registry",
             }
         ),
     ),

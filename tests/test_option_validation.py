@@ -890,7 +890,7 @@ def test_tools_that_take_any_argument_take_an_added_one() -> None:
     key; a LangChain tool is checked by the schema the model sees."""
     from langchain_core.tools import tool as langchain_tool
 
-    from dynavec_langgraph._tools import as_tools
+    from dynavec_langgraph._tools.adapters import as_tools
 
     @tool
     def note(text: str, **extra: Any) -> str:

@@ -19,7 +19,7 @@ from langgraph.prebuilt import ToolNode
 from pydantic import BaseModel
 
 from dynavec_langgraph import AgentTool, create_react_agent, tool
-from dynavec_langgraph._tools import as_tools
+from dynavec_langgraph._tools.adapters import as_tools
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.test_graph import assert_provider_valid
 

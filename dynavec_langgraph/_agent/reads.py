@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._agent.core import AgentCore, exists, thread_config
-from dynavec_langgraph._exactly_once import shown_first
+from dynavec_langgraph._exactly_once.shown import shown_first
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 

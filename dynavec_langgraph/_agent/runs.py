@@ -19,7 +19,7 @@ from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done, exists, t
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import CheckpointNotFoundError, ThreadPausedError
-from dynavec_langgraph._exactly_once import shown_first
+from dynavec_langgraph._exactly_once.shown import shown_first
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._policy.doors import expiry_command
 from dynavec_langgraph._policy.events import raise_timeouts

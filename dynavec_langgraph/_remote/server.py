@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from dynavec_langgraph._exactly_once import NOTE_NS
+from dynavec_langgraph._exactly_once.marks import NOTE_NS
 from dynavec_langgraph._remote.errors import lost, not_found
 from dynavec_langgraph._remote.runs import (
     HISTORY_PAGE,

@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._errors import NothingToResumeError, RemoteRunError
-from dynavec_langgraph._exactly_once import noted_in_doubt
+from dynavec_langgraph._exactly_once.shown import noted_in_doubt
 from dynavec_langgraph._remote.errors import unknown_thread_text
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.records import AgentResult, AgentState
@@ -43,7 +43,7 @@ def thread_seen(
 ) -> Seen:
     """The thread as its views show it: ``state`` (the server's thread state), each pause of
     a call whose note (``notes``, :func:`_notes`) says its run died while it ran shown as the
-    call's in-doubt question (``_exactly_once.noted_in_doubt``), as ``ReActAgent`` does."""
+    call's in-doubt question (``_exactly_once.shown.noted_in_doubt``), as ``ReActAgent`` does."""
     if state is None:
         return Seen(False, None, [], {})
     checkpoint = state.get("checkpoint") or {}

@@ -19,7 +19,7 @@ from dynavec_langgraph._errors import (
     ThreadPausedError,
     not_storable_text,
 )
-from dynavec_langgraph._exactly_once import superseded
+from dynavec_langgraph._exactly_once.shown import superseded
 from dynavec_langgraph._policy.doors import (
     approval_recorded,
     approver_required,

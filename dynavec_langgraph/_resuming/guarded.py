@@ -16,7 +16,7 @@ from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._errors import NOTHING_TO_RESUME_TEXT, NothingToResumeError
-from dynavec_langgraph._exactly_once import in_doubt_pauses
+from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
 from dynavec_langgraph._nodes import until_done
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._resuming.answers import Answer, Resume, in_doubt_first, schema_refusal

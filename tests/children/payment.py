@@ -38,7 +38,7 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 
 from dynavec_langgraph import InDoubtCallError, create_react_agent, idempotency_key, tool
-from dynavec_langgraph._exactly_once import check_on_crash
+from dynavec_langgraph._exactly_once.keys import check_on_crash
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.scenario import open_saver
 from tests.payment_service import charge

@@ -4,82 +4,35 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from typing import (
-    TYPE_CHECKING,
-    Annotated,
-    Any,
-    Literal,
-    cast,
-    get_args,
-    get_origin,
-    get_type_hints,
-    overload,
-)
+from typing import Any, Literal, get_type_hints, overload
 
-from langchain_core.messages.tool import ToolCall as LCToolCall
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, InjectedToolArg
-from langchain_core.tools import tool as langchain_tool
+from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    PrivateAttr,
-    TypeAdapter,
-    ValidationError,
-    WithJsonSchema,
-    create_model,
-)
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from dynavec_langgraph._errors import ApprovalPolicyError
-from dynavec_langgraph._lg_names import loaded_prebuilt
 from dynavec_langgraph._pause import running_tool_call
 from dynavec_langgraph._pause_value import ToolCallRef
+from dynavec_langgraph._tools.calls import (
+    ToolArguments,
+    ToolFunc,
+    ToolInput,
+    async_in_loop_observation,
+    describe,
+    format_tool_error,
+    parse_arguments,
+    stringify,
+)
+from dynavec_langgraph._tools.schemas import json_schema, signature_model
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.records import AgentState
 
-if TYPE_CHECKING:
-    from dynavec_langgraph._policy.spec import ApprovalPolicy
-
-__all__ = [
-    "AgentTool",
-    "as_tools",
-    "async_in_loop_observation",
-    "attach_policy",
-    "format_tool_error",
-    "tool",
-]
-
-ToolFunc = Callable[..., Any]
-
-ToolArguments = dict[str, Any] | str | bytes | bytearray | int | float | list[Any] | None
-"""What ``AgentTool.execute(arguments)`` takes (dynavec's rules): a dict of arguments, a JSON
-string (an object gives the arguments, another JSON value is passed as ``"input"``), plain
-text (passed as ``"input"``), blank or ``None`` (no arguments), or another JSON value (a
-number, a list: passed as ``"input"``)."""
-
-ToolInput = str | dict[str, Any] | LCToolCall
-"""What LangChain's ``BaseTool.invoke`` takes: text, a dict of arguments or a tool call."""
-
-
-def format_tool_error(name: str, error: BaseException) -> str:
-    """The observation dynavec gives the model when tool ``name`` raised ``error``."""
-    return f"Error executing tool '{name}': {error}"
-
-
-def unknown_tool_observation(name: str) -> str:
-    """The observation dynavec gives the model for a call to a tool it does not have."""
-    return f"Error: Tool '{name}' is not registered in available tools."
-
-
-def async_in_loop_observation(name: str) -> str:
-    """What ``execute()`` of an async tool returns when called inside a running event loop."""
-    return f"Error: Cannot execute async tool '{name}' synchronously in a running event loop."
+__all__ = ["AgentTool", "running_in_agent", "tool"]
 
 
 class _AsyncInRunningLoop(RuntimeError):
@@ -116,121 +69,6 @@ def _reraise_if_control_flow(error: BaseException) -> None:
         error
     ):
         raise error
-
-
-def _parse_arguments(arguments: ToolArguments) -> dict[str, Any]:
-    """dynavec's argument rules: dict, JSON object, other JSON, plain text, blank or None."""
-    if arguments is None:
-        return {}
-    if isinstance(arguments, dict):
-        return dict(arguments)
-    if isinstance(arguments, (bytes, bytearray)):
-        arguments = arguments.decode()
-    if isinstance(arguments, str):
-        if not arguments.strip():
-            return {}
-        try:
-            value = json.loads(arguments)
-        except ValueError:
-            return {"input": arguments}
-        return dict(value) if isinstance(value, dict) else {"input": value}
-    return {"input": arguments}
-
-
-def _describe(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()
-    )
-
-
-def _stringify(result: Any) -> str:
-    return (
-        result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-    )
-
-
-class _ArgsBase(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="ignore")
-
-
-_UNTYPED: Any = Annotated[Any, WithJsonSchema({"type": "string"})]
-"""What a parameter the schema cannot describe becomes: shown to the model as a string,
-passed to the function as given (an object handed to ``execute`` reaches it unchanged)."""
-
-
-def _hints(func: ToolFunc) -> dict[str, Any]:
-    """The annotations of ``func``, resolved one by one: one that cannot be resolved (a name
-    imported only under ``TYPE_CHECKING``) becomes :data:`_UNTYPED`, the others are kept."""
-    try:
-        return get_type_hints(func)
-    except Exception:  # some annotation does not resolve: resolve them one by one below
-        pass
-    out: dict[str, Any] = {}
-    for pname, raw in getattr(func, "__annotations__", {}).items():
-        try:
-            out[pname] = get_type_hints(_Probe(raw, func), include_extras=True)["x"]
-        except Exception:  # unresolvable: a string schema (dynavec's rule)
-            out[pname] = _UNTYPED
-    return out
-
-
-class _Probe:
-    """An object with one annotation, to resolve it in ``func``'s globals."""
-
-    def __init__(self, annotation: Any, func: ToolFunc) -> None:
-        self.__annotations__ = {"x": annotation}
-        self.__globals__ = getattr(func, "__globals__", {})
-        self.__module__ = getattr(func, "__module__", __name__)
-
-
-_JSON_SCALARS = (str, int, float, bool)
-"""Annotations pydantic always has a schema of: taken as they are, without building one."""
-
-
-def _field_type(annotation: Any) -> Any:
-    """``annotation`` if pydantic can build a schema of it, else :data:`_UNTYPED` (dynavec
-    mapped what it could not type to a string schema; never crash at decoration)."""
-    if annotation is inspect.Parameter.empty:
-        return Any
-    if annotation in _JSON_SCALARS:
-        return annotation
-    try:
-        TypeAdapter(annotation).json_schema()
-    except Exception:  # pydantic raises several kinds here
-        return _UNTYPED
-    return annotation
-
-
-def _signature_model(name: str, func: ToolFunc) -> tuple[type[BaseModel], str | None]:
-    """A pydantic model of ``func``'s parameters, and the name of its ``AgentState`` one."""
-    sig = inspect.signature(func)
-    hints = _hints(func)
-    fields: dict[str, Any] = {}
-    state_param: str | None = None
-    for pname, param in sig.parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        annotation = hints.get(pname, param.annotation)
-        if annotation is AgentState:
-            state_param = pname
-            continue
-        if isinstance(annotation, str):
-            annotation = _UNTYPED  # an annotation that never resolved
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[pname] = (_field_type(annotation), default)
-    model = create_model(f"{name}_args", __base__=_ArgsBase, **fields)
-    return model, state_param
-
-
-def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
-    schema.setdefault("properties", {})
-    schema.setdefault("type", "object")
-    return schema
 
 
 _POSITIONAL = ("name", "description", "parameters", "tags")
@@ -345,7 +183,7 @@ class AgentTool(BaseTool):
 
     def _prepare(self, arguments: ToolArguments, state: AgentState | None) -> dict[str, Any]:
         """Turn ``arguments`` into validated keyword arguments (dynavec's rules)."""
-        args = _parse_arguments(arguments)
+        args = parse_arguments(arguments)
         names = self._param_names
         if len(names) == 1 and names[0] not in args and args:
             args = {names[0]: next(iter(args.values()))}
@@ -355,7 +193,7 @@ class AgentTool(BaseTool):
             try:
                 validated = self._arg_model.model_validate(args)
             except ValidationError as error:
-                raise ValueError(f"invalid arguments: {_describe(error)}") from None
+                raise ValueError(f"invalid arguments: {describe(error)}") from None
             checked = {k: getattr(validated, k) for k in type(validated).model_fields}
             # a function with **kwargs gets every key (dynavec's binding rule 4)
             args = {**args, **checked} if self._takes_any else checked
@@ -366,23 +204,23 @@ class AgentTool(BaseTool):
     def _run_raising(self, arguments: ToolArguments, state: AgentState | None) -> str:
         kwargs = self._prepare(arguments, state)
         if self.func is not None:
-            return _stringify(self.func(**kwargs))
+            return stringify(self.func(**kwargs))
         if self.coroutine is None:
             raise TypeError("the tool has no function")
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return _stringify(asyncio.run(self.coroutine(**kwargs)))
+            return stringify(asyncio.run(self.coroutine(**kwargs)))
         raise _AsyncInRunningLoop(async_in_loop_observation(self.name))
 
     async def _arun_raising(self, arguments: ToolArguments, state: AgentState | None) -> str:
         kwargs = self._prepare(arguments, state)
         if self.coroutine is not None:
-            return _stringify(await self.coroutine(**kwargs))
+            return stringify(await self.coroutine(**kwargs))
         if self.func is None:
             raise TypeError("the tool has no function")
         func = self.func
-        return _stringify(await asyncio.to_thread(lambda: func(**kwargs)))
+        return stringify(await asyncio.to_thread(lambda: func(**kwargs)))
 
     def execute(self, arguments: ToolArguments = None, *, state: AgentState | None = None) -> str:
         """Run the tool and return its observation (errors become observations, never raise).
@@ -494,13 +332,13 @@ def _fields_of(
     tool_description = description or (
         doc.strip() if doc and doc.strip() else f"Execute {tool_name}"
     )
-    model, state_param = _signature_model(tool_name, func)
+    model, state_param = signature_model(tool_name, func)
     is_async = inspect.iscoroutinefunction(func)
     fields = {
         **extra,
         "name": tool_name,
         "description": tool_description,
-        "parameters": parameters if parameters is not None else _json_schema(model),
+        "parameters": parameters if parameters is not None else json_schema(model),
         "func": None if is_async else func,
         "coroutine": func if is_async else None,
         "state_param": state_param,
@@ -543,7 +381,7 @@ def _with_on_crash(agent_tool: AgentTool, on_crash: str | None) -> AgentTool:
     """``@tool(on_crash=...)``: the policy kept in the tool's ``metadata["on_crash"]``
     (where a LangChain tool declares it too; docs/exactly-once.md)."""
     if on_crash is not None:
-        from dynavec_langgraph._exactly_once import check_on_crash
+        from dynavec_langgraph._exactly_once.keys import check_on_crash
 
         policy = check_on_crash(on_crash, agent_tool.name)
         agent_tool.metadata = {**(agent_tool.metadata or {}), "on_crash": policy}
@@ -628,243 +466,3 @@ def tool(
         return _make_tool(func, tool_name, description, parameters, tags, on_crash, asks)
 
     return decorator
-
-
-def _is_injected(annotation: Any) -> bool:
-    """A parameter LangChain fills in itself (``InjectedState``, ``InjectedStore``,
-    ``InjectedToolCallId``, ``ToolRuntime``, ...), never shown to the model."""
-    if isinstance(annotation, type) and issubclass(annotation, InjectedToolArg):
-        return True
-    runtime = loaded_prebuilt("ToolRuntime")
-    base = get_origin(annotation) or annotation
-    if runtime is not None and isinstance(base, type) and issubclass(base, runtime):
-        return True
-    if get_origin(annotation) is Annotated:
-        return any(
-            isinstance(m, InjectedToolArg)
-            or (isinstance(m, type) and issubclass(m, InjectedToolArg))
-            for m in get_args(annotation)[1:]
-        )
-    return False
-
-
-def _uses_injection(func: Callable[..., Any]) -> bool:
-    try:
-        hints = get_type_hints(func, include_extras=True)
-    except Exception:
-        return False
-    return any(
-        _is_injected(h) or h is RunnableConfig for name, h in hints.items() if name != "return"
-    )
-
-
-def executable(agent_tool: AgentTool) -> BaseTool:
-    """The tool the agent's tool node runs for ``agent_tool``: the LangChain tool it was
-    made from (so LangChain injects, calls back and keeps its result), else itself."""
-    return agent_tool._origin or agent_tool
-
-
-def _from_langchain(lc_tool: BaseTool) -> AgentTool:
-    schema = lc_tool.tool_call_schema
-    params = schema if isinstance(schema, dict) else _json_schema(cast(type[BaseModel], schema))
-
-    def run(**kwargs: Any) -> Any:
-        return lc_tool.invoke(kwargs)
-
-    async def arun(**kwargs: Any) -> Any:
-        return await lc_tool.ainvoke(kwargs)
-
-    result = AgentTool(
-        name=lc_tool.name,
-        description=lc_tool.description or f"Execute {lc_tool.name}",
-        parameters=params,
-        func=run,
-        coroutine=arun,
-        tags=lc_tool.tags,
-        return_direct=lc_tool.return_direct,
-        metadata=lc_tool.metadata,
-    )
-    result._origin = lc_tool
-    result._schema_bound = True
-    if isinstance(lc_tool.metadata, dict) and "asks" in lc_tool.metadata:
-        from dynavec_langgraph._policy.scope import declared_asks
-
-        declared_asks(result)  # metadata={"asks": [...]}: checked when the tool is taken
-    return result
-
-
-def _from_dynavec(obj: Any) -> AgentTool:
-    def run(**kwargs: Any) -> Any:
-        return obj.execute(kwargs)
-
-    result = AgentTool(
-        name=str(obj.name),
-        description=str(obj.description or f"Execute {obj.name}"),
-        parameters=dict(obj.parameters or {"type": "object", "properties": {}}),
-        func=run,
-        tags=list(getattr(obj, "tags", None) or []) or None,
-    )
-    result._schema_bound = True
-    return result
-
-
-def _is_sequence(tools: Any) -> bool:
-    return (
-        tools is None
-        or isinstance(tools, list | tuple)
-        or (hasattr(tools, "__iter__") and not isinstance(tools, dict))
-    )
-
-
-def as_tools(tools: Any) -> list[AgentTool]:
-    """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
-    objects (``name``, ``description``, ``parameters``, ``execute``). A plain function with a
-    parameter LangGraph injects (``InjectedState``, ``InjectedStore``, ``InjectedToolCallId``,
-    ``ToolRuntime``, ``RunnableConfig``) becomes a LangChain tool, which hides it from the model.
-
-    Raises:
-        TypeError: for anything else, or two tools with one name.
-    """
-    list_tools = getattr(tools, "list_tools", None)
-    if callable(list_tools) and not isinstance(tools, BaseTool):
-        tools = list(list_tools())  # a ToolRegistry: its tools now (dynavec's snapshot)
-    if isinstance(tools, str | BaseTool) or callable(tools) or not _is_sequence(tools):
-        raise TypeError(
-            f"tools= takes a list of tools, got {tools!r:.120}: pass tools=[...] (functions, "
-            "@tool functions, LangChain tools)"
-        )
-    result: list[AgentTool] = []
-    for item in tools or []:
-        if isinstance(item, AgentTool):
-            result.append(item)
-        elif isinstance(item, BaseTool):
-            result.append(_from_langchain(item))
-        elif all(hasattr(item, a) for a in ("name", "description", "parameters", "execute")):
-            result.append(_from_dynavec(item))
-        elif callable(item) and _uses_injection(item):
-            # LangChain's decorator knows every injected parameter (InjectedState, ToolRuntime,
-            # ...): it hides them from the model and the tool node fills them in
-            doc = inspect.getdoc(item)
-            description = doc.strip() if doc and doc.strip() else None
-            name = getattr(item, "__name__", None) or "tool"
-            lc_tool = langchain_tool(cast(Any, item), description=description or f"Execute {name}")
-            result.append(_from_langchain(lc_tool))
-        elif callable(item):
-            result.append(tool(cast(ToolFunc, item)))
-        else:
-            raise TypeError(
-                f"tools= got {item!r}: pass a function, an @tool, a LangChain tool, or an object "
-                "with name, description, parameters and execute()"
-            )
-    seen: set[str] = set()
-    for t in result:
-        if t.name in seen:
-            raise ValueError(f"two tools are named {t.name!r}; give one of them another name")
-        seen.add(t.name)
-    return result
-
-
-def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]) -> Any:
-    """``tools`` (a list) with ``policy`` attached (the agent's ``approval_policy=``; read by
-    :func:`~dynavec_langgraph._policy.policy_scope` around each call of the tool).
-
-    Checked here, when the agent is built: the policy's type, tools to attach it to, node
-    ids that can name a pause, the policy for each ``require_approval`` tool under that
-    tool's own options, and each node id of a map against the node ids the tools ask
-    (:func:`~dynavec_langgraph._policy.declared_asks`: a ``require_approval`` tool's, and
-    those a tool declares with ``asks=``). A tool's body chooses its node ids when it runs,
-    so a key no tool declares is refused: it would apply to no pause the agent can know of
-    (docs/approvals-in-production.md).
-
-    Raises:
-        InvalidOptionError: naming what cannot be used.
-    """
-    from dynavec_langgraph._errors import InvalidOptionError, option_text
-    from dynavec_langgraph._policy.scope import ApprovalPoint, declared_asks
-    from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, POLICY_KEY, ApprovalPolicy
-
-    name, what = "approval_policy", "pass an ApprovalPolicy or {node_id: ApprovalPolicy}"
-    if isinstance(policy, Mapping):
-        bad = {k: v for k, v in policy.items() if not isinstance(v, ApprovalPolicy)}
-        if bad or not all(isinstance(k, str) for k in policy):
-            raise InvalidOptionError(
-                option_text("approval_policy", policy, what), "approval_policy"
-            )
-        if "" in policy:
-            raise InvalidOptionError(
-                option_text(
-                    "approval_policy",
-                    policy,
-                    "the key '' names no pause (a node id is a non-empty string, e.g. "
-                    "'approve_pay' for require_approval(pay))",
-                ),
-                "approval_policy",
-            )
-    elif not isinstance(policy, ApprovalPolicy):
-        raise InvalidOptionError(option_text(name, policy, what), name)
-    if tools is None or hasattr(tools, "tools_by_name"):
-        raise InvalidOptionError(
-            "approval_policy= needs the tools as a list or a ToolRegistry (not a ToolNode): "
-            "pass them so, or give the policy to require_approval(...) / interrupt(...) instead",
-            "approval_policy",
-        )
-    given = as_tools(tools)
-    if not given:
-        raise InvalidOptionError(
-            "approval_policy= is given to an agent without tools: no tool can pause, so it "
-            "would never be used. Pass the tools that ask for approval, or leave it out",
-            "approval_policy",
-        )
-    if isinstance(policy, Mapping):
-        _check_asked(policy, {t.name: declared_asks(t) for t in given})
-    out: list[Any] = []
-    for tool in given:
-        point = (tool.metadata or {}).get(APPROVAL_POINT_KEY)
-        if isinstance(point, ApprovalPoint):  # a require_approval tool: its node id is known
-            applies = policy.get(point.node_id) if isinstance(policy, Mapping) else policy
-            try:
-                if applies is not None:
-                    point.check(applies)
-            except InvalidOptionError as error:
-                raise InvalidOptionError(
-                    f"approval_policy= for {point.node_id!r} (require_approval({tool.name}), "
-                    f"with the tool's own options on top): {error}",
-                    "approval_policy",
-                ) from None
-        out.append(
-            tool.model_copy(update={"metadata": {**(tool.metadata or {}), POLICY_KEY: policy}})
-        )
-    return out
-
-
-def _check_asked(policy: Mapping[str, Any], asks: Mapping[str, tuple[str, ...] | None]) -> None:
-    """Each node id of ``approval_policy={node_id: ...}`` is asked by a tool: ``asks`` maps
-    each tool's name to the node ids it asks (``None``: it declares none).
-
-    Raises:
-        InvalidOptionError: naming the keys no tool asks and the node ids the tools ask.
-    """
-    from dynavec_langgraph._errors import InvalidOptionError
-
-    known = {node: name for name, nodes in asks.items() for node in nodes or ()}
-    unknown = [key for key in policy if key not in known]
-    if not unknown:
-        return
-    asked = ", ".join(f"{node!r} ({name})" for node, name in known.items())
-    silent = [name for name, nodes in asks.items() if nodes is None]
-    hint = (
-        f"; if a tool's body calls interrupt({unknown[0]!r}, ...), declare it on that tool: "
-        f"@tool(asks=[{unknown[0]!r}]) (a LangChain tool: metadata={{'asks': [...]}}); "
-        f"declaring none: {', '.join(silent)}"
-        if silent
-        else ""
-    )
-    doubt = [k for k in unknown if k.startswith("in_doubt_")]
-    if doubt:
-        hint += f"; an in-doubt question ({doubt[0]!r}) takes no approval policy"
-    keys = ", ".join(map(repr, unknown))
-    raise InvalidOptionError(
-        f"approval_policy= has a policy for {keys}, which no tool asks (the tools ask "
-        f"{asked or 'no node id the agent can know'}): fix the key{hint}",
-        "approval_policy",
-    )

@@ -1,0 +1,141 @@
+"""What a door that only reads shows of a call found in doubt: the pause it replaces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph.types import Interrupt
+
+from dynavec_langgraph._exactly_once.gate import in_doubt_pause
+from dynavec_langgraph._exactly_once.marks import PREFIX, START_CHANNEL, Marks, read_marks
+from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
+
+__all__ = ["in_doubt_pauses", "noted_in_doubt", "shown_first", "superseded"]
+
+
+def in_doubt_pauses(tup: Any, interrupts: Sequence[Any]) -> dict[str, InterruptValue]:
+    """The pending pauses that a crash made stale: ``{interrupt id: the in-doubt question}``
+    for each pause in ``interrupts`` (a thread's ``Interrupt``s, as stored in checkpoint
+    ``tup``) whose tool call started running after it and never ended (a start mark with no
+    end and no doubt yet: the run that resumed it died). The thread still lists the pause,
+    but the next run of the call asks the in-doubt question first (:class:`Gate`); a door
+    that only reads shows that question instead (one read of ``tup``, done by the caller)."""
+    by_call: dict[str, tuple[str, Marks]] = {}
+    for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
+        if channel != START_CHANNEL or not str(tid).startswith(PREFIX):
+            continue
+        if not isinstance(value, dict) or value.get("state") != "start":
+            continue
+        if value.get("call") and value.get("policy") == "ask":  # "fail" stops the run instead
+            key = str(tid)[len(PREFIX) :].rsplit(":", 2)[0]
+            by_call[str(value["call"])] = (key, read_marks(tup, f"{PREFIX}{key}:", ""))
+    found: dict[str, InterruptValue] = {}
+    for pending in interrupts:
+        value = getattr(pending, "value", None)
+        call = value.get("tool_call") if isinstance(value, Mapping) else None
+        if not isinstance(call, Mapping) or str(call.get("id")) not in by_call:
+            continue
+        key, marks = by_call[str(call.get("id"))]
+        if not marks.in_doubt or marks.latest in marks.doubts:
+            continue
+        ref: ToolCallRef = {
+            "id": str(call.get("id")),
+            "name": str(call.get("name")),
+            "args": dict(call.get("args") or {}),
+        }
+        found[str(pending.id)] = in_doubt_pause(ref, key, False)[2](None)
+    return found
+
+
+def shown_first(snapshot: Any, tup: Any) -> Any:
+    """``snapshot`` (a thread's ``StateSnapshot``, read with its checkpoint ``tup``) as a door
+    that only reads shows it: each pause whose approved call's run died (the call may have
+    run) replaced by the call's in-doubt question, which the next run asks first
+    (:func:`in_doubt_pauses`); ``snapshot`` itself when there is none."""
+    if not snapshot.interrupts:
+        return snapshot
+    stale = in_doubt_pauses(tup, snapshot.interrupts)
+    if not stale:
+        return snapshot
+    shown = tuple(
+        Interrupt(value=stale[i.id], id=i.id) if i.id in stale else i for i in snapshot.interrupts
+    )
+    return snapshot._replace(interrupts=shown)
+
+
+def noted_in_doubt(
+    checkpoint_id: str | None, interrupts: Sequence[Any], notes: Sequence[Mapping[str, Any]]
+) -> dict[str, InterruptValue]:
+    """What a server's thread state cannot say (see the module doc): ``{interrupt id: the
+    in-doubt question}`` for each pause in ``interrupts`` (``Interrupt``s, or the server's
+    ``{"id", "value"}`` dicts) of a call whose note (``notes``: the values stored under
+    ``(NOTE_NS, thread_id)``) was left on checkpoint ``checkpoint_id``, the thread's latest
+    (a note of the agent at the top of the thread, ``checkpoint_ns`` ``""``): the run that
+    answered the pause died while the call ran. A pause that already is an in-doubt question
+    is kept."""
+    by_call: dict[str, Mapping[str, Any]] = {}
+    for left in notes:
+        made = left.get("call")
+        if not isinstance(made, Mapping) or left.get("checkpoint_ns") != "":
+            continue
+        if checkpoint_id is not None and left.get("checkpoint_id") == checkpoint_id:
+            by_call[str(made.get("id"))] = left
+    found: dict[str, InterruptValue] = {}
+    for pending in interrupts:
+        pid = pending.get("id") if isinstance(pending, Mapping) else getattr(pending, "id", None)
+        value = pending.get("value") if isinstance(pending, Mapping) else pending.value
+        if not isinstance(value, Mapping) or pid is None:
+            continue
+        payload, call = value.get("payload"), value.get("tool_call")
+        if isinstance(payload, Mapping) and payload.get("in_doubt"):
+            continue
+        note = by_call.get(str(call.get("id"))) if isinstance(call, Mapping) else None
+        if note is None:
+            continue
+        noted = note["call"]
+        ref: ToolCallRef = {
+            "id": str(noted.get("id")),
+            "name": str(noted.get("name")),
+            "args": dict(noted.get("args") or {}),
+        }
+        found[str(pid)] = in_doubt_pause(ref, str(note.get("key")), False)[2](None)
+    return found
+
+
+def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
+    """After a resume: the refusal of a decision given for a pause shown before a crash, when
+    the run found the call in doubt instead (a new in-doubt pause in ``after`` whose payload
+    says ``superseded``), or ``None``. ``before`` / ``after``: the pending ``Interrupt``s
+    (``RemoteReActAgent`` makes them from the server's thread state)."""
+    seen = {_interrupt_id(i) for i in before}
+    asked = {_node_of(i) for i in before}
+    for pending in after:
+        value = getattr(pending, "value", pending)
+        value = value if isinstance(value, Mapping) else {}
+        payload = value.get("payload")
+        if _interrupt_id(pending) in seen or not isinstance(payload, Mapping):
+            continue
+        if not (payload.get("in_doubt") and payload.get("superseded")):
+            continue
+        if value.get("node_id") in asked:  # it was shown: an answer to it was refused
+            continue
+        shown = ", ".join(repr(_node_of(i)) for i in before if _node_of(i) != value.get("node_id"))
+        return (
+            f"the decision was not applied: it was for the pause shown before the process "
+            f"stopped ({shown or 'an earlier pause'}), but the call of `{payload.get('name')}` "
+            "it led to was running then and may or may not have run (idempotency key "
+            f"{payload.get('idempotency_key')}). Nothing ran. The thread now asks "
+            f"{value.get('node_id')!r}: approve runs it again with the same key, respond "
+            "gives its result (it ran), reject skips it; answer that first"
+        )
+    return None
+
+
+def _interrupt_id(pending: Any) -> Any:
+    return getattr(pending, "id", None)
+
+
+def _node_of(pending: Any) -> Any:
+    value = getattr(pending, "value", pending)
+    return value.get("node_id") if isinstance(value, Mapping) else None
