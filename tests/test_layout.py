@@ -118,8 +118,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "the graph's parts: state and reducers, task planning, routing, the tool call, the nodes",
-        frozenset({"_nodes", "_routing", "_state", "_tasks", "_tool_call", "_tool_errors"}),
+        "the graph's parts: the agent's spec, state and reducers, task planning, routing, the "
+        "tool call, the nodes",
+        frozenset(
+            {"_nodes", "_routing", "_spec", "_state", "_tasks", "_tool_call", "_tool_errors"}
+        ),
     ),
     (
         "the create_agent mirror, the prebuilt options",
