@@ -11,22 +11,28 @@ output schemas and run config.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from langchain_core.messages import SystemMessage
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._factory import build_agent
-from dynavec_langgraph._nodes import AgentFace
+from dynavec_langgraph._spec import AgentFace, AgentSpec
+from dynavec_langgraph._types import ToolArgs, UserPayload
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.tools import BaseTool
 
-    from dynavec_langgraph._types import AgentResponseFormat, CacheOption, SchemaOption
+    from dynavec_langgraph._types import (
+        AgentResponseFormat,
+        CacheOption,
+        CompiledAgent,
+        MiddlewareOption,
+        SchemaOption,
+    )
 
 __all__ = ["CREATE_AGENT_MODEL_NODE", "create_agent"]
 
@@ -37,10 +43,10 @@ _UNBOUNDED_STEPS = 10**9  # create_agent bounds a run by its recursion limit onl
 
 def create_agent(
     model: str | BaseChatModel,
-    tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | None = None,
+    tools: Sequence[BaseTool | Callable[..., UserPayload] | ToolArgs] | None = None,
     *,
     system_prompt: str | SystemMessage | None = None,
-    middleware: Sequence[Any] = (),
+    middleware: MiddlewareOption = (),
     response_format: AgentResponseFormat = None,
     state_schema: SchemaOption = None,
     context_schema: SchemaOption = None,
@@ -51,8 +57,8 @@ def create_agent(
     debug: bool = False,
     name: str | None = None,
     cache: CacheOption = None,
-    transformers: Sequence[Any] | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+    transformers: Sequence[UserPayload] | None = None,
+) -> CompiledAgent:
     """``langchain.agents.create_agent`` with this package's human-in-the-loop guarantee.
 
     Change ``from langchain.agents import create_agent`` to ``from dynavec_langgraph import
@@ -107,27 +113,22 @@ def create_agent(
         transformers=tuple(transformers or ()),
         builtin_tools=tuple(t for t in listed if isinstance(t, dict)),
     )
-    return build_agent(
-        face,
-        model,
-        [t for t in listed if not isinstance(t, dict)],
+    spec = AgentSpec(
+        face=face,
+        model=model,
+        tools=[t for t in listed if not isinstance(t, dict)],
         system_prompt=system_prompt,
         max_steps=_UNBOUNDED_STEPS,
         checkpointer=checkpointer,
         store=store,
         name=name,
-        message_storage="delta",
-        parallel_tool_calls=False,
-        prompt=None,
         response_format=response_format,
         middleware=middleware,
         state_schema=state_schema,
         context_schema=context_schema,
-        pre_model_hook=None,
-        post_model_hook=None,
         interrupt_before=interrupt_before,
         interrupt_after=interrupt_after,
         debug=debug,
         cache=cache,
-        unknown={},
     )
+    return build_agent(spec)

@@ -12,37 +12,23 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Final,
-    Literal,
-    NotRequired,
-    TypedDict,
-    cast,
-    get_args,
-    get_type_hints,
-)
+from typing import TYPE_CHECKING, Final, Literal, NotRequired, TypedDict, cast, get_type_hints
 
 import langchain_core
 import langgraph.errors
 from langchain_core.messages import SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.errors import UnknownInterruptError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer, Command, StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
-from dynavec_langgraph._agent_options import (
-    POST_MODEL_HOOK,
-    PRE_MODEL_HOOK,
-    AgentOptions,
-    resolve_prompt,
-)
+from dynavec_langgraph._agent_options import AgentOptions, resolve_options
 from dynavec_langgraph._binding import bind_model
 from dynavec_langgraph._digest import decision_digest, review_digest
 from dynavec_langgraph._errors import (
@@ -53,7 +39,7 @@ from dynavec_langgraph._errors import (
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE, STRICT_RESUME, loaded_prebuilt
 from dynavec_langgraph._messages import stamp_input_ids
-from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable, OwnTools, ReActNodes
+from dynavec_langgraph._nodes import NodeRunnable, OwnTools, ReActNodes
 from dynavec_langgraph._pause_value import describe_pending
 from dynavec_langgraph._persistence.history import HistoryCache, keep_conversations
 from dynavec_langgraph._routing import (
@@ -64,6 +50,7 @@ from dynavec_langgraph._routing import (
     route_start_parallel,
     tools_router,
 )
+from dynavec_langgraph._spec import DEFAULT_VERSION, AgentSpec, prebuilt_options
 from dynavec_langgraph._state import (
     AGENT_NODE,
     BOOKKEEPING,
@@ -77,27 +64,32 @@ from dynavec_langgraph._storable import brief
 from dynavec_langgraph._tool_call import error_observation
 from dynavec_langgraph._tools.adapters import as_tools, executable
 from dynavec_langgraph._tools.agent_tool import AgentTool
+from dynavec_langgraph._types import ToolArgs, UserContext, UserPayload, UserState
 
 if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
     from langgraph.prebuilt import ToolNode
 
     from dynavec_langgraph._persistence.records import CheckpointerOption
     from dynavec_langgraph._policy.spec import ApprovalPolicyOption
     from dynavec_langgraph._types import (
+        AgentBuilder,
         CacheOption,
+        CompiledAgent,
+        GraphCommand,
         Hook,
         MiddlewareOption,
         ModelOption,
         PromptOption,
         ResponseFormatOption,
         SchemaOption,
+        UserRunnable,
     )
-    from dynavec_langgraph.registry import ToolRegistry, ToolsOption
+    from dynavec_langgraph.registry import ToolsOption
 
 __all__ = [
     "AgentGraph",
     "build_agent",
-    "check_max_steps",
     "create_react_agent",
     "with_bookkeeping",
 ]
@@ -107,28 +99,6 @@ _RECURSION_LIMIT = 10_000  # max_steps bounds the loop; LangGraph's default (25)
 _SUPERSTEPS_PER_STEP = 1_000
 """LangGraph's recursion limit follows ``max_steps`` (a model call, then one superstep per tool
 call of its turn), so a run ends at ``max_steps``, never at a limit the caller did not set."""
-
-
-class _Default(str):
-    """The default of ``version=`` ("v2"), told apart from an explicit ``version="v2"``."""
-
-    __slots__ = ()
-
-
-_DEFAULT_VERSION: Final[Any] = _Default("v2")
-
-
-def check_max_steps(max_steps: Any) -> int:
-    """``max_steps`` as the number of model calls per run (below 1 counts as 1).
-
-    Raises:
-        TypeError: anything but a whole number (``2.7``, ``"3"``, ``None``, ``True``).
-    """
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int):
-        raise TypeError(
-            f"max_steps={max_steps!r}: pass a whole number of model calls per run (e.g. 10)"
-        )
-    return max(1, max_steps)
 
 
 def create_react_agent(
@@ -153,10 +123,10 @@ def create_react_agent(
     interrupt_after: list[str] | None = None,
     debug: bool = False,
     cache: CacheOption = None,
-    version: Literal["v1", "v2"] = _DEFAULT_VERSION,
+    version: Literal["v1", "v2"] = DEFAULT_VERSION,
     approval_policy: ApprovalPolicyOption = None,
-    **unknown: Any,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+    **unknown: UserPayload,
+) -> CompiledAgent:
     """Build dynavec's ReAct agent as a compiled LangGraph graph.
 
     Run it alone (``graph.invoke({"messages": [...]}, config)``) or add it as a node of a
@@ -224,37 +194,11 @@ def create_react_agent(
         >>> graph.invoke({"messages": [("user", "hello")]})["messages"][-1].content
         'Hi!'
     """
-    if "config_schema" in unknown:  # as the prebuilt agent: the deprecated context_schema
-        from langgraph.warnings import LangGraphDeprecatedSinceV10
-
-        warnings.warn(
-            "`config_schema` is deprecated and will be removed. Please use `context_schema` "
-            "instead.",
-            category=LangGraphDeprecatedSinceV10,
-            stacklevel=2,
-        )
-        config_schema = unknown.pop("config_schema")
-        if context_schema is None:
-            context_schema = config_schema
-    if unknown:
-        raise TypeError(
-            f"create_react_agent() got unexpected keyword arguments: {unknown} (unknown "
-            f"option(s) {sorted(unknown)}); it takes {', '.join(_OPTIONS)}"
-        )
-    if version not in ("v1", "v2"):
-        raise ValueError(
-            f"version={version!r}: use 'v1' or 'v2' (both run the calls of a turn as this "
-            "package's contract says: one at a time, or concurrently with "
-            "parallel_tool_calls=True; see docs/prebuilt.md)"
-        )
-    if approval_policy is not None:
-        from dynavec_langgraph._tools.policies import attach_policy
-
-        tools = attach_policy(tools, approval_policy)
-    return build_agent(
-        PREBUILT_FACE,
-        model,
-        tools,
+    given = prebuilt_options({**unknown, "context_schema": context_schema}, stacklevel=2)
+    context_schema = given["context_schema"]
+    spec = AgentSpec(
+        model=model,
+        tools=tools,
         system_prompt=system_prompt,
         max_steps=max_steps,
         checkpointer=checkpointer,
@@ -274,89 +218,33 @@ def create_react_agent(
         debug=debug,
         cache=cache,
         version=version,
-        unknown={},
+        approval_policy=approval_policy,
     )
+    return build_agent(spec)
 
 
-def build_agent(
-    face: AgentFace,
-    model: Any,
-    tools: Sequence[Any] | ToolNode | ToolRegistry | None,
-    *,
-    system_prompt: str | SystemMessage | None,
-    max_steps: int,
-    checkpointer: Checkpointer | str | Any,
-    store: BaseStore | None,
-    name: str | None,
-    message_storage: MessageStorage,
-    parallel_tool_calls: bool,
-    prompt: Any,
-    response_format: Any,
-    middleware: Sequence[Any],
-    state_schema: Any,
-    context_schema: Any,
-    pre_model_hook: Any,
-    post_model_hook: Any,
-    interrupt_before: list[str] | None,
-    interrupt_after: list[str] | None,
-    debug: bool,
-    cache: Any,
-    unknown: Mapping[str, Any],
-    version: str = _DEFAULT_VERSION,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The one factory behind ``create_react_agent`` and ``create_agent``."""
-    if unknown:
-        raise TypeError(
-            f"{face.function}() got unknown option(s) {sorted(unknown)}; it takes "
-            f"{', '.join(_OPTIONS)}"
-        )
-    if message_storage not in get_args(MessageStorage):
-        raise ValueError(
-            f"message_storage={message_storage!r}: use one of {get_args(MessageStorage)}"
-        )
-    from dynavec_langgraph import _prebuilt as pb
+def build_agent(spec: AgentSpec) -> CompiledAgent:
+    """The one factory behind ``create_react_agent``, ``create_agent`` and ``ReActAgent``: the
+    graph ``spec`` describes, built and compiled."""
+    face, tools = spec.face, spec.tools
+    if spec.approval_policy is not None:
+        from dynavec_langgraph._tools.policies import attach_policy
 
-    view = pb.StateView(state_schema)
-    dynamic = pb.is_dynamic_model(model)
-    if prompt is not None and not isinstance(prompt, str | SystemMessage):
-        prompt = pb.PromptRunnable(prompt, view)  # the state as the user's type, the store
-    prebuilt_format = not face.create_agent and _prebuilt_response_format(
-        response_format,
-        middleware,
-        explicit_version=not isinstance(version, _Default),
-        prebuilt_only=dynamic
-        or prompt is not None
-        or pre_model_hook is not None
-        or post_model_hook is not None,
-    )
-    system_message, prompt_runnable = resolve_prompt(system_prompt, prompt)
-    options = AgentOptions(
-        system_message=system_message,
-        prompt=prompt_runnable,
-        response_format=None if prebuilt_format else response_format,
-        state_schema=state_schema,
-        context_schema=context_schema,
-        pre_model_hook=None
-        if pre_model_hook is None
-        else pb.hook_node(PRE_MODEL_HOOK, pre_model_hook, view),
-        post_model_hook=None
-        if post_model_hook is None
-        else pb.hook_node(POST_MODEL_HOOK, post_model_hook, view),
-        middleware=list(middleware or ()),
-    )
+        tools = attach_policy(tools, spec.approval_policy)
+    options = resolve_options(spec)
     if options.extended or face.create_agent:  # the middleware graph: its code imported here
         from dynavec_langgraph import _middleware as mw
     if options.middleware:
         mw.need_langchain("middleware")
     if options.response_format is not None:
         mw.need_langchain("response_format")
-    if options.extended and parallel_tool_calls:
+    if options.extended and spec.parallel_tool_calls:
         raise ValueError(
             "parallel_tool_calls=True is not available with middleware, response_format, "
             "state_schema, a callable prompt or pre/post model hooks yet: drop one of them"
         )
     extra_tools = [t for m in options.middleware for t in getattr(m, "tools", None) or ()]
-    builtin: list[dict[str, Any]] = []
+    builtin: list[ToolArgs] = []
     wrap, awrap = mw.tool_wrappers(options.middleware) if options.middleware else (None, None)
     executor: ToolNode | OwnTools
     if _is_tool_node(tools):  # as the prebuilt agent: its tools and error handling
@@ -392,90 +280,89 @@ def build_agent(
             )
             if face.create_agent:  # ToolNode's default: bad arguments answered, exceptions raised
                 executor = mw.create_agent_tool_node(executor, wrap, awrap)
-    steps = check_max_steps(max_steps)
-    model_runnable = (
-        pb.DynamicModel(model, view) if dynamic else bind_model(model, agent_tools, builtin)
-    )
-    finish = (
-        pb.StructuredResponseNode(response_format, model_runnable).node()
-        if prebuilt_format
-        else None
-    )
-    node_args = (
-        model_runnable,
-        agent_tools,
-        executor,
-        system_message,
-        steps,
-        name,
-        parallel_tool_calls,
-    )
+    model_runnable = _model_runnable(spec, options, agent_tools, builtin)
+    finish = _structured_response_node(spec, model_runnable) if options.prebuilt_format else None
+    system_message = options.system_message
     own = not _is_tool_node(tools) and wrap is None and not face.create_agent
-    base: Any = ReActState if message_storage == "delta" else FullReActState
+    base: type[UserState] = ReActState if spec.message_storage == "delta" else FullReActState
     if finish is not None:  # the prebuilt agent's structured_response
         fields = {
             **get_type_hints(base, include_extras=True),
-            "structured_response": NotRequired[Any],
+            "structured_response": NotRequired[UserPayload],
         }
         base = TypedDict("DynavecStructuredState", fields, total=False)  # type: ignore[misc,no-redef]
     if options.extended or face.create_agent:
-        ext = mw.ExtendedNodes(*node_args, own_executor=own)
-        ext.state_view = view if view.typed else None
-        request_tools = [*(executable(t) for t in agent_tools), *face.builtin_tools]
-        ext.setup(options, _chat_model(model), request_tools, middleware, face)
+        ext = mw.ExtendedNodes(
+            spec, model_runnable, agent_tools, executor, system_message, own_executor=own
+        )
+        view = options.view
+        ext.state_view = view if view is not None and view.typed else None
+        request_tools: list[BaseTool | ToolArgs] = [executable(t) for t in agent_tools]
+        request_tools += face.builtin_tools
+        ext.setup(spec, options, _chat_model(spec.model), request_tools)
         builder = mw.build_graph(
-            mw.merged_state(base, options, options.middleware, face),
+            mw.merged_state(base, options),
             ext,
+            spec,
             options,
-            options.middleware,
-            steps,
             has_tools=bool(agent_tools) or (face.create_agent and wrap is not None),
             finish=finish,
-            face=face,
         )
     else:
-        nodes = ReActNodes(*node_args, own_executor=own)
-        builder = _plain_graph(nodes, base, context_schema, steps, parallel_tool_calls, finish)
+        nodes = ReActNodes(
+            spec, model_runnable, agent_tools, executor, system_message, own_executor=own
+        )
+        builder = _plain_graph(nodes, base, spec, finish)
     graph = _compile(
         builder,
-        _dynavec_saver(checkpointer, system_message),
-        store,
-        name,
-        steps,
+        spec,
+        _dynavec_saver(spec.checkpointer, system_message),
         agent_tools,
-        interrupt_before,
-        interrupt_after,
-        debug,
-        cache,
         transformers=mw.create_agent_transformers(options.middleware, face.transformers)
         if face.create_agent
         else None,
         # create_agent's own input/output schemas already say what invoke() gives
         hide_bookkeeping=not face.create_agent,
     )
-    return mw.create_agent_config(graph, name) if face.create_agent else graph
+    return mw.create_agent_config(graph, spec.name) if face.create_agent else graph
 
 
-def _is_tool_node(tools: Any) -> bool:
+def _model_runnable(
+    spec: AgentSpec, options: AgentOptions, agent_tools: list[AgentTool], builtin: list[ToolArgs]
+) -> UserRunnable:
+    """The model the model node calls: a callable model resolved at each call, else the model
+    with the agent's tools (and the provider's built-in tools) bound."""
+    if options.dynamic_model:
+        from dynavec_langgraph._prebuilt import DynamicModel
+
+        assert options.view is not None  # resolve_options sets it
+        return DynamicModel(cast("Callable[..., UserPayload]", spec.model), options.view)
+    return bind_model(spec.model, agent_tools, builtin)
+
+
+def _structured_response_node(spec: AgentSpec, model: UserRunnable) -> NodeRunnable:
+    """The prebuilt agent's ``generate_structured_response`` node (``response_format=``)."""
+    from dynavec_langgraph._prebuilt import StructuredResponseNode
+
+    return StructuredResponseNode(spec.response_format, model).node()
+
+
+def _is_tool_node(tools: ToolsOption) -> bool:
     """Whether ``tools`` is LangGraph's ``ToolNode`` (without importing it)."""
     tool_node = loaded_prebuilt("ToolNode")
     return tool_node is not None and isinstance(tools, tool_node)
 
 
 def _plain_graph(
-    nodes: ReActNodes,
-    schema: Any,
-    context_schema: Any,
-    steps: int,
-    parallel_tool_calls: bool,
-    finish: NodeRunnable | None = None,
-) -> StateGraph[Any, Any, Any, Any]:
+    nodes: ReActNodes, schema: type[UserState], spec: AgentSpec, finish: NodeRunnable | None
+) -> AgentBuilder:
     """The two-node graph (no middleware, no create_agent option that needs more nodes);
     ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
-    builder = StateGraph(schema, context_schema=context_schema)
+    steps = spec.max_steps
+    builder = StateGraph(schema, context_schema=spec.context_schema)
     builder.add_node(AGENT_NODE, NodeRunnable(AGENT_NODE, nodes.call_model, nodes.acall_model))
     builder.add_node(TOOLS_NODE, NodeRunnable(TOOLS_NODE, nodes.call_tool, nodes.acall_tool))
-    end: Any = END
+    end: str = END
     if finish is not None:
         builder.add_node(finish.name, finish)
         builder.add_edge(finish.name, END)
@@ -484,7 +371,7 @@ def _plain_graph(
     def paths(*names: str) -> dict[Hashable, str]:
         return {n: end if n == END else n for n in names}
 
-    if parallel_tool_calls:
+    if spec.parallel_tool_calls:
         builder.add_conditional_edges(
             START, route_start_parallel(steps, nodes), [AGENT_NODE, TOOLS_NODE]
         )
@@ -503,34 +390,7 @@ def _plain_graph(
     return builder
 
 
-def _prebuilt_response_format(
-    response_format: Any, middleware: Any, *, explicit_version: bool, prebuilt_only: bool
-) -> bool:
-    """Whether ``response_format`` has the prebuilt agent's meaning (a structured-output call
-    after the run, ``generate_structured_response``) rather than ``create_agent``'s (a
-    strategy inside the loop): a ``(prompt, schema)`` tuple, or a schema with an option only
-    the prebuilt agent has (``version=``, ``prompt=``, model hooks, a callable model) and no
-    middleware. A ``ToolStrategy`` / ``ProviderStrategy`` is always ``create_agent``'s."""
-    if response_format is None:
-        return False
-    if isinstance(response_format, tuple):
-        return True
-    from dynavec_langgraph._prebuilt import is_strategy
-
-    if is_strategy(response_format) or middleware:
-        return False
-    return explicit_version or prebuilt_only
-
-
-_OPTIONS = (
-    "model", "tools", "system_prompt", "max_steps", "checkpointer", "store", "name",
-    "message_storage", "parallel_tool_calls", "prompt", "response_format", "middleware",
-    "state_schema", "context_schema", "pre_model_hook", "post_model_hook", "interrupt_before",
-    "interrupt_after", "debug", "cache", "version", "approval_policy",
-)  # fmt: skip
-
-
-def _chat_model(model: Any) -> Any:
+def _chat_model(model: ModelOption) -> ModelOption:
     """The chat model a ``ModelRequest`` carries (a ``"provider:model"`` string resolved)."""
     if isinstance(model, str):
         from langchain.chat_models import init_chat_model
@@ -539,7 +399,9 @@ def _chat_model(model: Any) -> Any:
     return model
 
 
-def _dynavec_saver(checkpointer: Any, system_message: SystemMessage | None) -> Any:
+def _dynavec_saver(
+    checkpointer: CheckpointerOption, system_message: SystemMessage | None
+) -> CheckpointerOption:
     """``checkpointer``; a dynavec checkpointer as a saver whose records' messages start with
     the agent's system message, as dynavec's own records do (its text prompt; a saver
     given as such is used as it is)."""
@@ -557,24 +419,19 @@ def _dynavec_saver(checkpointer: Any, system_message: SystemMessage | None) -> A
 
 
 def _compile(
-    builder: StateGraph[Any, Any, Any, Any],
-    checkpointer: Any,
-    store: BaseStore | None,
-    name: str | None,
-    steps: int,
+    builder: AgentBuilder,
+    spec: AgentSpec,
+    checkpointer: CheckpointerOption,
     agent_tools: list[AgentTool],
-    interrupt_before: list[str] | None,
-    interrupt_after: list[str] | None,
-    debug: bool,
-    cache: Any,
-    transformers: Sequence[Any] | None = None,
-    hide_bookkeeping: bool = True,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+    transformers: Sequence[UserPayload] | None,
+    hide_bookkeeping: bool,
+) -> CompiledAgent:
     if not isinstance(checkpointer, bool | None | BaseCheckpointSaver):
         # a dynavec checkpointer or a connection string, as ReActAgent takes them
         from dynavec_langgraph.savers import resolve_checkpointer
 
         checkpointer = resolve_checkpointer(checkpointer)
+    interrupt_before, interrupt_after = spec.interrupt_before, spec.interrupt_after
     for option, nodes in (
         ("interrupt_before", interrupt_before),
         ("interrupt_after", interrupt_after),
@@ -590,15 +447,15 @@ def _compile(
         checkpointer = keep_conversations(checkpointer, builder.channels)
     compiled = builder.compile(
         checkpointer=checkpointer,
-        store=store,
-        name=name,
+        store=spec.store,
+        name=spec.name,
         interrupt_before=interrupt_before,
         interrupt_after=interrupt_after,
-        debug=debug,
-        cache=cache,
+        debug=spec.debug,
+        cache=spec.cache,
         transformers=transformers,
     )
-    graph: CompiledStateGraph[Any, Any, Any, Any] = compiled
+    graph: CompiledAgent = compiled
     if hide_bookkeeping:
         # Pregel.copy() builds `self.__class__(**attrs)` from the instance's attributes
         # (langgraph 1.2); AgentGraph is built the same way (tests/test_graph.py pins its
@@ -609,7 +466,7 @@ def _compile(
         ]
         graph = AgentGraph(**attrs)
     return graph.with_config(
-        recursion_limit=max(_RECURSION_LIMIT, steps * _SUPERSTEPS_PER_STEP),
+        recursion_limit=max(_RECURSION_LIMIT, spec.max_steps * _SUPERSTEPS_PER_STEP),
         metadata={TOOLS_METADATA_KEY: [t.name for t in agent_tools]},
     )
 
@@ -626,7 +483,7 @@ _OURS = tuple(
 """Where LangGraph's, LangChain's and this package's frames come from: a warning skips them."""
 
 
-def _resume_of(input: Any, config: Any) -> tuple[str, Any] | None:
+def _resume_of(input: UserPayload, config: RunnableConfig | None) -> tuple[str, UserPayload] | None:
     """``(thread_id, resume)`` when ``input`` is a ``Command(resume=...)`` sent to a thread
     (not a subgraph's call, which never gets one); else ``None``."""
     if not isinstance(input, Command) or input.resume is None:
@@ -666,15 +523,18 @@ def _caller_level() -> int:
     return level
 
 
-def _is_map(resume: Any) -> bool:
+def _is_map(resume: UserPayload) -> bool:
     return isinstance(resume, dict) and all(
         isinstance(k, str) and _INTERRUPT_ID.fullmatch(k) for k in resume
     )
 
 
 def _keyed(
-    input: Command[Any], snapshot: StateSnapshot, found: tuple[str, Any], config: Any
-) -> Any:
+    input: GraphCommand,
+    snapshot: StateSnapshot,
+    found: tuple[str, UserPayload],
+    config: RunnableConfig | None,
+) -> GraphCommand:
     """``input`` for a thread with several pauses pending: a resume with no interrupt id (what
     the Agent Chat UI and Agent Inbox send) bound to one of them by its review digest is sent
     to that one (keyed by its id); any other is refused with :class:`UnkeyedResumeError`
@@ -692,7 +552,7 @@ def _keyed(
     raise UnkeyedResumeError(unkeyed_text(thread_id, describe_pending(pending), len(pending)))
 
 
-def _refuse_or_warn(thread_id: str, resume: Any, config: Any) -> None:
+def _refuse_or_warn(thread_id: str, resume: UserPayload, config: RunnableConfig | None) -> None:
     """A resume of a thread with nothing to answer: under strict resume (LangGraph 1.2.20+)
     LangGraph's ``UnknownInterruptError`` (a map of interrupt ids is refused by LangGraph
     itself; a single value too, here: the thread is at no breakpoint), else
@@ -707,7 +567,7 @@ def _refuse_or_warn(thread_id: str, resume: Any, config: Any) -> None:
     warnings.warn(warning, stacklevel=_caller_level())
 
 
-class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
+class AgentGraph(CompiledStateGraph[UserState, UserContext, UserState, UserState]):
     """The compiled agent: a ``CompiledStateGraph`` whose ``stream`` / ``astream`` give the
     state schema's keys only by default (as ``invoke`` does, and as the prebuilt agent's
     output), not this package's bookkeeping (:data:`BOOKKEEPING`, still in ``get_state``).
@@ -723,13 +583,15 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     resume, raises LangGraph's ``UnknownInterruptError`` (``reason="not_pending"``) before
     anything is written (docs/human-in-the-loop.md, "A late answer")."""
 
-    def _check_resume(self, input: Any, config: Any) -> tuple[Any, CheckpointTuple | None]:
+    def _check_resume(
+        self, input: UserPayload, config: RunnableConfig | None
+    ) -> tuple[UserPayload, CheckpointTuple | None]:
         """``input`` as the run gets it, and the checkpoint read to check it when the run's
         own first read may take it (:meth:`HistoryCache.hand_over`: read once, not twice)."""
-        found = _resume_of(input, config)
-        if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
+        found, saver = _resume_of(input, config), self.checkpointer
+        if found is None or config is None or not isinstance(saver, BaseCheckpointSaver):
             return input, None
-        saved = self.checkpointer.get_tuple(config)
+        saved = saver.get_tuple(config)
         if _one_pause(saved):
             return input, saved  # the usual resume: one read, not a whole state snapshot
         snapshot = self.get_state(config)
@@ -737,11 +599,13 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
             _refuse_or_warn(*found, config)
         return _keyed(input, snapshot, found, config), None
 
-    async def _acheck_resume(self, input: Any, config: Any) -> tuple[Any, CheckpointTuple | None]:
-        found = _resume_of(input, config)
-        if found is None or not isinstance(self.checkpointer, BaseCheckpointSaver):
+    async def _acheck_resume(
+        self, input: UserPayload, config: RunnableConfig | None
+    ) -> tuple[UserPayload, CheckpointTuple | None]:
+        found, saver = _resume_of(input, config), self.checkpointer
+        if found is None or config is None or not isinstance(saver, BaseCheckpointSaver):
             return input, None
-        saved = await self.checkpointer.aget_tuple(config)
+        saved = await saver.aget_tuple(config)
         if _one_pause(saved):
             return input, saved
         snapshot = await self.aget_state(config)
@@ -749,25 +613,29 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
             _refuse_or_warn(*found, config)
         return _keyed(input, snapshot, found, config), None
 
-    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+    def stream(
+        self, input: UserPayload, config: RunnableConfig | None = None, **kwargs: UserPayload
+    ) -> Iterator[UserPayload]:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
         input, saved = self._check_resume(input, config)
         stamp_input_ids(input)
         chunks = super().stream(input, config, **kwargs)
         saver = self.checkpointer
-        if saved is None or not isinstance(saver, HistoryCache):
+        if saved is None or config is None or not isinstance(saver, HistoryCache):
             return chunks
         return _handing(chunks, saver, config, saved)
 
-    async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+    async def astream(
+        self, input: UserPayload, config: RunnableConfig | None = None, **kwargs: UserPayload
+    ) -> AsyncIterator[UserPayload]:
         if kwargs.get("output_keys") is None:
             kwargs["output_keys"] = self.output_channels
         input, saved = await self._acheck_resume(input, config)
         stamp_input_ids(input)
         saver = self.checkpointer
         handle = None
-        if saved is not None and isinstance(saver, HistoryCache):
+        if saved is not None and config is not None and isinstance(saver, HistoryCache):
             handle = saver.hand_over(config, saved)
         try:
             async for chunk in super().astream(input, config, **kwargs):
@@ -778,8 +646,11 @@ class AgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
 
 
 def _handing(
-    chunks: Iterator[Any], saver: HistoryCache, config: Any, saved: CheckpointTuple
-) -> Iterator[Any]:
+    chunks: Iterator[UserPayload],
+    saver: HistoryCache,
+    config: RunnableConfig,
+    saved: CheckpointTuple,
+) -> Iterator[UserPayload]:
     """``chunks``, with the checkpoint the resume check read handed to the run's first read
     of it (on the thread that iterates: LangGraph's loop reads there), taken back at the end."""
     handle = saver.hand_over(config, saved)
@@ -789,7 +660,7 @@ def _handing(
         saver.take_back(handle)
 
 
-def with_bookkeeping(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:
+def with_bookkeeping(graph: CompiledAgent) -> CompiledAgent:
     """``graph`` whose ``invoke`` / ``stream`` output also has :data:`BOOKKEEPING` (what
     ``ReActAgent`` and the package's own served graphs read from a run)."""
     return graph.copy({"output_channels": list(graph.stream_channels_list)})

@@ -1,5 +1,5 @@
 """The graph's nodes: the model node and the tool node (sync and async twins), the runnable
-they are wrapped in, and the face of the factory that builds them (:mod:`._factory`).
+they are wrapped in; built by the factory (:mod:`._factory`) from the agent's spec.
 
 The graph has two nodes. ``agent`` calls the model; ``tools`` runs ONE tool call of the
 model's turn per visit, in the model's order, so every call is its own superstep and is
@@ -10,10 +10,9 @@ that finished never do, and calls after it run only once the decision is in.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, SystemMessage
@@ -27,18 +26,18 @@ from dynavec_langgraph._exactly_once.guarded import aguarded, guarded
 from dynavec_langgraph._exactly_once.keys import OnCrash, declared_on_crash, on_crash_of
 from dynavec_langgraph._messages import new_turn, pending_calls
 from dynavec_langgraph._run_data import MODEL_KWARGS_KEY, RunData
-from dynavec_langgraph._state import AGENT_NODE, ReActState, steps_in_run
+from dynavec_langgraph._spec import AgentSpec
+from dynavec_langgraph._state import ReActState, steps_in_run
 from dynavec_langgraph._tasks import foreign_task, next_task
 from dynavec_langgraph._tool_call import ToolCallRun, remember
 from dynavec_langgraph._tools.agent_tool import AgentTool
+from dynavec_langgraph._types import NodeUpdate, StateUpdate, UserPayload, UserState
 
 if TYPE_CHECKING:  # imported by the factory, which builds the ToolNode these nodes run
     from langgraph.prebuilt import ToolNode
 
 __all__ = [
     "MODEL_KWARGS_KEY",
-    "PREBUILT_FACE",
-    "AgentFace",
     "NodeRunnable",
     "OwnTools",
     "ReActNodes",
@@ -49,7 +48,7 @@ __all__ = [
 ]
 
 
-def model_update(state: ReActState, response: Any, name: str | None) -> dict[str, Any]:
+def model_update(state: ReActState, response: UserPayload, name: str | None) -> StateUpdate:
     if not isinstance(response, AIMessage):
         raise TypeError(
             f"the model answered {response!r} ({type(response).__name__}), not an AIMessage: "
@@ -67,7 +66,7 @@ def model_update(state: ReActState, response: Any, name: str | None) -> dict[str
     }
 
 
-def model_kwargs(config: RunnableConfig) -> dict[str, Any]:
+def model_kwargs(config: RunnableConfig) -> dict[str, UserPayload]:
     """The run's extra keyword arguments for the model call (:attr:`RunData.model_kwargs`)."""
     return dict(RunData.of(config).model_kwargs)
 
@@ -83,12 +82,14 @@ class OwnTools:
     def __init__(self, tools: Sequence[AgentTool]) -> None:
         self.tools_by_name: Mapping[str, BaseTool] = {t.name: t for t in tools}
 
-    def invoke(self, request: Any, config: RunnableConfig | None = None) -> Any:
+    def invoke(self, request: UserPayload, config: RunnableConfig | None = None) -> NodeUpdate:
         raise RuntimeError(
             f"OwnTools runs no tool: the tool node runs {sorted(self.tools_by_name)} itself"
         )
 
-    async def ainvoke(self, request: Any, config: RunnableConfig | None = None) -> Any:
+    async def ainvoke(
+        self, request: UserPayload, config: RunnableConfig | None = None
+    ) -> NodeUpdate:
         return self.invoke(request, config)
 
 
@@ -102,18 +103,20 @@ class ReActNodes:
 
     def __init__(
         self,
-        model: Runnable[LanguageModelInput, Any],
+        spec: AgentSpec,
+        model: Runnable[LanguageModelInput, UserPayload],
         tools: list[AgentTool],
         executor: ToolNode | OwnTools,
-        system_prompt: str | SystemMessage | None,
-        max_steps: int,
-        name: str | None,
-        parallel: bool,
+        system_message: SystemMessage | None,
         own_executor: bool = True,
     ) -> None:
+        """The nodes of the agent ``spec`` describes: ``model`` with its tools bound, the
+        agent's ``tools`` and their ``executor``; ``system_message``, the prompt's (added
+        before the conversation at each model call); ``own_executor``: this package's tools
+        run here, not through the executor."""
         self.model = model
-        self.name = name
-        self.parallel = parallel
+        self.name = spec.name
+        self.parallel = spec.parallel_tool_calls
         self.tools = {t.name: t for t in tools}
         self.executor = executor
         self.direct = frozenset(n for n, t in executor.tools_by_name.items() if t.return_direct)
@@ -128,31 +131,28 @@ class ReActNodes:
             if own_executor is False
             else {n: t for n, t in executor.tools_by_name.items() if isinstance(t, AgentTool)}
         )
-        if isinstance(system_prompt, SystemMessage):
-            self.prompt = [system_prompt]
-        else:
-            self.prompt = [SystemMessage(content=system_prompt)] if system_prompt else []
-        self.max_steps = max_steps
+        self.prompt = [system_message] if system_message is not None else []
+        self.max_steps = spec.max_steps
         for t in executor.tools_by_name.values():
             on_crash_of(t)  # a bad on_crash= is refused when the agent is built
-        self.state_view: Callable[[Any], Any] | None = None
+        self.state_view: Callable[[UserState], UserState] | None = None
         """Turns the state into the user's ``state_schema`` type for ``InjectedState``."""
 
-    def call_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+    def call_model(self, state: ReActState, config: RunnableConfig) -> StateUpdate:
         if self.parallel and pending_calls(state["messages"]):
             return {}  # held calls: the router sends them again; no model call
         messages = self.prompt + list(state["messages"])
         response = self.model.invoke(messages, config, **model_kwargs(config))
         return self._after_model(state, response)
 
-    async def acall_model(self, state: ReActState, config: RunnableConfig) -> dict[str, Any]:
+    async def acall_model(self, state: ReActState, config: RunnableConfig) -> StateUpdate:
         if self.parallel and pending_calls(state["messages"]):
             return {}  # held calls: the router sends them again; no model call
         messages = self.prompt + list(state["messages"])
         response = await self.model.ainvoke(messages, config, **model_kwargs(config))
         return self._after_model(state, response)
 
-    def _after_model(self, state: ReActState, response: Any) -> dict[str, Any]:
+    def _after_model(self, state: ReActState, response: UserPayload) -> StateUpdate:
         update = model_update(state, response, self.name)
         if self.parallel and state.get("held"):
             update["held"] = None  # a new turn: its calls may be held once each
@@ -164,7 +164,7 @@ class ReActNodes:
         tool = call.tool or self.executor.tools_by_name.get(call.call["name"])
         return None if tool is None else declared_on_crash(tool)
 
-    def _task(self, state_or_task: Any) -> ToolCallRun:
+    def _task(self, state_or_task: UserState) -> ToolCallRun:
         task = foreign_task(state_or_task)
         if task is None:
             task = (
@@ -175,8 +175,8 @@ class ReActNodes:
         return ToolCallRun(task, self.tools, self.state_view, self.run_unknown)
 
     def _ready(
-        self, state_or_task: Any, config: RunnableConfig
-    ) -> tuple[ToolCallRun, RunData, Any]:
+        self, state_or_task: UserState, config: RunnableConfig
+    ) -> tuple[ToolCallRun, RunData, NodeUpdate]:
         """The call of this visit and the run's data, or the answer it gets without running:
         its recorded result (it ran before its result could be saved: not again) or the
         answer of a call that cannot run; :data:`_RUN` when it runs."""
@@ -202,7 +202,7 @@ class ReActNodes:
     # again in the next step and pauses for good there. Raised in the first step, the pause
     # would leave those results as pending writes, which LangGraph drops when new input
     # reaches the paused thread, and the finished calls would run again.
-    def call_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
+    def call_tool(self, state_or_task: UserState, config: RunnableConfig) -> NodeUpdate:
         call, run, early = self._ready(state_or_task, config)
         if early is not _RUN:
             return early
@@ -212,7 +212,7 @@ class ReActNodes:
             try:
                 with claimed(run, call.ref):  # a resumed call: once per decision
 
-                    def body() -> Any:
+                    def body() -> NodeUpdate:
                         if own is None:
                             return call.finish(self.executor.invoke(call.request, tool_config))
                         try:
@@ -231,27 +231,31 @@ class ReActNodes:
             except GraphInterrupt as pause:
                 return call.held(pause)
 
-    async def acall_tool(self, state_or_task: Any, config: RunnableConfig) -> Any:
+    async def acall_tool(self, state_or_task: UserState, config: RunnableConfig) -> NodeUpdate:
         call, run, early = self._ready(state_or_task, config)
         if early is not _RUN:
             return early
         # a call that started runs to its end even if the caller is cancelled (until_done)
         return await until_done(self._arun_call(call, run, config))
 
-    async def _arun_call(self, call: ToolCallRun, run: RunData, config: RunnableConfig) -> Any:
+    async def _arun_call(
+        self, call: ToolCallRun, run: RunData, config: RunnableConfig
+    ) -> NodeUpdate:
         try:
             return await self._arun_tool(call, run, config)
         finally:  # the trail entries a task of this loop writes (a server's store): written
             await recorder().written()
 
-    async def _arun_tool(self, call: ToolCallRun, run: RunData, config: RunnableConfig) -> Any:
+    async def _arun_tool(
+        self, call: ToolCallRun, run: RunData, config: RunnableConfig
+    ) -> NodeUpdate:
         own = self.own.get(call.call["name"])
         tool_config = call.keyed(run, config)
         with call.running():
             try:
                 async with aclaimed(run, call.ref):  # a resumed call: once per decision
 
-                    async def body() -> Any:
+                    async def body() -> NodeUpdate:
                         if own is None:
                             return call.finish(
                                 await self.executor.ainvoke(call.request, tool_config)
@@ -277,7 +281,10 @@ _RUN: Final = object()
 """What :meth:`ReActNodes._ready` returns for a call that runs (no early answer)."""
 
 
-async def until_done(run: Coroutine[Any, Any, Any]) -> Any:
+_T = TypeVar("_T")
+
+
+async def until_done(run: Coroutine[object, object, _T]) -> _T:
     """Await ``run`` to its end even when the caller is cancelled, then re-raise the
     cancellation: a tool call that started always runs to its end, and cancelling the caller
     (an ``asyncio`` timeout, a dropped web request) takes effect when it has.
@@ -307,7 +314,7 @@ async def until_done(run: Coroutine[Any, Any, Any]) -> Any:
     return task.result()
 
 
-class NodeRunnable(Runnable[Any, Any]):
+class NodeRunnable(Runnable[UserState, NodeUpdate]):
     """A node with sync and async twins. LangGraph traces every node run itself; a
     ``RunnableLambda`` would add a second, nested run to each step, and its cost."""
 
@@ -316,20 +323,24 @@ class NodeRunnable(Runnable[Any, Any]):
     def __init__(
         self,
         name: str,
-        func: Callable[[Any, RunnableConfig], Any],
-        afunc: Callable[[Any, RunnableConfig], Coroutine[Any, Any, Any]],
+        func: Callable[[UserState, RunnableConfig], NodeUpdate],
+        afunc: Callable[[UserState, RunnableConfig], Awaitable[NodeUpdate]],
     ) -> None:
         self.name = name
         self.func, self.afunc = func, afunc
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+    def invoke(
+        self, input: UserState, config: RunnableConfig | None = None, **kwargs: UserPayload
+    ) -> NodeUpdate:
         token = _NODE_INPUT.set(input)
         try:
             return self.func(input, ensure_config(config))
         finally:
             _NODE_INPUT.reset(token)
 
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+    async def ainvoke(
+        self, input: UserState, config: RunnableConfig | None = None, **kwargs: UserPayload
+    ) -> NodeUpdate:
         token = _NODE_INPUT.set(input)
         try:
             return await self.afunc(input, ensure_config(config))
@@ -337,33 +348,9 @@ class NodeRunnable(Runnable[Any, Any]):
             _NODE_INPUT.reset(token)
 
 
-_NODE_INPUT: ContextVar[Any] = ContextVar("dynavec_node_input", default=None)
+_NODE_INPUT: ContextVar[UserState] = ContextVar("dynavec_node_input", default=None)
 
 
-def node_input() -> Any:
+def node_input() -> UserState:
     """The state the running node of the agent got (a callable model reads it)."""
     return _NODE_INPUT.get()
-
-
-@dataclass(frozen=True)
-class AgentFace:
-    """What differs between the two faces of the one factory (:func:`build_agent`):
-    ``create_react_agent`` (the prebuilt agent's signature, this package's defaults) and
-    ``create_agent`` (``langchain.agents.create_agent``'s)."""
-
-    function: str
-    """The public function's name, for error messages."""
-    model_node: str = AGENT_NODE
-    """The name of the model node (``create_agent`` calls it ``"model"``)."""
-    create_agent: bool = False
-    """``create_agent``'s behaviour: the middleware graph always, a tool's exception raised
-    unless middleware handles it, the model's message named only when ``name`` is given,
-    ``create_agent``'s stream transformers, schemas and run config."""
-    transformers: tuple[Any, ...] = ()
-    """``create_agent(transformers=...)``."""
-    builtin_tools: tuple[dict[str, Any], ...] = ()
-    """``create_agent``'s provider built-in tools (dicts): bound to the model, never run."""
-
-
-PREBUILT_FACE: Final = AgentFace("create_react_agent")
-"""``create_react_agent``'s face."""

@@ -4,11 +4,12 @@ hooks, ``approvers=`` and the other options take.
 Each alias says what to pass and stays as wide as LangGraph's or LangChain's own parameter
 (``Any`` only where theirs is ``Any``). They exist for the type checker only (``if
 TYPE_CHECKING:`` here and where they are used), so importing the package imports nothing for
-them. This module is a foundation: it imports no module of the package. An option whose type
-names one of the package's own classes is declared beside that class: ``checkpointer=``
-(``CheckpointerOption``, ``DynavecCheckpointer``) in ``_persistence.records``, ``tools=``
-(``ToolsOption``) in ``registry``, ``approval_policy=`` (``ApprovalPolicyOption``) in
-``_policy``.
+them. What truly is ``Any`` (the user's values: ``UserPayload``, ``UserState``, ...) is named
+by a plain alias of ``Any``, defined at run time too. This module is a foundation: it imports
+no module of the package. An option whose type names one of the package's own classes is
+declared beside that class: ``checkpointer=`` (``CheckpointerOption``,
+``DynavecCheckpointer``) in ``_persistence.records``, ``tools=`` (``ToolsOption``) in
+``registry``, ``approval_policy=`` (``ApprovalPolicyOption``) in ``_policy``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,36 @@ __all__ = [  # and the aliases below, for the type checker
     "DynavecAsyncModel",
     "DynavecModel",
     "DynavecTool",
+    "NodeUpdate",
+    "StateUpdate",
+    "ToolArgs",
+    "UserContext",
+    "UserPayload",
+    "UserState",
 ]
+
+# What truly is ``Any``: the user's values, which the package carries without reading them.
+# Plain aliases (defined at run time too: LangGraph reads the annotations of a route function).
+UserPayload = Any
+"""A value of the user's the package passes on without reading it: a tool's or a model's
+result before it is checked, a resume value, a structured response, a call's extra keywords."""
+
+UserState = Any
+"""The graph's state as LangGraph hands it to a node or a route: a dict of the state schema's
+keys, or an instance of the user's ``state_schema`` (a pydantic model, a dataclass)."""
+
+UserContext = Any
+"""A run's ``context`` (``invoke(..., context=...)``), of the user's ``context_schema``."""
+
+NodeUpdate = Any
+"""What a node returns to LangGraph: a dict of state updates, a ``Command``, a list of them, or
+``None``."""
+
+StateUpdate = dict[str, Any]
+"""A node's update of the state: state keys to their new values (the user's or the package's)."""
+
+ToolArgs = dict[str, Any]
+"""A dict of the model's JSON: a tool call's arguments, a provider's built-in tool."""
 
 ApproverRule = Sequence[str] | Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
 """Names, ``"role:NAME"`` and ``"permission:NAME"`` entries, or ``rule(approver, pause_value)
@@ -54,15 +84,41 @@ class DynavecTool(Protocol):
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain.agents.middleware.types import ModelRequest, ModelResponse
     from langchain.agents.structured_output import ResponseFormat
     from langchain_core.language_models import LanguageModelLike
     from langchain_core.messages import SystemMessage
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
     from langgraph.cache.base import BaseCache
+    from langgraph.graph import StateGraph
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import Command
+
+    CompiledAgent: TypeAlias = CompiledStateGraph[UserState, UserContext, UserState, UserState]
+    """A compiled agent graph: its state, context, input and output are the user's schemas."""
+
+    AgentBuilder: TypeAlias = StateGraph[UserState, UserContext, UserState, UserState]
+    """The agent's graph before it is compiled."""
+
+    UserRunnable: TypeAlias = Runnable[UserPayload, UserPayload]
+    """A runnable of the user's (a model, a prompt, a hook): its input and output are theirs."""
+
+    Middleware: TypeAlias = AgentMiddleware[UserState, UserContext, UserPayload]
+    """One LangChain ``AgentMiddleware`` (generic in types the user chooses)."""
+
+    ModelCall: TypeAlias = ModelRequest[UserContext]
+    """A ``wrap_model_call`` middleware's request."""
+
+    ModelAnswer: TypeAlias = ModelResponse[UserPayload]
+    """A ``wrap_model_call`` layer's response (its structured response is the user's type)."""
+
+    GraphCommand: TypeAlias = Command[UserPayload]
+    """A LangGraph ``Command`` a node returns."""
 
     ModelOption: TypeAlias = (
-        str | LanguageModelLike | DynavecModel | Callable[..., Any] | Runnable[Any, Any]
+        str | LanguageModelLike | DynavecModel | Callable[..., UserPayload] | UserRunnable
     )
     """``model=``: a LangChain chat model, a ``"provider:model"`` string, a dynavec-style
     model, or a callable choosing the model per call (LangGraph's ``create_react_agent``)."""

@@ -22,13 +22,14 @@ from langgraph.types import Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._audit.switch import check_audit
 from dynavec_langgraph._errors import ApprovalPolicyError
-from dynavec_langgraph._factory import check_max_steps, create_react_agent, with_bookkeeping
+from dynavec_langgraph._factory import build_agent, with_bookkeeping
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._persistence.scratch import ScratchThreads
 from dynavec_langgraph._policy.doors import agent_clock
 from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import CompletedCall, durability, run_config
+from dynavec_langgraph._spec import AgentSpec, check_max_steps, prebuilt_options
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.records import AgentResult, AgentState, Message
@@ -148,9 +149,10 @@ class AgentCore:
         self._owned_saver = saver if isinstance(saver, ConnectionSaver) else None
         # runs without a thread_id never reach a given checkpointer (_scratch.py)
         self._saver = ScratchThreads(saver) if saver is not None else self.checkpointer
-        self.graph = create_react_agent(
-            model,
-            tools,
+        options = prebuilt_options(options, stacklevel=2)  # as create_react_agent checks them
+        spec = AgentSpec(
+            model=model,
+            tools=tools,
             system_prompt=self.system_prompt or None,
             max_steps=self.max_steps,
             checkpointer=self._saver,
@@ -159,13 +161,13 @@ class AgentCore:
             **options,  # create_react_agent's other options (response_format, middleware, ...)
         )
         # the runs' output carries the bookkeeping (termination_reason, shared, ...)
-        self.graph = with_bookkeeping(self.graph)
+        self.graph = with_bookkeeping(build_agent(spec))
         if audit or notify is not None:  # the audit trail's module only for an agent that has one
             from dynavec_langgraph._audit.trail import with_audit
 
             self.graph = with_audit(self.graph, audit=audit, notify=notify, surface="api")
         self._notify = notify
-        self._approval_clock = agent_clock(options.get("approval_policy"))
+        self._approval_clock = agent_clock(spec.approval_policy)
 
     def _approval_now(self) -> datetime:
         """The time the doors compare deadlines with (the approval policy's clock).

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import (
+    TYPE_CHECKING,
     Annotated,
-    Any,
     NotRequired,
     Required,
     get_args,
@@ -21,6 +21,13 @@ from typing_extensions import TypedDict as ExtTypedDict
 
 from dynavec_langgraph._middleware.hooks import REVIEWED_KEY
 from dynavec_langgraph._subagent_cause import with_tool_call_cause
+from dynavec_langgraph._types import UserPayload, UserState
+
+if TYPE_CHECKING:
+    from langgraph.prebuilt import ToolNode
+    from langgraph.prebuilt.tool_node import AsyncToolCallWrapper, ToolCallWrapper
+
+    from dynavec_langgraph._types import CompiledAgent, Middleware
 
 __all__ = [
     "CREATE_AGENT_RECURSION_LIMIT",
@@ -43,7 +50,7 @@ PACKAGE_KEYS = frozenset(
 them (its state is ``create_agent``'s)."""
 
 
-def visible_schemas(schema: type[Any]) -> tuple[type[Any], type[Any]]:
+def visible_schemas(schema: type[UserState]) -> tuple[type[UserState], type[UserState]]:
     """The input and output schemas as ``create_agent`` resolves them (its
     ``_resolve_schema``, langchain 1.5.2: a field annotated ``OmitFromSchema(input=True)`` /
     ``(output=True)`` is left out of that side; ``PrivateStateAttr`` is both), without this
@@ -52,7 +59,7 @@ def visible_schemas(schema: type[Any]) -> tuple[type[Any], type[Any]]:
 
     hints = get_type_hints(schema, include_extras=True)
 
-    def side(flag: str, name: str) -> type[Any]:
+    def side(flag: str, name: str) -> type[UserState]:
         kept = {
             key: hint
             for key, hint in hints.items()
@@ -63,13 +70,13 @@ def visible_schemas(schema: type[Any]) -> tuple[type[Any], type[Any]]:
             )
         }
         # typing_extensions' TypedDict: pydantic (input/output JSON schemas) needs it on 3.11
-        result: type[Any] = ExtTypedDict(name, kept, total=False)  # type: ignore[misc]
+        result: type[UserState] = ExtTypedDict(name, kept, total=False)  # type: ignore[misc]
         return result
 
     return side("input", "InputSchema"), side("output", "OutputSchema")
 
 
-def _metadata(hint: Any) -> list[Any]:
+def _metadata(hint: object) -> list[object]:
     """The ``Annotated`` metadata of a field, under ``Required`` / ``NotRequired`` too (as
     create_agent's ``_extract_metadata``, langchain 1.5.2)."""
     if get_origin(hint) in (Required, NotRequired):
@@ -79,7 +86,9 @@ def _metadata(hint: Any) -> list[Any]:
     return []
 
 
-def create_agent_tool_node(executor: Any, wrap: Any, awrap: Any) -> Any:
+def create_agent_tool_node(
+    executor: ToolNode, wrap: ToolCallWrapper | None, awrap: AsyncToolCallWrapper | None
+) -> ToolNode:
     """The tool node as ``create_agent`` makes it: LangGraph's ``ToolNode`` with its default
     error handling (bad arguments answered, a tool's exception raised) around the
     ``wrap_tool_call`` middleware."""
@@ -97,20 +106,22 @@ in its order (mirrors the ``transformers=`` list of ``create_agent``'s ``compile
 agent the installed ``create_agent`` builds)."""
 
 
-def default_transformers() -> tuple[Any, ...]:
+def default_transformers() -> tuple[UserPayload, ...]:
     """``create_agent``'s default stream transformers, as its module names them."""
     from langchain.agents import factory
 
     return tuple(getattr(factory, name) for name in DEFAULT_TRANSFORMERS)
 
 
-def create_agent_transformers(middleware: Sequence[Any], extra: Sequence[Any]) -> list[Any]:
+def create_agent_transformers(
+    middleware: Sequence[Middleware], extra: Sequence[UserPayload]
+) -> list[UserPayload]:
     """``create_agent``'s transformers in its order (its defaults, each middleware's
     ``transformers``, then ``transformers=``), each once (its ``_dedupe_transformers``), with
     :class:`~dynavec_langgraph._subagent_cause.ToolCallCause` just before its
     ``SubagentTransformer`` (the ``cause`` of a nested agent, docs/compatibility.md CA6)."""
     seen: set[int] = set()
-    out: list[Any] = []
+    out: list[UserPayload] = []
     for factory in (
         *default_transformers(),
         *(t for m in middleware for t in getattr(m, "transformers", ())),
@@ -126,11 +137,11 @@ CREATE_AGENT_RECURSION_LIMIT = 9_999
 """``create_agent``'s default recursion limit (langchain 1.5.2)."""
 
 
-def create_agent_config(graph: Any, name: str | None) -> Any:
+def create_agent_config(graph: CompiledAgent, name: str | None) -> CompiledAgent:
     """The run config ``create_agent`` gives its graph: its recursion limit and metadata
     (``ls_integration``; ``lc_agent_name`` when named, which tags the model's streamed
     messages)."""
-    metadata: dict[str, Any] = {"ls_integration": "langchain_create_agent"}
+    metadata: dict[str, UserPayload] = {"ls_integration": "langchain_create_agent"}
     if name:
         metadata["lc_agent_name"] = name
     return graph.with_config(recursion_limit=CREATE_AGENT_RECURSION_LIMIT, metadata=metadata)

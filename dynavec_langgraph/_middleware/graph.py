@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 
+from dynavec_langgraph._agent_options import POST_MODEL_HOOK, PRE_MODEL_HOOK, AgentOptions
 from dynavec_langgraph._call_ids import calls_of
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._middleware.face import visible_schemas
@@ -24,32 +25,31 @@ from dynavec_langgraph._middleware.hooks import (
     overrides,
 )
 from dynavec_langgraph._middleware.model_node import ExtendedNodes, runnable_calls
-from dynavec_langgraph._middleware.options import (
-    HOOKS,
-    JUMPS,
-    POST_MODEL_HOOK,
-    PRE_MODEL_HOOK,
-    AgentOptions,
-)
-from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace, NodeRunnable
+from dynavec_langgraph._middleware.options import HOOKS, JUMPS
+from dynavec_langgraph._nodes import NodeRunnable
 from dynavec_langgraph._routing import tools_router
+from dynavec_langgraph._spec import AgentSpec
 from dynavec_langgraph._state import TOOLS_NODE, steps_in_run
+from dynavec_langgraph._types import UserPayload, UserState
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import AgentBuilder
 
 __all__ = ["build_graph"]
 
 
 def build_graph(
-    schema: type[Any],
+    schema: type[UserState],
     nodes: ExtendedNodes,
+    spec: AgentSpec,
     options: AgentOptions,
-    middleware: Sequence[Any],
-    max_steps: int,
     has_tools: bool,
-    finish: NodeRunnable | None = None,
-    face: AgentFace = PREBUILT_FACE,
-) -> StateGraph[Any, Any, Any, Any]:
-    """The agent's graph with the middleware's nodes and edges, as create_agent wires them.
-    ``finish``: a node the run ends through (the prebuilt agent's structured response)."""
+    finish: NodeRunnable | None,
+) -> AgentBuilder:
+    """The graph of ``spec``'s agent with the middleware's nodes and edges, as create_agent
+    wires them. ``finish``: a node the run ends through (the prebuilt agent's structured
+    response)."""
+    middleware, max_steps, face = options.middleware, spec.max_steps, spec.face
     names = [m.name for m in middleware]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -118,7 +118,7 @@ def build_graph(
         exit_node = finish.name
     review = after_model[0] if after_model else None
 
-    def resolve(jump: Any, state: Any) -> str | None:
+    def resolve(jump: UserPayload, state: UserState) -> str | None:
         if jump == "model":
             return loop_entry
         if jump == "end":
@@ -143,12 +143,12 @@ def build_graph(
             builder.add_edge(node, default)
             return
 
-        def jump_edge(state: Any) -> str:
+        def jump_edge(state: UserState) -> str:
             return resolve(state.get("jump_to"), state) or default
 
         builder.add_conditional_edges(node, jump_edge, targets(jumps, default))
 
-    def route_pending(state: Any) -> str:
+    def route_pending(state: UserState) -> str:
         """Unanswered calls finish first (a paused thread given new input); calls the
         after-model hooks have not passed yet (no answer in their turn) go through them."""
         messages = state["messages"]
@@ -174,7 +174,7 @@ def build_graph(
         last_entry = before_agent[-1]
         entry_jumps = jumps_of.get(last_entry) or []
 
-        def after_before_agent(state: Any) -> str:
+        def after_before_agent(state: UserState) -> str:
             jump = state.get("jump_to")
             if jump and jump in entry_jumps:
                 return resolve(jump, state) or route_pending(state)
@@ -194,7 +194,7 @@ def build_graph(
     last = after_model[-1] if after_model else model_node
     structured = nodes.structured
 
-    def route_after_model(state: Any) -> str:
+    def route_after_model(state: UserState) -> str:
         jump = state.get("jump_to")
         if jump and last in jumps_of and jump in jumps_of[last]:
             return resolve(jump, state) or exit_node
@@ -215,7 +215,7 @@ def build_graph(
     after_tools = tools_router(max_steps)
     structured_names = frozenset(structured.tools) if structured else frozenset()
 
-    def route_after_tools(state: Any) -> str:
+    def route_after_tools(state: UserState) -> str:
         if face.create_agent:
             return create_agent_after_tools(state)
         where = after_tools(state)
@@ -235,7 +235,7 @@ def build_graph(
 
     known_tools = nodes.executor.tools_by_name
 
-    def create_agent_after_tools(state: Any) -> str:
+    def create_agent_after_tools(state: UserState) -> str:
         """As create_agent's ``_make_tools_to_model_edge`` (langchain 1.5.2), one call at a
         time: the run ends when every tool that ran (the answer's name: a reviewer may have
         edited the call to another tool) is ``return_direct``, or a structured-output tool

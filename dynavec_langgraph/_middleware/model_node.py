@@ -8,7 +8,7 @@ in tests/test_create_agent.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -17,36 +17,44 @@ from langchain_core.messages import (
     BaseMessage,
     RemoveMessage,
     SystemMessage,
+    ToolCall,
     ToolMessage,
     convert_to_messages,
 )
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
+from dynavec_langgraph._agent_options import AgentOptions
 from dynavec_langgraph._call_ids import calls_of
 from dynavec_langgraph._conversation_view import new_turn, pending_calls
 from dynavec_langgraph._middleware.hooks import overrides
-from dynavec_langgraph._middleware.options import AgentOptions
 from dynavec_langgraph._middleware.structured import (
     Structured,
     structured_error,
     supports_provider_strategy,
 )
-from dynavec_langgraph._nodes import (
-    PREBUILT_FACE,
-    AgentFace,
-    ReActNodes,
-    model_kwargs,
-    model_update,
-)
+from dynavec_langgraph._nodes import ReActNodes, model_kwargs, model_update
+from dynavec_langgraph._spec import AgentSpec
 from dynavec_langgraph._state import steps_in_run
+from dynavec_langgraph._types import NodeUpdate, StateUpdate, ToolArgs, UserPayload, UserState
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import (
+        GraphCommand,
+        ModelAnswer,
+        ModelCall,
+        UserRunnable,
+    )
 
 __all__ = ["ExtendedNodes", "composed", "patch_invalid_calls", "runnable_calls"]
 
 
-def composed(result: Any, inner: list[Command[Any]]) -> tuple[Any, list[Command[Any]]]:
+def composed(
+    result: UserPayload, inner: list[GraphCommand]
+) -> tuple[ModelAnswer, list[GraphCommand]]:
     """A ``wrap_model_call`` layer's result as ``(ModelResponse, commands)``: the inner layers'
     commands, then its own (an ``ExtendedModelResponse``'s), as create_agent composes them
     (``_chain_model_call_handlers``, langchain 1.5.2)."""
@@ -66,13 +74,15 @@ class ExtendedNodes(ReActNodes):
 
     def setup(
         self,
+        spec: AgentSpec,
         options: AgentOptions,
-        chat_model: Any,
-        request_tools: list[Any],
-        middleware: Sequence[Any],
-        face: AgentFace = PREBUILT_FACE,
+        chat_model: UserPayload,
+        request_tools: list[BaseTool | ToolArgs],
     ) -> None:
-        self.face = face
+        """The model node of ``spec``'s agent: ``options`` resolved, ``chat_model`` (the
+        model a ``ModelRequest`` carries), ``request_tools`` (the tools it lists)."""
+        middleware = options.middleware
+        self.face = face = spec.face
         self.run_unknown = face.create_agent
         self.tool_wrapped = any(overrides(m, "wrap_tool_call") for m in middleware)
         self.options = options
@@ -95,7 +105,7 @@ class ExtendedNodes(ReActNodes):
 
     # the model's input ------------------------------------------------------------------
     def _input(
-        self, state: dict[str, Any], config: RunnableConfig, out: Any
+        self, state: UserState, config: RunnableConfig, out: UserPayload
     ) -> tuple[list[AnyMessage], SystemMessage | None]:
         messages = list(state.get("llm_input_messages") or state["messages"])
         if self.prompt_runnable is None:
@@ -103,7 +113,7 @@ class ExtendedNodes(ReActNodes):
         return self._prompted(out, messages), None
 
     @staticmethod
-    def _prompted(out: Any, messages: list[AnyMessage]) -> list[AnyMessage]:
+    def _prompted(out: UserPayload, messages: list[AnyMessage]) -> list[AnyMessage]:
         if hasattr(out, "to_messages"):
             out = out.to_messages()
         if isinstance(out, str | BaseMessage):
@@ -111,13 +121,13 @@ class ExtendedNodes(ReActNodes):
         converted: list[AnyMessage] = list(convert_to_messages(out))  # type: ignore[arg-type]
         return converted
 
-    def _view(self, state: dict[str, Any]) -> dict[str, Any]:
+    def _view(self, state: UserState) -> UserState:
         messages = state.get("llm_input_messages") or state["messages"]
         return {**state, "messages": list(messages)}
 
     def _request(
-        self, state: dict[str, Any], messages: list[AnyMessage], config: RunnableConfig
-    ) -> Any:
+        self, state: UserState, messages: list[AnyMessage], config: RunnableConfig
+    ) -> ModelCall:
         from langchain.agents.middleware.types import ModelRequest
 
         system = self.system_message
@@ -130,12 +140,12 @@ class ExtendedNodes(ReActNodes):
             response_format=self.structured.initial if self.structured else None,
             messages=messages,
             tool_choice=None,
-            state=state,  # type: ignore[arg-type]
+            state=state,
             runtime=get_runtime(),
             model_settings=model_kwargs(config),
         )
 
-    def _bound(self, request: Any) -> tuple[Any, Any]:
+    def _bound(self, request: ModelCall) -> tuple[UserRunnable, UserPayload]:
         """The model with its tools bound, and the structured-output strategy in effect (as
         create_agent's ``_get_bound_model``)."""
         from langchain.agents.structured_output import (
@@ -149,7 +159,7 @@ class ExtendedNodes(ReActNodes):
         fmt = request.response_format
         if fmt is not None and not isinstance(fmt, AutoStrategy | ToolStrategy | ProviderStrategy):
             fmt = AutoStrategy(schema=fmt)
-        effective: Any = fmt
+        effective: UserPayload = fmt
         if isinstance(fmt, AutoStrategy):
             if supports_provider_strategy(request.model, request.tools):
                 effective = ProviderStrategy(schema=fmt.schema)
@@ -169,7 +179,10 @@ class ExtendedNodes(ReActNodes):
                     )
             tools.extend(info.tool for n, info in known.items() if n in names)
         if isinstance(effective, ProviderStrategy):
-            kwargs: dict[str, Any] = {**effective.to_model_kwargs(), **request.model_settings}
+            kwargs: dict[str, UserPayload] = {
+                **effective.to_model_kwargs(),
+                **request.model_settings,
+            }
             if _is_openai(request.model) and not getattr(request.model, "use_responses_api", False):
                 kwargs["strict"] = True
             return request.model.bind_tools(tools, **kwargs), effective
@@ -188,12 +201,11 @@ class ExtendedNodes(ReActNodes):
             )
         return request.model.bind(**request.model_settings), None
 
-    def _check_dynamic_tools(self, tools: Sequence[Any]) -> None:
+    def _check_dynamic_tools(self, tools: Sequence[BaseTool | ToolArgs]) -> None:
         """create_agent's check (its ``_get_bound_model``, langchain 1.5.2): a tool a
         ``wrap_model_call`` added that no ``wrap_tool_call`` middleware can run is refused,
         naming it."""
         from langchain.agents.factory import DYNAMIC_TOOL_ERROR_TEMPLATE
-        from langchain_core.tools import BaseTool
 
         known = self.executor.tools_by_name
         unknown = [t.name for t in tools if isinstance(t, BaseTool) and t.name not in known]
@@ -204,7 +216,7 @@ class ExtendedNodes(ReActNodes):
                 )
             )
 
-    def _handle(self, state: dict[str, Any], output: Any, effective: Any) -> Any:
+    def _handle(self, state: UserState, output: UserPayload, effective: UserPayload) -> ModelAnswer:
         """The model's answer as a ``ModelResponse``: new ids in this thread, the structured
         response parsed, its tool call answered (create_agent's ``_handle_model_output``)."""
         from langchain.agents.middleware.types import ModelResponse
@@ -217,7 +229,7 @@ class ExtendedNodes(ReActNodes):
         )
 
         if not isinstance(output, AIMessage):
-            model_update(state, output, self.name)  # type: ignore[arg-type]  # raises TypeError
+            model_update(state, output, self.name)  # raises TypeError
         output = new_turn(state["messages"], output)
         if self.face.create_agent:  # as create_agent: its name, when it has one, on every answer
             if self.name:
@@ -241,7 +253,7 @@ class ExtendedNodes(ReActNodes):
         if not calls:
             return ModelResponse(result=[output])
 
-        def answer(call: Any, content: str) -> ToolMessage:
+        def answer(call: ToolCall, content: str) -> ToolMessage:
             return ToolMessage(
                 content=content, tool_call_id=call["id"], name=call["name"], id=f"tool-{call['id']}"
             )
@@ -266,12 +278,12 @@ class ExtendedNodes(ReActNodes):
 
     def _update(
         self,
-        state: dict[str, Any],
-        response: Any,
-        commands: list[Command[Any]],
+        state: UserState,
+        response: ModelAnswer,
+        commands: list[GraphCommand],
         repaired: list[AnyMessage] | None = None,
         appended: Sequence[AnyMessage] = (),
-    ) -> Any:
+    ) -> NodeUpdate:
         """The model node's update. create_agent's face keeps what a ``wrap_model_call``
         appended to ``request.messages`` in place (create_agent's request holds the state's own
         list, so such messages stay in the conversation, before the answer)."""
@@ -284,13 +296,14 @@ class ExtendedNodes(ReActNodes):
                 f"the model call returned no AIMessage ({result!r:.120}): a wrap_model_call "
                 "middleware must return the handler's response, a ModelResponse or an AIMessage"
             )
-        ai = new_turn(state["messages"], result[index])  # a no-op for the model's own answer
+        # a no-op for the model's own answer
+        ai = new_turn(state["messages"], cast("AIMessage", result[index]))
         if ai.name is None:
             ai.name = self.name
         result[index] = ai
         answered = {m.tool_call_id for m in result if isinstance(m, ToolMessage)}
         open_calls = [c for c in calls_of(ai) if c["id"] not in answered]
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             "messages": result,
             "step": steps_in_run(state) + 1,
             "termination_reason": None
@@ -321,7 +334,7 @@ class ExtendedNodes(ReActNodes):
                 )
         return [Command(update=update), *commands] if commands else update
 
-    def _repaired(self, state: Any, messages: list[AnyMessage]) -> list[AnyMessage] | None:
+    def _repaired(self, state: UserState, messages: list[AnyMessage]) -> list[AnyMessage] | None:
         """create_agent's face: the conversation with its malformed calls answered (as
         create_agent, at the next model call), or None when nothing needed answering."""
         if not self.face.create_agent or self.prompt_runnable is not None:
@@ -329,7 +342,7 @@ class ExtendedNodes(ReActNodes):
         patched = patch_invalid_calls(messages)
         return patched if len(patched) != len(messages) else None
 
-    def call_model(self, state: Any, config: RunnableConfig) -> Any:
+    def call_model(self, state: UserState, config: RunnableConfig) -> NodeUpdate:
         out = (
             self.prompt_runnable.invoke(self._view(state), config) if self.prompt_runnable else None
         )
@@ -343,17 +356,17 @@ class ExtendedNodes(ReActNodes):
         request = self._request(state, given, config)
         before = len(given)
 
-        def base(req: Any) -> Any:
+        def base(req: ModelCall) -> ModelAnswer:
             model, effective = self._bound(req)
             prompt = [req.system_message] if req.system_message else []
             return self._handle(state, model.invoke([*prompt, *req.messages], config), effective)
 
-        def layer(i: int, req: Any) -> tuple[Any, list[Command[Any]]]:
+        def layer(i: int, req: ModelCall) -> tuple[ModelAnswer, list[GraphCommand]]:
             if i == len(self.wrappers):
                 return base(req), []
-            inner: list[Command[Any]] = []
+            inner: list[GraphCommand] = []
 
-            def handler(r: Any) -> Any:
+            def handler(r: ModelCall) -> ModelAnswer:
                 inner.clear()  # a retrying middleware keeps the last try's commands only
                 response, commands = layer(i + 1, r)
                 inner.extend(commands)
@@ -364,7 +377,7 @@ class ExtendedNodes(ReActNodes):
         response, commands = layer(0, request)
         return self._update(state, response, commands, repaired, given[before:])
 
-    async def acall_model(self, state: Any, config: RunnableConfig) -> Any:
+    async def acall_model(self, state: UserState, config: RunnableConfig) -> NodeUpdate:
         out = (
             await self.prompt_runnable.ainvoke(self._view(state), config)
             if self.prompt_runnable
@@ -380,18 +393,18 @@ class ExtendedNodes(ReActNodes):
         request = self._request(state, given, config)
         before = len(given)
 
-        async def base(req: Any) -> Any:
+        async def base(req: ModelCall) -> ModelAnswer:
             model, effective = self._bound(req)
             prompt = [req.system_message] if req.system_message else []
             output = await model.ainvoke([*prompt, *req.messages], config)
             return self._handle(state, output, effective)
 
-        async def layer(i: int, req: Any) -> tuple[Any, list[Command[Any]]]:
+        async def layer(i: int, req: ModelCall) -> tuple[ModelAnswer, list[GraphCommand]]:
             if i == len(self.wrappers):
                 return await base(req), []
-            inner: list[Command[Any]] = []
+            inner: list[GraphCommand] = []
 
-            async def handler(r: Any) -> Any:
+            async def handler(r: ModelCall) -> ModelAnswer:
                 inner.clear()
                 response, commands = await layer(i + 1, r)
                 inner.extend(commands)
@@ -403,7 +416,7 @@ class ExtendedNodes(ReActNodes):
         return self._update(state, response, commands, repaired, given[before:])
 
 
-def runnable_calls(messages: Sequence[AnyMessage]) -> list[Any]:
+def runnable_calls(messages: Sequence[AnyMessage]) -> list[ToolCall]:
     """create_agent's face: the pending calls the tool node runs. A malformed call (invalid
     JSON arguments) is not run: as in create_agent it ends the turn, and the next model call
     answers it (:func:`patch_invalid_calls`)."""
@@ -447,7 +460,7 @@ def patch_invalid_calls(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     return out
 
 
-def _is_openai(model: Any) -> bool:
+def _is_openai(model: BaseChatModel) -> bool:
     try:
         from langchain_openai.chat_models.base import BaseChatOpenAI
     except ImportError:

@@ -6,8 +6,7 @@ model hooks, and the one check that LangChain is installed when an option needs 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, get_type_hints
+from typing import Annotated, NotRequired, TypedDict, get_type_hints
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
@@ -20,10 +19,7 @@ from dynavec_langgraph._agent_options import (
 )
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._middleware.hooks import REVIEWED_KEY, overrides
-from dynavec_langgraph._nodes import PREBUILT_FACE, AgentFace
-
-if TYPE_CHECKING:
-    from langchain.agents.middleware import AgentMiddleware
+from dynavec_langgraph._types import UserPayload, UserState
 
 __all__ = [
     "EXTRA_HINT",
@@ -63,7 +59,7 @@ def need_langchain(option: str) -> None:
 # --- state schema -----------------------------------------------------------------------------
 
 
-def _hints(schema: Any, option: str) -> dict[str, Any]:
+def _hints(schema: type[UserState], option: str) -> dict[str, UserPayload]:
     try:
         return dict(get_type_hints(schema, include_extras=True))
     except Exception as error:
@@ -73,15 +69,11 @@ def _hints(schema: Any, option: str) -> dict[str, Any]:
         ) from None
 
 
-def merged_state(
-    base: type[Any],
-    options: AgentOptions,
-    middleware: Sequence[AgentMiddleware[Any, Any]],
-    face: AgentFace = PREBUILT_FACE,
-) -> type[Any]:
+def merged_state(base: type[UserState], options: AgentOptions) -> type[UserState]:
     """The graph's state: the user's ``state_schema`` and the middleware's schemas, with this
     package's keys (its ``messages`` reducer keeps tool-call ids unique in a thread)."""
-    fields: dict[str, Any] = {}
+    middleware = options.middleware
+    fields: dict[str, UserPayload] = {}
     if options.state_schema is not None:
         user = _hints(options.state_schema, "state_schema")
         if "messages" not in user:
@@ -96,11 +88,11 @@ def merged_state(
         if schema is not None:
             fields.update(_hints(schema, f"middleware {m.name!r} state_schema"))
     if options.response_format is not None and "structured_response" not in fields:
-        fields["structured_response"] = NotRequired[Any]
+        fields["structured_response"] = NotRequired[UserPayload]
     if any(overrides(m, "after_model") for m in middleware):
         fields[REVIEWED_KEY] = NotRequired[str | None]
     if options.pre_model_hook is not None:
         fields["llm_input_messages"] = NotRequired[Annotated[list[AnyMessage], EphemeralValue]]
     fields.update(get_type_hints(base, include_extras=True))
-    state: type[Any] = TypedDict("DynavecAgentState", fields, total=False)  # type: ignore[misc]
+    state: type[UserState] = TypedDict("DynavecAgentState", fields, total=False)  # type: ignore[misc]
     return state

@@ -6,16 +6,27 @@ that tool's own rule (:mod:`dynavec_langgraph._middleware.per_call_review`)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, ToolMessage
 
 from dynavec_langgraph._middleware.hooks import overrides
 
+if TYPE_CHECKING:
+    from langgraph.prebuilt.tool_node import (
+        AsyncToolCallWrapper,
+        ToolCallRequest,
+        ToolCallWrapper,
+    )
+
+    from dynavec_langgraph._types import GraphCommand, Middleware
+
+    ToolResult = ToolMessage | GraphCommand
+
 __all__ = ["review_redirect", "tool_wrappers"]
 
 
-def _model_call_name(request: Any) -> str | None:
+def _model_call_name(request: ToolCallRequest) -> str | None:
     """The name the model gave the call ``request`` runs (the AI message keeps the model's
     call when a reviewer's edit redirected it), or ``None``."""
     state = getattr(request, "state", None)
@@ -30,7 +41,9 @@ def _model_call_name(request: Any) -> str | None:
     return None
 
 
-def review_redirect(middleware: Sequence[Any], request: Any) -> Any:
+def review_redirect(
+    middleware: Sequence[Middleware], request: ToolCallRequest
+) -> ToolCallRequest | ToolMessage:
     """A call a reviewer's edit redirected to another tool is judged by that tool's own rule:
     when a ``HumanInTheLoopMiddleware`` gates the tool it now names, that middleware asks about
     it as a call of its own (its allowed decisions, its ``when``; the edit there cannot switch
@@ -58,16 +71,18 @@ def review_redirect(middleware: Sequence[Any], request: Any) -> Any:
 
 
 def tool_wrappers(
-    middleware: Sequence[Any],
-) -> tuple[Callable[..., Any] | None, Callable[..., Awaitable[Any]] | None]:
+    middleware: Sequence[Middleware],
+) -> tuple[ToolCallWrapper | None, AsyncToolCallWrapper | None]:
     """The ``wrap_tool_call`` middleware composed for LangGraph's ``ToolNode`` (first in the
     list outermost, as in create_agent)."""
     wrapping = [m for m in middleware if overrides(m, "wrap_tool_call")]
     if not wrapping:
         return None, None
 
-    def wrap(request: Any, execute: Callable[[Any], Any]) -> Any:
-        def layer(i: int, req: Any) -> Any:
+    def wrap(
+        request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]
+    ) -> ToolResult:
+        def layer(i: int, req: ToolCallRequest) -> ToolResult:
             if i == len(wrapping):
                 reviewed = review_redirect(middleware, req)
                 return reviewed if isinstance(reviewed, ToolMessage) else execute(reviewed)
@@ -75,8 +90,10 @@ def tool_wrappers(
 
         return layer(0, request)
 
-    async def awrap(request: Any, execute: Callable[[Any], Awaitable[Any]]) -> Any:
-        async def layer(i: int, req: Any) -> Any:
+    async def awrap(
+        request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
+    ) -> ToolResult:
+        async def layer(i: int, req: ToolCallRequest) -> ToolResult:
             if i == len(wrapping):
                 reviewed = review_redirect(middleware, req)
                 return reviewed if isinstance(reviewed, ToolMessage) else await execute(reviewed)
