@@ -85,7 +85,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_audit", "_audit.entries", "_audit.in_graph", "_audit.notifications",
                 "_audit.storage", "_audit.switch", "_audit.trail", "_audit.verify", "_call_ids",
                 "_conversation_view", "_conversion", "_digest", "_errors", "_extras", "_lg_names",
-                "_links", "_locks", "_messages",
+                "_links", "_messages",
                 "_persistence.kinds", "_persistence.locks", "_persistence.stored",
                 "_persistence.serde", "_run_data", "_serde", "_storable",
                 "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
