@@ -33,6 +33,7 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, trim_messages
 
+from dynavec_langgraph._persistence.dynamodb.values import from_dynamo
 from dynavec_langgraph.records import Message, Role, RoleName, ToolCall
 
 __all__ = [
@@ -360,7 +361,9 @@ class InMemoryMemoryStore(BaseMemory):
 
 
 def _to_dynamo(value: Any) -> Any:
-    """dynavec's DynamoDB value encoding: floats as ``Decimal(str(x))``, tuples as lists."""
+    """dynavec's DynamoDB value encoding of memory items: floats as ``Decimal(str(x))``,
+    tuples as lists, read back by ``from_dynamo``. Not the checkpointer's ``to_dynamo``: as
+    dynavec's memory, it passes a ``Decimal`` and a NaN on, and its error names the memory."""
     if isinstance(value, bool) or value is None or isinstance(value, int | str | Decimal):
         return value
     if isinstance(value, float):
@@ -373,17 +376,6 @@ def _to_dynamo(value: Any) -> Any:
         f"{type(value).__name__} {value!r:.60} cannot be stored in DynamoDB: use dicts, lists, "
         "strings, numbers, booleans or None"
     )
-
-
-def _from_dynamo(value: Any) -> Any:
-    """The reverse: an integral ``Decimal`` reads as an ``int``, any other as a ``float``."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: _from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_dynamo(v) for v in value]
-    return value
 
 
 def _now() -> str:
@@ -422,7 +414,7 @@ class DynamoDBMemoryStore(BaseMemory):
 
     def _item(self, thread_id: str) -> dict[str, Any] | None:
         item = self.table.get_item(Key=self._key(thread_id)).get("Item")
-        return _from_dynamo(item) if item is not None else None
+        return from_dynamo(item) if item is not None else None
 
     def get_messages(self, thread_id: str) -> list[Message]:
         """The stored messages, the policy applied, without storing it."""

@@ -86,7 +86,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_audit.storage", "_audit.switch", "_audit.trail", "_audit.verify", "_call_ids",
                 "_conversation_view", "_conversion", "_digest", "_errors", "_extras", "_lg_names",
                 "_links", "_messages",
-                "_persistence.kinds", "_persistence.locks", "_persistence.stored",
+                "_persistence.dynamodb.values", "_persistence.kinds", "_persistence.locks",
+                "_persistence.stored",
                 "_persistence.serde", "_run_data", "_serde", "_storable",
                 "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
                 "chat.base", "chat.bedrock", "chat.openai", "exceptions", "memory", "planner",
@@ -112,7 +113,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_persistence.connections", "_persistence.dynamodb",
                 "_persistence.dynamodb.checkpointer", "_persistence.dynamodb.lock",
                 "_persistence.dynamodb.records", "_persistence.dynamodb.table",
-                "_persistence.dynamodb.values", "_persistence.history",
+                "_persistence.history",
                 "_persistence.records", "_persistence.scratch", "checkpoint", "dynamodb", "savers",
             }
         ),
