@@ -8,11 +8,11 @@ itself, for a call that is being resumed (the run resumes, and the checkpoint it
 holds a pause of this call):
 
 1. it takes the call's own lock without waiting (the thread's resume lock primitive,
-   :mod:`dynavec_langgraph._persistence.locks`, keyed by thread and call, so the calls of one parallel
-   turn resumed together do not exclude each other, and a package door holding the thread's
-   lock is no obstacle): :class:`~dynavec_langgraph._errors.ConcurrentResumeError` if another
-   caller holds it. Whoever holds it is alive, so a claim found open while holding it was
-   left by a caller that died;
+   :mod:`dynavec_langgraph._persistence.locks`, keyed by thread and call, so the calls of one
+   parallel turn resumed together do not exclude each other, and a package door holding the
+   thread's lock is no obstacle): :class:`~dynavec_langgraph._errors.ConcurrentResumeError`
+   if another caller holds it. Whoever holds it is alive, so a claim found open while holding
+   it was left by a caller that died;
 2. it reads the thread's latest checkpoint: if that is no longer the one this run resumes,
    another caller applied a decision and the thread moved on → ``ConcurrentResumeError``;
 3. it checks that this run answers the pause that is open now: the answers it has for the
