@@ -96,16 +96,13 @@ def dict_to_message(d: dict[str, Any]) -> Message:
     """
     if not isinstance(d, dict) or "role" not in d:
         raise ValueError(f"{d!r:.80}: a message dict needs a 'role' key")
-    calls = [
+    # the message's fields as a checkpoint's message is read; its tool calls more leniently
+    message = Message.from_dict({**d, "tool_calls": None})
+    message.tool_calls = [
         ToolCall(str(c.get("id") or ""), str(c.get("name") or ""), _arguments(c.get("arguments")))
         for c in d.get("tool_calls") or []
     ]
-    return Message(
-        role=d["role"],
-        content=d.get("content"),
-        tool_calls=calls,
-        tool_call_id=d.get("tool_call_id"),
-    )
+    return message
 
 
 def default_token_counter(message: Message) -> int:
