@@ -8,11 +8,11 @@ itself, for a call that is being resumed (the run resumes, and the checkpoint it
 holds a pause of this call):
 
 1. it takes the call's own lock without waiting (the thread's resume lock primitive,
-   :mod:`dynavec_langgraph._locks`, keyed by thread and call, so the calls of one parallel
-   turn resumed together do not exclude each other, and a package door holding the thread's
-   lock is no obstacle): :class:`~dynavec_langgraph._errors.ConcurrentResumeError` if another
-   caller holds it. Whoever holds it is alive, so a claim found open while holding it was
-   left by a caller that died;
+   :mod:`dynavec_langgraph._persistence.locks`, keyed by thread and call, so the calls of one
+   parallel turn resumed together do not exclude each other, and a package door holding the
+   thread's lock is no obstacle): :class:`~dynavec_langgraph._errors.ConcurrentResumeError`
+   if another caller holds it. Whoever holds it is alive, so a claim found open while holding
+   it was left by a caller that died;
 2. it reads the thread's latest checkpoint: if that is no longer the one this run resumes,
    another caller applied a decision and the thread moved on → ``ConcurrentResumeError``;
 3. it checks that this run answers the pause that is open now: the answers it has for the
@@ -284,21 +284,35 @@ def _won(tup: CheckpointTuple | None, task_id: str, token: str) -> bool:
 
 
 class _Claim:
-    """A won claim: marked finished (or closed by a new pause) when the call ends."""
+    """A claim to write: opened on the checkpoint the run resumes, then marked finished (or
+    closed by a new pause) when the call ends. The sync and async doors below add only the
+    saver calls (the lock, the reads and the writes)."""
 
-    def __init__(self, target: _Target, plan: _Plan, token: str) -> None:
+    def __init__(self, target: _Target, plan: _Plan, call: ToolCallRef) -> None:
         assert plan.task_id is not None
         self.target = target
+        self.call = call
         self.task_id = plan.task_id
         self.pauses = plan.pauses
-        self.token = token
+        self.token = uuid.uuid4().hex
 
-    def ending(self, error: BaseException | None) -> tuple[str, list[tuple[str, Any]]] | None:
-        """The write that ends the claim: ``done`` after the call returned, ``closed`` when it
+    def opening(self) -> tuple[list[tuple[str, Any]], str]:
+        """The write that opens the claim (``put_writes``' writes and task id)."""
+        return _claim_write("open", self.task_id, self.token), self.task_id
+
+    def check_won(self, tup: CheckpointTuple | None) -> None:
+        """Raise ``ConcurrentResumeError`` unless the opening write read back is this one."""
+        if not _won(tup, self.task_id, self.token):
+            raise _refused(self.target.thread_id, self.call, _BUSY)
+
+    def finished(self) -> tuple[list[tuple[str, Any]], str]:
+        """The write that ends the claim after the call returned: ``done``."""
+        return _claim_write("done", self.task_id, self.token), f"{self.task_id}:done"
+
+    def ending(self, error: BaseException) -> tuple[list[tuple[str, Any]], str] | None:
+        """The write that ends the claim when the call raised ``error``: ``closed`` when it
         paused again (``asked_again``: on a new pause, so it applied this run's answer); none
         when it failed (in doubt: the next resume runs it again)."""
-        if error is None:
-            return f"{self.task_id}:done", _claim_write("done", self.task_id, self.token)
         if not isinstance(error, GraphInterrupt):
             return None
         raised = {
@@ -306,7 +320,23 @@ class _Claim:
         }
         again = bool(raised - self.pauses) and bool(self.pauses)
         write = _claim_write("closed", self.task_id, self.token, asked_again=again)
-        return f"{self.task_id}:closed", write
+        return write, f"{self.task_id}:closed"
+
+
+def _claim(
+    tup: CheckpointTuple | None,
+    target: _Target,
+    data: RunData,
+    call: ToolCallRef,
+    stack: ExitStack | AsyncExitStack,
+) -> _Claim | None:
+    """The claim the thread's latest checkpoint ``tup`` calls for, its refusal raised; the
+    call's open pauses entered on ``stack`` (``None``: the call has nothing to claim)."""
+    plan = _plan(tup, target, call["id"], data.answers)
+    if plan.refusal is not None:
+        raise _refused(target.thread_id, call, plan.refusal)
+    stack.enter_context(open_pauses(plan.nodes, plan.recorded))
+    return None if plan.task_id is None else _Claim(target, plan, call)
 
 
 @contextmanager
@@ -317,37 +347,26 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
     if target is None:
         yield
         return
+    saver, key = target.saver, _lock_key(target.thread_id, call["id"])
     with ExitStack() as stack:
         try:
-            exclusive = stack.enter_context(
-                resume_lock(target.saver, _lock_key(target.thread_id, call["id"]))
-            )
+            exclusive = stack.enter_context(resume_lock(saver, key))
         except ConcurrentResumeError:
             raise _refused(target.thread_id, call, _BUSY) from None
-        plan = _plan(target.saver.get_tuple(target.latest), target, call["id"], data.answers)
-        if plan.refusal is not None:
-            raise _refused(target.thread_id, call, plan.refusal)
-        stack.enter_context(open_pauses(plan.nodes, plan.recorded))
-        if plan.task_id is None:
+        claim = _claim(saver.get_tuple(target.latest), target, data, call, stack)
+        if claim is None:
             yield
             return
-        token = uuid.uuid4().hex
-        target.saver.put_writes(
-            target.base, _claim_write("open", plan.task_id, token), plan.task_id
-        )
-        if not exclusive and not _won(target.saver.get_tuple(target.base), plan.task_id, token):
-            raise _refused(target.thread_id, call, _BUSY)
-        claim = _Claim(target, plan, token)
+        saver.put_writes(target.base, *claim.opening())
+        if not exclusive:
+            claim.check_won(saver.get_tuple(target.base))
         try:
             yield
         except BaseException as error:
-            end = claim.ending(error)
-            if end is not None:
-                target.saver.put_writes(target.base, end[1], end[0])
+            if (end := claim.ending(error)) is not None:
+                saver.put_writes(target.base, *end)
             raise
-        end = claim.ending(None)
-        assert end is not None
-        target.saver.put_writes(target.base, end[1], end[0])
+        saver.put_writes(target.base, *claim.finished())
 
 
 @asynccontextmanager
@@ -357,37 +376,23 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
     if target is None:
         yield
         return
+    saver, key = target.saver, _lock_key(target.thread_id, call["id"])
     async with AsyncExitStack() as stack:
         try:
-            exclusive = await stack.enter_async_context(
-                aresume_lock(target.saver, _lock_key(target.thread_id, call["id"]))
-            )
+            exclusive = await stack.enter_async_context(aresume_lock(saver, key))
         except ConcurrentResumeError:
             raise _refused(target.thread_id, call, _BUSY) from None
-        latest = await target.saver.aget_tuple(target.latest)
-        plan = _plan(latest, target, call["id"], data.answers)
-        if plan.refusal is not None:
-            raise _refused(target.thread_id, call, plan.refusal)
-        stack.enter_context(open_pauses(plan.nodes, plan.recorded))
-        if plan.task_id is None:
+        claim = _claim(await saver.aget_tuple(target.latest), target, data, call, stack)
+        if claim is None:
             yield
             return
-        token = uuid.uuid4().hex
-        await target.saver.aput_writes(
-            target.base, _claim_write("open", plan.task_id, token), plan.task_id
-        )
-        if not exclusive and not _won(
-            await target.saver.aget_tuple(target.base), plan.task_id, token
-        ):
-            raise _refused(target.thread_id, call, _BUSY)
-        claim = _Claim(target, plan, token)
+        await saver.aput_writes(target.base, *claim.opening())
+        if not exclusive:
+            claim.check_won(await saver.aget_tuple(target.base))
         try:
             yield
         except BaseException as error:
-            end = claim.ending(error)
-            if end is not None:
-                await target.saver.aput_writes(target.base, end[1], end[0])
+            if (end := claim.ending(error)) is not None:
+                await saver.aput_writes(target.base, *end)
             raise
-        end = claim.ending(None)
-        assert end is not None
-        await target.saver.aput_writes(target.base, end[1], end[0])
+        await saver.aput_writes(target.base, *claim.finished())

@@ -33,6 +33,7 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, trim_messages
 
+from dynavec_langgraph._persistence.dynamodb.values import from_dynamo
 from dynavec_langgraph.records import Message, Role, RoleName, ToolCall
 
 __all__ = [
@@ -95,16 +96,13 @@ def dict_to_message(d: dict[str, Any]) -> Message:
     """
     if not isinstance(d, dict) or "role" not in d:
         raise ValueError(f"{d!r:.80}: a message dict needs a 'role' key")
-    calls = [
+    # the message's fields as a checkpoint's message is read; its tool calls more leniently
+    message = Message.from_dict({**d, "tool_calls": None})
+    message.tool_calls = [
         ToolCall(str(c.get("id") or ""), str(c.get("name") or ""), _arguments(c.get("arguments")))
         for c in d.get("tool_calls") or []
     ]
-    return Message(
-        role=d["role"],
-        content=d.get("content"),
-        tool_calls=calls,
-        tool_call_id=d.get("tool_call_id"),
-    )
+    return message
 
 
 def default_token_counter(message: Message) -> int:
@@ -360,7 +358,9 @@ class InMemoryMemoryStore(BaseMemory):
 
 
 def _to_dynamo(value: Any) -> Any:
-    """dynavec's DynamoDB value encoding: floats as ``Decimal(str(x))``, tuples as lists."""
+    """dynavec's DynamoDB value encoding of memory items: floats as ``Decimal(str(x))``,
+    tuples as lists, read back by ``from_dynamo``. Not the checkpointer's ``to_dynamo``: as
+    dynavec's memory, it passes a ``Decimal`` and a NaN on, and its error names the memory."""
     if isinstance(value, bool) or value is None or isinstance(value, int | str | Decimal):
         return value
     if isinstance(value, float):
@@ -373,17 +373,6 @@ def _to_dynamo(value: Any) -> Any:
         f"{type(value).__name__} {value!r:.60} cannot be stored in DynamoDB: use dicts, lists, "
         "strings, numbers, booleans or None"
     )
-
-
-def _from_dynamo(value: Any) -> Any:
-    """The reverse: an integral ``Decimal`` reads as an ``int``, any other as a ``float``."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: _from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_dynamo(v) for v in value]
-    return value
 
 
 def _now() -> str:
@@ -422,7 +411,7 @@ class DynamoDBMemoryStore(BaseMemory):
 
     def _item(self, thread_id: str) -> dict[str, Any] | None:
         item = self.table.get_item(Key=self._key(thread_id)).get("Item")
-        return _from_dynamo(item) if item is not None else None
+        return from_dynamo(item) if item is not None else None
 
     def get_messages(self, thread_id: str) -> list[Message]:
         """The stored messages, the policy applied, without storing it."""

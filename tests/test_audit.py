@@ -20,7 +20,7 @@ from langgraph.types import Command
 from dynavec_langgraph import ReActAgent, create_react_agent
 from dynavec_langgraph._errors import ConcurrentResumeError, InvalidDecisionError
 from dynavec_langgraph._inbox import thread_ids
-from dynavec_langgraph._locks import resume_lock
+from dynavec_langgraph._persistence.locks import resume_lock
 from dynavec_langgraph.audit import (
     AUDIT_KEY,
     audit_trail,

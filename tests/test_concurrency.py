@@ -233,7 +233,7 @@ def test_a_crashed_resume_leaves_the_thread_resumable(db: str, tmp_path: Path) -
 def test_sqlite_lock_files_do_not_pile_up(tmp_path: Path) -> None:
     """Each holder removes its lock file (and the folder once empty) before releasing it;
     a second caller during the hold is still refused."""
-    from dynavec_langgraph._locks import LOCK_DIR_SUFFIX, resume_lock
+    from dynavec_langgraph._persistence.locks import LOCK_DIR_SUFFIX, resume_lock
 
     db = tmp_path / "agent.db"
     scenario = Scenario(tmp_path / "effects")

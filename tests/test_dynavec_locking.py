@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dynavec_langgraph import ConcurrentResumeError, MemoryCheckpointer, ReActAgent
-from dynavec_langgraph._locks import resume_lock
+from dynavec_langgraph._persistence.locks import resume_lock
 from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.file_checkpointer import FileCheckpointer

@@ -28,7 +28,7 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph._cli import main as cli_main
 from dynavec_langgraph._inbox import graph_on, resume_graph
-from dynavec_langgraph._locks import resume_lock
+from dynavec_langgraph._persistence.locks import resume_lock
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests import inbox_graph

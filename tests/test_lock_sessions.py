@@ -18,7 +18,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from dynavec_langgraph import ConcurrentResumeError
-from dynavec_langgraph._locks import aresume_lock, resume_lock
+from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 
 _ADVISORY = (
     "SELECT count(*) AS locks, count(DISTINCT pid) AS sessions FROM pg_locks "

@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from dynavec_langgraph import ConcurrentResumeError, MemoryCheckpointer, ReActAgent, interrupt, tool
-from dynavec_langgraph._locks import resume_lock
+from dynavec_langgraph._persistence.locks import resume_lock
 from dynavec_langgraph.testing import ScriptedChatModel
 
 

@@ -1,10 +1,8 @@
 """dynavec's chat types and providers (``dynavec.chat`` and ``dynavec.chat.base``).
 
-A dynavec chat model subclasses :class:`ChatModel` and implements ``invoke(messages,
-tools=None, **kwargs) -> ChatResult``; ``stream``, ``ainvoke`` and ``astream`` have defaults
-built on it. Such a model can be passed to :class:`~dynavec_langgraph.ReActAgent` and
-:func:`~dynavec_langgraph.create_react_agent` as is: the agent adapts it to LangChain,
-calls ``invoke`` from ``run`` / ``resume`` and ``ainvoke`` from ``arun`` / ``aresume``.
+The interface a dynavec chat model implements (:class:`ChatModel`: ``invoke`` and the
+defaults built on it) and its records are those of :mod:`.base`, re-exported here (the same
+objects); its docstring says how the agent uses such a model and shows one.
 
 The three providers, :class:`OpenAIChatModel`, :class:`AnthropicChatModel` and
 :class:`BedrockChatModel` (in :mod:`.openai`, :mod:`.anthropic`, :mod:`.bedrock`), are
@@ -12,13 +10,9 @@ loaded on first use: importing this package imports no provider SDK and no LangC
 provider package. See ``docs/compatibility.md`` (rows N2, P1-P12).
 
 Example:
-    >>> class Echo(ChatModel):
-    ...     def invoke(self, messages, tools=None, **kwargs):
-    ...         return ChatResult(Message(Role.ASSISTANT, f"echo: {messages[-1].content}"))
-    >>> Echo().invoke([Message("user", "hi")]).message.content
-    'echo: hi'
-    >>> [c.content for c in Echo().stream([Message("user", "hi")])]
-    ['echo: hi']
+    >>> from dynavec_langgraph.chat import base
+    >>> ChatModel is base.ChatModel and Message is base.Message
+    True
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -34,6 +34,7 @@ __all__ = [
     "parsed_arguments",
     "tool_specs",
     "tools_or_none",
+    "turns",
 ]
 
 
@@ -55,6 +56,35 @@ def parsed_arguments(arguments: Any) -> Any:
     if not arguments:
         return {}
     return json.loads(arguments)
+
+
+def turns(
+    messages: Sequence[Message],
+    *,
+    text: Callable[[str], dict[str, Any]],
+    tool_use: Callable[[ToolCall], dict[str, Any]],
+    tool_result: Callable[[Message], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The turns of an Anthropic Messages or a Bedrock Converse request, each API's blocks
+    drawn by ``text`` / ``tool_use`` / ``tool_result``; the system messages are left out (both
+    APIs take them apart).
+
+    A tool message is a user turn of its one result block (dynavec also sent the tool's text
+    before it, which both APIs refuse: docs/compatibility.md, P5 and P6); any other message is
+    an ``assistant`` (or ``user``) turn of its text block, if it has text, then one block per
+    tool call.
+    """
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            out.append({"role": "user", "content": [tool_result(m)]})
+            continue
+        blocks = [text(m.content)] if m.content else []
+        blocks.extend(tool_use(c) for c in m.tool_calls)
+        out.append({"role": "assistant" if m.role == "assistant" else "user", "content": blocks})
+    return out
 
 
 def field_of(obj: Any, name: str, default: Any = None) -> Any:

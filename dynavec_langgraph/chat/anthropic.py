@@ -19,6 +19,7 @@ from dynavec_langgraph.chat._providers import (
     field_of,
     missing_dependency,
     parsed_arguments,
+    turns,
 )
 from dynavec_langgraph.chat.base import ChatChunk, ChatResult, Message, Tool, ToolCall
 
@@ -71,35 +72,21 @@ class AnthropicChatModel(ProviderChatModel):
         self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
     ) -> dict[str, Any]:
         system = "\n".join(m.content or "" for m in messages if m.role == "system").strip()
-        out: list[dict[str, Any]] = []
-        for m in messages:
-            if m.role == "system":
-                continue
-            if m.role == "tool":
-                # only the tool_result block: dynavec also sent the text before it, which the
-                # API refuses (docs/compatibility.md, P5)
-                result = {
-                    "type": "tool_result",
-                    "tool_use_id": m.tool_call_id,
-                    "content": m.content or "",
-                }
-                out.append({"role": "user", "content": [result]})
-                continue
-            blocks: list[dict[str, Any]] = []
-            if m.content:
-                blocks.append({"type": "text", "text": m.content})
-            for c in m.tool_calls:
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": c.id,
-                        "name": c.name,
-                        "input": parsed_arguments(c.arguments),
-                    }
-                )
-            out.append(
-                {"role": "assistant" if m.role == "assistant" else "user", "content": blocks}
-            )
+        out = turns(
+            messages,
+            text=lambda text: {"type": "text", "text": text},
+            tool_use=lambda c: {
+                "type": "tool_use",
+                "id": c.id,
+                "name": c.name,
+                "input": parsed_arguments(c.arguments),
+            },
+            tool_result=lambda m: {
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id,
+                "content": m.content or "",
+            },
+        )
         args: dict[str, Any] = {"model": self.model, "max_tokens": MAX_TOKENS, "messages": out}
         if system:
             args["system"] = system

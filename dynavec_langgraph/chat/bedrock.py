@@ -18,6 +18,7 @@ from dynavec_langgraph.chat._providers import (
     field_of,
     missing_dependency,
     parsed_arguments,
+    turns,
 )
 from dynavec_langgraph.chat.base import ChatChunk, ChatResult, Message, Tool, ToolCall
 
@@ -67,28 +68,24 @@ class BedrockChatModel(ProviderChatModel):
         self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
     ) -> dict[str, Any]:
         system = [{"text": m.content} for m in messages if m.role == "system" and m.content]
-        out: list[dict[str, Any]] = []
-        for m in messages:
-            if m.role == "system":
-                continue
-            if m.role == "tool":
-                # only the toolResult block (dynavec also sent the text: docs/compatibility.md P6)
-                result = {
+        out = turns(
+            messages,
+            text=lambda text: {"text": text},
+            tool_use=lambda c: {
+                "toolUse": {
+                    "toolUseId": c.id,
+                    "name": c.name,
+                    "input": parsed_arguments(c.arguments),
+                }
+            },
+            tool_result=lambda m: {
+                "toolResult": {
                     "toolUseId": m.tool_call_id,
                     "content": [{"text": m.content or ""}],
                     "status": "success",
                 }
-                out.append({"role": "user", "content": [{"toolResult": result}]})
-                continue
-            content: list[dict[str, Any]] = []
-            if m.content:
-                content.append({"text": m.content})
-            for c in m.tool_calls:
-                use = {"toolUseId": c.id, "name": c.name, "input": parsed_arguments(c.arguments)}
-                content.append({"toolUse": use})
-            out.append(
-                {"role": "assistant" if m.role == "assistant" else "user", "content": content}
-            )
+            },
+        )
         args: dict[str, Any] = {"modelId": self.model, "messages": out, "system": system}
         if tools:
             specs = [
