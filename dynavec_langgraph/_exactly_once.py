@@ -69,6 +69,8 @@ from langgraph.config import get_store
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Interrupt
 
+from dynavec_langgraph._call_ids import ToolCallRef
+from dynavec_langgraph._decisions import Decision, decision_schema, read_decision
 from dynavec_langgraph._errors import (
     InDoubtCallError,
     InvalidDecisionError,
@@ -76,19 +78,10 @@ from dynavec_langgraph._errors import (
     ToolContextError,
 )
 from dynavec_langgraph._lg_names import NS_SEP, RESUME_WRITE
+from dynavec_langgraph._pause import answer_slot, ask
+from dynavec_langgraph._pause_value import DecisionKind, InterruptValue, pause_value
 from dynavec_langgraph._persistence.stored import StoredCheckpoints
 from dynavec_langgraph._run_data import IN_DOUBT_KEY, RunData
-from dynavec_langgraph.interrupt import (
-    Decision,
-    DecisionKind,
-    InterruptValue,
-    ToolCallRef,
-    answer_slot,
-    ask,
-    decision_schema,
-    pause_value,
-    read_decision,
-)
 
 __all__ = [
     "IDEMPOTENCY_KEY",

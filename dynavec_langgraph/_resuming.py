@@ -42,6 +42,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, StateSnapshot
 
 from dynavec_langgraph._conversation_view import pending_calls
+from dynavec_langgraph._decisions import refusal, resume_command
 from dynavec_langgraph._digest import refuse_stale, stale_refusal
 from dynavec_langgraph._errors import (
     NOTHING_TO_RESUME_TEXT,
@@ -64,6 +65,7 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._exactly_once import in_doubt_pauses, superseded
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._nodes import until_done
+from dynavec_langgraph._pause_value import describe_pending, interrupt_fields
 from dynavec_langgraph._persistence.base import DelegatingSaver
 from dynavec_langgraph._persistence.connections import (
     is_schema_error,
@@ -82,12 +84,6 @@ from dynavec_langgraph._policy import (
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._storable import brief, check_id, check_text, lone_surrogate
 from dynavec_langgraph._tool_call import CompletedCall
-from dynavec_langgraph.interrupt import (
-    describe_pending,
-    interrupt_fields,
-    refusal,
-    resume_command,
-)
 from dynavec_langgraph.savers import describe_storage
 
 __all__ = [

@@ -6,9 +6,9 @@ request, LangChain's per-call ``tool_approval`` keys, Agent Inbox's ``action_req
 ``config`` / ``description``, dynavec's ``node_id`` / ``payload`` / ``tool_call``) with a
 ``response_schema`` listing the decisions allowed.
 
-Decisions accepted (read by :func:`~dynavec_langgraph.interrupt.read_decision`): LangChain 1.0's
-``{"decisions": [one decision]}``, one per-call decision, Agent Inbox's ``HumanResponse`` list,
-and the plain values ``"approved"`` / ``"rejected"``:
+Decisions accepted (read as :func:`~dynavec_langgraph.interrupt.interrupt` reads them):
+LangChain 1.0's ``{"decisions": [one decision]}``, one per-call decision, Agent Inbox's
+``HumanResponse`` list, and the plain values ``"approved"`` / ``"rejected"``:
 
 ================================  ==========================================================
 ``{"type": "approve"}``           run the call as the model asked (Inbox: ``accept``;
@@ -39,6 +39,13 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import TypeAdapter
 
+from dynavec_langgraph._decisions import (
+    Decision,
+    decision_schema,
+    explain_refusal,
+    offered,
+    read_decision,
+)
 from dynavec_langgraph._errors import (
     ApproverMismatchError,
     ApproverRefusedError,
@@ -47,6 +54,8 @@ from dynavec_langgraph._errors import (
     InvalidOptionError,
     option_text,
 )
+from dynavec_langgraph._pause import ask, current_tool_call
+from dynavec_langgraph._pause_value import ALL_DECISIONS, DecisionKind, InterruptValue, pause_value
 from dynavec_langgraph._policy import (
     APPROVAL_POINT_KEY,
     EXPIRE,
@@ -61,19 +70,6 @@ from dynavec_langgraph._policy import (
 )
 from dynavec_langgraph._signed_in import needs_worker_thread
 from dynavec_langgraph._tools import AgentTool, as_tools
-from dynavec_langgraph.interrupt import (
-    ALL_DECISIONS,
-    Decision,
-    DecisionKind,
-    InterruptValue,
-    ask,
-    current_tool_call,
-    decision_schema,
-    explain_refusal,
-    offered,
-    pause_value,
-    read_decision,
-)
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ApproversOption, ToolOption
@@ -96,7 +92,7 @@ __all__ = [
 ]
 
 DecisionType = DecisionKind
-"""LangChain's name for :data:`~dynavec_langgraph.interrupt.DecisionKind`."""
+"""LangChain's name for :data:`~dynavec_langgraph._pause_value.DecisionKind`."""
 ApprovalDecision = decision_schema(ALL_DECISIONS)
 """Every decision shape :func:`require_approval` accepts (beside ``"approved"``/``"rejected"``)."""
 

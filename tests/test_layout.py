@@ -14,8 +14,9 @@ from typing import Any
 from langgraph.types import Interrupt
 
 import dynavec_langgraph
+from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._view import interrupted_marker
-from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields, pause_value
+from dynavec_langgraph.interrupt import ToolCallRef, pause_value
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
 
@@ -374,8 +375,8 @@ def test_database_url_schemes_are_written_in_savers_only() -> None:
 
 
 def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
-    """approval.py, the tool node and the rest pause through ``interrupt.ask`` / ``interrupt``
-    and build the value with ``interrupt.pause_value``: nothing but the pause itself
+    """approval.py, the tool node and the rest pause through ``_pause.ask`` / ``interrupt``
+    and build the value with ``pause_value``: nothing but the pause itself
     (``_pause``, behind the public ``interrupt`` module) calls LangGraph's ``interrupt`` or
     constructs an ``InterruptValue``."""
     home = "_pause"
