@@ -99,9 +99,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "tools and pauses: the interrupt machinery, the tool types, the state view",
         frozenset(
             {
-                "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once", "_models",
-                "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view", "approval",
-                "connectors", "interrupt", "registry",
+                "_approval", "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
+                "_models", "_pause", "_pause_value", "_policy", "_signed_in", "_tools", "_view",
+                "approval", "connectors", "interrupt", "registry",
             }
         ),
     ),
@@ -375,7 +375,7 @@ def test_database_url_schemes_are_written_in_savers_only() -> None:
 
 
 def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
-    """approval.py, the tool node and the rest pause through ``_pause.ask`` / ``interrupt``
+    """_approval.py, the tool node and the rest pause through ``_pause.ask`` / ``interrupt``
     and build the value with ``pause_value``: nothing but the pause itself
     (``_pause``, behind the public ``interrupt`` module) calls LangGraph's ``interrupt`` or
     constructs an ``InterruptValue``."""
@@ -396,7 +396,7 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
             ):
                 offenders.append(f"{m}: InterruptValue(...)")
     assert offenders == []
-    assert "pause_value" in (PACKAGE / "approval.py").read_text()
+    assert "pause_value" in (PACKAGE / "_approval.py").read_text()
 
 
 def _class_attribute(node: ast.AST, attr: str) -> bool:

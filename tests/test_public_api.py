@@ -456,17 +456,14 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
     "dynavec_langgraph.approval": [
         "EDIT_NOTICE",
         "EXPIRE",
-        "ApprovalDecision",
         "ApprovalEvent",
         "ApprovalPolicy",
         "ApproverMismatchError",
         "ApproverRefusedError",
         "ApproverRequiredError",
-        "DecisionType",
         "add_approval_listener",
         "approver_decision",
         "edit_notice",
-        "normalize_decision",
         "require_approval",
     ],
     "dynavec_langgraph.chat": [
