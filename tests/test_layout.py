@@ -157,7 +157,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_cli.demo", "_cli.inbox", "agents", "agui", "agents.base", "agents.connectors",
                 "agents.graph", "agents.handoff", "agents.planner", "agents.react",
                 "agents.registry", "agents.state", "agents.supervisor", "links", "studio",
-                "temporal.__main__",
+                "_link_app", "temporal.__main__",
             }
         ),
     ),

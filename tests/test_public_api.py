@@ -564,16 +564,12 @@ PUBLIC_API: dict[str, list[str]] = {  # the public modules; the rest is private 
         "ThreadPausedError",
     ],
     "dynavec_langgraph.links": [
-        "DEFAULT_PATH",
         "LINK_KEYS_ENV",
         "InvalidLinkError",
         "LinkClaims",
         "LinkKeys",
         "approval_links",
         "create_app",
-        "link_answer",
-        "read_link",
-        "sign_link",
         "verify_link",
     ],
     "dynavec_langgraph.interrupt": [
