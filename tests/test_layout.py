@@ -142,8 +142,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote",
                 "_remote.agent", "_remote.audit", "_remote.errors", "_remote.expiry",
                 "_remote.inbox", "_remote.requests", "_remote.runs", "_remote.server",
-                "_remote.threads", "_resuming", "audit", "demo", "events", "remote", "temporal",
-                "temporal._client", "temporal._shapes",
+                "_remote.threads", "_resuming", "_demo", "audit", "demo", "events", "remote",
+                "temporal", "temporal._client", "temporal._shapes",
                 "temporal._temporalio", "temporal._worker", "temporal._workflow",
             }
         ),
@@ -298,7 +298,7 @@ def test_the_factory_is_the_only_importer_of_the_middleware_code() -> None:
     )
     assert importers == ["_factory"]
     assert [m for m, deps in _graph().items() if "_factory" in deps] == sorted(
-        ["_agent.core", "_create_agent", "demo"]
+        ["_agent.core", "_create_agent", "_demo"]
     )  # the faces on top, nothing below
 
 

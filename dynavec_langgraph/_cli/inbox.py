@@ -41,8 +41,8 @@ __all__ = [
 
 def _graph(spec: str | None) -> Graph:
     """``--graph MODULE:ATTR``, or the demo agent by default."""
+    from dynavec_langgraph._demo import create_demo_agent
     from dynavec_langgraph._inbox import load_graph
-    from dynavec_langgraph.demo import create_demo_agent
 
     return load_graph(spec) if spec is not None else create_demo_agent()
 
