@@ -66,12 +66,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.errors import GraphInterrupt
 
+from dynavec_langgraph._call_ids import ToolCallRef
 from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE, RESUME_WRITE
 from dynavec_langgraph._pause import open_pauses
+from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._run_data import RunData
-from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields
 
 __all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
 

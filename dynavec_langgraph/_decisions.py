@@ -5,7 +5,8 @@ Inbox's ``[{"type": "accept" | "edit" | "ignore" | "response", "args": ...}]``.
 :func:`read_decision` reads one (anything else is a plain value), :func:`plain_decision` turns
 it into what a dynavec tool receives, :func:`decision_schema` is the JSON Schema type of them,
 :func:`resume_command` answers several pauses at once and :func:`refusal` says what a caller
-whose decision was refused is told. Public through :mod:`dynavec_langgraph.interrupt`.
+whose decision was refused is told. :class:`Rejected` and :func:`resume_command` are public
+through :mod:`dynavec_langgraph.interrupt`.
 """
 
 from __future__ import annotations
@@ -382,5 +383,5 @@ def resume_command(
     return Command(resume=resume)
 
 
-# The public home of these classes (docs, reprs, pickles) is dynavec_langgraph.interrupt.
-Rejected.__module__ = Decision.__module__ = "dynavec_langgraph.interrupt"
+# The public home of Rejected (docs, reprs, pickles) is dynavec_langgraph.interrupt.
+Rejected.__module__ = "dynavec_langgraph.interrupt"

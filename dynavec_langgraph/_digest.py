@@ -8,7 +8,7 @@ approvals one tool call asks, its position among them, :func:`next_slot`: a tool
 twice with the same payload asks two pauses, and an answer bound to the first is refused by
 the second). A decision may carry it back
 (:func:`bind_decision`); the paused tool reads it where it reads the decision
-(:func:`check_bound`, called by :func:`dynavec_langgraph.interrupt.ask`) and refuses a
+(:func:`check_bound`, called by :func:`dynavec_langgraph._pause.ask`) and refuses a
 decision bound to another pause: the same approval is asked again under the *same* digest
 (a stale decision does not count as an ask), nothing after the pause runs. The package's doors
 (``ReActAgent.resume``, the inbox, the command line, ``RemoteReActAgent``) refuse it before

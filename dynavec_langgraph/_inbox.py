@@ -41,8 +41,10 @@ from dynavec_langgraph._audit.entries import AUDIT_NS, AuditEvent, Notifier
 from dynavec_langgraph._audit.notifications import SWEEPER_BACKOFF, deliver
 from dynavec_langgraph._audit.trail import audit_refusals, audit_trail, with_audit
 from dynavec_langgraph._audit.verify import TrailReport, check_thread, trail_thread_ids
+from dynavec_langgraph._digest import review_digest
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
 from dynavec_langgraph._exactly_once.shown import shown_first
+from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._persistence.connections import postgres_rows
 from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
 from dynavec_langgraph._policy.answers import expiry_answer
@@ -54,7 +56,6 @@ from dynavec_langgraph._resuming.guarded import resuming
 from dynavec_langgraph._resuming.reading import read_thread as _read
 from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import durability
-from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 
 __all__ = [
     "SEVERAL_HINT",

@@ -1,6 +1,6 @@
 """The pause itself: the package's one call of LangGraph's ``interrupt`` (:func:`answer_slot`),
 the ask loop every approval runs (:func:`ask`: pause, read the answer, ask again when it is
-refused) and the tool call running in this context. Public through
+refused) and the tool call running in this context, under
 :mod:`dynavec_langgraph.interrupt`; the approval policies (:mod:`dynavec_langgraph._policy`) and
 the tool node build on it, so it imports neither.
 """

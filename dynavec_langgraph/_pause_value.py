@@ -3,8 +3,9 @@
 :func:`pause_value` builds an :class:`InterruptValue` (dynavec's ``node_id`` / ``payload`` /
 ``tool_call`` and what each approval UI reads, in its format: see
 :mod:`dynavec_langgraph.interrupt`); :func:`interrupt_fields` is the only place that unpacks
-one (tolerant of plain LangGraph values and of LangChain's HITL requests). Public through
-:mod:`dynavec_langgraph.interrupt`.
+one (tolerant of plain LangGraph values and of LangChain's HITL requests). The value's type,
+:func:`pause_value`, :func:`first_asked`, :func:`refusal_note` and :func:`describe_pending` are
+public through :mod:`dynavec_langgraph.interrupt`.
 """
 
 from __future__ import annotations
@@ -330,7 +331,3 @@ def _node_id(pending: Interrupt) -> str | None:
 def describe_pending(interrupts: Sequence[Interrupt]) -> str:
     """``"'approve_a' (id 1f2e…), 'approve_b' (id 9c0d…)"``: what is pending, for messages."""
     return ", ".join(f"{_node_id(i)!r} (interrupt id {i.id})" for i in interrupts) or "nothing"
-
-
-# The public home of these classes (docs, reprs, pickles) is dynavec_langgraph.interrupt.
-InterruptFields.__module__ = "dynavec_langgraph.interrupt"

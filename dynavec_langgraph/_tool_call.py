@@ -18,16 +18,17 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.graph import END
 from langgraph.types import Command, Send
 
+from dynavec_langgraph._call_ids import ToolCallRef
 from dynavec_langgraph._errors import ApprovalPolicyError, InterruptCallError, InvalidOptionError
 from dynavec_langgraph._exactly_once.keys import call_key, keyed, with_key
 from dynavec_langgraph._messages import calls_of
+from dynavec_langgraph._pause import current_tool_call, running_tool_call
 from dynavec_langgraph._policy.scope import policy_scope
 from dynavec_langgraph._run_data import COMPLETED_CALLS_KEY, CompletedCall, RunData
 from dynavec_langgraph._state import AGENT_NODE, TOOLS_NODE, shared_change
 from dynavec_langgraph._tasks import ToolTask, turn_of
 from dynavec_langgraph._tools.agent_tool import AgentTool, running_in_agent
 from dynavec_langgraph._tools.calls import format_tool_error, unknown_tool_observation
-from dynavec_langgraph.interrupt import ToolCallRef, current_tool_call, running_tool_call
 from dynavec_langgraph.records import AgentState
 
 __all__ = [

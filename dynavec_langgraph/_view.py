@@ -4,7 +4,7 @@ Steps, results, the ``"interrupted"`` marker and the ``(node_id, step, state)`` 
 checkpoint (docs/compatibility.md §5) are built here; ``ReActAgent`` (results),
 :func:`~dynavec_langgraph.checkpoint.dynavec_view` and
 :class:`~dynavec_langgraph._adapter.DynavecCheckpointSaver` (records) call it. The interrupt
-value is read with :func:`~dynavec_langgraph.interrupt.interrupt_fields`.
+value is read with :func:`~dynavec_langgraph._pause_value.interrupt_fields`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ is: a decision bound to it with :func:`bind_decision` is refused by any other pa
 docs/approval-uis.md). The interrupt's ``response_schema`` (JSON Schema) is what Studio draws a
 form from.
 
-Decisions are read by :func:`read_decision`: LangChain 1.0's ``{"decisions": [...]}``, a
+Decisions are read in each approval UI's format: LangChain 1.0's ``{"decisions": [...]}``, a
 LangChain per-call decision ``{"type": "approve" | "edit" | "reject" | "respond", ...}``, Agent
 Inbox's ``[{"type": "accept" | "edit" | "ignore" | "response", "args": ...}]``; anything else is a
 plain value. A decision that cannot be read, or that the ``response_schema`` refuses, never fails
@@ -34,20 +34,14 @@ from langgraph.config import get_config
 from pydantic import TypeAdapter
 
 from dynavec_langgraph._decisions import (
-    Decision,
     Rejected,
     any_decision_schema,
-    decision_schema,
+    explain_refusal,
+    offered,
     plain_decision,
     read_decision,
-    refusal,
-    refused_decisions,
     resume_command,
 )
-from dynavec_langgraph._decisions import (
-    explain_refusal as explain_refusal,
-)
-from dynavec_langgraph._decisions import offered as offered
 from dynavec_langgraph._digest import (
     bind_decision,
     compute_review_digest,
@@ -58,23 +52,17 @@ from dynavec_langgraph._errors import (
     InterruptCallError,
     InvalidDecisionError,
     InvalidOptionError,
+    UnappliedResumeWarning,
     interrupt_call_text,
 )
-from dynavec_langgraph._errors import (
-    UnappliedResumeWarning as UnappliedResumeWarning,
-)
-from dynavec_langgraph._pause import answer_slot as answer_slot
 from dynavec_langgraph._pause import ask, current_tool_call
-from dynavec_langgraph._pause import running_tool_call as running_tool_call
 from dynavec_langgraph._pause_value import (
     ALL_DECISIONS,
     DecisionKind,
-    InterruptFields,
     InterruptValue,
     ToolCallRef,
     describe_pending,
     first_asked,
-    interrupt_fields,
     pause_value,
     refusal_note,
 )
@@ -87,29 +75,18 @@ if TYPE_CHECKING:
     from dynavec_langgraph._types import ApproversOption
 
 __all__ = [
-    "ALL_DECISIONS",
-    "Decision",
-    "DecisionKind",
-    "InterruptFields",
     "InterruptValue",
     "Rejected",
     "ToolCallRef",
     "UnappliedResumeWarning",
-    "ask",
     "bind_decision",
     "compute_review_digest",
-    "current_tool_call",
     "decision_digest",
-    "decision_schema",
     "describe_pending",
     "first_asked",
     "interrupt",
-    "interrupt_fields",
     "pause_value",
-    "read_decision",
-    "refusal",
     "refusal_note",
-    "refused_decisions",
     "resume_command",
     "review_digest",
 ]

@@ -38,7 +38,7 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph._agent.core import DEFAULT_SYSTEM_PROMPT
+from dynavec_langgraph.agents.react import DEFAULT_REACT_SYSTEM_PROMPT as DEFAULT_SYSTEM_PROMPT
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.openai_server import OpenAIServer, async_http_client, chat_openai
 from tests.pg import PostgresServer

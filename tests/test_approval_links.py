@@ -25,7 +25,8 @@ import pytest
 
 import dynavec_langgraph
 from dynavec_langgraph import ApproverRefusedError, InvalidLinkError
-from dynavec_langgraph.links import LinkKeys, approval_links, sign_link
+from dynavec_langgraph._links import sign_link
+from dynavec_langgraph.links import LinkKeys, approval_links
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 from tests.langgraph_server import REPO, langgraph_dev
 from tests.test_approvals_auth_server import GRAPHS, TOKENS, Server, auth_file

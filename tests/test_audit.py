@@ -17,8 +17,12 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from dynavec_langgraph import ReActAgent, create_react_agent
-from dynavec_langgraph._errors import ConcurrentResumeError, InvalidDecisionError
+from dynavec_langgraph import (
+    ConcurrentResumeError,
+    InvalidDecisionError,
+    ReActAgent,
+    create_react_agent,
+)
 from dynavec_langgraph._inbox import thread_ids
 from dynavec_langgraph._persistence.locks import resume_lock
 from dynavec_langgraph.audit import (

@@ -28,8 +28,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.memory import InMemoryStore
 
-from dynavec_langgraph import ReActAgent
-from dynavec_langgraph._errors import InvalidDecisionError
+from dynavec_langgraph import InvalidDecisionError, ReActAgent
 from dynavec_langgraph.audit import (
     GENESIS,
     TrailReport,

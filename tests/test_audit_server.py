@@ -12,7 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
-from dynavec_langgraph._errors import ConcurrentResumeError
+from dynavec_langgraph import ConcurrentResumeError
 from dynavec_langgraph._remote.audit import record_refusal
 from dynavec_langgraph.audit import GENESIS, entry_hash
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id

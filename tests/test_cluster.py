@@ -50,8 +50,9 @@ from dynavec_langgraph import (
     ThreadPausedError,
 )
 from dynavec_langgraph._cli import main
+from dynavec_langgraph._demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS
 from dynavec_langgraph._remote.threads import Seen
-from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, LEDGER_ENV, demo_model
+from dynavec_langgraph.demo import LEDGER_ENV, demo_model
 from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.remote import (
     RemoteReActAgent,

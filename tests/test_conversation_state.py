@@ -47,7 +47,7 @@ from dynavec_langgraph._messages import (
     pending_calls,
     run_steps,
 )
-from dynavec_langgraph._serde import safe_serializer
+from dynavec_langgraph.savers import safe_serializer
 from dynavec_langgraph.testing import ScriptedChatModel
 
 RUNS: Counter[str] = Counter()

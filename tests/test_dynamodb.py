@@ -22,14 +22,15 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.types import Command
 
 from dynavec_langgraph import (
+    CheckpointerConfigError,
     ConcurrentResumeError,
     DynamoDBCheckpointer,
     MissingDependencyError,
     ReActAgent,
+    StorageError,
     create_react_agent,
 )
 from dynavec_langgraph._adapter import DynavecCheckpointSaver
-from dynavec_langgraph._errors import CheckpointerConfigError, StorageError
 from dynavec_langgraph.checkpoint import Checkpoint
 from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel

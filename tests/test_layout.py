@@ -17,8 +17,9 @@ from typing import Any
 from langgraph.types import Interrupt
 
 import dynavec_langgraph
+from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._view import interrupted_marker
-from dynavec_langgraph.interrupt import ToolCallRef, interrupt_fields, pause_value
+from dynavec_langgraph.interrupt import ToolCallRef, pause_value
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
 
@@ -102,7 +103,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "tools and pauses: the interrupt machinery, the tool types, the state view",
         frozenset(
             {
-                "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
+                "_approval", "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
                 "_exactly_once.gate", "_exactly_once.guarded", "_exactly_once.keys",
                 "_exactly_once.marks", "_exactly_once.shown", "_exactly_once.wait", "_models",
                 "_pause", "_pause_value", "_policy", "_policy.answers", "_policy.ask",
@@ -152,7 +153,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote",
                 "_remote.agent", "_remote.audit", "_remote.errors", "_remote.expiry",
                 "_remote.inbox", "_remote.requests", "_remote.runs", "_remote.server",
-                "_remote.threads", "_resuming", "_resuming.answers", "_resuming.checks",
+                "_demo", "_remote.threads", "_resuming", "_resuming.answers", "_resuming.checks",
                 "_resuming.guarded", "_resuming.reading", "audit", "demo", "events", "remote",
                 "temporal", "temporal._client", "temporal._shapes",
                 "temporal._temporalio", "temporal._worker", "temporal._workflow",
@@ -168,7 +169,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_cli.demo", "_cli.inbox", "agents", "agui", "agents.base", "agents.connectors",
                 "agents.graph", "agents.handoff", "agents.planner", "agents.react",
                 "agents.registry", "agents.state", "agents.supervisor", "links", "studio",
-                "temporal.__main__",
+                "_link_app", "temporal.__main__",
             }
         ),
     ),
@@ -309,7 +310,7 @@ def test_the_factory_is_the_only_importer_of_the_middleware_code() -> None:
     )
     assert importers == ["_factory"]
     assert [m for m, deps in _graph().items() if "_factory" in deps] == sorted(
-        ["_agent.core", "_create_agent", "demo"]
+        ["_agent.core", "_create_agent", "_demo"]
     )  # the faces on top, nothing below
 
 
@@ -414,8 +415,8 @@ def test_database_url_schemes_are_written_in_savers_only() -> None:
 
 
 def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
-    """approval.py, the tool node and the rest pause through ``interrupt.ask`` / ``interrupt``
-    and build the value with ``interrupt.pause_value``: nothing but the pause itself
+    """_approval.py, the tool node and the rest pause through ``_pause.ask`` / ``interrupt``
+    and build the value with ``pause_value``: nothing but the pause itself
     (``_pause``, behind the public ``interrupt`` module) calls LangGraph's ``interrupt`` or
     constructs an ``InterruptValue``."""
     home = "_pause"
@@ -435,7 +436,7 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
             ):
                 offenders.append(f"{m}: InterruptValue(...)")
     assert offenders == []
-    assert "pause_value" in (PACKAGE / "approval.py").read_text()
+    assert "pause_value" in (PACKAGE / "_approval.py").read_text()
 
 
 def _class_attribute(node: ast.AST, attr: str) -> bool:

@@ -24,24 +24,17 @@ from langgraph.types import Command, Interrupt
 from dynavec_langgraph import (
     ApprovalPolicy,
     InvalidDecisionError,
+    InvalidLinkError,
+    InvalidOptionError,
     MissingDependencyError,
     ReActAgent,
     create_react_agent,
     tool,
 )
-from dynavec_langgraph._errors import InvalidLinkError, InvalidOptionError
-from dynavec_langgraph._links import USED_NS
+from dynavec_langgraph._links import USED_NS, link_answer, read_link, sign_link
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.audit import audit_trail
-from dynavec_langgraph.links import (
-    LinkKeys,
-    approval_links,
-    create_app,
-    link_answer,
-    read_link,
-    sign_link,
-    verify_link,
-)
+from dynavec_langgraph.links import LinkKeys, approval_links, create_app, verify_link
 from dynavec_langgraph.testing import ScriptedChatModel
 
 SECRET_1 = "first-secret-0123456789abcdefgh"

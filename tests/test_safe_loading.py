@@ -27,7 +27,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from dynavec_langgraph import AgentState, Message
-from dynavec_langgraph._serde import safe_serializer
+from dynavec_langgraph.savers import safe_serializer
 from tests.children.scenario import Scenario, make_agent
 
 EVIL = "tests.children.evil"

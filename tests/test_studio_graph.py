@@ -20,7 +20,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Command, StateSnapshot
 
-from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, LEDGER_ENV
+from dynavec_langgraph._demo import DEMO_SYSTEM_PROMPT
+from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.studio import graph as studio_graph
 from tests.openai_server import OpenAIServer
 

@@ -40,7 +40,7 @@ __all__ = [
 def demo_agent(saver: BaseCheckpointSaver[Any]) -> ReActAgent:
     """The demo agent (``demo_model()``, the demo tools) on ``saver``."""
     from dynavec_langgraph._agent.agent import ReActAgent
-    from dynavec_langgraph.demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
+    from dynavec_langgraph._demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS, demo_model
 
     return ReActAgent(
         demo_model(), DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, checkpointer=saver

@@ -41,8 +41,8 @@ __all__ = [
 
 def _graph(spec: str | None) -> Graph:
     """``--graph MODULE:ATTR``, or the demo agent by default."""
+    from dynavec_langgraph._demo import create_demo_agent
     from dynavec_langgraph._inbox import load_graph
-    from dynavec_langgraph.demo import create_demo_agent
 
     return load_graph(spec) if spec is not None else create_demo_agent()
 
@@ -159,8 +159,8 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
 
 def _answer_link(args: argparse.Namespace, out: TextIO) -> int:
     """``inbox answer --server URL --link TOKEN``: the link's pause, answered as it says."""
+    from dynavec_langgraph._links import read_link
     from dynavec_langgraph._remote.inbox import ServerInbox
-    from dynavec_langgraph.links import read_link
 
     _inbox_source(args)
     if args.server is None:

@@ -49,7 +49,7 @@ from dynavec_langgraph._flow.rounds import (
     RunContext,
     trace_from,
 )
-from dynavec_langgraph.interrupt import interrupt_fields
+from dynavec_langgraph._pause_value import interrupt_fields
 
 __all__ = ["AgentGraph", "AgentState", "FlowGraph", "FlowState"]
 

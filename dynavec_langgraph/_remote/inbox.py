@@ -18,14 +18,15 @@ from typing import Any
 import httpx
 from langgraph.types import Interrupt
 
+from dynavec_langgraph._digest import review_digest
 from dynavec_langgraph._errors import NothingToResumeError, not_paused_text
 from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
+from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._remote.agent import RemoteReActAgent
 from dynavec_langgraph._remote.errors import unknown_thread_text
 from dynavec_langgraph._remote.requests import check_server_url, server_thread_id
 from dynavec_langgraph._remote.threads import thread_seen
 from dynavec_langgraph._resuming.answers import Answer
-from dynavec_langgraph.interrupt import interrupt_fields, review_digest
 from dynavec_langgraph.records import AgentResult
 
 __all__ = ["ServerInbox"]

@@ -11,6 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from dynavec_langgraph._decisions import refusal, resume_command
 from dynavec_langgraph._digest import stale_refusal
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
@@ -20,6 +21,7 @@ from dynavec_langgraph._errors import (
     not_storable_text,
 )
 from dynavec_langgraph._exactly_once.shown import superseded
+from dynavec_langgraph._pause_value import describe_pending, interrupt_fields
 from dynavec_langgraph._policy.doors import (
     approval_recorded,
     approver_required,
@@ -28,7 +30,6 @@ from dynavec_langgraph._policy.doors import (
 )
 from dynavec_langgraph._policy.spec import Approver
 from dynavec_langgraph._storable import brief, check_text
-from dynavec_langgraph.interrupt import describe_pending, interrupt_fields, refusal, resume_command
 
 __all__ = [
     "MISSING",

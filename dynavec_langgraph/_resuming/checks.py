@@ -22,9 +22,9 @@ from dynavec_langgraph._errors import (
     not_paused_text,
 )
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
+from dynavec_langgraph._pause_value import describe_pending, interrupt_fields
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
-from dynavec_langgraph.interrupt import describe_pending, interrupt_fields
 
 __all__ = [
     "Crashed",

@@ -36,8 +36,7 @@ from psycopg.rows import dict_row
 from pydantic import BaseModel
 
 from dynavec_langgraph import ReActAgent, interrupt, tool
-from dynavec_langgraph._serde import safe_serializer
-from dynavec_langgraph.savers import resolve_checkpointer
+from dynavec_langgraph.savers import resolve_checkpointer, safe_serializer
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.children.warm import Child, Process
 
