@@ -518,3 +518,20 @@ def test_no_class_is_recognised_by_its_name() -> None:
     probe = ast.parse('type(model).__name__ == "DynavecChatModel"').body[0]
     assert isinstance(probe, ast.Expr) and isinstance(probe.value, ast.Compare)
     assert _is_class_name(probe.value.left)  # the check sees the form it forbids
+
+
+MAX_MODULE_LINES = 700
+"""No module of the package is longer (issue 39): a module that grows past it is split into a
+folder named for its feature, one concern a module (``_agent/``, ``_policy/``, ...)."""
+
+
+def test_no_module_is_over_700_lines() -> None:
+    """Every module of the package, ``__init__`` files included, is at most 700 lines."""
+    files = [*_FILES.values(), PACKAGE / "__init__.py"]
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in files
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+    assert len(files) == len(set(files)) > 100  # every module read, once
