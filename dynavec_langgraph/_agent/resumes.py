@@ -212,9 +212,10 @@ class Resumes(AgentCore):
 
     @contextmanager
     def _resuming(self, reply: _Reply) -> Iterator[tuple[str, Resume]]:
-        """The guarded resume of one call (:func:`~dynavec_langgraph._resuming.resuming`) with
-        this agent's record of finished calls; yields the thread id and the plan. An expired
-        pause whose policy says ``on_expire="raise"`` raises once the run is done."""
+        """The guarded resume of one call
+        (:func:`~dynavec_langgraph._resuming.guarded.resuming`) with this agent's record of
+        finished calls; yields the thread id and the plan. An expired pause whose policy says
+        ``on_expire="raise"`` raises once the run is done."""
         answer, thread_id, state = reply.answer(), reply.thread_id, reply.state
         with self._guarded(thread_id) as record:
             tid, config = self._resume_config(reply.messages, thread_id, reply.model_kwargs, record)

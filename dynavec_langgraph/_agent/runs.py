@@ -158,7 +158,7 @@ class Runs(AgentCore):
     @asynccontextmanager
     async def _arunning(self, call: _RunCall) -> AsyncIterator[_Plan]:
         """Async twin of :meth:`_running`; the calls that ran are saved if the caller is
-        cancelled (:func:`~dynavec_langgraph._resuming.asaved_on_cancel`)."""
+        cancelled (:func:`~dynavec_langgraph._resuming.guarded.asaved_on_cancel`)."""
         with self._guarded(call.thread_id) as record:
             plan = self._run_plan(call, record)
             async with (

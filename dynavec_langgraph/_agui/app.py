@@ -80,7 +80,7 @@ def _new_messages(given: Sequence[Message], stored: Sequence[BaseMessage]) -> li
 async def _ask_in_doubt(graph: Any, config: RunnableConfig, thread_id: str) -> None:
     """A pause whose approved call's run died (the call may have run): ask the call's
     in-doubt question now, under the thread's lock (nothing runs), as the guarded resume does
-    before applying an answer (:func:`~dynavec_langgraph._resuming.aresuming`)."""
+    before applying an answer (:func:`~dynavec_langgraph._resuming.guarded.aresuming`)."""
     saver = graph.checkpointer
     async with aresume_lock(saver, thread_id):
         snapshot = await graph.aget_state(config)

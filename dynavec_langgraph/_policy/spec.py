@@ -36,7 +36,7 @@ after settling the pause (the tool is answered with a rejection)."""
 
 POLICY_KEY: Final = "dynavec_approval_policy"
 """``tool.metadata[POLICY_KEY]``: the approval policy the agent attached to an ``AgentTool``
-(``approval_policy=``, :func:`~dynavec_langgraph._tools.attach_policy`), read by
+(``approval_policy=``, :func:`~dynavec_langgraph._tools.policies.attach_policy`), read by
 :func:`policy_scope`."""
 
 

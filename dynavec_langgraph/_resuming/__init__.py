@@ -4,7 +4,7 @@
 ``dynavec-langgraph inbox answer``) and the command line's ``resume`` all answer a pause
 through :func:`resuming` (or its async twin :func:`aresuming`), which, in this order:
 
-1. takes the thread's lock (:mod:`dynavec_langgraph._locks`) without waiting:
+1. takes the thread's lock (:mod:`dynavec_langgraph._persistence.locks`) without waiting:
    :class:`~dynavec_langgraph._errors.ConcurrentResumeError` if another caller holds it;
 2. reads the thread from the saver *under the lock*, so what it checks stays true until the
    caller is done (a record it cannot read: :class:`~dynavec_langgraph._errors.StorageError`);

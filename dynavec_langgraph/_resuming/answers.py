@@ -223,7 +223,7 @@ def refuse_if_asked_again(before: Sequence[Interrupt], after: Sequence[Interrupt
         StaleDecisionError: the decision was bound to another pause (its review digest);
             nothing ran, the pause stays. Or it was for a pause shown before a crash while
             the call it led to ran: that call is in doubt and its question is pending now
-            (:func:`~dynavec_langgraph._exactly_once.superseded`); nothing ran.
+            (:func:`~dynavec_langgraph._exactly_once.shown.superseded`); nothing ran.
         InvalidDecisionError: the decision was refused; the thread is still paused.
     """
     moved = superseded(before, after)  # a crash while the approved call ran: in doubt now
@@ -267,7 +267,7 @@ def in_doubt_first(
     after: Pending,
 ) -> None:
     """After a door surfaced the in-doubt question of a call whose approved run died
-    (:func:`~dynavec_langgraph._exactly_once.in_doubt_pauses`): an answer that names that
+    (:func:`~dynavec_langgraph._exactly_once.shown.in_doubt_pauses`): an answer that names that
     question (its node id or interrupt id) goes on to it; any other was meant for the pause
     the thread showed before.
 

@@ -15,12 +15,12 @@ __all__ = ["attach_policy"]
 
 def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]) -> Any:
     """``tools`` (a list) with ``policy`` attached (the agent's ``approval_policy=``; read by
-    :func:`~dynavec_langgraph._policy.policy_scope` around each call of the tool).
+    :func:`~dynavec_langgraph._policy.scope.policy_scope` around each call of the tool).
 
     Checked here, when the agent is built: the policy's type, tools to attach it to, node
     ids that can name a pause, the policy for each ``require_approval`` tool under that
     tool's own options, and each node id of a map against the node ids the tools ask
-    (:func:`~dynavec_langgraph._policy.declared_asks`: a ``require_approval`` tool's, and
+    (:func:`~dynavec_langgraph._policy.scope.declared_asks`: a ``require_approval`` tool's, and
     those a tool declares with ``asks=``). A tool's body chooses its node ids when it runs,
     so a key no tool declares is refused: it would apply to no pause the agent can know of
     (docs/approvals-in-production.md).
