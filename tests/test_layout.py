@@ -83,7 +83,8 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
-        "foundations: errors, names, plain records, the chat-model types, the resume locks",
+        "foundations: errors, LangGraph names, messages and records, the audit trail's storage, "
+        "the resume locks, the chat-model types, dynavec's self-contained topics",
         frozenset(
             {
                 "_audit", "_audit.entries", "_audit.in_graph", "_audit.notifications",
@@ -100,7 +101,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "tools and pauses: the interrupt machinery, the tool types, the state view",
+        "pauses and tools: interrupt() and its value, decisions, approval policies, the "
+        "exactly-once marks and claims, the tool types, the record view",
         frozenset(
             {
                 "_approval", "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
@@ -114,7 +116,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "persistence: dynavec records, the saver base and wrappers, the adapter, connections",
+        "persistence: dynavec's checkpointers (DynamoDB included), the saver wrappers, the "
+        "adapter, connection strings",
         frozenset(
             {
                 "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
@@ -145,7 +148,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     ("the factory", frozenset({"_factory", "_create_agent"})),
     (
-        "runs: the agent, resuming, events, the inbox, remote agents, the dynavec graph engine",
+        "runs: ReActAgent, the guarded resume, events, the inbox, the remote agent, dynavec's "
+        "graph engine, Temporal, the demo",
         frozenset(
             {
                 "_agent", "_agent.agent", "_agent.core", "_agent.reads", "_agent.resumes",
@@ -161,7 +165,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "entry points: the command line, Studio, the AG-UI app, the dynavec.agents shim",
+        "entry points: the command line, Studio's graph, the AG-UI app, signed links' app, the "
+        "dynavec.agents shim",
         frozenset(
             {
                 "_agui", "_agui.app", "_agui.decisions", "_agui.events", "_agui.extra",
