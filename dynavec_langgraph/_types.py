@@ -22,6 +22,9 @@ __all__ = [  # and the aliases below, for the type checker
     "DynavecAsyncModel",
     "DynavecModel",
     "DynavecTool",
+    "ForeignObject",
+    "JSONObject",
+    "JSONSchema",
     "NodeUpdate",
     "StateUpdate",
     "ToolArgs",
@@ -171,3 +174,17 @@ if TYPE_CHECKING:
     """``approvers=`` (``interrupt``, ``require_approval``, ``ApprovalPolicy``): who may
     approve: names and ``"role:NAME"`` entries, or ``rule(approver, pause_value) -> bool``
     (``approver`` is ``{"name", "roles"}``)."""
+
+
+# --- tany2 (issue 39): aliases of the flow, tools, chat and resume modules. Plain aliases,
+# defined at run time too (a tool function's annotations are read by ``get_type_hints``).
+
+JSONSchema = dict[str, Any]
+"""A JSON schema as a dict: a tool's parameters."""
+
+JSONObject = dict[str, Any]
+"""A JSON object as a dict: a provider's request, message or content block, a usage record."""
+
+ForeignObject = Any
+"""An object of a library the package does not import (an MCP session and its answers, a
+provider SDK's client or response, a dynavec-style tool), read by duck typing."""
