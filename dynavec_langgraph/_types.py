@@ -31,6 +31,7 @@ __all__ = [  # and the aliases below, for the type checker
     "UserContext",
     "UserPayload",
     "UserState",
+    "UserValues",
 ]
 
 # What truly is ``Any``: the user's values, which the package carries without reading them.
@@ -188,3 +189,12 @@ JSONObject = dict[str, Any]
 ForeignObject = Any
 """An object of a library the package does not import (an MCP session and its answers, a
 provider SDK's client or response, a dynavec-style tool), read by duck typing."""
+
+UserValues = dict[str, Any]
+"""A dict of the user's keys and values, carried without reading them: a flow graph's
+state, what a flow node returned, a pause's payload."""
+
+if TYPE_CHECKING:
+    CompiledGraph: TypeAlias = CompiledStateGraph[Any, Any, Any, Any]
+    """A compiled LangGraph graph whose input and output the caller reads as plain dicts
+    (``AgentGraph.compile()``: ``{"flow_state": {...}}`` in, the state and result out)."""
