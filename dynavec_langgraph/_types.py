@@ -28,6 +28,7 @@ __all__ = [  # and the aliases below, for the type checker
     "NodeUpdate",
     "StateUpdate",
     "ToolArgs",
+    "TypeAnnotation",
     "UserContext",
     "UserPayload",
     "UserState",
@@ -198,3 +199,7 @@ if TYPE_CHECKING:
     CompiledGraph: TypeAlias = CompiledStateGraph[Any, Any, Any, Any]
     """A compiled LangGraph graph whose input and output the caller reads as plain dicts
     (``AgentGraph.compile()``: ``{"flow_state": {...}}`` in, the state and result out)."""
+
+TypeAnnotation = Any
+"""A type annotation as an object (a type form: ``int``, ``list[str]``, ``Annotated[...]``),
+read from a function's signature and handed to pydantic; Python 3.11 has no type for it."""
