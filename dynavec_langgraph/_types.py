@@ -23,6 +23,7 @@ __all__ = [  # and the aliases below, for the type checker
     "DynavecModel",
     "DynavecTool",
     "ForeignObject",
+    "JSONMapping",
     "JSONObject",
     "JSONSchema",
     "NodeUpdate",
@@ -203,3 +204,7 @@ if TYPE_CHECKING:
 TypeAnnotation = Any
 """A type annotation as an object (a type form: ``int``, ``list[str]``, ``Annotated[...]``),
 read from a function's signature and handed to pydantic; Python 3.11 has no type for it."""
+
+JSONMapping = Mapping[str, Any]
+"""A JSON object only read: a pause's value (an ``InterruptValue`` or the dict a server
+sent), a decision, a stored record."""
