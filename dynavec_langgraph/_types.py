@@ -197,6 +197,15 @@ UserValues = dict[str, Any]
 state, what a flow node returned, a pause's payload."""
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.pregel import Pregel
+
+    CheckpointSaver: TypeAlias = BaseCheckpointSaver[Any]
+    """A LangGraph checkpoint saver, whatever its version type (``str`` for LangGraph's own)."""
+
+    UserGraph: TypeAlias = Pregel[UserState, UserContext]
+    """A compiled LangGraph graph of the user's: its state and context are their schemas."""
+
     CompiledGraph: TypeAlias = CompiledStateGraph[Any, Any, Any, Any]
     """A compiled LangGraph graph whose input and output the caller reads as plain dicts
     (``AgentGraph.compile()``: ``{"flow_state": {...}}`` in, the state and result out)."""
