@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, SupportsIndex, TypeVar, cast
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall as LCToolCall
@@ -46,7 +46,7 @@ _ANSWER_KEY: Final = "\x00answer:"
 """The ``tool_call_id`` of each answer, in the same table under this prefix."""
 
 
-def _keys(message: BaseMessage) -> list[Any]:
+def _keys(message: BaseMessage) -> list[str | None]:
     """The known-id table keys ``message`` adds: its id, its calls' ids, the call it answers."""
     if isinstance(message, ToolMessage):
         return [message.id, _ANSWER_KEY + str(message.tool_call_id)]
@@ -67,8 +67,8 @@ class _Log:
     def __init__(self, messages: Iterable[BaseMessage] = ()) -> None:
         self.lock = threading.Lock()  # guards the check-then-append of a step
         self.messages: list[BaseMessage] = []
-        self.first: dict[Any, int] = {}
-        self.memo: dict[Callable[[Any], Any], list[Any]] = {}  # see converted()
+        self.first: dict[str | None, int] = {}
+        self.memo: dict[Callable[[BaseMessage], object], list[object]] = {}  # see converted()
         for m in messages:
             self.append(m)
 
@@ -101,10 +101,10 @@ class View:
     def __init__(self, log: _Log, length: int, steps: int, open: tuple[AIMessage, ...]) -> None:
         self.log, self.length, self.steps, self.open = log, length, steps, open
 
-    def has(self, key: Any) -> bool:
+    def has(self, key: str | None) -> bool:
         return self.log.first.get(key, self.length) < self.length
 
-    def answered(self, cid: Any) -> bool:
+    def answered(self, cid: object) -> bool:
         return isinstance(cid, str) and self.has(_ANSWER_KEY + cid)
 
     def pending(self) -> list[LCToolCall]:
@@ -175,7 +175,7 @@ class Conversation(list[AnyMessage]):
     that also carries the analysis of its messages (pending calls, run steps, known ids), so
     nodes and the next reducer call read it instead of recomputing it (O(n) per step).
 
-    Any change to the list drops the analysis (it is recomputed when asked for). Copies keep
+    Every change to the list drops the analysis (it is recomputed when asked for). Copies keep
     it (``copy.copy``, as LangGraph's channels copy their value); pickling and serializers
     store a plain list, so checkpoints hold exactly what a ``list`` would.
     """
@@ -198,7 +198,7 @@ class Conversation(list[AnyMessage]):
         new._view = self._view
         return new
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return (list, (list(self),))
 
     def _changed(self) -> None:
@@ -208,7 +208,7 @@ class Conversation(list[AnyMessage]):
         self._changed()
         super().__setitem__(index, value)
 
-    def __delitem__(self, index: Any) -> None:
+    def __delitem__(self, index: SupportsIndex | slice) -> None:
         self._changed()
         super().__delitem__(index)
 
@@ -216,7 +216,7 @@ class Conversation(list[AnyMessage]):
         self._changed()
         return super().__iadd__(other)
 
-    def __imul__(self, count: Any) -> Conversation:  # type: ignore[misc]
+    def __imul__(self, count: SupportsIndex) -> Conversation:
         self._changed()
         return super().__imul__(count)
 
@@ -228,11 +228,11 @@ class Conversation(list[AnyMessage]):
         self._changed()
         super().extend(messages)
 
-    def insert(self, index: Any, message: AnyMessage) -> None:
+    def insert(self, index: SupportsIndex, message: AnyMessage) -> None:
         self._changed()
         super().insert(index, message)
 
-    def pop(self, index: Any = -1) -> AnyMessage:
+    def pop(self, index: SupportsIndex = -1) -> AnyMessage:
         self._changed()
         return super().pop(index)
 
@@ -288,7 +288,7 @@ def converted(messages: Sequence[BaseMessage], convert: Callable[[BaseMessage], 
     with log.lock:
         done = log.memo.setdefault(convert, [])
         done.extend(convert(m) for m in log.messages[len(done) : n])
-        return done[:n]
+        return cast("list[T]", done[:n])  # the memo of ``convert`` holds its results
 
 
 def pending_calls(messages: Sequence[BaseMessage]) -> list[LCToolCall]:

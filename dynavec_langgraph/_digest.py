@@ -31,7 +31,6 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
 from langgraph.types import Interrupt
 
@@ -42,6 +41,7 @@ from dynavec_langgraph._errors import (
     stale_text,
 )
 from dynavec_langgraph._run_data import current_run
+from dynavec_langgraph._types import JSONMapping, UserPayload
 
 __all__ = [
     "DIGEST_KEY",
@@ -63,7 +63,7 @@ _ENVELOPE = frozenset({DIGEST_KEY, "decision"})
 _TYPES = frozenset({"approve", "edit", "reject", "respond", "accept", "ignore", "response"})
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: object) -> str:
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
     )
@@ -73,10 +73,10 @@ def compute_review_digest(
     *,
     thread_id: str | None,
     node_id: str,
-    tool_call: Mapping[str, Any] | None,
+    tool_call: JSONMapping | None,
     name: str,
-    args: Mapping[str, Any],
-    payload: Any,
+    args: JSONMapping,
+    payload: UserPayload,
     ask: int = 0,
     slot: int = 0,
 ) -> str:
@@ -150,7 +150,7 @@ def next_slot() -> int:
     return slot
 
 
-def pause_digest(value: Mapping[str, Any], ask: int = 0, slot: int = 0) -> str:
+def pause_digest(value: JSONMapping, ask: int = 0, slot: int = 0) -> str:
     """The digest of a pause value built by ``pause_value`` in the running thread."""
     return compute_review_digest(
         thread_id=_thread_id(),
@@ -164,7 +164,7 @@ def pause_digest(value: Mapping[str, Any], ask: int = 0, slot: int = 0) -> str:
     )
 
 
-def review_digest(pause: Any) -> str | None:
+def review_digest(pause: object) -> str | None:
     """The review digest a pause carries: an ``Interrupt``, its value (a dict as a server sends
     it), or a row of the inbox; ``None`` for a pause this package did not raise.
 
@@ -184,11 +184,11 @@ def review_digest(pause: Any) -> str | None:
     return None
 
 
-def _typed(item: Any) -> bool:
+def _typed(item: object) -> bool:
     return isinstance(item, Mapping) and item.get("type") in _TYPES
 
 
-def bind_decision(decision: Any, pause: Any) -> Any:
+def bind_decision(decision: UserPayload, pause: object) -> UserPayload:
     """``decision`` carrying the review digest of ``pause`` (an ``Interrupt``, its value, an
     inbox row, or the digest itself), in the decision's own format: a UI decision gets a
     ``"review_digest"`` key, any other value the envelope ``{"review_digest": ...,
@@ -221,7 +221,7 @@ def bind_decision(decision: Any, pause: Any) -> Any:
     return {DIGEST_KEY: digest, "decision": decision}
 
 
-def _one_digest(found: list[Any]) -> str | None:
+def _one_digest(found: list[object]) -> str | None:
     digests = set()
     for value in found:
         if not isinstance(value, str) or not value:
@@ -236,14 +236,14 @@ def _one_digest(found: list[Any]) -> str | None:
     return digests.pop() if digests else None
 
 
-def _strip(item: Any, found: list[Any]) -> Any:
+def _strip(item: UserPayload, found: list[object]) -> UserPayload:
     if isinstance(item, Mapping) and DIGEST_KEY in item:
         found.append(item[DIGEST_KEY])
         return {k: v for k, v in item.items() if k != DIGEST_KEY}
     return item
 
 
-def decision_digest(raw: Any) -> tuple[Any, str | None]:
+def decision_digest(raw: UserPayload) -> tuple[UserPayload, str | None]:
     """``(decision, digest)``: the decision without its review digest, and the digest
     (``None`` when it carries none; the decision is then returned as it is).
 
@@ -256,11 +256,11 @@ def decision_digest(raw: Any) -> tuple[Any, str | None]:
         >>> decision_digest("approved")
         ('approved', None)
     """
-    found: list[Any] = []
+    found: list[object] = []
     if isinstance(raw, Mapping) and set(raw) == _ENVELOPE:
         return raw["decision"], _one_digest([raw[DIGEST_KEY]])
     if _typed(raw):
-        stripped: Any = _strip(raw, found)
+        stripped: UserPayload = _strip(raw, found)
     elif isinstance(raw, Mapping) and "decisions" in raw and set(raw) <= {"decisions", DIGEST_KEY}:
         stripped = dict(_strip(raw, found))
         items = stripped["decisions"]
@@ -274,7 +274,7 @@ def decision_digest(raw: Any) -> tuple[Any, str | None]:
     return (stripped, digest) if digest is not None else (raw, None)
 
 
-def _call_text(value: Mapping[str, Any]) -> str:
+def _call_text(value: JSONMapping) -> str:
     call = value.get("tool_call") if isinstance(value.get("tool_call"), Mapping) else None
     node = value.get("node_id")
     if call:
@@ -282,7 +282,7 @@ def _call_text(value: Mapping[str, Any]) -> str:
     return f"approval {node!r}"
 
 
-def check_bound(raw: Any, value: Mapping[str, Any]) -> Any:
+def check_bound(raw: UserPayload, value: JSONMapping) -> UserPayload:
     """Inside the paused tool: ``raw`` without its digest, if it carries none or the digest
     of ``value`` (the pause it answers).
 
@@ -298,7 +298,9 @@ def check_bound(raw: Any, value: Mapping[str, Any]) -> Any:
     return decision
 
 
-def refuse_stale(thread_id: str | None, interrupts: Sequence[Interrupt], resume: Any) -> None:
+def refuse_stale(
+    thread_id: str | None, interrupts: Sequence[Interrupt], resume: UserPayload
+) -> None:
     """At a door, before anything runs: refuse a decision bound to another pause than the one
     it answers (``resume`` is ``{interrupt_id: decision}`` or one decision).
 

@@ -11,15 +11,16 @@ public through :mod:`dynavec_langgraph.interrupt`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired
+from typing import Literal, NotRequired
 
 from langgraph.types import Interrupt
 from typing_extensions import TypedDict
 
 from dynavec_langgraph._call_ids import ToolCallRef
 from dynavec_langgraph._digest import pause_digest
+from dynavec_langgraph._types import JSONMapping, JSONObject, ToolArgs, UserPayload
 
 __all__ = [
     "ALL_DECISIONS",
@@ -55,8 +56,8 @@ class ActionRequest(TypedDict):
     """
 
     name: str
-    args: dict[str, Any]
-    arguments: dict[str, Any]
+    args: ToolArgs
+    arguments: ToolArgs
     description: str
 
 
@@ -71,7 +72,7 @@ class InboxAction(TypedDict):
     """Agent Inbox's ``action_request``."""
 
     action: str
-    args: dict[str, Any]
+    args: ToolArgs
 
 
 class InboxConfig(TypedDict):
@@ -87,7 +88,7 @@ class InterruptValue(TypedDict):
     """The plain-JSON value of every interrupt this package raises (see the module doc)."""
 
     node_id: str
-    payload: Any
+    payload: UserPayload
     tool_call: ToolCallRef | None
     description: str
     action_requests: list[ActionRequest]
@@ -95,13 +96,13 @@ class InterruptValue(TypedDict):
     type: Literal["tool_approval"]
     tool_call_id: str
     name: str
-    args: dict[str, Any]
+    args: ToolArgs
     allowed_decisions: list[DecisionKind]
     action_request: InboxAction
     config: InboxConfig
     error: str | None
     expires_at: NotRequired[str | None]
-    approval: NotRequired[dict[str, Any]]
+    approval: NotRequired[JSONObject]
     review_digest: str
 
 
@@ -118,9 +119,9 @@ class InterruptFields:
     """
 
     node_id: str | None
-    payload: Any
-    tool_call: dict[str, Any] | None
-    raw: Any
+    payload: UserPayload
+    tool_call: JSONObject | None
+    raw: UserPayload
 
     @property
     def ours(self) -> bool:
@@ -137,7 +138,7 @@ class InterruptFields:
         return self.node_id if self.node_id is not None else repr(self.raw)
 
 
-def interrupt_fields(item: Any) -> InterruptFields:
+def interrupt_fields(item: object) -> InterruptFields:
     """Read one pause: an ``Interrupt``, or its value (a dict as a remote server sends it).
 
     The only place that unpacks an :class:`InterruptValue`; tolerant of plain LangGraph values.
@@ -164,7 +165,7 @@ def interrupt_fields(item: Any) -> InterruptFields:
     return InterruptFields(None, value, None, value)
 
 
-def _first_action(value: Any) -> dict[str, Any] | None:
+def _first_action(value: object) -> JSONObject | None:
     """The first action of a LangChain 1.0 HITL request (``{"action_requests": [{"name",
     "args", "description"}], "review_configs": [...]}``), or ``None``."""
     if not isinstance(value, dict) or "review_configs" not in value:
@@ -176,11 +177,11 @@ def _first_action(value: Any) -> dict[str, Any] | None:
 
 def pause_value(
     node_id: str,
-    payload: Any,
+    payload: UserPayload,
     *,
     tool_call: ToolCallRef | None,
     name: str,
-    args: dict[str, Any],
+    args: ToolArgs,
     description: str,
     allowed: Sequence[DecisionKind] = ALL_DECISIONS,
     error: str | None = None,
@@ -271,7 +272,7 @@ def _split(text: str, refused: bool) -> tuple[list[str], str]:
     return [], text
 
 
-def with_notes(value: Mapping[str, Any], notes: Sequence[str]) -> dict[str, Any]:
+def with_notes(value: JSONMapping, notes: Sequence[str]) -> JSONObject:
     """``value`` with ``notes`` (an approval policy's state: its deadline, who may approve,
     the approvals in) as the first paragraphs of both descriptions, after the refusal note if
     any, so a UI that shows only the description's start shows them.
@@ -286,7 +287,7 @@ def with_notes(value: Mapping[str, Any], notes: Sequence[str]) -> dict[str, Any]
         return out
     refused = bool(value.get("error"))
 
-    def noted(text: Any) -> Any:
+    def noted(text: object) -> object:
         if not isinstance(text, str):
             return text
         first, rest = _split(text, refused)
@@ -300,13 +301,13 @@ def with_notes(value: Mapping[str, Any], notes: Sequence[str]) -> dict[str, Any]
     return out
 
 
-def first_asked(value: Mapping[str, Any]) -> dict[str, Any]:
+def first_asked(value: JSONMapping) -> JSONObject:
     """A re-asked pause's value as it was first asked: ``error`` ``None`` and the descriptions
     without their :func:`refusal_note` (to check that the same approval is asked again)."""
     if not value.get("error"):
         return dict(value)
 
-    def plain(text: Any) -> Any:
+    def plain(text: object) -> object:
         if not isinstance(text, str):
             return text
         first, rest = _split(text, True)

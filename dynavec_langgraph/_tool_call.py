@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig
@@ -29,7 +29,18 @@ from dynavec_langgraph._state import AGENT_NODE, TOOLS_NODE, shared_change
 from dynavec_langgraph._tasks import ToolTask, turn_of
 from dynavec_langgraph._tools.agent_tool import AgentTool, running_in_agent
 from dynavec_langgraph._tools.calls import format_tool_error, unknown_tool_observation
+from dynavec_langgraph._types import (
+    JSONObject,
+    NodeUpdate,
+    StateUpdate,
+    UserPayload,
+    UserState,
+    UserValues,
+)
 from dynavec_langgraph.records import AgentState
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import GraphCommand
 
 __all__ = [
     "COMPLETED_CALLS_KEY",
@@ -57,7 +68,7 @@ class ToolCallRun:
         self,
         task: ToolTask,
         tools: dict[str, AgentTool],
-        view: Callable[[Any], Any] | None = None,
+        view: Callable[[UserState], UserState] | None = None,
         run_unknown: bool = False,
     ) -> None:
         self.task = task
@@ -85,7 +96,7 @@ class ToolCallRun:
         return None
 
     @property
-    def request(self) -> dict[str, Any]:
+    def request(self) -> dict[str, object]:
         """The call as LangGraph's ``ToolNode`` takes one task of it (``create_agent``'s
         ``Send`` payload): the full tool call plus the state to inject."""
         return {
@@ -94,7 +105,7 @@ class ToolCallRun:
             "state": self._turn_state() if self.view is None else self.view(self._turn_state()),
         }
 
-    def _turn_state(self) -> dict[str, Any]:
+    def _turn_state(self) -> UserValues:
         """The state as every call of the turn sees it in LangGraph's agents: the conversation
         up to the assistant message that made the call (tools such as langgraph-supervisor's
         handoff read ``state["messages"][-1]`` as that message), not the answers given so far
@@ -114,10 +125,10 @@ class ToolCallRun:
         return -1
 
     @property
-    def tool_call(self) -> dict[str, Any]:
+    def tool_call(self) -> JSONObject:
         return {**self.call, "type": "tool_call"}
 
-    def own_error(self, error: Exception) -> dict[str, Any]:
+    def own_error(self, error: Exception) -> StateUpdate:
         """A package tool's exception answered as ``ToolNode`` answers one
         (docs/compatibility.md §3)."""
         if isinstance(
@@ -140,7 +151,7 @@ class ToolCallRun:
         and runs again now."""
         return bool(self.task.get("resent"))
 
-    def held(self, pause: GraphInterrupt) -> dict[str, Any]:
+    def held(self, pause: GraphInterrupt) -> StateUpdate:
         """The call's pause in parallel mode, when its task holds it (``_nodes``): the
         update that holds the call; ``pause`` is raised when the task does not hold it."""
         if not self.task.get("hold"):
@@ -168,8 +179,8 @@ class ToolCallRun:
         ):
             yield
 
-    def _extra(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {}
+    def _extra(self) -> StateUpdate:
+        extra: StateUpdate = {}
         if self.tool is not None and self.tool.state_param is not None:
             change = shared_change(self.task["shared"], self.shared.data)
             if change is not None:
@@ -181,7 +192,7 @@ class ToolCallRun:
             extra["termination_reason"] = closes
         return extra
 
-    def answer(self, observation: str) -> dict[str, Any]:
+    def answer(self, observation: str) -> StateUpdate:
         message = ToolMessage(
             content=observation,
             tool_call_id=self.ref["id"],
@@ -190,7 +201,7 @@ class ToolCallRun:
         )
         return {"messages": [message], **self._extra()}
 
-    def finish(self, output: Any) -> Any:
+    def finish(self, output: UserPayload) -> NodeUpdate:
         """The node's update from ``ToolNode``'s output: its messages (or the ``Command``s a
         tool returned, which LangGraph applies) plus the shared-state change and the end."""
         extra = self._extra()
@@ -199,7 +210,7 @@ class ToolCallRun:
                 if isinstance(message, ToolMessage) and message.id is None:
                     message.id = f"tool-{message.tool_call_id or uuid.uuid4()}"
             return {**output, **extra}
-        updates: list[Any] = []
+        updates: list[object] = []
         answered = False
         for item in output:
             if isinstance(item, Command) and item.graph == Command.PARENT:
@@ -234,13 +245,13 @@ class ToolCallRun:
             )
         return [*updates, extra] if extra else updates
 
-    def _own_goto(self, command: Command[Any]) -> Command[Any]:
+    def _own_goto(self, command: GraphCommand) -> GraphCommand:
         """A ``goto`` inside this agent. Its own routing already goes to the model once the
         batch is answered, so ``goto`` the agent or tools node is dropped: followed while
         other calls wait, it would send the model a call without its answer. A node the
         agent lacks is an error (LangGraph only logs it) that says what to do instead."""
         gotos = command.goto if isinstance(command.goto, list | tuple) else [command.goto]
-        kept: list[Any] = []
+        kept: list[object] = []
         for goto in gotos:
             target = goto.node if isinstance(goto, Send) else goto
             if not target or target in (AGENT_NODE, TOOLS_NODE):
@@ -255,7 +266,7 @@ class ToolCallRun:
             kept.append(goto)
         return replace(command, goto=kept) if len(kept) != len(gotos) else command
 
-    def _handoff(self, command: Command[Any]) -> Command[Any]:
+    def _handoff(self, command: GraphCommand) -> GraphCommand:
         """A handoff to the parent in the middle of a batch, in sequential mode: the parent
         gets the answers already given in this batch, and the calls that will not run get one
         ("Not run"), so the agent taking over sees a valid conversation."""
@@ -288,7 +299,7 @@ class ToolCallRun:
         return replace(command, update={**update, "messages": [*given, *earlier, *skipped]})
 
 
-def remember(run: RunData, call: ToolCallRun, update: Any) -> Any:
+def remember(run: RunData, call: ToolCallRun, update: NodeUpdate) -> NodeUpdate:
     """Record in the caller's record of the run (:attr:`RunData.completed`) that ``call``
     ran and returned ``update``; ``update``."""
     run.completed[call.ref["id"]] = CompletedCall(call.ref, update)

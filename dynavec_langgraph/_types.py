@@ -22,12 +22,18 @@ __all__ = [  # and the aliases below, for the type checker
     "DynavecAsyncModel",
     "DynavecModel",
     "DynavecTool",
+    "ForeignObject",
+    "JSONMapping",
+    "JSONObject",
+    "JSONSchema",
     "NodeUpdate",
     "StateUpdate",
     "ToolArgs",
+    "TypeAnnotation",
     "UserContext",
     "UserPayload",
     "UserState",
+    "UserValues",
 ]
 
 # What truly is ``Any``: the user's values, which the package carries without reading them.
@@ -171,3 +177,43 @@ if TYPE_CHECKING:
     """``approvers=`` (``interrupt``, ``require_approval``, ``ApprovalPolicy``): who may
     approve: names and ``"role:NAME"`` entries, or ``rule(approver, pause_value) -> bool``
     (``approver`` is ``{"name", "roles"}``)."""
+
+
+# --- tany2 (issue 39): aliases of the flow, tools, chat and resume modules. Plain aliases,
+# defined at run time too (a tool function's annotations are read by ``get_type_hints``).
+
+JSONSchema = dict[str, Any]
+"""A JSON schema as a dict: a tool's parameters."""
+
+JSONObject = dict[str, Any]
+"""A JSON object as a dict: a provider's request, message or content block, a usage record."""
+
+ForeignObject = Any
+"""An object of a library the package does not import (an MCP session and its answers, a
+provider SDK's client or response, a dynavec-style tool), read by duck typing."""
+
+UserValues = dict[str, Any]
+"""A dict of the user's keys and values, carried without reading them: a flow graph's
+state, what a flow node returned, a pause's payload."""
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.pregel import Pregel
+
+    CheckpointSaver: TypeAlias = BaseCheckpointSaver[Any]
+    """A LangGraph checkpoint saver, whatever its version type (``str`` for LangGraph's own)."""
+
+    UserGraph: TypeAlias = Pregel[UserState, UserContext]
+    """A compiled LangGraph graph of the user's: its state and context are their schemas."""
+
+    CompiledGraph: TypeAlias = CompiledStateGraph[Any, Any, Any, Any]
+    """A compiled LangGraph graph whose input and output the caller reads as plain dicts
+    (``AgentGraph.compile()``: ``{"flow_state": {...}}`` in, the state and result out)."""
+
+TypeAnnotation = Any
+"""A type annotation as an object (a type form: ``int``, ``list[str]``, ``Annotated[...]``),
+read from a function's signature and handed to pydantic; Python 3.11 has no type for it."""
+
+JSONMapping = Mapping[str, Any]
+"""A JSON object only read: a pause's value (an ``InterruptValue`` or the dict a server
+sent), a decision, a stored record."""

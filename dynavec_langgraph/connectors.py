@@ -24,9 +24,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from dynavec_langgraph._tools.agent_tool import AgentTool
+from dynavec_langgraph._types import ForeignObject, JSONSchema, ToolArgs
 
 __all__ = [
     "create_http_tool",
@@ -35,7 +35,7 @@ __all__ = [
     "mcp_tools_from_session_async",
 ]
 
-_HTTP_PARAMETERS: dict[str, Any] = {
+_HTTP_PARAMETERS: JSONSchema = {
     "type": "object",
     "properties": {
         "url": {"type": "string", "description": "The URL (joined to the base URL, if any)."},
@@ -75,9 +75,9 @@ def create_http_tool(
     def http_request(
         url: str,
         method: str = "GET",
-        headers: dict[str, Any] | None = None,
-        params: dict[str, Any] | None = None,
-        json_data: Any = None,
+        headers: ToolArgs | None = None,
+        params: ToolArgs | None = None,
+        json_data: object = None,
     ) -> str:
         full_url = _join(base_url, url)
         if params:
@@ -124,7 +124,7 @@ def _run_python(code: str) -> str:
     if not code.strip():
         return ""
     out = io.StringIO()
-    scope: dict[str, Any] = {"__builtins__": builtins, "__name__": "__main__"}
+    scope: dict[str, object] = {"__builtins__": builtins, "__name__": "__main__"}
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         try:
             tree = ast.parse(code, mode="exec")
@@ -175,14 +175,14 @@ def create_python_code_tool(
 # --- MCP ------------------------------------------------------------------------------------
 
 
-def _get(obj: Any, key: str) -> Any:
+def _get(obj: ForeignObject, key: str) -> ForeignObject:
     value = getattr(obj, key, None)
     if value is None and isinstance(obj, dict):
         value = obj.get(key)
     return value
 
 
-_NO_SCHEMA: dict[str, Any] = {
+_NO_SCHEMA: JSONSchema = {
     "type": "object",
     "properties": {"kwargs": {"type": "string"}},
     "required": ["kwargs"],
@@ -190,7 +190,7 @@ _NO_SCHEMA: dict[str, Any] = {
 """What dynavec shows for an MCP tool without a schema (the schema of ``fn(**kwargs)``)."""
 
 
-def _schema(item: Any) -> dict[str, Any]:
+def _schema(item: ForeignObject) -> JSONSchema:
     schema = getattr(item, "inputSchema", None)
     if schema is None:
         schema = getattr(item, "input_schema", None)
@@ -199,7 +199,7 @@ def _schema(item: Any) -> dict[str, Any]:
     return dict(schema) if schema else dict(_NO_SCHEMA)
 
 
-def _listed(listing: Any) -> list[tuple[str, str, dict[str, Any]]]:
+def _listed(listing: ForeignObject) -> list[tuple[str, str, JSONSchema]]:
     """``(name, description, schema)`` of each named tool of a ``list_tools()`` answer."""
     items = _get(listing, "tools")
     if items is None:
@@ -213,7 +213,7 @@ def _listed(listing: Any) -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
-def _is_error(result: Any) -> bool:
+def _is_error(result: ForeignObject) -> bool:
     """``result.isError`` (mcp 1.x), or ``result.is_error`` (mcp 2.x names it so)."""
     flag = _get(result, "isError")
     if flag is None:
@@ -221,7 +221,7 @@ def _is_error(result: Any) -> bool:
     return bool(flag)
 
 
-def _result_text(result: Any) -> str:
+def _result_text(result: ForeignObject) -> str:
     """The text of a ``call_tool()`` result: its parts' texts joined by blank lines."""
     content = _get(result, "content")
     if content is None:
@@ -235,8 +235,8 @@ def _result_text(result: Any) -> str:
 def _tool(
     name: str,
     description: str,
-    schema: dict[str, Any],
-    fn: Callable[..., Any],
+    schema: JSONSchema,
+    fn: Callable[..., object],
     tags: Sequence[str] | None,
 ) -> AgentTool:
     fn.__name__ = name
@@ -246,7 +246,9 @@ def _tool(
     )
 
 
-def mcp_tools_from_session(session: Any, tags: Sequence[str] | None = None) -> list[AgentTool]:
+def mcp_tools_from_session(
+    session: ForeignObject, tags: Sequence[str] | None = None
+) -> list[AgentTool]:
     """The tools of a synchronous MCP session (``list_tools()`` and ``call_tool(name, args)``
     answering directly), as ``AgentTool`` objects.
 
@@ -268,24 +270,24 @@ def mcp_tools_from_session(session: Any, tags: Sequence[str] | None = None) -> l
     tools = []
     for name, description, schema in _listed(listing):
 
-        def call(_name: str, **kwargs: Any) -> str:
+        def call(_name: str, **kwargs: object) -> str:
             return _result_text(session.call_tool(_name, kwargs))  # the dict positional
 
         tools.append(_tool(name, description, schema, _bound(call, name), tags))
     return tools
 
 
-def _bound(call: Callable[..., Any], name: str) -> Callable[..., Any]:
+def _bound(call: Callable[..., object], name: str) -> Callable[..., object]:
     """``call`` with its tool name fixed, as a ``**kwargs`` function."""
 
-    def fn(**kwargs: Any) -> Any:
+    def fn(**kwargs: object) -> object:
         return call(name, **kwargs)
 
     return fn
 
 
 async def mcp_tools_from_session_async(
-    session: Any, tags: Sequence[str] | None = None
+    session: ForeignObject, tags: Sequence[str] | None = None
 ) -> list[AgentTool]:
     """The tools of an async MCP session (``mcp.ClientSession``), as ``AgentTool`` objects
     whose functions are coroutines: run them with ``aexecute`` / ``ReActAgent.arun``.
@@ -304,7 +306,7 @@ async def mcp_tools_from_session_async(
     tools = []
     for name, description, schema in _listed(listing):
 
-        async def call(_name: str, **kwargs: Any) -> str:
+        async def call(_name: str, **kwargs: object) -> str:
             result = await session.call_tool(_name, arguments=kwargs)
             text = _result_text(result)
             return f"Error: {text}" if _is_error(result) else text
@@ -313,8 +315,8 @@ async def mcp_tools_from_session_async(
     return tools
 
 
-def _abound(call: Callable[..., Awaitable[Any]], name: str) -> Callable[..., Awaitable[Any]]:
-    async def fn(**kwargs: Any) -> Any:
+def _abound(call: Callable[..., Awaitable[object]], name: str) -> Callable[..., Awaitable[object]]:
+    async def fn(**kwargs: object) -> object:
         return await call(name, **kwargs)
 
     return fn

@@ -5,15 +5,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from dynavec_langgraph._decisions import Decision, decision_schema, read_decision
 from dynavec_langgraph._errors import InDoubtCallError, InvalidDecisionError
 from dynavec_langgraph._exactly_once.keys import OnCrash
-from dynavec_langgraph._exactly_once.marks import PREFIX, START_CHANNEL, Marks, Where, mark
+from dynavec_langgraph._exactly_once.marks import (
+    PREFIX,
+    START_CHANNEL,
+    Marks,
+    MarkWrites,
+    Where,
+    mark,
+)
 from dynavec_langgraph._pause import answer_slot, ask
 from dynavec_langgraph._pause_value import DecisionKind, InterruptValue, ToolCallRef, pause_value
 from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._types import JSONSchema, NodeUpdate, TypeAnnotation, UserPayload
 
 __all__ = ["STALE_TEXT", "Gate", "gate_of", "in_doubt_pause"]
 
@@ -29,7 +37,7 @@ class Gate:
     key: str
     policy: OnCrash
     where: Where
-    override: Any
+    override: str | None
     given: int | None = None
     """How many decisions the task has in this run (stored ones and this run's own), ``None``
     when LangGraph does not say."""
@@ -49,7 +57,7 @@ class Gate:
         """The decisions the task can read in this run (stored, and this run's own)."""
         return self.marks.answered if self.given is None else self.given
 
-    def new_doubt(self) -> tuple[str, list[Any]] | None:
+    def new_doubt(self) -> MarkWrites | None:
         """The doubt mark to write (an ``ask`` call found in doubt for the first time).
 
         The in-doubt question comes after every decision the task has in this run. A
@@ -67,7 +75,7 @@ class Gate:
             m.stale.add(m.latest)
         return mark(self.prefix, m.latest, "doubt", skip=skip, stale=stale, at=time.time())
 
-    def late_answer(self) -> tuple[str, list[Any]] | None:
+    def late_answer(self) -> MarkWrites | None:
         """The mark moving the in-doubt question one slot on (written before it is asked),
         when this run's decision sent without an interrupt id would answer it but was sent
         before the question was asked: on a LangGraph API server a run sent to a busy thread
@@ -93,7 +101,7 @@ class Gate:
         task_id = f"{self.prefix}{attempt}:moved{skip + 1}"
         return task_id, [(START_CHANNEL, {"state": "moved", "attempt": attempt, "skip": skip + 1})]
 
-    def decide(self, answer: Callable[[str], Any]) -> tuple[bool, Any]:
+    def decide(self, answer: Callable[[str], NodeUpdate]) -> tuple[bool, NodeUpdate]:
         """``(run, early)``: run the body, or return ``early`` (an update) instead. May
         pause (``ask``) or raise :class:`InDoubtCallError` (``fail``)."""
         m = self.marks
@@ -142,7 +150,7 @@ meant for an earlier pause (``payload["superseded"]`` is then ``True``)."""
 
 def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
     node_id, text, build = in_doubt_pause(call, key, stale)
-    schema: dict[str, Any] = {
+    schema: JSONSchema = {
         "title": f"Decision for {node_id}",
         "description": text,
         "anyOf": [
@@ -151,7 +159,7 @@ def _ask_in_doubt(call: ToolCallRef, key: str, stale: bool = False) -> Decision:
         ],
     }
 
-    def accept(raw: Any) -> Decision:
+    def accept(raw: UserPayload) -> Decision:
         decision = read_decision(raw, call["name"])
         if decision is None:
             kind = _PLAIN.get(raw) if isinstance(raw, str) else None
@@ -212,10 +220,10 @@ def in_doubt_pause(
     return node_id, text, build
 
 
-def _schema_of(shape: Any) -> dict[str, Any]:
+def _schema_of(shape: TypeAnnotation) -> JSONSchema:
     from pydantic import TypeAdapter
 
-    schema: dict[str, Any] = TypeAdapter(shape).json_schema()
+    schema: JSONSchema = TypeAdapter(shape).json_schema()
     return schema
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dynavec_langgraph._exactly_once.gate import Gate, gate_of
 from dynavec_langgraph._exactly_once.keys import OnCrash
@@ -22,6 +22,13 @@ from dynavec_langgraph._exactly_once.marks import (
 from dynavec_langgraph._exactly_once.wait import astored, saved_in_background, stored
 from dynavec_langgraph._pause_value import ToolCallRef
 from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._types import JSONObject, NodeUpdate
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import CheckpointTuple, PendingWrite
+    from langgraph.store.base import BaseStore
+
+    from dynavec_langgraph._exactly_once.marks import MarkWrites
 
 __all__ = ["aguarded", "guarded"]
 
@@ -37,7 +44,7 @@ class _Guard:
         self.gate, self.where = gate, where
         self.attempt = -1
 
-    def found(self, tup: Any, earlier: list[Any]) -> list[tuple[str, list[Any]]]:
+    def found(self, tup: CheckpointTuple | None, earlier: list[PendingWrite]) -> list[MarkWrites]:
         """The call's marks read from checkpoint ``tup`` (``earlier``: a held call's,
         :func:`~dynavec_langgraph._exactly_once.marks.held_marks`); the marks to write before
         the decision (a doubt found now, a late answer moved on)."""
@@ -45,17 +52,17 @@ class _Guard:
         gate.marks = read_marks(tup, gate.prefix, self.where.task_id, earlier)
         return [found for found in (gate.new_doubt(), gate.late_answer()) if found is not None]
 
-    def start(self) -> tuple[str, list[Any]]:
+    def start(self) -> MarkWrites:
         """The start mark of the next attempt."""
         gate = self.gate
         self.attempt = gate.marks.latest + 1
         return mark(gate.prefix, self.attempt, "start", call=gate.call["id"], policy=gate.policy)
 
-    def store(self) -> Any:
+    def store(self) -> BaseStore | None:
         """The run's store that keeps the note of an ``"ask"`` call, else ``None``."""
         return run_store() if self.gate.policy == "ask" else None
 
-    def note(self) -> tuple[tuple[str, str], str, dict[str, Any]]:
+    def note(self) -> tuple[tuple[str, str], str, JSONObject]:
         """The note's namespace, key and value (for a server's views, the package doc)."""
         gate = self.gate
         return (
@@ -68,7 +75,9 @@ class _Guard:
         """The note's namespace and key."""
         return (NOTE_NS, self.where.thread_id), self.gate.key
 
-    def end(self, error: BaseException | None, result: Any) -> tuple[list[Any], str]:
+    def end(
+        self, error: BaseException | None, result: object
+    ) -> tuple[list[tuple[str, object]], str]:
         """The end mark (writes, task id) after the body returned ``result`` or raised
         ``error``."""
         task_id, writes = end_mark(self.gate.prefix, self.attempt, error, result)
@@ -80,10 +89,10 @@ def guarded(
     call: ToolCallRef,
     key: str,
     policy: OnCrash | None,
-    run: Callable[[], Any],
-    answer: Callable[[str], Any],
+    run: Callable[[], NodeUpdate],
+    answer: Callable[[str], NodeUpdate],
     resent: bool = False,
-) -> Any:
+) -> NodeUpdate:
     """Run ``run()`` (one call's body and the node's update) under its ``on_crash`` policy
     (``None``: the tool declares none, which is ``"retry"``: it writes no marks);
     ``answer(text)`` is the update that answers the call with ``text`` without running it.
@@ -132,10 +141,10 @@ async def aguarded(
     call: ToolCallRef,
     key: str,
     policy: OnCrash | None,
-    run: Callable[[], Awaitable[Any]],
-    answer: Callable[[str], Any],
+    run: Callable[[], Awaitable[NodeUpdate]],
+    answer: Callable[[str], NodeUpdate],
     resent: bool = False,
-) -> Any:
+) -> NodeUpdate:
     """Async twin of :func:`guarded`."""
     where = where_of(data)
     if where is None:

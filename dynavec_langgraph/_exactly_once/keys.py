@@ -66,7 +66,7 @@ def keyed(key: str) -> Iterator[None]:
         _running_key.reset(token)
 
 
-def idempotency_key(source: Any = None) -> str:
+def idempotency_key(source: object = None) -> str:
     """The idempotency key of the tool call running now: the same on every re-run of that
     call (resumes, re-asked approvals, crash continuations, retries, another server), another
     one for every other call. Pass it to the service the tool calls (an ``Idempotency-Key``
@@ -119,13 +119,13 @@ def check_on_crash(value: Any, tool_name: str) -> OnCrash:
     return result
 
 
-def on_crash_of(tool: Any) -> OnCrash:
+def on_crash_of(tool: object) -> OnCrash:
     """A tool's declared ``on_crash`` (``@tool(on_crash=...)``, or ``metadata={"on_crash":
     ...}`` on a LangChain tool), ``"retry"`` if none."""
     return declared_on_crash(tool) or "retry"
 
 
-def declared_on_crash(tool: Any) -> OnCrash | None:
+def declared_on_crash(tool: object) -> OnCrash | None:
     """A tool's declared ``on_crash``, ``None`` if it declares none (it then is ``"retry"``,
     writing no marks)."""
     for source in (tool, getattr(tool, "_origin", None)):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import CheckpointTuple, PendingWrite
 from langgraph.config import get_store
 from langgraph.errors import GraphInterrupt
 
@@ -15,6 +15,12 @@ from dynavec_langgraph._exactly_once.keys import NS_END
 from dynavec_langgraph._lg_names import RESUME_WRITE
 from dynavec_langgraph._pause_value import ToolCallRef
 from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._types import JSONObject, NodeUpdate
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
+
+    from dynavec_langgraph._types import CheckpointSaver
 
 __all__ = [
     "HELD_DEPTH",
@@ -39,9 +45,13 @@ PREFIX: Final = "dynavec-start:"
 _RESUME: Final = RESUME_WRITE
 
 
+MarkWrites = tuple[str, list[tuple[str, object]]]
+"""A mark to write: ``(task_id, writes)`` for ``BaseCheckpointSaver.put_writes``."""
+
+
 @dataclass
 class Where:
-    saver: BaseCheckpointSaver[Any]
+    saver: CheckpointSaver
     thread_id: str
     base: RunnableConfig
     task_id: str
@@ -67,7 +77,7 @@ class Marks:
     """What the checkpoint holds for one call: attempts, their ends, doubts."""
 
     started: set[int] = field(default_factory=set)
-    ends: dict[int, dict[str, Any]] = field(default_factory=dict)
+    ends: dict[int, JSONObject] = field(default_factory=dict)
     doubts: dict[int, int] = field(default_factory=dict)  # attempt -> decisions before it
     stale: set[int] = field(default_factory=set)  # doubts found with a decision for a pause
     # shown before the crash (never applied: the in-doubt question says so)
@@ -84,14 +94,17 @@ class Marks:
     def in_doubt(self) -> bool:
         return self.latest >= 0 and self.latest not in self.ends
 
-    def record(self) -> Any:
+    def record(self) -> NodeUpdate:
+        """The update a finished attempt returned (``None`` when none did)."""
         for end in self.ends.values():
             if end.get("state") == "done" and isinstance(end.get("result"), dict):
                 return end["result"]
         return None
 
 
-def read_marks(tup: Any, prefix: str, task_id: str, earlier: Sequence[Any] = ()) -> Marks:
+def read_marks(
+    tup: CheckpointTuple | None, prefix: str, task_id: str, earlier: Sequence[PendingWrite] = ()
+) -> Marks:
     """The call's marks on checkpoint ``tup`` (and, first, those of the ``earlier`` pending
     writes: a held call's step, :func:`held_marks`); its decisions are ``tup``'s."""
     marks = Marks()
@@ -129,7 +142,9 @@ HELD_DEPTH: Final = 3
 held in the tool step two checkpoints back (that step, then the agent node's pass-through)."""
 
 
-def held_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) -> list[Any]:
+def held_marks(
+    saver: CheckpointSaver, tup: CheckpointTuple | None, prefix: str
+) -> list[PendingWrite]:
     """Parallel mode: a call held in an earlier step of its turn (``_tool_call.held``) is sent
     again from a later checkpoint, but its start mark (a crash while it ran in the held step)
     and its doubt mark are on the checkpoint of the step that held it: the call's marks on the
@@ -146,7 +161,9 @@ def held_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) -> list[A
     return []
 
 
-async def aheld_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) -> list[Any]:
+async def aheld_marks(
+    saver: CheckpointSaver, tup: CheckpointTuple | None, prefix: str
+) -> list[PendingWrite]:
     """Async twin of :func:`held_marks`."""
     for _ in range(HELD_DEPTH):
         parent = getattr(tup, "parent_config", None)
@@ -159,17 +176,17 @@ async def aheld_marks(saver: BaseCheckpointSaver[Any], tup: Any, prefix: str) ->
     return []
 
 
-def _marks_in(tup: Any, prefix: str) -> list[Any]:
+def _marks_in(tup: CheckpointTuple | None, prefix: str) -> list[PendingWrite]:
     writes = (tup.pending_writes if tup is not None else None) or []
     return [w for w in writes if w[1] == START_CHANNEL and str(w[0]).startswith(prefix)]
 
 
-def mark(prefix: str, attempt: int, state: str, **extra: Any) -> tuple[str, list[Any]]:
+def mark(prefix: str, attempt: int, state: str, **extra: object) -> MarkWrites:
     task_id = f"{prefix}{attempt}:{state}"
     return task_id, [(START_CHANNEL, {"state": state, "attempt": attempt, **extra})]
 
 
-def end_mark(prefix: str, attempt: int, error: BaseException | None, result: Any) -> Any:
+def end_mark(prefix: str, attempt: int, error: BaseException | None, result: object) -> MarkWrites:
     if error is None:
         return mark(prefix, attempt, "done", result=result if isinstance(result, dict) else None)
     return mark(prefix, attempt, "closed" if isinstance(error, GraphInterrupt) else "raised")
@@ -179,7 +196,7 @@ NOTE_NS: Final = "dynavec_in_doubt"
 """The store namespace ``(NOTE_NS, thread_id)`` of the notes of running ``"ask"`` calls."""
 
 
-def note(where: Where, call: ToolCallRef, key: str, attempt: int) -> dict[str, Any]:
+def note(where: Where, call: ToolCallRef, key: str, attempt: int) -> JSONObject:
     conf = where.base["configurable"]
     return {
         "call": {"id": call["id"], "name": call["name"], "args": dict(call["args"])},
@@ -190,7 +207,7 @@ def note(where: Where, call: ToolCallRef, key: str, attempt: int) -> dict[str, A
     }
 
 
-def run_store() -> Any:
+def run_store() -> BaseStore | None:
     """The run's store (``None``: the graph has none, e.g. in process without ``store=``)."""
     try:
         return get_store()

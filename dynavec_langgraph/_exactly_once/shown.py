@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._exactly_once.gate import in_doubt_pause
 from dynavec_langgraph._exactly_once.marks import PREFIX, START_CHANNEL, Marks, read_marks
 from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
+from dynavec_langgraph._types import JSONMapping
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import CheckpointTuple
+    from langgraph.types import StateSnapshot
 
 __all__ = ["in_doubt_pauses", "noted_in_doubt", "shown_first", "superseded"]
 
 
-def in_doubt_pauses(tup: Any, interrupts: Sequence[Any]) -> dict[str, InterruptValue]:
+def in_doubt_pauses(
+    tup: CheckpointTuple | None, interrupts: Sequence[Interrupt]
+) -> dict[str, InterruptValue]:
     """The pending pauses that a crash made stale: ``{interrupt id: the in-doubt question}``
     for each pause in ``interrupts`` (a thread's ``Interrupt``s, as stored in checkpoint
     ``tup``) whose tool call started running after it and never ended (a start mark with no
@@ -48,7 +55,7 @@ def in_doubt_pauses(tup: Any, interrupts: Sequence[Any]) -> dict[str, InterruptV
     return found
 
 
-def shown_first(snapshot: Any, tup: Any) -> Any:
+def shown_first(snapshot: StateSnapshot, tup: CheckpointTuple | None) -> StateSnapshot:
     """``snapshot`` (a thread's ``StateSnapshot``, read with its checkpoint ``tup``) as a door
     that only reads shows it: each pause whose approved call's run died (the call may have
     run) replaced by the call's in-doubt question, which the next run asks first
@@ -65,7 +72,9 @@ def shown_first(snapshot: Any, tup: Any) -> Any:
 
 
 def noted_in_doubt(
-    checkpoint_id: str | None, interrupts: Sequence[Any], notes: Sequence[Mapping[str, Any]]
+    checkpoint_id: str | None,
+    interrupts: Sequence[Interrupt | Mapping[str, object]],
+    notes: Sequence[JSONMapping],
 ) -> dict[str, InterruptValue]:
     """What a server's thread state cannot say (see the module doc): ``{interrupt id: the
     in-doubt question}`` for each pause in ``interrupts`` (``Interrupt``s, or the server's
@@ -74,7 +83,7 @@ def noted_in_doubt(
     (a note of the agent at the top of the thread, ``checkpoint_ns`` ``""``): the run that
     answered the pause died while the call ran. A pause that already is an in-doubt question
     is kept."""
-    by_call: dict[str, Mapping[str, Any]] = {}
+    by_call: dict[str, JSONMapping] = {}
     for left in notes:
         made = left.get("call")
         if not isinstance(made, Mapping) or left.get("checkpoint_ns") != "":
@@ -103,7 +112,7 @@ def noted_in_doubt(
     return found
 
 
-def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
+def superseded(before: Sequence[object], after: Sequence[object]) -> str | None:
     """After a resume: the refusal of a decision given for a pause shown before a crash, when
     the run found the call in doubt instead (a new in-doubt pause in ``after`` whose payload
     says ``superseded``), or ``None``. ``before`` / ``after``: the pending ``Interrupt``s
@@ -132,10 +141,10 @@ def superseded(before: Sequence[Any], after: Sequence[Any]) -> str | None:
     return None
 
 
-def _interrupt_id(pending: Any) -> Any:
+def _interrupt_id(pending: object) -> object:
     return getattr(pending, "id", None)
 
 
-def _node_of(pending: Any) -> Any:
+def _node_of(pending: object) -> object:
     value = getattr(pending, "value", pending)
     return value.get("node_id") if isinstance(value, Mapping) else None

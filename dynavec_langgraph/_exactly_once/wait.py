@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import CheckpointTuple
 
 from dynavec_langgraph._errors import StorageError
 from dynavec_langgraph._exactly_once.marks import Where
 from dynavec_langgraph._pause_value import ToolCallRef
 from dynavec_langgraph._persistence.stored import StoredCheckpoints
 from dynavec_langgraph._run_data import RunData
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CheckpointSaver
 
 __all__ = ["STORED_WAIT", "astored", "saved_in_background", "stored"]
 
@@ -49,7 +52,7 @@ def _not_stored(where: Where, call: ToolCallRef) -> StorageError:
     )
 
 
-def _marks_of(saver: BaseCheckpointSaver[Any]) -> StoredCheckpoints | None:
+def _marks_of(saver: CheckpointSaver) -> StoredCheckpoints | None:
     """What the package's saver knows is stored (a graph's ``HistoryCache`` keeps it as
     ``stored``), else ``None``."""
     marks = getattr(saver, "stored", None)
@@ -99,7 +102,7 @@ class _Waiting:
         return pause if self.marks is None else max(self.next_read - self.now, pause)
 
 
-def stored(where: Where, call: ToolCallRef, *, read: bool = True) -> Any:
+def stored(where: Where, call: ToolCallRef, *, read: bool = True) -> CheckpointTuple | None:
     """The checkpoint the call runs from, once the saver holds it (see
     :func:`saved_in_background`); ``read=False``: only wait for it (returns ``None``).
 
@@ -130,7 +133,7 @@ def stored(where: Where, call: ToolCallRef, *, read: bool = True) -> Any:
             time.sleep(pause)
 
 
-async def astored(where: Where, call: ToolCallRef, *, read: bool = True) -> Any:
+async def astored(where: Where, call: ToolCallRef, *, read: bool = True) -> CheckpointTuple | None:
     """Async twin of :func:`stored`: the same waits, on the event loop (a save running here
     wakes the call as it returns, on whichever thread or loop it runs; nothing polls it)."""
     marks = _marks_of(where.saver)

@@ -25,7 +25,7 @@ _ORDERING: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-def _read_field(state: Any, path: str) -> Any:
+def _read_field(state: object, path: str) -> object:
     value = state
     for part in path.split("."):
         if value is None:
@@ -34,7 +34,7 @@ def _read_field(state: Any, path: str) -> Any:
     return value
 
 
-def safe_eval_expr(expr: str, state: Mapping[str, Any]) -> bool:
+def safe_eval_expr(expr: str, state: Mapping[str, object]) -> bool:
     """Evaluate a condition string on ``state`` without ``eval``.
 
     ``FIELD OP VALUE`` leaves (``FIELD`` a dotted path, ``OP`` one of ``== != >= <= > < in``

@@ -6,14 +6,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Interrupt, StateSnapshot
+from langgraph.types import Checkpointer, Command, Interrupt, StateSnapshot
 
 from dynavec_langgraph._errors import (
     CheckpointerConfigError,
@@ -50,13 +49,17 @@ from dynavec_langgraph._flow.rounds import (
     trace_from,
 )
 from dynavec_langgraph._pause_value import interrupt_fields
+from dynavec_langgraph._types import JSONObject, UserPayload, UserValues
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CompiledGraph
 
 __all__ = ["AgentGraph", "AgentState", "FlowGraph", "FlowState"]
 
 # --- the builder --------------------------------------------------------------------------
 
 
-def _check_positive(name: str, value: Any) -> int:
+def _check_positive(name: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name}={value!r}: pass a whole number of at least 1")
     return value
@@ -100,7 +103,7 @@ class AgentGraph:
         *,
         description: str = "",
         max_iterations: int = 25,
-        checkpointer: Any = None,
+        checkpointer: object = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -110,7 +113,7 @@ class AgentGraph:
                 f"checkpointer={checkpointer!r:.80}: pass a LangGraph saver (SqliteSaver, "
                 "PostgresSaver, InMemorySaver, ...) or None"
             )
-        self.checkpointer = checkpointer
+        self.checkpointer: BaseCheckpointSaver[Any] | None = checkpointer
         self._in_process: dict[str, InMemorySaver] = {}
         """The in-process saver of each paused (or running) run that has no checkpointer."""
         self._nodes: dict[str, BaseNode] = {}
@@ -122,7 +125,9 @@ class AgentGraph:
 
     # --- building -------------------------------------------------------------------------
 
-    def add_node(self, name: str, node: BaseNode | Callable[[GraphState], Any]) -> AgentGraph:
+    def add_node(
+        self, name: str, node: BaseNode | Callable[[GraphState], UserPayload]
+    ) -> AgentGraph:
         """Add ``node`` (a :class:`BaseNode`, or a callable wrapped in a
         :class:`FunctionNode`) under ``name``.
 
@@ -152,9 +157,9 @@ class AgentGraph:
     def add_conditional_edges(
         self,
         source: str,
-        router: Callable[[GraphState], Any] | Mapping[str, str],
+        router: Callable[[GraphState], object] | Mapping[str, str],
         *,
-        branches: Mapping[Any, str] | None = None,
+        branches: Mapping[UserPayload, str] | None = None,
     ) -> AgentGraph:
         """Route from ``source``: a router function with ``branches`` (``{result: target}``,
         one edge each, taken when the router returns that result or a list holding it), or a
@@ -220,7 +225,7 @@ class AgentGraph:
         """A copy of the edge list."""
         return list(self._edges)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """``{"name", "description", "entry", "max_iterations", "nodes", "edges"}``."""
         return {
             "name": self.name,
@@ -324,13 +329,13 @@ class AgentGraph:
 
     def compile(
         self,
-        checkpointer: Any = None,
+        checkpointer: Checkpointer = None,
         *,
         reducers: Mapping[str, ReducerFn] | None = None,
         max_steps: int = 100,
         max_workers: int = 4,
-        **compile_kwargs: Any,
-    ) -> CompiledStateGraph[Any, Any, Any, Any]:
+        **compile_kwargs: UserPayload,
+    ) -> CompiledGraph:
         """The LangGraph graph: input ``{"flow_state": {...}}``, output ``{"flow_state",
         "flow_result"}`` (``GraphResult.to_dict()``), one LangGraph node per dynavec node.
 
@@ -348,7 +353,7 @@ class AgentGraph:
         steps = _check_positive("max_steps", max_steps)
         workers = _check_positive("max_workers", max_workers)
         spec = self._spec(reducers, steps)
-        builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+        builder: StateGraph[FlowChannels, None, FlowInput, FlowOutput] = StateGraph(
             FlowChannels, input_schema=FlowInput, output_schema=FlowOutput
         )
         names = list(spec.nodes)
@@ -370,7 +375,7 @@ class AgentGraph:
 
     # --- running --------------------------------------------------------------------------
 
-    def _new_saver(self, thread_id: str | None) -> tuple[str, Any]:
+    def _new_saver(self, thread_id: str | None) -> tuple[str, BaseCheckpointSaver[Any]]:
         """The thread and saver of a new run: the checkpointer for a named thread, else an
         in-process saver of its own, which keeps the state's objects as they are (no
         serialisation: a dynavec state may hold any Python object) and is dropped when the
@@ -393,7 +398,7 @@ class AgentGraph:
 
     def run(
         self,
-        initial_state: GraphState | Mapping[str, Any] | None = None,
+        initial_state: GraphState | Mapping[str, UserPayload] | None = None,
         *,
         max_steps: int = 100,
         max_workers: int = 4,
@@ -440,7 +445,7 @@ class AgentGraph:
     def resume(
         self,
         thread_id: str,
-        human_decision: Any,
+        human_decision: UserPayload,
         *,
         reducers: Mapping[str, ReducerFn] | None = None,
         max_workers: int = 4,
@@ -501,7 +506,7 @@ class AgentGraph:
 
     def _result(
         self,
-        compiled: CompiledStateGraph[Any, Any, Any, Any],
+        compiled: CompiledGraph,
         config: RunnableConfig,
         thread_id: str,
         ctx: RunContext,
@@ -530,8 +535,10 @@ class AgentGraph:
         return result
 
 
-def _router_condition(router: Callable[[GraphState], Any], key: Any) -> Callable[[Any], bool]:
-    def condition(state: Any) -> bool:
+def _router_condition(
+    router: Callable[[GraphState], object], key: UserPayload
+) -> Callable[[GraphState], bool]:
+    def condition(state: GraphState) -> bool:
         result = router(state)
         return key in result if isinstance(result, list) else bool(result == key)
 
@@ -543,7 +550,7 @@ def _recursion_limit(max_steps: int) -> int:
     return 2 * max_steps + 4
 
 
-def _pause(snapshot: StateSnapshot, thread_id: str) -> dict[str, Any]:
+def _pause(snapshot: StateSnapshot, thread_id: str) -> UserValues:
     first: Interrupt = snapshot.interrupts[0]
     node = next((t.name for t in snapshot.tasks if t.interrupts), None)
     fields = interrupt_fields(first)

@@ -4,10 +4,11 @@ by reference."""
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from dynavec_langgraph._types import UserPayload
 
 __all__ = ["InProcessSerde"]
 
@@ -20,23 +21,23 @@ class InProcessSerde(SerializerProtocol):
 
     def __init__(self) -> None:
         self._plain = JsonPlusSerializer()
-        self._objects: dict[bytes, Any] = {}
+        self._objects: dict[bytes, UserPayload] = {}
         self._ids = itertools.count()
 
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+    def dumps_typed(self, obj: UserPayload) -> tuple[str, bytes]:
         if _is_plain(obj):
             return self._plain.dumps_typed(obj)
         key = str(next(self._ids)).encode()
         self._objects[key] = obj
         return "in-process", key
 
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+    def loads_typed(self, data: tuple[str, bytes]) -> UserPayload:
         if data[0] == "in-process":
             return self._objects[data[1]]
         return self._plain.loads_typed(data)
 
 
-def _is_plain(value: Any, depth: int = 0) -> bool:
+def _is_plain(value: object, depth: int = 0) -> bool:
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return True
     if depth > 50:

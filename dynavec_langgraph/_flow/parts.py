@@ -5,9 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from dynavec_langgraph._flow.conditions import safe_eval_expr
+from dynavec_langgraph._types import JSONObject, UserPayload, UserValues
 
 __all__ = [
     "BaseNode",
@@ -24,7 +25,7 @@ __all__ = [
     "default_reducer",
 ]
 
-ReducerFn = Callable[[Any, Any], Any]
+ReducerFn = Callable[[UserPayload, UserPayload], UserPayload]
 """A reducer: ``(current, update) -> new value``."""
 
 
@@ -50,7 +51,7 @@ class MaxIterationsExceededError(GraphError):
 # --- reducers and state -------------------------------------------------------------------
 
 
-def default_reducer(current: Any, update: Any) -> Any:
+def default_reducer(current: UserPayload, update: UserPayload) -> UserPayload:
     """The update replaces the current value.
 
     Example:
@@ -61,7 +62,7 @@ def default_reducer(current: Any, update: Any) -> Any:
     return update
 
 
-def append_reducer(current: Any, update: Any) -> Any:
+def append_reducer(current: UserPayload, update: UserPayload) -> UserPayload:
     """Collect values into a list.
 
     Example:
@@ -77,7 +78,7 @@ def append_reducer(current: Any, update: Any) -> Any:
     return [current, update]
 
 
-class GraphState(dict[str, Any]):
+class GraphState(dict[str, UserPayload]):
     """A dynavec graph's state: a ``dict`` with a reducer per key.
 
     Example:
@@ -88,7 +89,7 @@ class GraphState(dict[str, Any]):
 
     def __init__(
         self,
-        initial: Mapping[str, Any] | None = None,
+        initial: Mapping[str, UserPayload] | None = None,
         *,
         reducers: Mapping[str, ReducerFn] | None = None,
     ) -> None:
@@ -101,7 +102,7 @@ class GraphState(dict[str, Any]):
         self.reducers[key] = fn
         return self
 
-    def set(self, key: str, value: Any) -> GraphState:
+    def set(self, key: str, value: UserPayload) -> GraphState:
         """``self[key] = value``; returns ``self``."""
         self[key] = value
         return self
@@ -110,7 +111,7 @@ class GraphState(dict[str, Any]):
         """A shallow copy: a new state with the same values and a copy of the reducer map."""
         return GraphState(self, reducers=self.reducers)
 
-    def merge(self, updates: Mapping[str, Any]) -> GraphState:
+    def merge(self, updates: Mapping[str, UserPayload]) -> GraphState:
         """Apply ``updates``: a key already present that has a reducer gets
         ``reducer(current, value)``, any other key is set. Returns ``self``."""
         for key, value in updates.items():
@@ -138,10 +139,10 @@ class BaseNode(ABC):
         self.name = name
 
     @abstractmethod
-    def execute(self, state: GraphState) -> GraphState | dict[str, Any] | None:
+    def execute(self, state: GraphState) -> GraphState | UserValues | None:
         """Run the node on ``state``."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """``{"name", "type"}``."""
         return {"name": self.name, "type": self.node_type}
 
@@ -151,16 +152,16 @@ class FunctionNode(BaseNode):
 
     node_type = "function"
 
-    def __init__(self, fn: Callable[[GraphState], Any], name: str = "") -> None:
+    def __init__(self, fn: Callable[[GraphState], UserPayload], name: str = "") -> None:
         super().__init__(name=name or getattr(fn, "__name__", "") or "fn")
         self.fn = fn
 
-    def execute(self, state: GraphState) -> Any:
+    def execute(self, state: GraphState) -> UserPayload:
         """``fn(state)``."""
         return self.fn(state)
 
 
-Condition = Callable[[GraphState], Any] | str | None
+Condition = Callable[[GraphState], object] | str | None
 
 
 @dataclass
@@ -173,7 +174,7 @@ class Edge:
     condition: Condition = None
     label: str = ""
 
-    def evaluate(self, state: Mapping[str, Any]) -> bool:
+    def evaluate(self, state: Mapping[str, object]) -> bool:
         """Whether the edge is taken for ``state``."""
         if self.condition is None:
             return True
@@ -190,9 +191,9 @@ class Edge:
         """Whether the edge has a condition."""
         return self.condition is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """``{"source", "target"}`` plus ``label`` (when set) and ``condition`` (when set)."""
-        out: dict[str, Any] = {"source": self.source, "target": self.target}
+        out: JSONObject = {"source": self.source, "target": self.target}
         if self.label:
             out["label"] = self.label
         if isinstance(self.condition, str):

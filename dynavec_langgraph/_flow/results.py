@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from dynavec_langgraph._flow.parts import GraphState
+from dynavec_langgraph._types import JSONObject, UserValues
 
 __all__ = ["GraphResult", "NodeTrace"]
 
@@ -26,7 +26,7 @@ class NodeTrace:
     output_keys: list[str] = field(default_factory=list)
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The trace without its times, ``duration_ms`` rounded to 3 places."""
         return {
             "node_name": self.node_name,
@@ -55,7 +55,7 @@ class GraphResult:
     graph_name: str = ""
     success: bool = True
     error: str | None = None
-    interrupt_payload: dict[str, Any] | None = None
+    interrupt_payload: UserValues | None = None
     thread_id: str | None = None
 
     @property
@@ -68,10 +68,10 @@ class GraphResult:
         """Whether the run is paused at an ``interrupt()``."""
         return self.interrupt_payload is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """``{graph_name, success, total_ms, nodes_executed, trace, state, error}`` (plus
         ``interrupt_payload`` when paused)."""
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "graph_name": self.graph_name,
             "success": self.success,
             "total_ms": round(self.total_ms, 3),

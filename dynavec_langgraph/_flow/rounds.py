@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
@@ -20,6 +20,7 @@ from dynavec_langgraph._flow.parts import (
     ReducerFn,
 )
 from dynavec_langgraph._flow.results import NodeTrace
+from dynavec_langgraph._types import JSONObject, StateUpdate, UserValues
 
 __all__ = [
     "CONTEXT_KEY",
@@ -64,9 +65,9 @@ class _Outcome(TypedDict):
     node: str
     index: int
     kind: str  # "state" | "update" | "none" | "error"
-    values: dict[str, Any]  # the state the node ran on, as it left it (or the returned one)
-    update: dict[str, Any]
-    trace: dict[str, Any]
+    values: UserValues  # the state the node ran on, as it left it (or the returned one)
+    update: UserValues
+    trace: JSONObject
 
 
 def _collect(current: list[_Outcome] | None, update: list[_Outcome] | None) -> list[_Outcome]:
@@ -77,23 +78,23 @@ def _collect(current: list[_Outcome] | None, update: list[_Outcome] | None) -> l
 class FlowChannels(TypedDict, total=False):
     """The compiled graph's state."""
 
-    flow_state: dict[str, Any]
-    flow_result: dict[str, Any] | None
-    flow_run: dict[str, Any]
+    flow_state: UserValues
+    flow_result: JSONObject | None
+    flow_run: JSONObject
     flow_outcomes: Annotated[list[_Outcome], _collect]
 
 
 class FlowInput(TypedDict):
     """The compiled graph's input: the start state's values."""
 
-    flow_state: dict[str, Any]
+    flow_state: UserValues
 
 
 class FlowOutput(TypedDict, total=False):
     """The compiled graph's output: the state's values and the result."""
 
-    flow_state: dict[str, Any]
-    flow_result: dict[str, Any] | None
+    flow_state: UserValues
+    flow_result: JSONObject | None
 
 
 @dataclass
@@ -111,7 +112,7 @@ def _context(config: RunnableConfig) -> RunContext:
     return found if isinstance(found, RunContext) else RunContext()
 
 
-def trace_from(data: Mapping[str, Any]) -> NodeTrace:
+def trace_from(data: JSONObject) -> NodeTrace:
     return NodeTrace(
         node_name=data["node_name"],
         node_type=data["node_type"],
@@ -125,8 +126,8 @@ def trace_from(data: Mapping[str, Any]) -> NodeTrace:
 
 
 def _trace(
-    node: BaseNode, started: float, ended: float, before: list[str], after: list[str], error: Any
-) -> dict[str, Any]:
+    node: BaseNode, started: float, ended: float, before: list[str], after: list[str], error: object
+) -> JSONObject:
     return {
         "node_name": node.name,
         "node_type": node.node_type,
@@ -202,10 +203,10 @@ class FlowSpec:
 
     # --- LangGraph nodes ------------------------------------------------------------------
 
-    def start(self, state: FlowChannels, config: RunnableConfig) -> dict[str, Any]:
+    def start(self, state: FlowChannels, config: RunnableConfig) -> StateUpdate:
         """``__flow_start__``: a new run on the input state; the entry is the first round."""
         ctx = _context(config)
-        run: dict[str, Any] = {
+        run: JSONObject = {
             "graph_name": self.name,
             "max_steps": self.max_steps if ctx.max_steps is None else ctx.max_steps,
             "reducer_keys": sorted(self.reducers_for(ctx)),
@@ -225,7 +226,7 @@ class FlowSpec:
         """The LangGraph node of dynavec node ``name``."""
         return _NodeTask(self, self.nodes[name])
 
-    def dispatch(self, state: FlowChannels, config: RunnableConfig) -> dict[str, Any]:
+    def dispatch(self, state: FlowChannels, config: RunnableConfig) -> StateUpdate:
         """``__flow_dispatch__``: merge the round's results in batch order, trace them and
         schedule the targets of the edges that hold; then the next round (or the end)."""
         ctx = _context(config)
@@ -266,7 +267,7 @@ class FlowSpec:
         branch = GraphState(outcome["values"], reducers=reducers)
         return branch.merge(outcome["update"]) if outcome["kind"] == "update" else branch
 
-    def _dispatch_edges(self, source: str, state: GraphState, run: dict[str, Any]) -> None:
+    def _dispatch_edges(self, source: str, state: GraphState, run: JSONObject) -> None:
         """Schedule every target whose edge holds (insertion order, no duplicates); a join
         barrier waits for as many arrivals as it has inbound edges, unless it is the only
         target its source activated (dynavec's rule)."""
@@ -286,11 +287,11 @@ class FlowSpec:
 
     def _next_round(
         self,
-        run: dict[str, Any],
-        state: dict[str, Any],
+        run: JSONObject,
+        state: UserValues,
         reducers: Mapping[str, ReducerFn] | None = None,
-    ) -> dict[str, Any]:
-        update: dict[str, Any] = {STATE_KEY: state, OUTCOMES_KEY: None}
+    ) -> StateUpdate:
+        update: StateUpdate = {STATE_KEY: state, OUTCOMES_KEY: None}
         if reducers is not None:
             run["reducer_keys"] = sorted(reducers)
         if run["error"] is not None or not run["queue"] or run["executed"] >= run["max_steps"]:
@@ -324,7 +325,7 @@ class _NodeTask:
         self.node = node
         self.__name__ = node.name
 
-    def __call__(self, state: FlowChannels, config: RunnableConfig) -> dict[str, Any]:
+    def __call__(self, state: FlowChannels, config: RunnableConfig) -> StateUpdate:
         ctx = _context(config)
         batch = state["flow_run"]["batch"]
         live = GraphState(state.get("flow_state") or {}, reducers=self.spec.reducers_for(ctx))
@@ -333,7 +334,7 @@ class _NodeTask:
         return {OUTCOMES_KEY: [_run_node(self.node, live, batch.index(self.node.name), ctx)]}
 
 
-def _copy_run(run: Mapping[str, Any]) -> dict[str, Any]:
+def _copy_run(run: JSONObject) -> JSONObject:
     out = dict(run)
     for key in ("queue", "batch", "trace", "reducer_keys"):
         out[key] = list(run[key])
@@ -342,7 +343,7 @@ def _copy_run(run: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _result_dict(run: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
+def _result_dict(run: JSONObject, state: Mapping[str, object]) -> JSONObject:
     return {
         "graph_name": run["graph_name"],
         "success": run["error"] is None,

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt, StateSnapshot
 
 from dynavec_langgraph._decisions import refusal, resume_command
@@ -21,7 +20,7 @@ from dynavec_langgraph._errors import (
     not_storable_text,
 )
 from dynavec_langgraph._exactly_once.shown import superseded
-from dynavec_langgraph._pause_value import describe_pending, interrupt_fields
+from dynavec_langgraph._pause_value import InterruptValue, describe_pending, interrupt_fields
 from dynavec_langgraph._policy.doors import (
     approval_recorded,
     approver_required,
@@ -30,6 +29,10 @@ from dynavec_langgraph._policy.doors import (
 )
 from dynavec_langgraph._policy.spec import Approver
 from dynavec_langgraph._storable import brief, check_text
+from dynavec_langgraph._types import UserPayload
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CheckpointSaver, GraphCommand
 
 __all__ = [
     "MISSING",
@@ -45,12 +48,12 @@ __all__ = [
 ]
 
 
-MISSING: Final[Any] = object()
+MISSING: Final[object] = object()
 """No decision given (``None`` is a value LangGraph cannot resume with, so it is refused)."""
 
 
 def check_state(
-    saver: BaseCheckpointSaver[Any], data: Mapping[str, Any], field: str = "state.data"
+    saver: CheckpointSaver, data: Mapping[str, object], field: str = "state.data"
 ) -> None:
     """Refuse, before anything runs, ``AgentState`` data the saver cannot store or that holds
     a lone surrogate; the message names the key.
@@ -72,7 +75,7 @@ def check_state(
 
 
 def check_storable(
-    saver: BaseCheckpointSaver[Any], decision: Any, field: str = "the decision"
+    saver: CheckpointSaver, decision: UserPayload, field: str = "the decision"
 ) -> None:
     """Refuse, before anything runs, a decision the thread's saver cannot store (the approved
     tool would run and then the write fail, leaving the pause open to be approved again), or
@@ -106,18 +109,18 @@ class Answer:
             a pause with an approval policy (:func:`dynavec_langgraph._policy.doors.sign_resume`).
     """
 
-    decision: Any = MISSING
-    decisions: Mapping[str, Any] | None = None
+    decision: UserPayload = MISSING
+    decisions: Mapping[str, UserPayload] | None = None
     node: str | None = None
     several: str = "answer them with resume(thread_id=..., decisions={node_id: decision, ...})"
     approver: Approver | None = None
 
     @property
-    def given(self) -> Any:
+    def given(self) -> UserPayload:
         """What the caller decided, for messages (``MISSING`` when nothing was)."""
         return self.decisions if self.decisions is not None else self.decision
 
-    def value(self, interrupts: Sequence[Interrupt]) -> Any:
+    def value(self, interrupts: Sequence[Interrupt]) -> UserPayload:
         """``Command.resume`` for a single ``decision`` (``interrupts`` empty: the value
         itself, for a pause that is not reached yet)."""
         if self.decision is MISSING or self.decision is None:
@@ -134,8 +137,8 @@ class Answer:
         return {interrupts[0].id: self.decision} if interrupts else self.decision
 
     def command(
-        self, interrupts: Sequence[Interrupt], saver: BaseCheckpointSaver[Any] | None
-    ) -> Command[Any]:
+        self, interrupts: Sequence[Interrupt], saver: CheckpointSaver | None
+    ) -> GraphCommand:
         """:meth:`_command`, each decision signed by ``approver`` (checked against the
         pauses' approver names before anything runs: ``ApproverRefusedError``)."""
         command = self._command(interrupts, saver)
@@ -144,8 +147,8 @@ class Answer:
         return Command(resume=sign_resume(interrupts, command.resume, self.approver))
 
     def _command(
-        self, interrupts: Sequence[Interrupt], saver: BaseCheckpointSaver[Any] | None
-    ) -> Command[Any]:
+        self, interrupts: Sequence[Interrupt], saver: CheckpointSaver | None
+    ) -> GraphCommand:
         """The ``Command(resume=...)`` answering ``interrupts``, checked before anything runs
         (``saver=None``: the values are not checked against a saver, e.g. for a server).
 
@@ -189,7 +192,7 @@ class Resume:
     """
 
     config: RunnableConfig
-    graph_input: Any
+    graph_input: UserPayload
     seen: StateSnapshot | None = None
 
     def settle(self, after: Sequence[Interrupt]) -> None:
@@ -263,7 +266,7 @@ def in_doubt_first(
     answer: Answer,
     thread_id: str,
     before: Pending,
-    stale: Mapping[str, Any],
+    stale: Mapping[str, InterruptValue],
     after: Pending,
 ) -> None:
     """After a door surfaced the in-doubt question of a call whose approved run died

@@ -3,10 +3,10 @@ records, and what to send (``plan_resume``)."""
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._conversation_view import pending_calls
@@ -25,6 +25,9 @@ from dynavec_langgraph._lg_names import INTERRUPT_WRITE
 from dynavec_langgraph._pause_value import describe_pending, interrupt_fields
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume
 from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CheckpointSaver
 
 __all__ = [
     "Crashed",
@@ -143,7 +146,7 @@ def plan_resume(
     snapshot: StateSnapshot,
     thread_id: str,
     answer: Answer,
-    saver: BaseCheckpointSaver[Any],
+    saver: CheckpointSaver,
     config: RunnableConfig,
     *,
     crashed: Crashed = "continue",

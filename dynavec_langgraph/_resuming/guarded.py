@@ -6,12 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import is_invalid_resume
-from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._conversation_view import pending_calls
@@ -36,6 +34,9 @@ from dynavec_langgraph._resuming.reading import (
 from dynavec_langgraph._state import TOOLS_NODE
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph._tool_call import CompletedCall
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CheckpointSaver, UserGraph
 
 __all__ = [
     "ASeed",
@@ -77,7 +78,7 @@ def _planned(
     snapshot: StateSnapshot | None,
     thread_id: str | None,
     answer: Answer,
-    saver: BaseCheckpointSaver[Any],
+    saver: CheckpointSaver,
     config: RunnableConfig,
     crashed: Crashed,
 ) -> Resume:
@@ -88,8 +89,8 @@ def _planned(
 
 @contextmanager
 def resuming(
-    graph: Pregel[Any, Any],
-    saver: BaseCheckpointSaver[Any],
+    graph: UserGraph,
+    saver: CheckpointSaver,
     thread_id: str | None,
     answer: Answer,
     config: RunnableConfig,
@@ -134,8 +135,8 @@ def resuming(
 
 @asynccontextmanager
 async def aresuming(
-    graph: Pregel[Any, Any],
-    saver: BaseCheckpointSaver[Any],
+    graph: UserGraph,
+    saver: CheckpointSaver,
     thread_id: str | None,
     answer: Answer,
     config: RunnableConfig,
@@ -170,7 +171,7 @@ async def aresuming(
 
 @asynccontextmanager
 async def asaved_on_cancel(
-    graph: Pregel[Any, Any], config: RunnableConfig, record: Mapping[str, CompletedCall] | None
+    graph: UserGraph, config: RunnableConfig, record: Mapping[str, CompletedCall] | None
 ) -> AsyncIterator[None]:
     """Entered under the thread's lock: when the caller is cancelled (an ``asyncio`` timeout,
     a dropped web request), the tool calls that still ran to their end (a sync tool, which
@@ -192,7 +193,7 @@ async def asaved_on_cancel(
 
 
 async def _asave_finished(
-    graph: Pregel[Any, Any], config: RunnableConfig, record: Mapping[str, CompletedCall]
+    graph: UserGraph, config: RunnableConfig, record: Mapping[str, CompletedCall]
 ) -> None:
     if TOOLS_NODE not in graph.nodes:
         return

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-from langgraph.pregel import Pregel
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._errors import DynavecError, StorageError
@@ -23,7 +22,11 @@ from dynavec_langgraph._persistence.history import HistoryCache
 from dynavec_langgraph._resuming.answers import MISSING
 from dynavec_langgraph._storable import brief
 from dynavec_langgraph._tool_call import CompletedCall
+from dynavec_langgraph._types import UserPayload
 from dynavec_langgraph.savers import describe_storage
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CheckpointSaver, UserGraph
 
 __all__ = [
     "aread_thread",
@@ -43,7 +46,7 @@ def _unreadable(thread_id: str, error: Exception) -> StorageError:
     )
 
 
-def read_thread(graph: Pregel[Any, Any], config: RunnableConfig, thread_id: str) -> StateSnapshot:
+def read_thread(graph: UserGraph, config: RunnableConfig, thread_id: str) -> StateSnapshot:
     """``graph.get_state(config)``; a record that cannot be read → ``StorageError`` (a storage
     failure passes through, for :func:`storage_guard`)."""
     try:
@@ -54,9 +57,7 @@ def read_thread(graph: Pregel[Any, Any], config: RunnableConfig, thread_id: str)
         raise _unreadable(thread_id, error) from None
 
 
-async def aread_thread(
-    graph: Pregel[Any, Any], config: RunnableConfig, thread_id: str
-) -> StateSnapshot:
+async def aread_thread(graph: UserGraph, config: RunnableConfig, thread_id: str) -> StateSnapshot:
     """Async twin of :func:`read_thread`."""
     try:
         return await graph.aget_state(config)
@@ -67,7 +68,7 @@ async def aread_thread(
 
 
 def _cache_of(
-    graph: Pregel[Any, Any], saver: BaseCheckpointSaver[Any], config: RunnableConfig
+    graph: UserGraph, saver: CheckpointSaver, config: RunnableConfig
 ) -> HistoryCache | None:
     """The graph's saver when it is the package's ``HistoryCache`` storing ``config``'s
     thread in ``saver`` (through the package's wrappers, each routing the thread), else
@@ -75,7 +76,7 @@ def _cache_of(
     cache = getattr(graph, "checkpointer", None)
     if not isinstance(cache, HistoryCache):
         return None
-    hop: BaseCheckpointSaver[Any] = cache
+    hop: CheckpointSaver = cache
     for _ in range(8):  # the package's wrappers are a few deep
         if hop is saver:
             return cache
@@ -86,7 +87,7 @@ def _cache_of(
 
 
 def read_thread_once(
-    graph: Pregel[Any, Any], saver: BaseCheckpointSaver[Any], config: RunnableConfig, thread_id: str
+    graph: UserGraph, saver: CheckpointSaver, config: RunnableConfig, thread_id: str
 ) -> tuple[StateSnapshot, CheckpointTuple | None]:
     """:func:`read_thread` and the stored checkpoint it shows (its pending writes: the crash
     marks), read once: the checkpoint read for the marks is handed to the snapshot's read of
@@ -106,7 +107,7 @@ def read_thread_once(
 
 
 async def aread_thread_once(
-    graph: Pregel[Any, Any], saver: BaseCheckpointSaver[Any], config: RunnableConfig, thread_id: str
+    graph: UserGraph, saver: CheckpointSaver, config: RunnableConfig, thread_id: str
 ) -> tuple[StateSnapshot, CheckpointTuple | None]:
     """Async twin of :func:`read_thread_once`."""
     cache = _cache_of(graph, saver, config)
@@ -127,7 +128,9 @@ async def aread_thread_once(
             cache.take_back(handle)
 
 
-def _unless_unreadable(thread_id: str, read: Callable[[], CheckpointTuple | None]) -> Any:
+def _unless_unreadable(
+    thread_id: str, read: Callable[[], CheckpointTuple | None]
+) -> CheckpointTuple | None:
     """``read()``; a record that cannot be read -> ``StorageError``, as :func:`read_thread`."""
     try:
         return read()
@@ -138,11 +141,11 @@ def _unless_unreadable(thread_id: str, read: Callable[[], CheckpointTuple | None
 
 
 def _storage_error(
-    saver: BaseCheckpointSaver[Any],
+    saver: CheckpointSaver,
     error: BaseException,
     thread_id: str | None,
     record: Mapping[str, CompletedCall] | None,
-    decision: Any,
+    decision: UserPayload,
 ) -> StorageError:
     where = describe_storage(saver)
     thread = f"thread {thread_id!r}" if thread_id else "the thread"
@@ -175,10 +178,10 @@ def _storage_error(
 
 @contextmanager
 def storage_guard(
-    saver: BaseCheckpointSaver[Any],
+    saver: CheckpointSaver,
     thread_id: str | None,
     record: Mapping[str, CompletedCall] | None = None,
-    decision: Any = MISSING,
+    decision: UserPayload = MISSING,
 ) -> Iterator[None]:
     """A storage failure inside → :class:`StorageError` naming the storage and the tool calls
     in ``record`` (those that ran but were not saved); other errors pass through."""

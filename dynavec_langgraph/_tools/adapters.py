@@ -16,11 +16,12 @@ from dynavec_langgraph._lg_names import loaded_prebuilt
 from dynavec_langgraph._tools.agent_tool import AgentTool, tool
 from dynavec_langgraph._tools.calls import ToolFunc
 from dynavec_langgraph._tools.schemas import json_schema
+from dynavec_langgraph._types import ForeignObject
 
 __all__ = ["as_tools", "executable"]
 
 
-def _is_injected(annotation: Any) -> bool:
+def _is_injected(annotation: object) -> bool:
     """A parameter LangChain fills in itself (``InjectedState``, ``InjectedStore``,
     ``InjectedToolCallId``, ``ToolRuntime``, ...), never shown to the model."""
     if isinstance(annotation, type) and issubclass(annotation, InjectedToolArg):
@@ -38,7 +39,7 @@ def _is_injected(annotation: Any) -> bool:
     return False
 
 
-def _uses_injection(func: Callable[..., Any]) -> bool:
+def _uses_injection(func: Callable[..., object]) -> bool:
     try:
         hints = get_type_hints(func, include_extras=True)
     except Exception:
@@ -58,10 +59,10 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     schema = lc_tool.tool_call_schema
     params = schema if isinstance(schema, dict) else json_schema(cast(type[BaseModel], schema))
 
-    def run(**kwargs: Any) -> Any:
+    def run(**kwargs: object) -> object:
         return lc_tool.invoke(kwargs)
 
-    async def arun(**kwargs: Any) -> Any:
+    async def arun(**kwargs: object) -> object:
         return await lc_tool.ainvoke(kwargs)
 
     result = AgentTool(
@@ -83,8 +84,8 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     return result
 
 
-def _from_dynavec(obj: Any) -> AgentTool:
-    def run(**kwargs: Any) -> Any:
+def _from_dynavec(obj: ForeignObject) -> AgentTool:
+    def run(**kwargs: object) -> object:
         return obj.execute(kwargs)
 
     result = AgentTool(
@@ -98,7 +99,7 @@ def _from_dynavec(obj: Any) -> AgentTool:
     return result
 
 
-def _is_sequence(tools: Any) -> bool:
+def _is_sequence(tools: object) -> bool:
     return (
         tools is None
         or isinstance(tools, list | tuple)
@@ -106,7 +107,7 @@ def _is_sequence(tools: Any) -> bool:
     )
 
 
-def as_tools(tools: Any) -> list[AgentTool]:
+def as_tools(tools: ForeignObject) -> list[AgentTool]:
     """Coerce ``tools=`` entries: AgentTools, plain functions, LangChain tools, dynavec-style
     objects (``name``, ``description``, ``parameters``, ``execute``). A plain function with a
     parameter LangGraph injects (``InjectedState``, ``InjectedStore``, ``InjectedToolCallId``,

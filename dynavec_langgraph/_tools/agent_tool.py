@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from typing import Any, Literal, get_type_hints, overload
+from typing import Literal, get_type_hints, overload
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -28,6 +28,7 @@ from dynavec_langgraph._tools.calls import (
     stringify,
 )
 from dynavec_langgraph._tools.schemas import json_schema, signature_model
+from dynavec_langgraph._types import JSONSchema, ToolArgs, UserPayload
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
 from dynavec_langgraph.records import AgentState
@@ -85,10 +86,10 @@ class AgentTool(BaseTool):
 
     model_config = ConfigDict(defer_build=True)  # build the schema on first use, not import
 
-    parameters: dict[str, Any]
+    parameters: JSONSchema
     """The JSON Schema object of the tool's arguments."""
     func: ToolFunc | None = None
-    coroutine: Callable[..., Coroutine[Any, Any, Any]] | None = None
+    coroutine: Callable[..., Coroutine[object, object, UserPayload]] | None = None
     state_param: str | None = None
     """Name of the parameter annotated ``AgentState``, injected by the agent."""
 
@@ -98,7 +99,7 @@ class AgentTool(BaseTool):
     _origin: BaseTool | None = PrivateAttr(default=None)
     _schema_bound: bool = PrivateAttr(default=False)  # wraps a LangChain / dynavec-style tool
 
-    def __init__(self, fn: ToolFunc | None = None, /, *args: Any, **data: Any) -> None:
+    def __init__(self, fn: ToolFunc | None = None, /, *args: object, **data: UserPayload) -> None:
         """``AgentTool(fn, name=None, description=None, parameters=None, tags=None)`` as in
         dynavec (what ``@tool`` does; those four may be positional), or LangChain-style
         keyword fields only."""
@@ -132,7 +133,7 @@ class AgentTool(BaseTool):
         """The tool as a chat model sees it (:class:`dynavec_langgraph.chat.Tool`)."""
         return Tool(self.name, self.description, dict(self.parameters))
 
-    def model_post_init(self, context: Any, /) -> None:
+    def model_post_init(self, context: object, /) -> None:
         self.args_schema = self.parameters
         target = self.func or self.coroutine
         if target is not None:
@@ -144,7 +145,7 @@ class AgentTool(BaseTool):
             )
             self._takes_any = any(v.kind == v.VAR_KEYWORD for v in params.values())
 
-    def _unknown_arguments(self, args: Mapping[str, Any]) -> list[str]:
+    def _unknown_arguments(self, args: Mapping[str, object]) -> list[str]:
         """The keys of ``args`` the tool does not take, by its arguments' schema
         (``parameters``): the model's calls drop them (dynavec's binding rules), so an
         edited call that adds one would not run as the reviewer wrote it.
@@ -172,7 +173,7 @@ class AgentTool(BaseTool):
             known |= set(self._param_names)
         return [key for key in args if key not in known]
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: UserPayload, **kwargs: UserPayload) -> UserPayload:
         """Call the wrapped function directly."""
         target = self.func or self.coroutine
         if target is None:
@@ -181,7 +182,7 @@ class AgentTool(BaseTool):
 
     # --- dynavec API -------------------------------------------------------------------
 
-    def _prepare(self, arguments: ToolArguments, state: AgentState | None) -> dict[str, Any]:
+    def _prepare(self, arguments: ToolArguments, state: AgentState | None) -> ToolArgs:
         """Turn ``arguments`` into validated keyword arguments (dynavec's rules)."""
         args = parse_arguments(arguments)
         names = self._param_names
@@ -272,8 +273,8 @@ class AgentTool(BaseTool):
         self,
         input: ToolInput,
         config: RunnableConfig | None = None,
-        **kwargs: Any,
-    ) -> Any:
+        **kwargs: UserPayload,
+    ) -> UserPayload:
         with self._marking(input):
             return super().invoke(input, config, **kwargs)
 
@@ -281,19 +282,19 @@ class AgentTool(BaseTool):
         self,
         input: ToolInput,
         config: RunnableConfig | None = None,
-        **kwargs: Any,
-    ) -> Any:
+        **kwargs: UserPayload,
+    ) -> UserPayload:
         with self._marking(input):
             return await super().ainvoke(input, config, **kwargs)
 
-    def _run(self, *args: Any, **kwargs: Any) -> str:
+    def _run(self, *args: UserPayload, **kwargs: UserPayload) -> str:
         arguments = args[0] if args and not kwargs else kwargs
         run = _agent_run.get()
         if run is None:  # outside the agent (a user's ToolNode): dynavec's observation
             return self.execute(arguments)
         return self._run_raising(arguments, run.shared)
 
-    async def _arun(self, *args: Any, **kwargs: Any) -> str:
+    async def _arun(self, *args: UserPayload, **kwargs: UserPayload) -> str:
         arguments = args[0] if args and not kwargs else kwargs
         run = _agent_run.get()
         if run is None:
@@ -314,10 +315,10 @@ def _fields_of(
     func: ToolFunc,
     name: str | None = None,
     description: str | None = None,
-    parameters: dict[str, Any] | None = None,
+    parameters: JSONSchema | None = None,
     tags: Sequence[str] | None = None,
-    **extra: Any,
-) -> tuple[dict[str, Any], type[BaseModel]]:
+    **extra: UserPayload,
+) -> tuple[dict[str, UserPayload], type[BaseModel]]:
     """``AgentTool``'s fields for ``func`` (dynavec's defaults), and its signature model."""
     if not callable(func):
         raise TypeError(f"@tool needs a function, got {type(func).__name__}")
@@ -351,7 +352,7 @@ def _updated(
     agent_tool: AgentTool,
     name: str | None,
     description: str | None,
-    parameters: dict[str, Any] | None,
+    parameters: JSONSchema | None,
 ) -> AgentTool:
     """``tool(...)`` applied to an ``AgentTool``: the options given replace its fields."""
     if name:
@@ -368,7 +369,7 @@ def _make_tool(
     func: ToolFunc,
     name: str | None,
     description: str | None,
-    parameters: dict[str, Any] | None,
+    parameters: JSONSchema | None,
     tags: Sequence[str] | None,
     on_crash: str | None = None,
     asks: Sequence[str] | None = None,
@@ -409,7 +410,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    parameters: dict[str, Any] | None = None,
+    parameters: JSONSchema | None = None,
     tags: Sequence[str] | None = None,
     on_crash: Literal["retry", "ask", "fail"] | None = None,
     asks: Sequence[str] | None = None,
@@ -420,7 +421,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    parameters: dict[str, Any] | None = None,
+    parameters: JSONSchema | None = None,
     tags: Sequence[str] | None = None,
     on_crash: Literal["retry", "ask", "fail"] | None = None,
     asks: Sequence[str] | None = None,

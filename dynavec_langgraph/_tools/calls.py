@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from pydantic import ValidationError
+
+from dynavec_langgraph._types import ToolArgs, UserPayload
 
 __all__ = [
     "ToolArguments",
@@ -21,15 +22,15 @@ __all__ = [
     "unknown_tool_observation",
 ]
 
-ToolFunc = Callable[..., Any]
+ToolFunc = Callable[..., UserPayload]
 
-ToolArguments = dict[str, Any] | str | bytes | bytearray | int | float | list[Any] | None
+ToolArguments = ToolArgs | str | bytes | bytearray | int | float | list[UserPayload] | None
 """What ``AgentTool.execute(arguments)`` takes (dynavec's rules): a dict of arguments, a JSON
 string (an object gives the arguments, another JSON value is passed as ``"input"``), plain
 text (passed as ``"input"``), blank or ``None`` (no arguments), or another JSON value (a
 number, a list: passed as ``"input"``)."""
 
-ToolInput = str | dict[str, Any] | LCToolCall
+ToolInput = str | ToolArgs | LCToolCall
 """What LangChain's ``BaseTool.invoke`` takes: text, a dict of arguments or a tool call."""
 
 
@@ -48,7 +49,7 @@ def async_in_loop_observation(name: str) -> str:
     return f"Error: Cannot execute async tool '{name}' synchronously in a running event loop."
 
 
-def parse_arguments(arguments: ToolArguments) -> dict[str, Any]:
+def parse_arguments(arguments: ToolArguments) -> ToolArgs:
     """dynavec's argument rules: dict, JSON object, other JSON, plain text, blank or None."""
     if arguments is None:
         return {}
@@ -73,7 +74,7 @@ def describe(error: ValidationError) -> str:
     )
 
 
-def stringify(result: Any) -> str:
+def stringify(result: object) -> str:
     return (
         result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
     )

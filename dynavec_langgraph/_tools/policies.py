@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dynavec_langgraph._tools.adapters import as_tools
+from dynavec_langgraph._tools.agent_tool import AgentTool
+from dynavec_langgraph._types import ForeignObject
 
 if TYPE_CHECKING:
     from dynavec_langgraph._policy.spec import ApprovalPolicy
@@ -13,7 +15,9 @@ if TYPE_CHECKING:
 __all__ = ["attach_policy"]
 
 
-def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]) -> Any:
+def attach_policy(
+    tools: ForeignObject, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]
+) -> list[AgentTool]:
     """``tools`` (a list) with ``policy`` attached (the agent's ``approval_policy=``; read by
     :func:`~dynavec_langgraph._policy.scope.policy_scope` around each call of the tool).
 
@@ -66,7 +70,7 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
         )
     if isinstance(policy, Mapping):
         _check_asked(policy, {t.name: declared_asks(t) for t in given})
-    out: list[Any] = []
+    out: list[AgentTool] = []
     for tool in given:
         point = (tool.metadata or {}).get(APPROVAL_POINT_KEY)
         if isinstance(point, ApprovalPoint):  # a require_approval tool: its node id is known
@@ -86,7 +90,7 @@ def attach_policy(tools: Any, policy: ApprovalPolicy | Mapping[str, ApprovalPoli
     return out
 
 
-def _check_asked(policy: Mapping[str, Any], asks: Mapping[str, tuple[str, ...] | None]) -> None:
+def _check_asked(policy: Mapping[str, object], asks: Mapping[str, tuple[str, ...] | None]) -> None:
     """Each node id of ``approval_policy={node_id: ...}`` is asked by a tool: ``asks`` maps
     each tool's name to the node ids it asks (``None``: it declares none).
 

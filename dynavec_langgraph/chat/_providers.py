@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
@@ -23,6 +22,7 @@ from langchain_core.runnables import Runnable
 
 from dynavec_langgraph._conversion import from_dynavec, to_dynavec
 from dynavec_langgraph._extras import missing_extra
+from dynavec_langgraph._types import ForeignObject, JSONObject, UserPayload
 from dynavec_langgraph.chat.base import ChatChunk, ChatModel, ChatResult, Message, Tool, ToolCall
 from dynavec_langgraph.exceptions import MissingDependencyError
 
@@ -48,7 +48,7 @@ def missing_dependency(
     return missing_extra(feature, package, extra)
 
 
-def parsed_arguments(arguments: Any) -> Any:
+def parsed_arguments(arguments: str | JSONObject) -> object:
     """A tool call's arguments as the object Anthropic and Bedrock requests carry:
     ``json.loads`` of the string, ``{}`` when it is empty, a dict as it is."""
     if isinstance(arguments, dict):
@@ -61,10 +61,10 @@ def parsed_arguments(arguments: Any) -> Any:
 def turns(
     messages: Sequence[Message],
     *,
-    text: Callable[[str], dict[str, Any]],
-    tool_use: Callable[[ToolCall], dict[str, Any]],
-    tool_result: Callable[[Message], dict[str, Any]],
-) -> list[dict[str, Any]]:
+    text: Callable[[str], JSONObject],
+    tool_use: Callable[[ToolCall], JSONObject],
+    tool_result: Callable[[Message], JSONObject],
+) -> list[JSONObject]:
     """The turns of an Anthropic Messages or a Bedrock Converse request, each API's blocks
     drawn by ``text`` / ``tool_use`` / ``tool_result``; the system messages are left out (both
     APIs take them apart).
@@ -74,7 +74,7 @@ def turns(
     an ``assistant`` (or ``user``) turn of its text block, if it has text, then one block per
     tool call.
     """
-    out: list[dict[str, Any]] = []
+    out: list[JSONObject] = []
     for m in messages:
         if m.role == "system":
             continue
@@ -87,14 +87,14 @@ def turns(
     return out
 
 
-def field_of(obj: Any, name: str, default: Any = None) -> Any:
+def field_of(obj: ForeignObject, name: str, default: object = None) -> ForeignObject:
     """An attribute of an SDK object, or the key of a dict shaped like one."""
     if isinstance(obj, dict):
         return obj.get(name, default)
     return getattr(obj, name, default)
 
 
-def tool_specs(tools: Sequence[Any] | None) -> list[Tool]:
+def tool_specs(tools: Sequence[ForeignObject] | None) -> list[Tool]:
     """The tools of a call as :class:`Tool` records (``Tool`` objects, or objects / dicts with
     ``name``, ``description`` and ``parameters``)."""
     out: list[Tool] = []
@@ -115,7 +115,7 @@ def tool_specs(tools: Sequence[Any] | None) -> list[Tool]:
     return out
 
 
-def _finish_reason(metadata: dict[str, Any]) -> str | None:
+def _finish_reason(metadata: Mapping[str, object]) -> str | None:
     for key in ("finish_reason", "stop_reason", "stopReason"):
         value = metadata.get(key)
         if value:
@@ -157,13 +157,13 @@ class ProviderChatModel(ChatModel):
     """A dynavec provider backed by a LangChain chat model (see the module docstring)."""
 
     model: str
-    _client: Any
+    _client: ForeignObject
     _langchain: BaseChatModel | None = None
-    _backing_client: Any = None
+    _backing_client: ForeignObject = None
     join_system_messages = False
     """Anthropic and Bedrock take one system text: all system messages are joined."""
 
-    def _back_with(self, langchain_model: BaseChatModel, client: Any) -> None:
+    def _back_with(self, langchain_model: BaseChatModel, client: ForeignObject) -> None:
         self._langchain = langchain_model
         self._client = client
         self._backing_client = client
@@ -184,7 +184,10 @@ class ProviderChatModel(ChatModel):
         return self._backing()
 
     def _prepare(
-        self, backing: BaseChatModel, messages: Sequence[Message], tools: Sequence[Any] | None
+        self,
+        backing: BaseChatModel,
+        messages: Sequence[Message],
+        tools: Sequence[ForeignObject] | None,
     ) -> tuple[Runnable[LanguageModelInput, BaseMessage], list[BaseMessage]]:
         specs = tool_specs(tools)
         runnable: Runnable[LanguageModelInput, BaseMessage] = (
@@ -202,7 +205,10 @@ class ProviderChatModel(ChatModel):
     # --- the dynavec interface ---------------------------------------------------------
 
     def invoke(
-        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ForeignObject] | None = None,
+        **kwargs: UserPayload,
     ) -> ChatResult:
         """Answer the conversation (one request); SDK errors propagate unchanged."""
         backing = self._backing()
@@ -212,7 +218,10 @@ class ProviderChatModel(ChatModel):
         return _result(runnable.invoke(converted, **kwargs))
 
     def stream(
-        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ForeignObject] | None = None,
+        **kwargs: UserPayload,
     ) -> Iterator[ChatChunk]:
         """Stream the answer: text pieces and unassembled tool-call fragments."""
         backing = self._backing()
@@ -226,7 +235,10 @@ class ProviderChatModel(ChatModel):
                 yield chunk
 
     async def ainvoke(
-        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ForeignObject] | None = None,
+        **kwargs: UserPayload,
     ) -> ChatResult:
         """Native async through LangChain's async client (the direct SDK path: a thread)."""
         backing = self._backing()
@@ -236,7 +248,10 @@ class ProviderChatModel(ChatModel):
         return _result(await runnable.ainvoke(converted, **kwargs))
 
     async def astream(
-        self, messages: Sequence[Message], tools: Sequence[Any] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ForeignObject] | None = None,
+        **kwargs: UserPayload,
     ) -> AsyncIterator[ChatChunk]:
         """Native async streaming: chunks arrive as the provider sends them."""
         backing = self._backing()
@@ -254,18 +269,18 @@ class ProviderChatModel(ChatModel):
 
     @abstractmethod
     def _sdk_invoke(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> ChatResult:
         """dynavec's request on ``self._client`` and its response conversion."""
 
     @abstractmethod
     def _sdk_stream(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> Iterator[ChatChunk]:
         """dynavec's streaming request on ``self._client``."""
 
 
-def native_model(model: Any) -> BaseChatModel | None:
+def native_model(model: object) -> BaseChatModel | None:
     """The LangChain chat model an agent may call in place of ``model``: a provider on its
     LangChain path whose ``invoke`` / ``ainvoke`` no subclass overrides (so nothing of the
     user's runs in them); else ``None`` (the agent then calls ``model.invoke``)."""
@@ -277,7 +292,7 @@ def native_model(model: Any) -> BaseChatModel | None:
     return model.langchain_model
 
 
-def tools_or_none(tools: Sequence[Any] | None) -> list[Tool] | None:
+def tools_or_none(tools: Sequence[ForeignObject] | None) -> list[Tool] | None:
     """The call's tools as records, ``None`` when there are none (the request omits them)."""
     specs = tool_specs(tools)
     return specs or None

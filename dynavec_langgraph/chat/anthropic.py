@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from dynavec_langgraph._types import JSONObject, UserPayload
 from dynavec_langgraph.chat._providers import (
     ProviderChatModel,
     field_of,
@@ -60,7 +60,7 @@ class AnthropicChatModel(ProviderChatModel):
                 "AnthropicChatModel", error, "anthropic", "langchain-anthropic", "anthropic"
             ) from None
         self.model = model
-        options: dict[str, Any] = {"model": model, "max_tokens": MAX_TOKENS}
+        options: JSONObject = {"model": model, "max_tokens": MAX_TOKENS}
         if api_key is not None:
             options["api_key"] = api_key
         backing = ChatAnthropic(**options)
@@ -69,8 +69,8 @@ class AnthropicChatModel(ProviderChatModel):
     # --- dynavec's direct SDK path -----------------------------------------------------
 
     def _request(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
+    ) -> JSONObject:
         system = "\n".join(m.content or "" for m in messages if m.role == "system").strip()
         out = turns(
             messages,
@@ -87,7 +87,7 @@ class AnthropicChatModel(ProviderChatModel):
                 "content": m.content or "",
             },
         )
-        args: dict[str, Any] = {"model": self.model, "max_tokens": MAX_TOKENS, "messages": out}
+        args: JSONObject = {"model": self.model, "max_tokens": MAX_TOKENS, "messages": out}
         if system:
             args["system"] = system
         if tools:
@@ -98,7 +98,7 @@ class AnthropicChatModel(ProviderChatModel):
         return {**args, **kwargs}
 
     def _sdk_invoke(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> ChatResult:
         response = self._client.messages.create(**self._request(messages, tools, kwargs))
         text, calls = "", []
@@ -118,7 +118,7 @@ class AnthropicChatModel(ProviderChatModel):
         return ChatResult(message, field_of(response, "stop_reason"), raw=response)
 
     def _sdk_stream(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> Iterator[ChatChunk]:
         with self._client.messages.stream(**self._request(messages, tools, kwargs)) as events:
             for event in events:

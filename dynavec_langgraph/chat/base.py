@@ -26,8 +26,8 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from dynavec_langgraph._types import ForeignObject, JSONObject, JSONSchema, UserPayload
 from dynavec_langgraph.records import Message, Role, ToolCall
 
 __all__ = ["ChatChunk", "ChatModel", "ChatResult", "Message", "Role", "Tool", "ToolCall"]
@@ -43,9 +43,9 @@ class Tool:
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: JSONSchema = field(default_factory=lambda: {"type": "object", "properties": {}})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The OpenAI-style function description."""
         return {
             "type": "function",
@@ -63,9 +63,9 @@ class ChatResult:
 
     message: Message
     finish_reason: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: JSONObject = field(default_factory=dict)
     model: str | None = None
-    raw: Any = None
+    raw: ForeignObject = None
 
     @property
     def content(self) -> str | None:
@@ -89,7 +89,7 @@ class ChatChunk:
     content: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: JSONObject = field(default_factory=dict)
 
     @property
     def delta(self) -> str:
@@ -106,12 +106,18 @@ class ChatModel(ABC):
 
     @abstractmethod
     def invoke(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        **kwargs: UserPayload,
     ) -> ChatResult:
         """Answer the conversation; ``tools`` are the tools the model may call."""
 
     def stream(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        **kwargs: UserPayload,
     ) -> Iterator[ChatChunk]:
         """Default: one chunk holding :meth:`invoke`'s whole answer."""
         result = self.invoke(messages, tools, **kwargs)
@@ -123,13 +129,19 @@ class ChatModel(ABC):
         )
 
     async def ainvoke(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        **kwargs: UserPayload,
     ) -> ChatResult:
         """Default: :meth:`invoke` in a worker thread (the event loop is never blocked)."""
         return await asyncio.to_thread(lambda: self.invoke(messages, tools, **kwargs))
 
     async def astream(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **kwargs: Any
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        **kwargs: UserPayload,
     ) -> AsyncIterator[ChatChunk]:
         """Default: :meth:`stream`, read in a worker thread."""
         chunks = await asyncio.to_thread(lambda: list(self.stream(messages, tools, **kwargs)))

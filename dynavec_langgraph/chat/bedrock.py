@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from dynavec_langgraph._types import ForeignObject, JSONObject, UserPayload
 from dynavec_langgraph.chat._providers import (
     ProviderChatModel,
     field_of,
@@ -65,8 +65,8 @@ class BedrockChatModel(ProviderChatModel):
     # --- dynavec's direct SDK path -----------------------------------------------------
 
     def _request(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
+    ) -> JSONObject:
         system = [{"text": m.content} for m in messages if m.role == "system" and m.content]
         out = turns(
             messages,
@@ -86,7 +86,7 @@ class BedrockChatModel(ProviderChatModel):
                 }
             },
         )
-        args: dict[str, Any] = {"modelId": self.model, "messages": out, "system": system}
+        args: JSONObject = {"modelId": self.model, "messages": out, "system": system}
         if tools:
             specs = [
                 {
@@ -102,7 +102,7 @@ class BedrockChatModel(ProviderChatModel):
         return {**args, **kwargs}
 
     def _sdk_invoke(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> ChatResult:
         response = self._client.converse(**self._request(messages, tools, kwargs))
         message = field_of(field_of(response, "output") or {}, "message") or {}
@@ -113,13 +113,13 @@ class BedrockChatModel(ProviderChatModel):
             if "toolUse" in block:
                 use = block["toolUse"]
                 calls.append(ToolCall(use["toolUseId"], use["name"], json.dumps(use.get("input"))))
-        role: Any = field_of(message, "role") or "assistant"
+        role: ForeignObject = field_of(message, "role") or "assistant"
         return ChatResult(
             Message(role, text or None, calls), field_of(response, "stopReason"), raw=response
         )
 
     def _sdk_stream(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> Iterator[ChatChunk]:
         response = self._client.converse_stream(**self._request(messages, tools, kwargs))
         for event in field_of(response, "stream") or []:

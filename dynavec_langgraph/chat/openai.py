@@ -9,8 +9,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from dynavec_langgraph._types import JSONObject, UserPayload
 from dynavec_langgraph.chat._providers import (
     ProviderChatModel,
     field_of,
@@ -47,7 +47,7 @@ class OpenAIChatModel(ProviderChatModel):
                 "OpenAIChatModel", error, "openai", "langchain-openai", "openai"
             ) from None
         self.model = model
-        options: dict[str, Any] = {"model": model}
+        options: JSONObject = {"model": model}
         if api_key is not None:
             options["api_key"] = api_key
         if base_url is not None:
@@ -61,10 +61,10 @@ class OpenAIChatModel(ProviderChatModel):
     # --- dynavec's direct SDK path -----------------------------------------------------
 
     @staticmethod
-    def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def _messages(messages: Sequence[Message]) -> list[JSONObject]:
+        out: list[JSONObject] = []
         for m in messages:
-            item: dict[str, Any] = {"role": str(m.role)}
+            item: JSONObject = {"role": str(m.role)}
             if m.content is not None:
                 item["content"] = m.content
             if m.tool_calls:
@@ -83,15 +83,15 @@ class OpenAIChatModel(ProviderChatModel):
         return out
 
     def _request(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
-    ) -> dict[str, Any]:
-        args: dict[str, Any] = {"model": self.model, "messages": self._messages(messages)}
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
+    ) -> JSONObject:
+        args: JSONObject = {"model": self.model, "messages": self._messages(messages)}
         if tools:
             args["tools"] = [t.to_dict() for t in tools]
         return args
 
     def _sdk_invoke(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> ChatResult:
         args = {**self._request(messages, tools, kwargs), **kwargs}
         response = self._client.chat.completions.create(**args)
@@ -102,7 +102,7 @@ class OpenAIChatModel(ProviderChatModel):
         return ChatResult(message, choice.finish_reason, raw=response)
 
     def _sdk_stream(
-        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> Iterator[ChatChunk]:
         args = {**self._request(messages, tools, kwargs), "stream": True, **kwargs}
         for chunk in self._client.chat.completions.create(**args):
