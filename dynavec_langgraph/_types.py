@@ -171,3 +171,12 @@ if TYPE_CHECKING:
     """``approvers=`` (``interrupt``, ``require_approval``, ``ApprovalPolicy``): who may
     approve: names and ``"role:NAME"`` entries, or ``rule(approver, pause_value) -> bool``
     (``approver`` is ``{"name", "roles"}``)."""
+
+
+# tany1 (issue 39): the JSON the audit trail, the inbox, the links and the remote client keep.
+JSONObject = dict[str, Any]
+"""A JSON object the package writes and reads back as it is (an audit entry, an inbox item, a
+server's response): string keys, JSON values, the user's payloads among them."""
+
+JSONMapping = Mapping[str, Any]
+"""A JSON object the package only reads (:data:`JSONObject`, or any mapping of the same)."""
