@@ -498,9 +498,11 @@ async def aread(target: Target, ns: str, thread_id: str) -> list[JSONObject]:
     return ordered(f.entry for f in found if f.entry is not None)
 
 
-def check_target(target: Target) -> None:
+def check_target(target: object) -> Target:
+    """``target``, a checkpointer or a store (for the type checker too)."""
     if not isinstance(target, BaseCheckpointSaver | BaseStore):
         raise TypeError(
             f"{target!r:.80} is neither a LangGraph checkpointer nor a store: pass the "
             "checkpointer the thread runs on (or the server's store)"
         )
+    return target
