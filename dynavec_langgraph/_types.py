@@ -180,3 +180,9 @@ server's response): string keys, JSON values, the user's payloads among them."""
 
 JSONMapping = Mapping[str, Any]
 """A JSON object the package only reads (:data:`JSONObject`, or any mapping of the same)."""
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    Saver: TypeAlias = BaseCheckpointSaver[Any]
+    """A LangGraph checkpointer (its version type is the saver's own: ``int``, ``str``, ...)."""
