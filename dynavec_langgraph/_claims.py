@@ -60,10 +60,10 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._call_ids import ToolCallRef
@@ -73,6 +73,10 @@ from dynavec_langgraph._pause import open_pauses
 from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._types import JSONObject, UserPayload
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import Saver
 
 __all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
 
@@ -99,7 +103,7 @@ def _refused(thread_id: str, call: ToolCallRef, why: str) -> ConcurrentResumeErr
 class _Target:
     """Where the claim of one resumed call lives."""
 
-    saver: BaseCheckpointSaver[Any]
+    saver: Saver
     thread_id: str
     base: RunnableConfig  # the checkpoint this run resumes (thread, namespace, id)
     latest: RunnableConfig  # the thread's latest checkpoint in that namespace
@@ -207,7 +211,7 @@ _SAVING: Final = 30.0
 being saved by LangGraph (it takes milliseconds), not lost with a caller that died."""
 
 
-def _asked_again(mark: dict[str, Any] | None) -> bool:
+def _asked_again(mark: JSONObject | None) -> bool:
     """Whether a ``closed`` mark says the call moved on to a new pause, ``_SAVING`` s ago at
     most."""
     if mark is None or not mark.get("asked_again"):
@@ -216,14 +220,14 @@ def _asked_again(mark: dict[str, Any] | None) -> bool:
     return isinstance(at, int | float) and time.time() - at < _SAVING
 
 
-def _agrees(answers: tuple[Any, ...], recorded: list[Any], saver: BaseCheckpointSaver[Any]) -> bool:
+def _agrees(answers: tuple[Any, ...], recorded: list[Any], saver: Saver) -> bool:
     """Whether ``answers`` starts with the ``recorded`` ones (equal, or stored alike)."""
     return len(answers) >= len(recorded) and all(
         _same(mine, theirs, saver) for mine, theirs in zip(answers, recorded, strict=False)
     )
 
 
-def _same(mine: Any, theirs: Any, saver: BaseCheckpointSaver[Any]) -> bool:
+def _same(mine: Any, theirs: Any, saver: Saver) -> bool:
     try:
         if mine is theirs or bool(mine == theirs):
             return True
@@ -237,12 +241,12 @@ def _same(mine: Any, theirs: Any, saver: BaseCheckpointSaver[Any]) -> bool:
 
 def _claims_of(
     writes: list[tuple[str, str, Any]], call_id: str
-) -> dict[int, dict[int, dict[str, dict[str, Any]]]]:
+) -> dict[int, dict[int, dict[str, JSONObject]]]:
     """The claims of ``call_id`` on a checkpoint: ``{answer: {attempt: {state: mark}}}`` (the
     task id ``dynavec-claim:<call id>:<answer>:<attempt>[:<end>]``; read from its end, since a
     call id may hold ``:``)."""
     prefix = f"{_CLAIM_PREFIX}{call_id}:"
-    claims: dict[int, dict[int, dict[str, dict[str, Any]]]] = {}
+    claims: dict[int, dict[int, dict[str, JSONObject]]] = {}
     for tid, channel, value in writes:
         if channel != CLAIM_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):
             continue
@@ -258,12 +262,12 @@ _CLAIM_TAIL: Final = re.compile(r"(\d+):(\d+)(?::(?:done|closed))?")
 """What follows the call id in a claim's task id: the answer, the attempt, the end mark."""
 
 
-def _items(value: Any) -> list[Any]:
+def _items(value: UserPayload) -> list[Any]:
     """The interrupts of a task's ``__interrupt__`` write (or of a ``GraphInterrupt``)."""
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def _pauses_call(value: Any, call_id: str) -> bool:
+def _pauses_call(value: UserPayload, call_id: str) -> bool:
     for item in _items(value):
         call = interrupt_fields(item).tool_call
         if call is not None and call.get("id") == call_id:
