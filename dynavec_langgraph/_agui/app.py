@@ -48,6 +48,7 @@ from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
 from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
 from dynavec_langgraph._resuming.guarded import aresuming
+from dynavec_langgraph._types import JSONMapping
 from dynavec_langgraph.savers import resolve_checkpointer
 
 AGUI_PROTOCOL_VERSION = "1.0"
@@ -133,7 +134,7 @@ async def stream_run(
     run: RunAgentInput,
     *,
     tools: Sequence[BaseTool] = (),
-    approver: Any = None,
+    approver: str | JSONMapping | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> AsyncIterator[BaseEvent]:
     """The AG-UI events of one run of ``graph`` (compiled with a checkpointer) on
