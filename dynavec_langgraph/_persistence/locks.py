@@ -77,13 +77,14 @@ if TYPE_CHECKING:
     from typing import TypeAlias, TypeGuard
 
     import psycopg
-    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
     from typing_extensions import TypeIs
+
+    from dynavec_langgraph._types import Saver
 
     _PgSource: TypeAlias = (
         psycopg.Connection[Any]
@@ -193,22 +194,20 @@ async def _aquery_file(saver: AsyncSqliteSaver) -> str | None:
         return _main_file(list(await cursor.fetchall()))
 
 
-_DATABASE_FILES: weakref.WeakKeyDictionary[BaseCheckpointSaver[Any], str | None] = (
-    weakref.WeakKeyDictionary()
-)
+_DATABASE_FILES: weakref.WeakKeyDictionary[Saver, str | None] = weakref.WeakKeyDictionary()
 """The database file of each SQLite saver whose file was read (a connection's ``main`` database
 never changes): read once, not under the saver's lock at every lock taken, where it waited for
 the checkpoint writes LangGraph's background thread was making."""
 
 
-def _known_file(saver: BaseCheckpointSaver[Any]) -> tuple[bool, str | None]:
+def _known_file(saver: Saver) -> tuple[bool, str | None]:
     try:
         return True, _DATABASE_FILES[saver]
     except (KeyError, TypeError):  # not read yet, or a saver no weak reference can point to
         return False, None
 
 
-def _remember_file(saver: BaseCheckpointSaver[Any], database: str | None) -> str | None:
+def _remember_file(saver: Saver, database: str | None) -> str | None:
     with suppress(TypeError):
         _DATABASE_FILES[saver] = database
     return database
@@ -598,7 +597,7 @@ async def _asqlite_file(saver: SqliteSaver | AsyncSqliteSaver) -> str | None:
 
 
 @contextmanager
-def resume_lock(saver: BaseCheckpointSaver[Any] | None, thread_id: str) -> Iterator[bool]:
+def resume_lock(saver: Saver | None, thread_id: str) -> Iterator[bool]:
     """Hold the resume lock of ``thread_id`` in ``saver`` for the body of the ``with``; the
     ``as`` value says whether the lock also excludes other processes (a SQLite file's, a
     PostgreSQL advisory lock) or only this one (any other saver, DynamoDB's lease included).
@@ -638,9 +637,7 @@ def resume_lock(saver: BaseCheckpointSaver[Any] | None, thread_id: str) -> Itera
 
 
 @asynccontextmanager
-async def aresume_lock(
-    saver: BaseCheckpointSaver[Any] | None, thread_id: str
-) -> AsyncIterator[bool]:
+async def aresume_lock(saver: Saver | None, thread_id: str) -> AsyncIterator[bool]:
     """Async twin of :func:`resume_lock` (never blocks the event loop waiting)."""
     target = stored_in(saver)
     async with AsyncExitStack() as stack:
