@@ -8,7 +8,7 @@ import dynavec_langgraph._agui.extra  # noqa: F401  (first: names the extra)
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ag_ui.core import (
     Message,
@@ -49,6 +49,9 @@ from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
 from dynavec_langgraph._resuming.guarded import aresuming
 from dynavec_langgraph._types import JSONMapping
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._persistence.records import CheckpointerOption
 from dynavec_langgraph.savers import resolve_checkpointer
 
 AGUI_PROTOCOL_VERSION = "1.0"
@@ -175,8 +178,9 @@ async def stream_run(
     yield MessagesSnapshotEvent(messages=messages)
     yield StateSnapshotEvent(snapshot=state_snapshot(state.values))
     pending = await pending_pauses(graph, config, by_name)
+    outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
     if pending:
-        outcome: Any = RunFinishedInterruptOutcome(interrupts=[to_interrupt(p) for p in pending])
+        outcome = RunFinishedInterruptOutcome(interrupts=[to_interrupt(p) for p in pending])
     else:
         outcome = RunFinishedSuccessOutcome()
     yield RunFinishedEvent(thread_id=run.thread_id, run_id=run.run_id, outcome=outcome)
@@ -188,7 +192,7 @@ async def stream_run(
 def create_agui_app(
     graph: Any,
     *,
-    checkpointer: Any = None,
+    checkpointer: CheckpointerOption = None,
     tools: Sequence[BaseTool] = (),
     approver: Approver | None = None,
     path: str = "/",
