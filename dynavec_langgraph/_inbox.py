@@ -56,7 +56,7 @@ from dynavec_langgraph._resuming.guarded import resuming
 from dynavec_langgraph._resuming.reading import read_thread as _read
 from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import durability
-from dynavec_langgraph._types import JSONObject, UserPayload
+from dynavec_langgraph._types import JSONObject, UserContext, UserPayload, UserState
 
 if TYPE_CHECKING:
     from dynavec_langgraph._audit.storage import Target
@@ -83,7 +83,7 @@ __all__ = [
     "verify_trails",
 ]
 
-Graph = Pregel[Any, Any, Any, Any]
+Graph = Pregel[UserState, UserContext, UserState, UserState]
 """A compiled LangGraph graph (what ``--graph`` names and the inbox drives)."""
 
 
