@@ -48,7 +48,7 @@ from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
 from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
 from dynavec_langgraph._resuming.guarded import aresuming
-from dynavec_langgraph._types import JSONMapping
+from dynavec_langgraph._types import JSONMapping, UserPayload
 
 if TYPE_CHECKING:
     from dynavec_langgraph._persistence.records import CheckpointerOption
@@ -57,12 +57,12 @@ from dynavec_langgraph.savers import resolve_checkpointer
 AGUI_PROTOCOL_VERSION = "1.0"
 """The AG-UI protocol version this module speaks (``RUN_STARTED.protocolVersion``)."""
 
-Approver = Callable[[Request, ResumeEntry], Any]
+Approver = Callable[[Request, ResumeEntry], UserPayload]
 """Who answers a resume entry, for approvals with approvers or M-of-N (a name, or ``{"name",
 "roles"}``; ``None``: nobody named): called with the HTTP request, so it reads your sign-in."""
 
 
-def approver_from_metadata(request: Request, entry: ResumeEntry) -> Any:
+def approver_from_metadata(request: Request, entry: ResumeEntry) -> UserPayload:
     """The approver a resume entry names in its ``metadata.approver`` (trusts the client: for
     demos and tests, or behind a proxy that sets it; read your sign-in otherwise).
 
