@@ -33,6 +33,7 @@ from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, EXPIRE, ApprovalP
 from dynavec_langgraph._signed_in import needs_worker_thread
 from dynavec_langgraph._tools.adapters import as_tools
 from dynavec_langgraph._tools.agent_tool import AgentTool
+from dynavec_langgraph._types import JSONObject, UserPayload
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ApproversOption, ToolOption
@@ -63,7 +64,7 @@ EDIT_NOTICE = (
 tests/test_approval_ui_gaps.py."""
 
 
-def edit_notice(name: str, args: dict[str, Any], result: str) -> str:
+def edit_notice(name: str, args: JSONObject, result: str) -> str:
     """The result of an edited call as the model sees it: :data:`EDIT_NOTICE`, the call that
     ran, then the tool's answer.
 
@@ -83,7 +84,7 @@ def edit_notice(name: str, args: dict[str, Any], result: str) -> str:
     return f"{notice}\n\nTool response:\n{result}"
 
 
-def _check_edit(tool: AgentTool, args: dict[str, Any]) -> None:
+def _check_edit(tool: AgentTool, args: JSONObject) -> None:
     """Refuse edited arguments the tool cannot take, so the same approval is asked again
     instead of the call failing with a tool error.
 
@@ -117,7 +118,7 @@ def _taken(tool: AgentTool) -> list[str]:
     return [str(k) for k in properties] if isinstance(properties, dict) else []
 
 
-def _read(raw: Any, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
+def _read(raw: UserPayload, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
     decision = read_decision(raw, tool_name)
     if decision is not None:
         decision = offered(decision, raw, allowed)
@@ -141,7 +142,7 @@ class _Expired(Decision):
     """The decision an expired approval settles to (its ``message`` says when it expired)."""
 
 
-def _check_on_expire(value: Any, tool_name: str) -> None:
+def _check_on_expire(value: UserPayload, tool_name: str) -> None:
     """``on_expire`` of a ``require_approval`` tool: ``"raise"`` or a decision on the call.
 
     Raises:
@@ -165,7 +166,7 @@ def _check_on_expire(value: Any, tool_name: str) -> None:
         ) from None
 
 
-def normalize_decision(decision: Any, tool_name: str) -> tuple[DecisionType, Any]:
+def normalize_decision(decision: UserPayload, tool_name: str) -> tuple[DecisionType, Any]:
     """``(kind, detail)``: the edited args for ``edit``, the message for ``reject``/``respond``.
 
     Raises:
@@ -253,7 +254,7 @@ def require_approval(
         shapes = Union[shapes, Literal[plain]]  # noqa: UP007
     schema = TypeAdapter[Any](shapes).json_schema()
 
-    def _decide(args: dict[str, Any]) -> Decision:
+    def _decide(args: JSONObject) -> Decision:
         text = description or f"{inner.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
         call = current_tool_call() or {"id": "", "name": inner.name, "args": args}
 
@@ -270,7 +271,7 @@ def require_approval(
                 error=error,
             )
 
-        def accept(raw: Any) -> Decision:
+        def accept(raw: UserPayload) -> Decision:
             decision = _read(raw, inner.name, kinds)
             if decision.kind == "edit" and decision.args is not None:
                 _check_edit(inner, decision.args)
@@ -280,7 +281,7 @@ def require_approval(
         if chosen is None:
             return ask(build, schema, accept)
 
-        def accept_one(raw: Any) -> Decision:
+        def accept_one(raw: UserPayload) -> Decision:
             decision = accept(raw)
             if decision.kind == "edit" and chosen.approvals_required > 1:
                 raise InvalidDecisionError(

@@ -60,10 +60,10 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._call_ids import ToolCallRef
@@ -73,6 +73,12 @@ from dynavec_langgraph._pause import open_pauses
 from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._types import JSONObject, UserPayload
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import PendingWrite
+
+    from dynavec_langgraph._types import Saver
 
 __all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
 
@@ -99,7 +105,7 @@ def _refused(thread_id: str, call: ToolCallRef, why: str) -> ConcurrentResumeErr
 class _Target:
     """Where the claim of one resumed call lives."""
 
-    saver: BaseCheckpointSaver[Any]
+    saver: Saver
     thread_id: str
     base: RunnableConfig  # the checkpoint this run resumes (thread, namespace, id)
     latest: RunnableConfig  # the thread's latest checkpoint in that namespace
@@ -143,7 +149,10 @@ class _Plan:
 
 
 def _plan(
-    tup: CheckpointTuple | None, target: _Target, call_id: str, answers: tuple[Any, ...] | None
+    tup: CheckpointTuple | None,
+    target: _Target,
+    call_id: str,
+    answers: tuple[UserPayload, ...] | None,
 ) -> _Plan:
     """Read the thread's latest checkpoint: is it the one resumed, is this call paused there,
     does this run answer the pause that is open now (``answers``: the task's answers in this
@@ -171,7 +180,7 @@ def _plan(
     ]
     pauses = frozenset(str(item.id) for item in items if getattr(item, "id", None))
     nodes = frozenset(str(interrupt_fields(item).node_id) for item in items)
-    recorded: list[Any] = next(
+    recorded: list[UserPayload] = next(
         (v for tid, ch, v in writes if tid == task and ch == _RESUME and isinstance(v, list)), []
     )
     answered = len(recorded)
@@ -207,7 +216,7 @@ _SAVING: Final = 30.0
 being saved by LangGraph (it takes milliseconds), not lost with a caller that died."""
 
 
-def _asked_again(mark: dict[str, Any] | None) -> bool:
+def _asked_again(mark: JSONObject | None) -> bool:
     """Whether a ``closed`` mark says the call moved on to a new pause, ``_SAVING`` s ago at
     most."""
     if mark is None or not mark.get("asked_again"):
@@ -216,14 +225,14 @@ def _asked_again(mark: dict[str, Any] | None) -> bool:
     return isinstance(at, int | float) and time.time() - at < _SAVING
 
 
-def _agrees(answers: tuple[Any, ...], recorded: list[Any], saver: BaseCheckpointSaver[Any]) -> bool:
+def _agrees(answers: tuple[UserPayload, ...], recorded: list[UserPayload], saver: Saver) -> bool:
     """Whether ``answers`` starts with the ``recorded`` ones (equal, or stored alike)."""
     return len(answers) >= len(recorded) and all(
         _same(mine, theirs, saver) for mine, theirs in zip(answers, recorded, strict=False)
     )
 
 
-def _same(mine: Any, theirs: Any, saver: BaseCheckpointSaver[Any]) -> bool:
+def _same(mine: UserPayload, theirs: UserPayload, saver: Saver) -> bool:
     try:
         if mine is theirs or bool(mine == theirs):
             return True
@@ -236,13 +245,13 @@ def _same(mine: Any, theirs: Any, saver: BaseCheckpointSaver[Any]) -> bool:
 
 
 def _claims_of(
-    writes: list[tuple[str, str, Any]], call_id: str
-) -> dict[int, dict[int, dict[str, dict[str, Any]]]]:
+    writes: list[PendingWrite], call_id: str
+) -> dict[int, dict[int, dict[str, JSONObject]]]:
     """The claims of ``call_id`` on a checkpoint: ``{answer: {attempt: {state: mark}}}`` (the
     task id ``dynavec-claim:<call id>:<answer>:<attempt>[:<end>]``; read from its end, since a
     call id may hold ``:``)."""
     prefix = f"{_CLAIM_PREFIX}{call_id}:"
-    claims: dict[int, dict[int, dict[str, dict[str, Any]]]] = {}
+    claims: dict[int, dict[int, dict[str, JSONObject]]] = {}
     for tid, channel, value in writes:
         if channel != CLAIM_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):
             continue
@@ -258,12 +267,12 @@ _CLAIM_TAIL: Final = re.compile(r"(\d+):(\d+)(?::(?:done|closed))?")
 """What follows the call id in a claim's task id: the answer, the attempt, the end mark."""
 
 
-def _items(value: Any) -> list[Any]:
+def _items(value: UserPayload) -> list[UserPayload]:
     """The interrupts of a task's ``__interrupt__`` write (or of a ``GraphInterrupt``)."""
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def _pauses_call(value: Any, call_id: str) -> bool:
+def _pauses_call(value: UserPayload, call_id: str) -> bool:
     for item in _items(value):
         call = interrupt_fields(item).tool_call
         if call is not None and call.get("id") == call_id:
@@ -271,9 +280,17 @@ def _pauses_call(value: Any, call_id: str) -> bool:
     return False
 
 
-def _claim_write(state: str, task_id: str, token: str, **more: Any) -> list[tuple[str, Any]]:
+def _claim_write(
+    state: str, task_id: str, token: str, **more: object
+) -> list[tuple[str, JSONObject]]:
     attempt = int(task_id.rsplit(":", 1)[1])
-    mark = {"state": state, "attempt": attempt, "owner": token, "at": time.time(), **more}
+    mark: JSONObject = {
+        "state": state,
+        "attempt": attempt,
+        "owner": token,
+        "at": time.time(),
+        **more,
+    }
     return [(CLAIM_CHANNEL, mark)]
 
 
@@ -297,7 +314,7 @@ class _Claim:
         self.pauses = plan.pauses
         self.token = uuid.uuid4().hex
 
-    def opening(self) -> tuple[list[tuple[str, Any]], str]:
+    def opening(self) -> tuple[list[tuple[str, JSONObject]], str]:
         """The write that opens the claim (``put_writes``' writes and task id)."""
         return _claim_write("open", self.task_id, self.token), self.task_id
 
@@ -306,11 +323,11 @@ class _Claim:
         if not _won(tup, self.task_id, self.token):
             raise _refused(self.target.thread_id, self.call, _BUSY)
 
-    def finished(self) -> tuple[list[tuple[str, Any]], str]:
+    def finished(self) -> tuple[list[tuple[str, JSONObject]], str]:
         """The write that ends the claim after the call returned: ``done``."""
         return _claim_write("done", self.task_id, self.token), f"{self.task_id}:done"
 
-    def ending(self, error: BaseException) -> tuple[list[tuple[str, Any]], str] | None:
+    def ending(self, error: BaseException) -> tuple[list[tuple[str, JSONObject]], str] | None:
         """The write that ends the claim when the call raised ``error``: ``closed`` when it
         paused again (``asked_again``: on a new pause, so it applied this run's answer); none
         when it failed (in doubt: the next resume runs it again)."""

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -56,6 +56,11 @@ from dynavec_langgraph._resuming.guarded import resuming
 from dynavec_langgraph._resuming.reading import read_thread as _read
 from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._run_data import durability
+from dynavec_langgraph._types import JSONObject, UserContext, UserPayload, UserState
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._audit.storage import Target
+    from dynavec_langgraph._types import Approver, Saver
 
 __all__ = [
     "SEVERAL_HINT",
@@ -78,7 +83,7 @@ __all__ = [
     "verify_trails",
 ]
 
-Graph = Pregel[Any, Any, Any, Any]
+Graph = Pregel[UserState, UserContext, UserState, UserState]
 """A compiled LangGraph graph (what ``--graph`` names and the inbox drives)."""
 
 
@@ -90,12 +95,12 @@ class PendingApproval:
     node_id: str
     payload: Any
     since: str
-    tool_call: dict[str, Any] | None
+    tool_call: JSONObject | None
     interrupt_id: str
     review_digest: str | None = None
     """What the person reviews (docs/approval-uis.md); ``None`` for a plain LangGraph pause."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {
             "thread_id": self.thread_id,
             "node_id": self.node_id,
@@ -138,9 +143,7 @@ def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingAp
     return rows
 
 
-def in_doubt_first(
-    saver: BaseCheckpointSaver[Any], snapshot: StateSnapshot, thread_id: str
-) -> StateSnapshot:
+def in_doubt_first(saver: Saver, snapshot: StateSnapshot, thread_id: str) -> StateSnapshot:
     """``snapshot`` with each pause whose approved call's run died (the call may have run)
     shown as the call's in-doubt question, which the next run asks first
     (:func:`~dynavec_langgraph._exactly_once.shown.shown_first`; one more read of the thread when
@@ -172,7 +175,7 @@ def _sql_thread_ids(saver: Any) -> list[str] | None:
     return None
 
 
-def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
+def thread_ids(saver: Saver) -> list[str]:
     """Every thread of ``saver`` that has a top-level checkpoint, newest activity first."""
     from_sql = _sql_thread_ids(saver)
     if from_sql is not None:
@@ -202,7 +205,7 @@ def read_thread(app: Graph, thread_id: str) -> StateSnapshot:
 
 
 def list_pending(
-    app: Graph, saver: BaseCheckpointSaver[Any], unreadable: list[str] | None = None
+    app: Graph, saver: Saver, unreadable: list[str] | None = None
 ) -> list[PendingApproval]:
     """The pending approvals of every thread of ``saver``, newest thread first.
 
@@ -317,7 +320,7 @@ def load_graph(spec: str) -> Graph:
     return graph
 
 
-def graph_on(graph: Graph, saver: BaseCheckpointSaver[Any]) -> Graph:
+def graph_on(graph: Graph, saver: Saver) -> Graph:
     """A copy of ``graph`` that runs on ``saver`` (what the LangGraph server does)."""
     return graph.copy(update={"checkpointer": saver})
 
@@ -332,13 +335,13 @@ SEVERAL_HINT = (
 
 def resume_graph(
     app: Graph,
-    saver: BaseCheckpointSaver[Any],
+    saver: Saver,
     thread_id: str,
-    decision: Any,
+    decision: UserPayload,
     node: str | None = None,
     *,
     before: Callable[[], None] | None = None,
-    approver: Any = None,
+    approver: Approver = None,
 ) -> StateSnapshot:
     """Answer the approval ``node`` names (or the only one) of ``thread_id`` with ``decision``
     through the guarded resume (:func:`dynavec_langgraph._resuming.guarded.resuming`); ``before`` is
@@ -373,7 +376,7 @@ def resume_graph(
 # --- the audit trail and the notification outbox (dynavec_langgraph._audit) ---------------
 
 
-def thread_history(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[AuditEvent]:
+def thread_history(saver: Saver, thread_id: str) -> list[AuditEvent]:
     """The audit trail of ``thread_id`` (``inbox history``), oldest first.
 
     Raises:
@@ -389,7 +392,7 @@ _TRAIL_THREADS_SQL = (
 )
 
 
-def trail_threads(target: Any) -> list[str]:
+def trail_threads(target: Target) -> list[str]:
     """The threads of ``target`` (a checkpointer or a store) that have an audit trail; a
     SQLite or PostgreSQL saver's are read from its table."""
     saver = stored_in(target)
@@ -404,7 +407,7 @@ def trail_threads(target: Any) -> list[str]:
     return trail_thread_ids(target)
 
 
-def verify_trails(target: Any, thread_id: str | None = None) -> TrailReport:
+def verify_trails(target: Target, thread_id: str | None = None) -> TrailReport:
     """Verify the hash chain of ``thread_id``'s audit trail in ``target`` (a checkpointer or
     a store), or of every trail there (``audit verify``); reads only.
 
@@ -427,7 +430,7 @@ def verify_trails(target: Any, thread_id: str | None = None) -> TrailReport:
 
 
 def notify_pending(
-    saver: BaseCheckpointSaver[Any],
+    saver: Saver,
     notify: Notifier,
     thread_id: str | None = None,
     *,
@@ -451,7 +454,7 @@ def notify_pending(
     return done
 
 
-def recording_on(graph: Graph, saver: BaseCheckpointSaver[Any], thread_id: str) -> Graph:
+def recording_on(graph: Graph, saver: Saver, thread_id: str) -> Graph:
     """``graph`` recording the command line's decisions when the thread keeps an audit trail
     (an agent with ``audit=True`` or ``notify=`` paused it), else ``graph`` unchanged."""
     if not audit_trail(saver, thread_id):
@@ -469,7 +472,7 @@ class Expired:
     expires_at: str
     error: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {
             "thread_id": self.thread_id,
             "node_id": self.node_id,
@@ -479,9 +482,7 @@ class Expired:
         }
 
 
-def expire_pending(
-    app: Graph, saver: BaseCheckpointSaver[Any], now: datetime | None = None
-) -> list[Expired]:
+def expire_pending(app: Graph, saver: Saver, now: datetime | None = None) -> list[Expired]:
     """Settle every expired approval of ``saver`` (``dynavec-langgraph inbox expire``):
     each thread with a pending pause whose ``expires_at`` has passed is resumed, through the
     guarded resume, with :func:`~dynavec_langgraph._policy.answers.expiry_answer`; the paused tool

@@ -37,6 +37,7 @@ from typing import Any, Final
 
 from dynavec_langgraph._errors import InvalidLinkError, InvalidOptionError, option_text
 from dynavec_langgraph._run_data import current_run
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 __all__ = [
     "LINK_BASE_URL_ENV",
@@ -196,7 +197,7 @@ class LinkClaims:
     key_id: str
     thread_id: str
     review_digest: str
-    decision: Any
+    decision: UserPayload
     approver: str
     expires_at: datetime
     nonce: str
@@ -211,7 +212,7 @@ def sign_link(
     *,
     thread_id: str,
     review_digest: str,
-    decision: Any,
+    decision: UserPayload,
     approver: str,
     expires_at: datetime,
     roles: Sequence[str] = (),
@@ -273,7 +274,7 @@ def pause_links(
     base_url: str | None = None,
     expires_in: timedelta = _DAY,
     deadline: Any = None,
-    decisions: Mapping[str, Any] | None = None,
+    decisions: JSONMapping | None = None,
     path: str = LINK_PATH,
     roles: Sequence[str] = (),
     permissions: Sequence[str] = (),
@@ -310,7 +311,7 @@ def pause_links(
     return out
 
 
-def notification_links(thread_id: str, value: Any) -> dict[str, Any] | None:
+def notification_links(thread_id: str, value: UserPayload) -> JSONObject | None:
     """What a pause notification carries when the deployment sets :data:`LINK_BASE_URL_ENV`
     and :data:`LINK_KEYS_ENV`: ``{"links": {approver: {"approve": URL, "reject": URL}}}`` for
     each name among the pause's ``approvers`` (``role:`` / ``permission:`` entries name nobody
@@ -425,7 +426,7 @@ def link_answer(token: str) -> dict[str, str]:
     return {LINK_KEY: token}
 
 
-def link_of(raw: Any) -> str | None:
+def link_of(raw: UserPayload) -> str | None:
     """The token of a link answer (``{"dynavec_link": TOKEN}``), else ``None``."""
     if isinstance(raw, Mapping) and set(raw) == {LINK_KEY}:
         token = raw[LINK_KEY]
@@ -433,7 +434,7 @@ def link_of(raw: Any) -> str | None:
     return None
 
 
-def redacted(token: str, claims: LinkClaims | None = None) -> dict[str, Any]:
+def redacted(token: str, claims: LinkClaims | None = None) -> JSONObject:
     """What the audit trail records of a link answer: its claims without the signature (the
     token itself is a credential until used)."""
     if claims is None:
@@ -465,8 +466,8 @@ _ON_THE_LOOP: Final = (
 
 
 def answer_of_link(
-    token: str, value: Mapping[str, Any], index: int, keys: LinkKeys | None
-) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    token: str, value: JSONMapping, index: int, keys: LinkKeys | None
+) -> tuple[JSONObject, Any, JSONObject]:
     """Inside the paused tool: the ``index``-th answer (1 for the first) to the pause
     ``value`` is the link ``token``. Returns ``(approver, decision, recorded)``: the approver
     as an approval rule sees it (``authenticated_by`` ``"signed_link"``, its ``key_id``), the

@@ -217,3 +217,9 @@ read from a function's signature and handed to pydantic; Python 3.11 has no type
 JSONMapping = Mapping[str, Any]
 """A JSON object only read: a pause's value (an ``InterruptValue`` or the dict a server
 sent), a decision, a stored record."""
+
+# tany1 (issue 39): the audit trail, the inbox, the links and the remote client use
+# ``JSONObject`` / ``JSONMapping`` above and name the saver:
+if TYPE_CHECKING:
+    Saver: TypeAlias = BaseCheckpointSaver[Any]
+    """A LangGraph checkpointer (its version type is the saver's own: ``int``, ``str``, ...)."""

@@ -8,7 +8,7 @@ import dynavec_langgraph._agui.extra  # noqa: F401  (first: names the extra)
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ag_ui.core import (
     Message,
@@ -48,17 +48,21 @@ from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
 from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
 from dynavec_langgraph._resuming.guarded import aresuming
+from dynavec_langgraph._types import JSONMapping, UserPayload
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._persistence.records import CheckpointerOption
 from dynavec_langgraph.savers import resolve_checkpointer
 
 AGUI_PROTOCOL_VERSION = "1.0"
 """The AG-UI protocol version this module speaks (``RUN_STARTED.protocolVersion``)."""
 
-Approver = Callable[[Request, ResumeEntry], Any]
+Approver = Callable[[Request, ResumeEntry], UserPayload]
 """Who answers a resume entry, for approvals with approvers or M-of-N (a name, or ``{"name",
 "roles"}``; ``None``: nobody named): called with the HTTP request, so it reads your sign-in."""
 
 
-def approver_from_metadata(request: Request, entry: ResumeEntry) -> Any:
+def approver_from_metadata(request: Request, entry: ResumeEntry) -> UserPayload:
     """The approver a resume entry names in its ``metadata.approver`` (trusts the client: for
     demos and tests, or behind a proxy that sets it; read your sign-in otherwise).
 
@@ -133,7 +137,7 @@ async def stream_run(
     run: RunAgentInput,
     *,
     tools: Sequence[BaseTool] = (),
-    approver: Any = None,
+    approver: str | JSONMapping | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> AsyncIterator[BaseEvent]:
     """The AG-UI events of one run of ``graph`` (compiled with a checkpointer) on
@@ -174,8 +178,9 @@ async def stream_run(
     yield MessagesSnapshotEvent(messages=messages)
     yield StateSnapshotEvent(snapshot=state_snapshot(state.values))
     pending = await pending_pauses(graph, config, by_name)
+    outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
     if pending:
-        outcome: Any = RunFinishedInterruptOutcome(interrupts=[to_interrupt(p) for p in pending])
+        outcome = RunFinishedInterruptOutcome(interrupts=[to_interrupt(p) for p in pending])
     else:
         outcome = RunFinishedSuccessOutcome()
     yield RunFinishedEvent(thread_id=run.thread_id, run_id=run.run_id, outcome=outcome)
@@ -187,7 +192,7 @@ async def stream_run(
 def create_agui_app(
     graph: Any,
     *,
-    checkpointer: Any = None,
+    checkpointer: CheckpointerOption = None,
     tools: Sequence[BaseTool] = (),
     approver: Approver | None = None,
     path: str = "/",

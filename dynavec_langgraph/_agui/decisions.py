@@ -6,9 +6,9 @@ import dynavec_langgraph._agui.extra  # noqa: F401  (first: names the extra)
 
 # isort: split
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ag_ui.core import ResumeEntry
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -18,6 +18,10 @@ from dynavec_langgraph._decisions import explain_refusal
 from dynavec_langgraph._digest import bind_decision, review_digest
 from dynavec_langgraph._errors import InvalidDecisionError
 from dynavec_langgraph._pause_value import ALL_DECISIONS, interrupt_fields
+from dynavec_langgraph._types import JSONMapping, JSONObject
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import Approver
 
 
 class Refused(InvalidDecisionError):
@@ -36,7 +40,7 @@ def _edit_model(pause: Pause) -> type[BaseModel]:
     schema = pause.tool.tool_call_schema if pause.tool is not None else None
     if isinstance(schema, type) and issubclass(schema, BaseModel) and schema.model_fields:
         return schema
-    fields: dict[str, Any] = {
+    fields: JSONObject = {
         k: (type(v) if v is not None else Any, ...) for k, v in pause.args.items()
     }
     return create_model(
@@ -84,7 +88,7 @@ def _decision(entry: ResumeEntry, pause: Pause, now: datetime) -> Any:
     return decision
 
 
-def _typed_decision(kind: str, payload: Mapping[str, Any], pause: Pause, iid: str) -> Any:
+def _typed_decision(kind: str, payload: JSONMapping, pause: Pause, iid: str) -> Any:
     if kind == "edit":
         args = payload.get("args")
         if not isinstance(args, dict):
@@ -113,7 +117,7 @@ def _typed_decision(kind: str, payload: Mapping[str, Any], pause: Pause, iid: st
     return {"type": "approve"}
 
 
-def _check_approver(entry: ResumeEntry, pause: Pause, approver: Any) -> None:
+def _check_approver(entry: ResumeEntry, pause: Pause, approver: Approver) -> None:
     """An approval with approvers or several approvals needs a named approver: refused before
     anything runs (the package would ask again under a new interrupt id)."""
     approval = pause.value.get("approval")
@@ -133,8 +137,8 @@ def resume_decisions(
     entries: Sequence[ResumeEntry],
     pending: Sequence[Pause],
     now: datetime,
-    approver: Any = None,
-) -> dict[str, Any]:
+    approver: Approver = None,
+) -> JSONObject:
     """``{interrupt_id: decision}``, each bound to its pause's review digest.
 
     Raises:
@@ -143,7 +147,7 @@ def resume_decisions(
     """
     by_id = {p.interrupt.id: p for p in pending}
     listed = ", ".join(by_id) or "nothing"
-    decisions: dict[str, Any] = {}
+    decisions: JSONObject = {}
     for entry in entries:
         iid = entry.interrupt_id
         if iid in decisions:

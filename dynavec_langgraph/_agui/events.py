@@ -41,10 +41,12 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
+from dynavec_langgraph._types import JSONObject, UserPayload
+
 MESSAGES_KEY = "messages"
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: UserPayload) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
@@ -209,7 +211,7 @@ async def graph_events(
         yield TextMessageEndEvent(message_id=mid)
 
 
-def state_snapshot(values: Any) -> dict[str, Any]:
+def state_snapshot(values: Any) -> JSONObject:
     if not isinstance(values, Mapping):
         return {}
     return {

@@ -20,11 +20,12 @@ from pydantic import BaseModel
 from dynavec_langgraph._agui.events import jsonable
 from dynavec_langgraph._errors import InvalidInputError
 from dynavec_langgraph._pause_value import ALL_DECISIONS, interrupt_fields
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 Reason = Literal["tool_call", "input_required", "confirmation"]
 
 
-def _json_type(value: Any) -> dict[str, Any]:
+def _json_type(value: UserPayload) -> JSONObject:
     if isinstance(value, bool):
         return {"type": "boolean"}
     if isinstance(value, int):
@@ -40,7 +41,7 @@ def _json_type(value: Any) -> dict[str, Any]:
     return {}
 
 
-def _args_schema(tool: BaseTool | None, args: Mapping[str, Any]) -> dict[str, Any]:
+def _args_schema(tool: BaseTool | None, args: JSONMapping) -> JSONObject:
     """The JSON Schema of the arguments an edit may send: the tool's own (``tools=``), else one
     drawn from the paused call's arguments (each key, of its value's JSON type)."""
     if tool is not None:
@@ -57,11 +58,9 @@ def _args_schema(tool: BaseTool | None, args: Mapping[str, Any]) -> dict[str, An
     }
 
 
-def _response_schema(
-    allowed: Sequence[str], args_schema: dict[str, Any], plain: bool
-) -> dict[str, Any]:
+def _response_schema(allowed: Sequence[str], args_schema: JSONObject, plain: bool) -> JSONObject:
     """The ``responseSchema`` of a pause: one object per decision it offers."""
-    one: dict[str, dict[str, Any]] = {
+    one: dict[str, JSONObject] = {
         "approve": {"properties": {"type": {"const": "approve"}}},
         "edit": {
             "properties": {"type": {"const": "edit"}, "args": args_schema},
@@ -83,7 +82,7 @@ def _response_schema(
     return {"title": "Decision", "oneOf": options}
 
 
-def _reason(value: Mapping[str, Any], call: Mapping[str, Any] | None) -> Reason:
+def _reason(value: JSONMapping, call: JSONMapping | None) -> Reason:
     payload = value.get("payload")
     if isinstance(payload, Mapping) and payload.get("in_doubt") is True:
         return "confirmation"  # a call that may have run: confirm running it again
@@ -99,10 +98,10 @@ class Pause:
     """One pending pause as the app reads it (see :func:`interrupt_outcome`)."""
 
     interrupt: Interrupt
-    value: Mapping[str, Any]
+    value: JSONMapping
     allowed: tuple[str, ...]
     tool: BaseTool | None
-    args: Mapping[str, Any]
+    args: JSONMapping
     expires_at: str | None
     path: list[str] = field(default_factory=list)
 
@@ -113,7 +112,7 @@ class Pause:
 
 def pause_of(interrupt: Interrupt, tools: Mapping[str, BaseTool], path: list[str]) -> Pause:
     fields = interrupt_fields(interrupt)
-    value: Mapping[str, Any] = fields.raw if fields.ours else {}
+    value: JSONMapping = fields.raw if fields.ours else {}
     allowed = tuple(value.get("allowed_decisions") or ())
     args = value.get("args") if isinstance(value.get("args"), dict) else {}
     name = str(value.get("name") or "")
@@ -137,7 +136,7 @@ def to_interrupt(pause: Pause) -> AguiInterrupt:
             metadata={"value": jsonable(fields.raw), "path": pause.path},
         )
     approval = value.get("approval") if isinstance(value.get("approval"), dict) else None
-    metadata: dict[str, Any] = {
+    metadata: JSONObject = {
         "nodeId": value.get("node_id"),
         "name": value.get("name"),
         "args": jsonable(pause.args),

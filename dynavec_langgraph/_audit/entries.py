@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -21,6 +21,7 @@ from dynavec_langgraph._storable import (
     lone_surrogate,
     too_deep,
 )
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 __all__ = [
     "APPROVER_KEY",
@@ -71,7 +72,7 @@ TAMPERING: Final = ("edited", "deleted", "reordered", "inserted")
 ENTRY_TASK: Final = "dynavec_audit"
 """The task id of the pending write holding a chained entry on a checkpointer."""
 
-Notifier = str | Callable[[dict[str, Any]], Any]
+Notifier = str | Callable[[JSONObject], Any]
 """A webhook URL (the body is POSTed as JSON; any 2xx is delivered) or a callable given the body
 (returning is delivered, raising is a failed try)."""
 
@@ -102,14 +103,14 @@ class AuditEvent:
     interrupt_id: str | None = None
     tool_call_id: str | None = None
     digest: str | None = None
-    decision: Any = None
+    decision: UserPayload = None
     comment: str | None = None
     authenticated_by: str | None = None
     seq: int | None = None
     prev_hash: str | None = None
     hash: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         """The entry as plain JSON."""
         return asdict(self)
 
@@ -127,7 +128,7 @@ def event_id(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def entry_hash(entry: Mapping[str, Any]) -> str:
+def entry_hash(entry: JSONMapping) -> str:
     """The ``hash`` of a chained entry: SHA-256 (hex) of the entry without its ``hash`` key,
     as JSON with sorted keys, no spaces and non-ASCII characters escaped (Python's
     ``json.dumps(entry, sort_keys=True, separators=(",", ":"))``), UTF-8 encoded. It covers
@@ -141,7 +142,7 @@ def entry_hash(entry: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
-def canonical(entry: Mapping[str, Any]) -> bytes:
+def canonical(entry: JSONMapping) -> bytes:
     return json.dumps(entry, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
@@ -156,7 +157,7 @@ def make_event(
     interrupt_id: str | None = None,
     tool_call_id: str | None = None,
     digest: str | None = None,
-    decision: Any = None,
+    decision: UserPayload = None,
     comment: str | None = None,
     event_id_: str | None = None,
     at: str | None = None,
@@ -194,7 +195,7 @@ def make_event(
     )
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: UserPayload) -> Any:
     """``value`` as it is when every saver and store can hold it as JSON, else its ``repr``
     (which escapes a lone surrogate; shortened for a value nested too deeply): what the
     graph records never fails the run for the value it records."""
@@ -215,7 +216,7 @@ def _escaped(text: str | None) -> str | None:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def check_entry(thread_id: str, fields: Mapping[str, Any]) -> None:
+def check_entry(thread_id: str, fields: JSONMapping) -> None:
     """What a caller records or enqueues (:func:`record`, :func:`enqueue`), refused before
     anything is written when a saver cannot store it as it is.
 

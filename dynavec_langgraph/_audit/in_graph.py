@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
@@ -32,6 +32,10 @@ from dynavec_langgraph._audit.notifications import (
 from dynavec_langgraph._audit.storage import last_task, write
 from dynavec_langgraph._audit.switch import audit_flag, notifier
 from dynavec_langgraph._run_data import SignedIn
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._audit.storage import Target
 
 __all__ = [
     "mirrored_interrupt_id",
@@ -47,7 +51,7 @@ _CHECKPOINTER_KEY: Final = "__pregel_checkpointer"
 
 @dataclass(frozen=True)
 class _Setting:
-    target: Any
+    target: Target
     thread_id: str
     ns: str
     audit: bool
@@ -59,7 +63,7 @@ class _Setting:
     that user is who answers (:attr:`~dynavec_langgraph._run_data.SignedIn.proves_approver`)."""
 
 
-def _setting(conf: Mapping[str, Any]) -> _Setting | None:
+def _setting(conf: JSONMapping) -> _Setting | None:
     notify = notifier(conf)
     audit = audit_flag(conf) or notify is not None
     if not audit:
@@ -100,7 +104,7 @@ def _current() -> _Setting | None:
     return _setting(conf)
 
 
-def _pause_fields(value: Any) -> dict[str, Any]:
+def _pause_fields(value: UserPayload) -> JSONObject:
     value = value if isinstance(value, Mapping) else {}
     call = value.get("tool_call")
     return {
@@ -119,7 +123,7 @@ def mirrored_interrupt_id(ns: str, answered: int) -> str:
     return xxh3_128_hexdigest((f"{ns}|{answered}" if answered else ns).encode())
 
 
-def _who(raw: Any, setting: _Setting) -> str | None:
+def _who(raw: UserPayload, setting: _Setting) -> str | None:
     """The approver: named in the decision (``approver`` / ``as`` / ``user``), else the config's."""
     items = raw.get("decisions") if isinstance(raw, Mapping) else raw
     candidates = items if isinstance(items, list) else [raw]
@@ -131,7 +135,7 @@ def _who(raw: Any, setting: _Setting) -> str | None:
     return setting.who
 
 
-def _comment(raw: Any) -> str | None:
+def _comment(raw: UserPayload) -> str | None:
     items = raw.get("decisions") if isinstance(raw, Mapping) else raw
     first = items[0] if isinstance(items, list) and items else raw
     if isinstance(first, Mapping):
@@ -142,8 +146,8 @@ def _comment(raw: Any) -> str | None:
 
 
 def on_decision(
-    value: Any,
-    raw: Any,
+    value: UserPayload,
+    raw: UserPayload,
     index: int,
     refused: str | None,
     *,
@@ -195,7 +199,7 @@ def on_decision(
     write(setting.target, AUDIT_NS, setting.thread_id, event.as_dict())
 
 
-def on_pause(value: Any, interrupts: Sequence[Interrupt], reasked: bool) -> None:
+def on_pause(value: UserPayload, interrupts: Sequence[Interrupt], reasked: bool) -> None:
     """Record a pause ``ask`` raised (``interrupts``: the ``GraphInterrupt``'s), put its
     notification in the outbox and start sending it. A no-op unless recording is on; never
     raises for a receiver (delivery runs in the background)."""

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from dynavec_langgraph._audit.entries import (
     OUTBOX_NS,
@@ -21,6 +21,10 @@ from dynavec_langgraph._audit.storage import check_target, read, write
 from dynavec_langgraph._errors import InvalidInputError
 from dynavec_langgraph._links import notification_links
 from dynavec_langgraph._storable import brief, check_id
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._audit.storage import Target
 
 __all__ = [
     "IN_PROCESS_BACKOFF",
@@ -48,7 +52,7 @@ most :data:`MAX_BACKOFF`."""
 MAX_BACKOFF: Final = 3600.0
 
 
-def digest_of(value: Mapping[str, Any]) -> str | None:
+def digest_of(value: JSONMapping) -> str | None:
     """The pause's review digest (``review_digest``, dynavec_langgraph._digest), if any."""
     for key in ("review_digest", "digest"):
         if isinstance(value.get(key), str):
@@ -59,12 +63,12 @@ def digest_of(value: Mapping[str, Any]) -> str | None:
 def notification_body(
     thread_id: str,
     kind: str,
-    value: Any,
+    value: UserPayload,
     interrupt_id: str | None,
     *,
     event_id: str,
     db: str | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """What a receiver gets for a pause ``value`` (an :class:`InterruptValue` or any
     interrupt value): the thread, the approval, the call, and how to answer it."""
     value = value if isinstance(value, Mapping) else {"payload": value}
@@ -98,7 +102,7 @@ def notification_body(
     }
 
 
-def _approvals(value: Mapping[str, Any]) -> Any:
+def _approvals(value: JSONMapping) -> Any:
     """Who has approved so far: the policy's ``approval.approved_by`` (with the count needed),
     or a value's own ``approvals`` / ``approved_by``."""
     state = value.get("approval")
@@ -110,12 +114,12 @@ def _approvals(value: Mapping[str, Any]) -> Any:
     return value.get("approvals", value.get("approved_by"))
 
 
-def outbox_entry(body: Mapping[str, Any]) -> dict[str, Any]:
+def outbox_entry(body: JSONMapping) -> JSONObject:
     at = body.get("at") or now()
     return {"event_id": body["event_id"], "type": "event", "at": at, "body": dict(body)}
 
 
-def enqueue(target: Any, thread_id: str, body: Mapping[str, Any]) -> None:
+def enqueue(target: object, thread_id: str, body: JSONMapping) -> None:
     """Put one notification ``body`` (with its ``event_id``) in ``thread_id``'s outbox, for
     features that notify outside the graph (an expiry settled by a sweeper).
 
@@ -125,7 +129,7 @@ def enqueue(target: Any, thread_id: str, body: Mapping[str, Any]) -> None:
             the same for every retry of one notification: :func:`event_id` builds one), or
             holds what no saver stores as it is (as :func:`record`); nothing was written.
     """
-    check_target(target)
+    target = check_target(target)
     if not isinstance(body, Mapping):
         raise InvalidInputError(
             f"body={brief(body, 80)}: pass the notification as a dict with its 'event_id' "
@@ -148,22 +152,22 @@ class Delivery:
     """One outbox entry: its body, how many tries failed, and when the next is due."""
 
     event_id: str
-    body: dict[str, Any]
+    body: JSONObject
     delivered: bool
     tries: int
     next_at: float
     last_error: str | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return asdict(self)
 
 
-def outbox(target: Any, thread_id: str) -> list[Delivery]:
+def outbox(target: object, thread_id: str) -> list[Delivery]:
     """Every notification of ``thread_id`` in ``target``, oldest first, with its state."""
-    check_target(target)
+    target = check_target(target)
     check_id(thread_id, "thread_id")
     entries = read(target, OUTBOX_NS, thread_id)
-    tries: dict[str, list[dict[str, Any]]] = {}
+    tries: dict[str, list[JSONObject]] = {}
     for e in entries:
         if e.get("type") == "try":
             tries.setdefault(str(e["of"]), []).append(e)
@@ -187,7 +191,7 @@ def outbox(target: Any, thread_id: str) -> list[Delivery]:
     return found
 
 
-def _send(notify: Notifier, body: Mapping[str, Any], timeout: float) -> None:
+def _send(notify: Notifier, body: JSONMapping, timeout: float) -> None:
     if callable(notify):
         notify(dict(body))
         return
@@ -204,7 +208,7 @@ def _backoff(tries: int, base: float) -> float:
 
 
 def deliver(
-    target: Any,
+    target: object,
     thread_id: str,
     notify: Notifier,
     *,
@@ -214,7 +218,7 @@ def deliver(
 ) -> tuple[int, int]:
     """Send ``thread_id``'s undelivered notifications that are due (all with ``force``);
     record each try. Returns ``(delivered, failed)``; never raises for the receiver."""
-    check_target(target)
+    target = check_target(target)
     sent = failed = 0
     for item in outbox(target, thread_id):
         if item.delivered or (not force and item.next_at > time.time()):
@@ -256,7 +260,7 @@ def deliver(
 
 
 def deliver_soon(
-    target: Any,
+    target: Target,
     thread_id: str,
     notify: Notifier,
     *,

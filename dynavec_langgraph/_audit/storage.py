@@ -9,17 +9,30 @@ import json
 import random
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeGuard, cast
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, empty_checkpoint
 from langgraph.store.base import BaseStore
 
 from dynavec_langgraph._audit.entries import AUDIT_NS, ENTRY_TASK, GENESIS, canonical, entry_hash
 from dynavec_langgraph._errors import StorageError
 from dynavec_langgraph._persistence.kinds import stored_in
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
+
+    from dynavec_langgraph._types import JSONMapping, JSONObject
+
+    Saver: TypeAlias = BaseCheckpointSaver[Any]
+    """A LangGraph checkpointer (its version type is the saver's own)."""
+    Target: TypeAlias = Saver | BaseStore
+    """Where a trail is kept: the thread's checkpointer, or a store (a server's)."""
 
 __all__ = [
     "PAGE",
@@ -49,7 +62,7 @@ _ATTEMPTS: Final = 50
 """Appends of one entry that lost its place to another writer before giving up."""
 
 
-def _linked(entry: Mapping[str, Any], seq: int, prev_hash: str) -> dict[str, Any]:
+def _linked(entry: JSONMapping, seq: int, prev_hash: str) -> JSONObject:
     """``entry`` as entry ``seq`` of its chain, after the entry whose hash is ``prev_hash``:
     plain JSON (string keys), with ``seq``, ``prev_hash`` and its ``hash``."""
     body = json.loads(json.dumps(dict(entry), default=repr))
@@ -59,25 +72,25 @@ def _linked(entry: Mapping[str, Any], seq: int, prev_hash: str) -> dict[str, Any
     return dict(body)
 
 
-def _config(thread_id: str, ns: str) -> dict[str, Any]:
+def _config(thread_id: str, ns: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
 
 
-def _entry_checkpoint(entry: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _entry_checkpoint(entry: JSONMapping) -> tuple[Checkpoint, CheckpointMetadata]:
     checkpoint = empty_checkpoint()
-    metadata: dict[str, Any] = {"source": "update", "step": -1, "parents": {}}
+    metadata: JSONObject = {"source": "update", "step": -1, "parents": {}}
     metadata[_ID] = entry["event_id"]
     metadata[_META] = json.dumps(entry, default=repr, ensure_ascii=False)
-    return checkpoint, metadata
+    return checkpoint, cast("CheckpointMetadata", metadata)  # its own keys too: kept as given
 
 
-def _slot(thread_id: str, seq: int) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+def _slot(thread_id: str, seq: int) -> tuple[RunnableConfig, Checkpoint, CheckpointMetadata]:
     """The config, checkpoint and metadata of the checkpoint holding chained entry ``seq``:
     the same for every writer, so saving it again changes nothing that is read."""
     checkpoint = empty_checkpoint()
     checkpoint["id"] = f"{_SLOT}{seq:012d}"
-    metadata: dict[str, Any] = {"source": "update", "step": -1, "parents": {}, _SEQ: seq}
-    return _config(thread_id, AUDIT_NS), checkpoint, metadata
+    metadata: JSONObject = {"source": "update", "step": -1, "parents": {}, _SEQ: seq}
+    return _config(thread_id, AUDIT_NS), checkpoint, cast("CheckpointMetadata", metadata)
 
 
 def _slot_seq(checkpoint_id: str) -> int | None:
@@ -88,7 +101,7 @@ def _slot_seq(checkpoint_id: str) -> int | None:
     return int(digits)
 
 
-def _from_blob(value: Any) -> dict[str, Any] | None:
+def _from_blob(value: object) -> JSONObject | None:
     """A stored chained entry (the JSON bytes of the pending write); ``None`` if unreadable."""
     try:
         text = value.decode("utf-8") if isinstance(value, bytes | bytearray) else value
@@ -105,11 +118,11 @@ class Found:
 
     where: str
     slot: int | None
-    entry: dict[str, Any] | None
+    entry: JSONObject | None
     edited: bool = False
 
 
-def _found_in(tuples: Iterable[Any]) -> list[Found]:
+def _found_in(tuples: Iterable[CheckpointTuple]) -> list[Found]:
     """The entries of the checkpoints of a trail: those written before the chain (in the
     metadata) and the chained ones (the pending writes of :data:`ENTRY_TASK`)."""
     found: list[Found] = []
@@ -126,11 +139,11 @@ def _found_in(tuples: Iterable[Any]) -> list[Found]:
     return found
 
 
-def is_seq(value: Any) -> TypeGuard[int]:
+def is_seq(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def found_items(items: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Found]:
+def found_items(items: Iterable[tuple[str, JSONMapping]]) -> list[Found]:
     """Store items: a chained one is in the slot its own ``seq`` names (a store keeps no
     other order)."""
     found = []
@@ -152,14 +165,14 @@ def _head(found: Iterable[Found]) -> tuple[int, str]:
     return seq, head
 
 
-def _with_id(found: Iterable[Found], eid: str) -> dict[str, Any] | None:
+def _with_id(found: Iterable[Found], eid: str) -> JSONObject | None:
     for f in found:
         if f.entry is not None and f.entry.get("event_id") == eid:
             return f.entry
     return None
 
 
-def _won(claimed: Any, linked: Mapping[str, Any]) -> bool:
+def _won(claimed: CheckpointTuple | None, linked: JSONMapping) -> bool:
     """Whether the checkpoint tuple of a slot holds ``linked`` (this writer got the slot):
     the same hash, which covers all of it."""
     for task_id, channel, value in getattr(claimed, "pending_writes", None) or ():
@@ -195,7 +208,7 @@ _TURNS_GUARD: Final = threading.Lock()
 
 
 @contextmanager
-def _turn(target: Any, thread_id: str) -> Iterator[None]:
+def _turn(target: Target, thread_id: str) -> Iterator[None]:
     key = (id(stored_in(target)), thread_id)
     with _TURNS_GUARD:
         lock, users = _TURNS.get(key) or (threading.RLock(), 0)
@@ -212,7 +225,7 @@ def _turn(target: Any, thread_id: str) -> Iterator[None]:
                 del _TURNS[key]
 
 
-def _append(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+def _append(saver: Saver, thread_id: str, entry: JSONMapping) -> JSONObject:
     """Chain ``entry`` to the end of ``thread_id``'s trail in ``saver`` (once per event id)
     and return it as stored. The slot of the next entry is claimed with a pending write,
     which the savers keep first-come: a writer that lost it reads the winner and goes on."""
@@ -235,7 +248,7 @@ def _append(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict[str, A
     raise _lost(thread_id)
 
 
-async def _aappend(saver: Any, thread_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+async def _aappend(saver: Saver, thread_id: str, entry: JSONMapping) -> JSONObject:
     """Async twin of :func:`_append` (the storage keeps writers apart)."""
     eid = str(entry["event_id"])
     for attempt in range(_ATTEMPTS):
@@ -259,7 +272,7 @@ class Items(Protocol):
     (:class:`_StoreItems`) or a server's store through ``langgraph_sdk``
     (:mod:`dynavec_langgraph._remote.audit`)."""
 
-    def values(self) -> list[tuple[str, Mapping[str, Any]]]:
+    def values(self) -> list[tuple[str, JSONMapping]]:
         """Every item, as ``(key, value)``."""
         ...
 
@@ -267,7 +280,7 @@ class Items(Protocol):
         """The keys of the items whose ``seq`` is ``seq``."""
         ...
 
-    def put(self, key: str, value: dict[str, Any]) -> None: ...
+    def put(self, key: str, value: JSONObject) -> None: ...
 
     def delete(self, key: str) -> None: ...
 
@@ -281,8 +294,8 @@ class _StoreItems:
     def __init__(self, store: BaseStore, ns: str, thread_id: str) -> None:
         self.store, self.ns = store, (ns, thread_id)
 
-    def values(self) -> list[tuple[str, Mapping[str, Any]]]:
-        found: list[tuple[str, Mapping[str, Any]]] = []
+    def values(self) -> list[tuple[str, JSONMapping]]:
+        found: list[tuple[str, JSONMapping]] = []
         while True:
             page = self.store.search(self.ns, limit=PAGE, offset=len(found))
             found += [(item.key, item.value) for item in page]
@@ -292,14 +305,14 @@ class _StoreItems:
     def with_seq(self, seq: int) -> list[str]:
         return [i.key for i in self.store.search(self.ns, filter={"seq": seq}, limit=PAGE)]
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: JSONObject) -> None:
         self.store.put(self.ns, key, value, index=False)
 
     def delete(self, key: str) -> None:
         self.store.delete(self.ns, key)
 
 
-def append_item(items: Items, thread_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+def append_item(items: Items, thread_id: str, entry: JSONMapping) -> JSONObject:
     """Chain ``entry`` to the end of a trail kept in a store (once per event id) and return
     it as stored. A store has no conditional put: the writer puts its item, reads the items
     of its ``seq`` back and, finding another, deletes its own and tries again (of two writers
@@ -321,7 +334,7 @@ def append_item(items: Items, thread_id: str, entry: Mapping[str, Any]) -> dict[
     raise _lost(thread_id)
 
 
-async def _aappend_item(store: BaseStore, thread_id: str, entry: Mapping[str, Any]) -> Any:
+async def _aappend_item(store: BaseStore, thread_id: str, entry: JSONMapping) -> JSONObject:
     """Async twin of :func:`append_item` on a LangGraph store."""
     eid, ns = str(entry["event_id"]), (AUDIT_NS, thread_id)
     for attempt in range(_ATTEMPTS):
@@ -340,8 +353,8 @@ async def _aappend_item(store: BaseStore, thread_id: str, entry: Mapping[str, An
     raise _lost(thread_id)
 
 
-async def _asearch_all(store: BaseStore, ns: tuple[str, str]) -> list[tuple[str, Any]]:
-    found: list[tuple[str, Any]] = []
+async def _asearch_all(store: BaseStore, ns: tuple[str, str]) -> list[tuple[str, JSONObject]]:
+    found: list[tuple[str, JSONObject]] = []
     while True:
         page = await store.asearch(ns, limit=PAGE, offset=len(found))
         found += [(item.key, item.value) for item in page]
@@ -349,7 +362,7 @@ async def _asearch_all(store: BaseStore, ns: tuple[str, str]) -> list[tuple[str,
             return found
 
 
-def _on_own_loop(saver: Any) -> asyncio.AbstractEventLoop | None:
+def _on_own_loop(saver: Saver) -> asyncio.AbstractEventLoop | None:
     """The running loop, when ``saver`` is an async saver bound to it (its sync methods
     refuse this thread then)."""
     loop = getattr(saver, "loop", None)
@@ -360,14 +373,14 @@ def _on_own_loop(saver: Any) -> asyncio.AbstractEventLoop | None:
     return running if loop is running else None
 
 
-_pending_tasks: set[asyncio.Task[Any]] = set()
-last_task: dict[tuple[int, str], asyncio.Task[Any]] = {}
+_pending_tasks: set[asyncio.Task[None]] = set()
+last_task: dict[tuple[int, str], asyncio.Task[None]] = {}
 """The latest write task of each (saver, thread): the next one waits for it, so a thread's
 entries are chained in the order they were recorded."""
 
 
 def _in_task(
-    loop: asyncio.AbstractEventLoop, target: Any, ns: str, thread_id: str, entry: dict[str, Any]
+    loop: asyncio.AbstractEventLoop, target: Target, ns: str, thread_id: str, entry: JSONObject
 ) -> None:
     """Write ``entry`` from a task of ``loop``, after the thread's earlier ones."""
     key = (id(target), thread_id)
@@ -382,7 +395,7 @@ def _in_task(
     _pending_tasks.add(task)
     last_task[key] = task
 
-    def done(finished: asyncio.Task[Any]) -> None:
+    def done(finished: asyncio.Task[None]) -> None:
         _pending_tasks.discard(finished)
         if last_task.get(key) is finished:
             del last_task[key]
@@ -390,11 +403,11 @@ def _in_task(
     task.add_done_callback(done)
 
 
-def _exists(target: Any, ns: str, thread_id: str, eid: str) -> bool:
+def _exists(target: Saver, ns: str, thread_id: str, eid: str) -> bool:
     return bool(list(target.list(_config(thread_id, ns), filter={_ID: eid}, limit=1)))
 
 
-def write(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -> dict[str, Any] | None:
+def write(target: Target, ns: str, thread_id: str, entry: JSONObject) -> JSONObject | None:
     """Append ``entry`` (once per event id) to ``target``'s ``ns`` of ``thread_id``, chained
     in the audit trail; the entry as stored (``None``: a task of the saver's loop writes it)."""
     eid = str(entry["event_id"])
@@ -422,7 +435,7 @@ def write(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -> dict[s
     return entry
 
 
-async def awrite(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+async def awrite(target: Target, ns: str, thread_id: str, entry: JSONObject) -> JSONObject:
     eid = str(entry["event_id"])
     if isinstance(target, BaseStore):
         if ns == AUDIT_NS:
@@ -439,7 +452,7 @@ async def awrite(target: Any, ns: str, thread_id: str, entry: dict[str, Any]) ->
     return entry
 
 
-def _decode(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+def _decode(metadata: JSONMapping) -> JSONObject | None:
     raw = metadata.get(_META)
     if not isinstance(raw, str):
         return None
@@ -450,44 +463,46 @@ def _decode(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def ordered(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def ordered(entries: Iterable[JSONObject]) -> list[JSONObject]:
     """Oldest first: the entries written before the chain by time, then the chain by
     ``seq``; an event id found twice is kept once, at its first place."""
 
-    def place(entry: Mapping[str, Any]) -> tuple[int, str, int]:
+    def place(entry: JSONMapping) -> tuple[int, str, int]:
         seq = entry.get("seq")
         return (1, "", seq) if is_seq(seq) else (0, str(entry.get("at", "")), 0)
 
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, JSONObject] = {}
     for entry in sorted(entries, key=place):
         seen.setdefault(str(entry.get("event_id")), entry)
     return list(seen.values())
 
 
-def stored(target: Any, ns: str, thread_id: str) -> list[Found]:
+def stored(target: Target, ns: str, thread_id: str) -> list[Found]:
     if isinstance(target, BaseStore):
         return found_items(_StoreItems(target, ns, thread_id).values())
     return _found_in(target.list(_config(thread_id, ns)))
 
 
-async def _astored(target: Any, ns: str, thread_id: str) -> list[Found]:
+async def _astored(target: Target, ns: str, thread_id: str) -> list[Found]:
     if isinstance(target, BaseStore):
         return found_items(await _asearch_all(target, (ns, thread_id)))
     return _found_in([t async for t in target.alist(_config(thread_id, ns))])
 
 
-def read(target: Any, ns: str, thread_id: str) -> list[dict[str, Any]]:
+def read(target: Target, ns: str, thread_id: str) -> list[JSONObject]:
     return ordered(f.entry for f in stored(target, ns, thread_id) if f.entry is not None)
 
 
-async def aread(target: Any, ns: str, thread_id: str) -> list[dict[str, Any]]:
+async def aread(target: Target, ns: str, thread_id: str) -> list[JSONObject]:
     found = await _astored(target, ns, thread_id)
     return ordered(f.entry for f in found if f.entry is not None)
 
 
-def check_target(target: Any) -> None:
+def check_target(target: object) -> Target:
+    """``target``, a checkpointer or a store (for the type checker too)."""
     if not isinstance(target, BaseCheckpointSaver | BaseStore):
         raise TypeError(
             f"{target!r:.80} is neither a LangGraph checkpointer nor a store: pass the "
             "checkpointer the thread runs on (or the server's store)"
         )
+    return target

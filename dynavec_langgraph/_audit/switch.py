@@ -9,10 +9,10 @@ server deployment sets them once for every graph).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any, Final
 
 from dynavec_langgraph._errors import InvalidOptionError, option_text
+from dynavec_langgraph._types import JSONMapping, UserPayload
 
 __all__ = [
     "AUDIT_ENV",
@@ -35,23 +35,23 @@ NOTIFY_ENV: Final = "DYNAVEC_NOTIFY_URL"
 """``DYNAVEC_NOTIFY_URL=https://...``: the webhook of every graph (for a server deployment)."""
 
 
-def audit_flag(conf: Mapping[str, Any]) -> bool:
+def audit_flag(conf: JSONMapping) -> bool:
     """Whether ``conf`` (or :data:`AUDIT_ENV`) asks for the audit trail itself."""
     env = os.environ.get(AUDIT_ENV, "") not in ("", "0")
     return bool(conf.get(AUDIT_KEY)) or conf.get(NOTIFY_KEY) is not None or env
 
 
-def notifier(conf: Mapping[str, Any]) -> Any:
+def notifier(conf: JSONMapping) -> Any:
     """The webhook URL or callable ``conf`` (or :data:`NOTIFY_ENV`) names; None if none."""
     return conf.get(NOTIFY_KEY) or os.environ.get(NOTIFY_ENV) or None
 
 
-def switched_on(conf: Mapping[str, Any]) -> bool:
+def switched_on(conf: JSONMapping) -> bool:
     """Whether a run with the configurable ``conf`` records or notifies anything."""
     return audit_flag(conf) or notifier(conf) is not None
 
 
-def check_audit(value: Any) -> bool:
+def check_audit(value: UserPayload) -> bool:
     """An agent's ``audit=`` option (``ReActAgent``, ``RemoteReActAgent``): a bool.
 
     Raises:

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynavec_langgraph._audit.entries import (
     APPROVER_KEY,
@@ -21,6 +21,10 @@ from dynavec_langgraph._audit.storage import aread, awrite, check_target, read, 
 from dynavec_langgraph._audit.switch import AUDIT_KEY, NOTIFY_KEY, audit_flag
 from dynavec_langgraph._errors import webhook_url_text
 from dynavec_langgraph._storable import check_id
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._audit.storage import Target
 
 __all__ = [
     "aaudit_trail",
@@ -35,7 +39,7 @@ __all__ = [
 
 
 def record(
-    target: Any,
+    target: object,
     thread_id: str,
     kind: str,
     *,
@@ -46,7 +50,7 @@ def record(
     interrupt_id: str | None = None,
     tool_call_id: str | None = None,
     digest: str | None = None,
-    decision: Any = None,
+    decision: UserPayload = None,
     comment: str | None = None,
     event_id: str | None = None,
     at: str | None = None,
@@ -70,7 +74,7 @@ def record(
             nothing was written.
         StorageError: other writers kept taking the trail's next entry.
     """
-    check_target(target)
+    target = check_target(target)
     check_entry(
         thread_id,
         _given(
@@ -106,30 +110,30 @@ def record(
     return event if stored is None else _event(stored)
 
 
-async def arecord(target: Any, thread_id: str, kind: str, **fields: Any) -> AuditEvent:
+async def arecord(target: object, thread_id: str, kind: str, **fields: Any) -> AuditEvent:
     """Async twin of :func:`record` (for async savers)."""
-    check_target(target)
+    target = check_target(target)
     check_entry(thread_id, _given(kind=kind, **fields))
     eid = fields.pop("event_id", None)
     event = make_event(thread_id, kind, event_id_=eid, **fields)
     return _event(await awrite(target, AUDIT_NS, thread_id, event.as_dict()))
 
 
-def _event(entry: Mapping[str, Any]) -> AuditEvent:
+def _event(entry: JSONMapping) -> AuditEvent:
     names = AuditEvent.__dataclass_fields__
     return AuditEvent(**{k: v for k, v in entry.items() if k in names})
 
 
-def _given(**fields: Any) -> dict[str, Any]:
+def _given(**fields: Any) -> JSONObject:
     """The fields a caller gave (not ``None``), to check them (:func:`check_entry`)."""
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def events_of(entries: Sequence[dict[str, Any]]) -> list[AuditEvent]:
+def events_of(entries: Sequence[JSONObject]) -> list[AuditEvent]:
     return [_event(e) for e in entries]
 
 
-def audit_trail(target: Any, thread_id: str) -> list[AuditEvent]:
+def audit_trail(target: object, thread_id: str) -> list[AuditEvent]:
     """The audit trail of ``thread_id`` in ``target`` (a checkpointer or a store), oldest
     first; empty for a thread without one.
 
@@ -141,14 +145,14 @@ def audit_trail(target: Any, thread_id: str) -> list[AuditEvent]:
         >>> [(e.kind, e.who) for e in audit_trail(saver, "t1")]
         [('refused', 'ana')]
     """
-    check_target(target)
+    target = check_target(target)
     check_id(thread_id, "thread_id")
     return events_of(read(target, AUDIT_NS, thread_id))
 
 
-async def aaudit_trail(target: Any, thread_id: str) -> list[AuditEvent]:
+async def aaudit_trail(target: object, thread_id: str) -> list[AuditEvent]:
     """Async twin of :func:`audit_trail`."""
-    check_target(target)
+    target = check_target(target)
     check_id(thread_id, "thread_id")
     return events_of(await aread(target, AUDIT_NS, thread_id))
 
@@ -168,7 +172,7 @@ def with_audit(graph: Any, *, audit: bool, notify: Notifier | None, surface: str
         )
     if isinstance(notify, str) and not notify.startswith(("http://", "https://")):
         raise ValueError(webhook_url_text(f"notify={notify!r}"))
-    configurable: dict[str, Any] = {AUDIT_KEY: True, SURFACE_KEY: surface}
+    configurable: JSONObject = {AUDIT_KEY: True, SURFACE_KEY: surface}
     if notify is not None:
         configurable[NOTIFY_KEY] = notify
     return graph.with_config({"configurable": configurable})
@@ -182,7 +186,7 @@ def recording(graph: Any) -> bool:
 
 @contextmanager
 def audit_refusals(
-    graph: Any, target: Any, thread_id: str | None, decision: Any, surface: str
+    graph: Any, target: Target, thread_id: str | None, decision: UserPayload, surface: str
 ) -> Iterator[None]:
     """Record a resume the lock refused (:class:`ConcurrentResumeError`), or an approver a
     door refused before sending anything (:class:`ApproverRefusedError`; one the paused tool

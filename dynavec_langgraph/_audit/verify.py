@@ -3,9 +3,9 @@ inserted is named (:class:`TrailProblem`), read only."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langgraph.store.base import BaseStore
 
@@ -20,6 +20,10 @@ from dynavec_langgraph._audit.storage import (
     stored,
 )
 from dynavec_langgraph._persistence.kinds import stored_in
+from dynavec_langgraph._types import JSONMapping, JSONObject
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = [
     "ThreadTrail",
@@ -56,7 +60,7 @@ class TrailProblem:
         which = f" (event {self.event_id})" if self.event_id else ""
         return f"thread {self.thread_id!r}, {where}{which}: {self.kind}: {self.detail}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -79,7 +83,7 @@ class ThreadTrail:
         """Whether nothing was found wrong."""
         return not self.problems
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         out = asdict(self)
         out["ok"] = self.ok
         return out
@@ -100,11 +104,11 @@ class TrailReport:
     def problems(self) -> list[TrailProblem]:
         return [p for t in self.threads for p in t.problems]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {"ok": self.ok, "threads": [t.as_dict() for t in self.threads]}
 
 
-def _chain_fields_ok(entry: Mapping[str, Any]) -> bool:
+def _chain_fields_ok(entry: JSONMapping) -> bool:
     return (
         is_seq(entry.get("seq"))
         and isinstance(entry.get("prev_hash"), str)
@@ -218,14 +222,14 @@ def _check(thread_id: str, found: Sequence[Found]) -> ThreadTrail:
     )
 
 
-def check_thread(target: Any, thread_id: str) -> ThreadTrail:
+def check_thread(target: object, thread_id: str) -> ThreadTrail:
     """Verify the chain of ``thread_id``'s trail in ``target`` (a checkpointer or a store):
     every entry's hash, its link to the entry before it, its place; read only.
 
     Raises:
         TypeError: ``target`` is no checkpointer or store.
     """
-    check_target(target)
+    target = check_target(target)
     return _check(thread_id, stored(target, AUDIT_NS, thread_id))
 
 
@@ -235,10 +239,10 @@ def check_items(items: Items, thread_id: str) -> ThreadTrail:
     return _check(thread_id, found_items(items.values()))
 
 
-def trail_thread_ids(target: Any) -> list[str]:
+def trail_thread_ids(target: object) -> list[str]:
     """The threads of ``target`` that have an audit trail (a store's namespaces, a dynavec
     checkpointer's threads, or the threads of :data:`AUDIT_NS` in ``target.list(None)``)."""
-    check_target(target)
+    target = check_target(target)
     if isinstance(target, BaseStore):
         spaces: list[tuple[str, ...]] = []
         while True:

@@ -77,7 +77,6 @@ if TYPE_CHECKING:
     from typing import TypeAlias, TypeGuard
 
     import psycopg
-    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -85,14 +84,15 @@ if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
     from typing_extensions import TypeIs
 
-    _PgSource: TypeAlias = (
-        psycopg.Connection[Any]
-        | psycopg.AsyncConnection[Any]
-        | ConnectionPool[Any]
-        | AsyncConnectionPool[Any]
-    )
+    from dynavec_langgraph._types import Saver
+
+    _Conn: TypeAlias = psycopg.Connection[Any]
+    """A psycopg connection (its row type is the caller's)."""
+    _AConn: TypeAlias = psycopg.AsyncConnection[Any]
+    """A psycopg async connection (its row type is the caller's)."""
+    _PgSource: TypeAlias = _Conn | _AConn | ConnectionPool[_Conn] | AsyncConnectionPool[_AConn]
     """What a PostgreSQL saver's ``conn`` holds: a connection or a pool, sync or async."""
-    _PgConn: TypeAlias = psycopg.Connection[Any] | psycopg.AsyncConnection[Any]
+    _PgConn: TypeAlias = _Conn | _AConn
 
 __all__ = [
     "LOCK_DIR_SUFFIX",
@@ -180,7 +180,7 @@ def _in_process(saver: object, thread_id: str) -> Iterator[None]:
 # --- SQLite: flock on a lock file beside the database -----------------------------------
 
 
-def _main_file(rows: Sequence[Sequence[Any]]) -> str | None:
+def _main_file(rows: Sequence[Sequence[object]]) -> str | None:
     """The ``main`` database file of ``PRAGMA database_list`` rows; None for ``:memory:``."""
     for row in rows:
         if row[1] == "main":
@@ -193,22 +193,20 @@ async def _aquery_file(saver: AsyncSqliteSaver) -> str | None:
         return _main_file(list(await cursor.fetchall()))
 
 
-_DATABASE_FILES: weakref.WeakKeyDictionary[BaseCheckpointSaver[Any], str | None] = (
-    weakref.WeakKeyDictionary()
-)
+_DATABASE_FILES: weakref.WeakKeyDictionary[Saver, str | None] = weakref.WeakKeyDictionary()
 """The database file of each SQLite saver whose file was read (a connection's ``main`` database
 never changes): read once, not under the saver's lock at every lock taken, where it waited for
 the checkpoint writes LangGraph's background thread was making."""
 
 
-def _known_file(saver: BaseCheckpointSaver[Any]) -> tuple[bool, str | None]:
+def _known_file(saver: Saver) -> tuple[bool, str | None]:
     try:
         return True, _DATABASE_FILES[saver]
     except (KeyError, TypeError):  # not read yet, or a saver no weak reference can point to
         return False, None
 
 
-def _remember_file(saver: BaseCheckpointSaver[Any], database: str | None) -> str | None:
+def _remember_file(saver: Saver, database: str | None) -> str | None:
     with suppress(TypeError):
         _DATABASE_FILES[saver] = database
     return database
@@ -357,14 +355,14 @@ def _conninfo(source: _PgSource) -> str:
 
 def _is_pool(
     source: _PgSource, async_pool: bool
-) -> TypeIs[ConnectionPool[Any] | AsyncConnectionPool[Any]]:
+) -> TypeIs[ConnectionPool[_Conn] | AsyncConnectionPool[_AConn]]:
     module, name = "psycopg_pool", "AsyncConnectionPool" if async_pool else "ConnectionPool"
     return is_instance_of(source, module, name)
 
 
 def _pool_with_room(
     source: _PgSource, async_pool: bool
-) -> TypeGuard[ConnectionPool[Any] | AsyncConnectionPool[Any]]:
+) -> TypeGuard[ConnectionPool[_Conn] | AsyncConnectionPool[_AConn]]:
     return _is_pool(source, async_pool) and int(source.max_size) > 1
 
 
@@ -401,7 +399,7 @@ _TRY_LOCK: Final = "SELECT pg_try_advisory_lock(%s)"
 _UNLOCK: Final = "SELECT pg_advisory_unlock(%s)"
 
 
-def _pg_run(conn: psycopg.Connection[Any], statement: str, key: int) -> bool:
+def _pg_run(conn: _Conn, statement: str, key: int) -> bool:
     from psycopg.rows import tuple_row
 
     with conn.cursor(row_factory=tuple_row) as cursor:
@@ -411,7 +409,7 @@ def _pg_run(conn: psycopg.Connection[Any], statement: str, key: int) -> bool:
     return bool(row and row[0])
 
 
-async def _apg_run(conn: psycopg.AsyncConnection[Any], statement: str, key: int) -> bool:
+async def _apg_run(conn: _AConn, statement: str, key: int) -> bool:
     from psycopg.rows import tuple_row
 
     async with conn.cursor(row_factory=tuple_row) as cursor:
@@ -443,13 +441,9 @@ takes a connection of its own."""
 
 
 @overload
-def _held_session(
-    source: _PgSource, is_async: Literal[False]
-) -> psycopg.Connection[Any] | None: ...
+def _held_session(source: _PgSource, is_async: Literal[False]) -> _Conn | None: ...
 @overload
-def _held_session(
-    source: _PgSource, is_async: Literal[True]
-) -> psycopg.AsyncConnection[Any] | None: ...
+def _held_session(source: _PgSource, is_async: Literal[True]) -> _AConn | None: ...
 def _held_session(source: _PgSource, is_async: bool) -> _PgConn | None:
     for held in _SESSIONS.get():
         if held.open and held.source is source and held.is_async is is_async:
@@ -481,9 +475,9 @@ def _pg_lock(source: _PgSource, thread_id: str) -> Iterator[None]:
         return
     with _from_pool(source, async_pool=False) as shared:
         # shared: _from_pool found the saver's ConnectionPool
-        pool = cast("ConnectionPool[psycopg.Connection[Any]]", source) if shared else None
+        pool = cast("ConnectionPool[_Conn]", source) if shared else None
         if pool is not None:
-            conn: psycopg.Connection[Any] = pool.getconn()
+            conn: _Conn = pool.getconn()
         else:
             conn = psycopg.connect(_conninfo(source), autocommit=True)
         with _locked_on(conn, pool, key, thread_id), _session(source, False, conn):
@@ -492,8 +486,8 @@ def _pg_lock(source: _PgSource, thread_id: str) -> Iterator[None]:
 
 @contextmanager
 def _locked_on(
-    conn: psycopg.Connection[Any],
-    pool: ConnectionPool[psycopg.Connection[Any]] | None,
+    conn: _Conn,
+    pool: ConnectionPool[_Conn] | None,
     key: int,
     thread_id: str,
     *,
@@ -533,9 +527,9 @@ async def _apg_lock(source: _PgSource, thread_id: str) -> AsyncIterator[None]:
         return
     with _from_pool(source, async_pool=True) as shared:
         # shared: _from_pool found the saver's AsyncConnectionPool
-        pool = cast("AsyncConnectionPool[psycopg.AsyncConnection[Any]]", source) if shared else None
+        pool = cast("AsyncConnectionPool[_AConn]", source) if shared else None
         if pool is not None:
-            conn: psycopg.AsyncConnection[Any] = await pool.getconn()
+            conn: _AConn = await pool.getconn()
         else:
             conn = await psycopg.AsyncConnection.connect(_conninfo(source), autocommit=True)
         async with _alocked_on(conn, pool, key, thread_id):
@@ -545,8 +539,8 @@ async def _apg_lock(source: _PgSource, thread_id: str) -> AsyncIterator[None]:
 
 @asynccontextmanager
 async def _alocked_on(
-    conn: psycopg.AsyncConnection[Any],
-    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None,
+    conn: _AConn,
+    pool: AsyncConnectionPool[_AConn] | None,
     key: int,
     thread_id: str,
     *,
@@ -598,7 +592,7 @@ async def _asqlite_file(saver: SqliteSaver | AsyncSqliteSaver) -> str | None:
 
 
 @contextmanager
-def resume_lock(saver: BaseCheckpointSaver[Any] | None, thread_id: str) -> Iterator[bool]:
+def resume_lock(saver: Saver | None, thread_id: str) -> Iterator[bool]:
     """Hold the resume lock of ``thread_id`` in ``saver`` for the body of the ``with``; the
     ``as`` value says whether the lock also excludes other processes (a SQLite file's, a
     PostgreSQL advisory lock) or only this one (any other saver, DynamoDB's lease included).
@@ -638,9 +632,7 @@ def resume_lock(saver: BaseCheckpointSaver[Any] | None, thread_id: str) -> Itera
 
 
 @asynccontextmanager
-async def aresume_lock(
-    saver: BaseCheckpointSaver[Any] | None, thread_id: str
-) -> AsyncIterator[bool]:
+async def aresume_lock(saver: Saver | None, thread_id: str) -> AsyncIterator[bool]:
     """Async twin of :func:`resume_lock` (never blocks the event loop waiting)."""
     target = stored_in(saver)
     async with AsyncExitStack() as stack:

@@ -52,10 +52,13 @@ from dynavec_langgraph._resuming.answers import (
     refuse_if_asked_again,
     refuse_if_paused,
 )
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+
+    from dynavec_langgraph._types import Approver
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds to wait for one answer of the server (a run's whole wait included)."""
@@ -124,7 +127,7 @@ class RemoteReActAgent(ServerThreads):
         """Seconds to wait for one answer, and for a run still in flight."""
         connect = min(timeout, 5.0)
         limits = (connect, timeout, timeout, connect)  # connect, read, write, pool
-        kwargs: dict[str, Any] = {"url": self.url, "api_key": api_key, "headers": headers}
+        kwargs: JSONObject = {"url": self.url, "api_key": api_key, "headers": headers}
         self.client: LangGraphClient = client or get_client(**kwargs, timeout=limits)
         """The ``langgraph_sdk`` async client (for what this class does not wrap)."""
         self.sync_client: SyncLangGraphClient = get_sync_client(**kwargs, timeout=limits)
@@ -163,7 +166,7 @@ class RemoteReActAgent(ServerThreads):
                 info = None
         return self._strict_from(info)
 
-    def _resume_options(self, resume: Mapping[str, Any], strict: bool) -> dict[str, Any]:
+    def _resume_options(self, resume: JSONMapping, strict: bool) -> JSONObject:
         """The run options of a resume: the agent's, its config tagged with the interrupt ids
         the resume answers (:func:`tagged`), and ``strict_resume=True`` when ``strict``
         (:meth:`strict_resume`)."""
@@ -269,12 +272,12 @@ class RemoteReActAgent(ServerThreads):
 
     def resume(
         self,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: JSONMapping | None = None,
         state: AgentState | None = None,
-        approver: Any = None,
+        approver: Approver = None,
         link: str | None = None,
     ) -> AgentResult:
         """Answer the pause of ``thread_id`` with ``human_decision`` (or ``decisions={node_id
@@ -345,7 +348,7 @@ class RemoteReActAgent(ServerThreads):
                 raise expired
         return agent_result(tid, after, self.max_steps, state)
 
-    def _send(self, sid: str, tid: str, seen: Seen, resume: Mapping[str, Any]) -> Seen:
+    def _send(self, sid: str, tid: str, seen: Seen, resume: JSONMapping) -> Seen:
         """Send the resume ``resume`` of the pauses ``seen`` showed, wait for its run, check
         it won; the thread afterwards."""
         options = self._resume_options(resume, self.strict_resume())
@@ -357,7 +360,7 @@ class RemoteReActAgent(ServerThreads):
         self._check_won(sid, tid, seen, str(run["run_id"]), resume)
         return thread_seen(self.sync_client.threads.get_state(sid))
 
-    async def _asend(self, sid: str, tid: str, seen: Seen, resume: Mapping[str, Any]) -> Seen:
+    async def _asend(self, sid: str, tid: str, seen: Seen, resume: JSONMapping) -> Seen:
         options = self._resume_options(resume, await self.astrict_resume())
         run = await self.client.runs.create(
             sid, self.assistant_id, command={"resume": resume}, **options
@@ -375,12 +378,12 @@ class RemoteReActAgent(ServerThreads):
 
     async def aresume(
         self,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: JSONMapping | None = None,
         state: AgentState | None = None,
-        approver: Any = None,
+        approver: Approver = None,
         link: str | None = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
@@ -470,7 +473,7 @@ class RemoteReActAgent(ServerThreads):
             return await aread_items(self.client, sid)
 
     @contextmanager
-    def _refusals(self, sid: str, decision: Any) -> Iterator[None]:
+    def _refusals(self, sid: str, decision: UserPayload) -> Iterator[None]:
         """Record a resume refused as concurrent (when recording), then raise it on."""
         try:
             yield

@@ -20,13 +20,14 @@ from dynavec_langgraph._audit.storage import append_item, ordered
 from dynavec_langgraph._audit.switch import AUDIT_KEY, NOTIFY_KEY
 from dynavec_langgraph._audit.trail import events_of
 from dynavec_langgraph._audit.verify import TrailReport, check_items
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 __all__ = ["events_of_items", "run_config", "verify_items"]
 
 _PAGE = 100
 
 
-def run_config(audit: bool, notify: str | None) -> dict[str, Any] | None:
+def run_config(audit: bool, notify: str | None) -> JSONObject | None:
     """The run ``config`` that turns recording on for the runs a client sends, or ``None``.
 
     Raises:
@@ -41,13 +42,13 @@ def run_config(audit: bool, notify: str | None) -> dict[str, Any] | None:
         )
     if not audit and notify is None:
         return None
-    configurable: dict[str, Any] = {AUDIT_KEY: True, SURFACE_KEY: "api"}
+    configurable: JSONObject = {AUDIT_KEY: True, SURFACE_KEY: "api"}
     if notify is not None:
         configurable[NOTIFY_KEY] = notify
     return {"configurable": configurable}
 
 
-def events_of_items(items: Sequence[Mapping[str, Any]]) -> list[AuditEvent]:
+def events_of_items(items: Sequence[JSONMapping]) -> list[AuditEvent]:
     """The audit entries of the store items ``store.search_items`` returned, oldest first."""
     values = [dict(i["value"]) for i in items if isinstance(i.get("value"), Mapping)]
     return events_of(ordered(values))
@@ -55,7 +56,7 @@ def events_of_items(items: Sequence[Mapping[str, Any]]) -> list[AuditEvent]:
 
 def read_items(sync_client: Any, server_thread: str) -> list[AuditEvent]:
     """Every audit entry of ``server_thread`` through a ``langgraph_sdk`` sync client."""
-    items: list[Mapping[str, Any]] = []
+    items: list[JSONMapping] = []
     while True:
         page = sync_client.store.search_items(
             [AUDIT_NS, server_thread], limit=_PAGE, offset=len(items)
@@ -67,7 +68,7 @@ def read_items(sync_client: Any, server_thread: str) -> list[AuditEvent]:
 
 async def aread_items(client: Any, server_thread: str) -> list[AuditEvent]:
     """Async twin of :func:`read_items`."""
-    items: list[Mapping[str, Any]] = []
+    items: list[JSONMapping] = []
     while True:
         result = await client.store.search_items(
             [AUDIT_NS, server_thread], limit=_PAGE, offset=len(items)
@@ -85,8 +86,8 @@ class _ServerItems:
     def __init__(self, sync_client: Any, server_thread: str) -> None:
         self.store, self.ns = sync_client.store, [AUDIT_NS, server_thread]
 
-    def values(self) -> list[tuple[str, Mapping[str, Any]]]:
-        items: list[Mapping[str, Any]] = []
+    def values(self) -> list[tuple[str, JSONMapping]]:
+        items: list[JSONMapping] = []
         while True:
             page = self.store.search_items(self.ns, limit=_PAGE, offset=len(items))["items"]
             items += page
@@ -97,7 +98,7 @@ class _ServerItems:
         found = self.store.search_items(self.ns, filter={"seq": seq}, limit=_PAGE)["items"]
         return [str(i["key"]) for i in found]
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: JSONObject) -> None:
         self.store.put_item(self.ns, key, value, index=False)
 
     def delete(self, key: str) -> None:
@@ -127,7 +128,9 @@ def verify_items(sync_client: Any, server_thread: str | None) -> TrailReport:
     return TrailReport(tuple(kept))
 
 
-def record_refusal(sync_client: Any, server_thread: str, decision: Any, error: Exception) -> None:
+def record_refusal(
+    sync_client: Any, server_thread: str, decision: UserPayload, error: Exception
+) -> None:
     """Record a resume refused as concurrent in the server's store (the run never started,
     so the graph could not)."""
     event = make_event(

@@ -20,10 +20,11 @@ from dynavec_langgraph._policy.answers import expiry_answer
 from dynavec_langgraph._policy.doors import expired_pauses
 from dynavec_langgraph._policy.spec import EXPIRE
 from dynavec_langgraph._remote.threads import Seen, messages_of
+from dynavec_langgraph._types import JSONMapping, JSONObject
 from dynavec_langgraph.exceptions import ApprovalTimeoutError
 
 
-def _raising(item: Interrupt) -> Mapping[str, Any] | None:
+def _raising(item: Interrupt) -> JSONMapping | None:
     """The approval state of a pause whose policy says ``on_expire="raise"``, else None."""
     value = item.value
     state = value.get("approval") if isinstance(value, Mapping) else None
@@ -51,7 +52,7 @@ def _still_asked(item: Interrupt, after: Seen) -> bool:
     )
 
 
-def _expiry_told(item: Interrupt, state: Mapping[str, Any], after: Seen) -> bool:
+def _expiry_told(item: Interrupt, state: JSONMapping, after: Seen) -> bool:
     """Whether the tool answer of ``item``'s call gives its expiry reason (``ask_with_policy``
     settles with ``the approval of NODE expired at DEADLINE``)."""
     reason = f"the approval of {item.value.get('node_id')!r} expired at {state['expires_at']}"
@@ -79,9 +80,7 @@ def approval_timeout(
     return None
 
 
-def settling(
-    seen: Seen, resume: Mapping[str, Any], now: datetime
-) -> tuple[dict[str, Any], list[str]]:
+def settling(seen: Seen, resume: JSONMapping, now: datetime) -> tuple[JSONObject, list[str]]:
     """``resume`` with the decision for each answered pause that expired by ``now`` and whose
     policy raises replaced by the expiry answer (the tool settles it as ``ReActAgent``'s
     door raises for it); and the ids replaced."""
@@ -90,13 +89,13 @@ def settling(
 
 
 def not_yet(
-    seen: Seen, due: Sequence[str], decided: Mapping[str, Any], after: Seen
-) -> tuple[dict[str, Any], list[str]]:
+    seen: Seen, due: Sequence[str], decided: JSONMapping, after: Seen
+) -> tuple[JSONObject, list[str]]:
     """After a resume that answered the pauses ``due`` with the expiry answer: the decisions
     to send again (a pause the tool asked again, its own clock saying the deadline has not
     passed, gets the decision ``decided`` gave it, under its new interrupt id) and the ids of
     ``due`` the tool did settle."""
-    again: dict[str, Any] = {}
+    again: JSONObject = {}
     settled: list[str] = []
     for item in seen.interrupts:
         if item.id not in due:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from langgraph.types import Interrupt
@@ -27,7 +27,11 @@ from dynavec_langgraph._remote.errors import unknown_thread_text
 from dynavec_langgraph._remote.requests import check_server_url, server_thread_id
 from dynavec_langgraph._remote.threads import thread_seen
 from dynavec_langgraph._resuming.answers import Answer
+from dynavec_langgraph._types import JSONMapping, UserPayload
 from dynavec_langgraph.records import AgentResult
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import Approver
 
 __all__ = ["ServerInbox"]
 
@@ -35,9 +39,7 @@ _PROG = "dynavec-langgraph"
 _PAGE = 100
 
 
-def _rows(
-    thread_id: str, state: Mapping[str, Any], shown: Sequence[Interrupt]
-) -> list[PendingApproval]:
+def _rows(thread_id: str, state: JSONMapping, shown: Sequence[Interrupt]) -> list[PendingApproval]:
     """The rows of the pauses ``shown`` (the thread's, as the views show them)."""
     rows: list[PendingApproval] = []
     for item in shown:
@@ -62,7 +64,7 @@ def _doubts(seen: Any) -> list[Interrupt]:
     return [i for i in seen.interrupts if i.id in stale]
 
 
-def _runs_assistant(thread: Mapping[str, Any], assistant: str) -> bool:
+def _runs_assistant(thread: JSONMapping, assistant: str) -> bool:
     metadata = thread.get("metadata") or {}
     return assistant in (metadata.get("graph_id"), metadata.get("assistant_id"))
 
@@ -145,11 +147,11 @@ class ServerInbox:
     def answer(
         self,
         thread_id: str,
-        decision: Any,
+        decision: UserPayload,
         node: str | None,
         *,
         before: Callable[[], None] | None = None,
-        approver: Any = None,
+        approver: Approver = None,
         link: str | None = None,
     ) -> AgentResult:
         """Answer one approval of ``thread_id`` (``node``: which, when several are pending;

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from dynavec_langgraph._digest import refuse_stale, review_digest
@@ -27,15 +27,19 @@ from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph._resuming.answers import MISSING, Answer
 from dynavec_langgraph._run_data import durability
 from dynavec_langgraph._storable import brief, check_id, check_text
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 from dynavec_langgraph.records import AgentState
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import Approver
 
 
 def check_input(
     thread_id: str | None,
-    goal: Any = None,
+    goal: UserPayload = None,
     state: AgentState | None = None,
-    decision: Any = MISSING,
-    decisions: Mapping[str, Any] | None = None,
+    decision: UserPayload = MISSING,
+    decisions: JSONMapping | None = None,
 ) -> None:
     """Refuse, before anything is sent, text the server's saver would store changed (a lone
     surrogate: ``InvalidInputError`` / ``InvalidDecisionError`` naming the field)."""
@@ -52,8 +56,8 @@ def check_input(
             check_text(value, f"decisions[{brief(key, 40)}]", InvalidDecisionError)
 
 
-def run_input(goal: str, state: AgentState | None) -> dict[str, Any]:
-    graph_input: dict[str, Any] = {"messages": [{"role": "user", "content": goal}]}
+def run_input(goal: str, state: AgentState | None) -> JSONObject:
+    graph_input: JSONObject = {"messages": [{"role": "user", "content": goal}]}
     if state is not None:
         graph_input["shared"] = dict(state.data)
     return graph_input
@@ -62,10 +66,10 @@ def run_input(goal: str, state: AgentState | None) -> dict[str, Any]:
 def resume_map(
     thread_id: str,
     seen: Seen,
-    decision: Any,
-    decisions: Mapping[str, Any] | None,
-    approver: Any = None,
-) -> dict[str, Any]:
+    decision: UserPayload,
+    decisions: JSONMapping | None,
+    approver: Approver = None,
+) -> JSONObject:
     """``{interrupt_id: decision}`` for the pauses ``seen`` shows.
 
     Raises:
@@ -86,7 +90,9 @@ def resume_map(
     return resume
 
 
-def link_thread(link: str, thread_id: str | None, decision: Any, other: bool) -> tuple[str, Any]:
+def link_thread(
+    link: str, thread_id: str | None, decision: UserPayload, other: bool
+) -> tuple[str, Any]:
     """``(thread_id, decision)`` of a resume with the signed link ``link`` (what it says; the
     paused tool on the server verifies it).
 
@@ -112,7 +118,7 @@ def link_thread(link: str, thread_id: str | None, decision: Any, other: bool) ->
     return claims.thread_id, claims.decision
 
 
-def link_resume(thread_id: str, seen: Seen, link: str, now: datetime) -> dict[str, Any]:
+def link_resume(thread_id: str, seen: Seen, link: str, now: datetime) -> JSONObject:
     """``{interrupt_id: link answer}`` for the pending pause the link was signed for.
 
     Raises:
@@ -175,7 +181,7 @@ def sdk_strict_resume(runs: Any) -> bool:
         return False
 
 
-RUN_OPTIONS: dict[str, Any] = {"multitask_strategy": "reject", "durability": durability("remote")}
+RUN_OPTIONS: JSONObject = {"multitask_strategy": "reject", "durability": durability("remote")}
 
 
 def check_server_url(url: object, option: str = "url") -> str:

@@ -11,6 +11,7 @@ from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._errors import ConcurrentResumeError, RemoteRunError
 from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph._resuming.answers import schema_refusal
+from dynavec_langgraph._types import JSONMapping
 
 if TYPE_CHECKING:
     from langgraph_sdk.schema import Config
@@ -20,7 +21,7 @@ _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def check_run(
-    thread_id: str, run: Mapping[str, Any], joined: Any, seen: Seen, after: Seen | None = None
+    thread_id: str, run: JSONMapping, joined: Any, seen: Seen, after: Seen | None = None
 ) -> None:
     """Raise what a failed run means: a decision its schema refused, the graph's refusal of a
     concurrent resume (nothing ran), a run still in flight, or the server's error.
@@ -69,7 +70,7 @@ RECENT = 5
 """Runs read to find the one that finished last."""
 
 
-def failures_since_last_result(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def failures_since_last_result(runs: Sequence[JSONMapping]) -> list[JSONMapping]:
     """The failed runs among ``runs`` that may have left the thread's ``error`` status: those
     that ended after the newest run that left a result (``success`` / ``interrupted``) began.
 
@@ -84,7 +85,7 @@ def failures_since_last_result(runs: Sequence[Mapping[str, Any]]) -> list[Mappin
     ]
 
 
-def refusal(run: Mapping[str, Any], joined: Any) -> bool:
+def refusal(run: JSONMapping, joined: Any) -> bool:
     """Whether a failed run is a resume the tool node's claim refused before the tool ran
     (``dynavec_langgraph._claims``): its error's name (langgraph-api) or message (Aegra)."""
     if run.get("status") != "error":
@@ -96,7 +97,7 @@ def refusal(run: Mapping[str, Any], joined: Any) -> bool:
     return CLAIM_REFUSED in str(error.get("message") or run.get("error_message") or "")
 
 
-def unsettled(runs: Sequence[Mapping[str, Any]], run_id: str, since: str | None) -> bool:
+def unsettled(runs: Sequence[JSONMapping], run_id: str, since: str | None) -> bool:
     """Whether a run created between ``since`` and ``run_id`` (``runs`` newest first) is still
     in flight (servers that let runs of a thread overlap, such as Aegra): its outcome decides
     whether it answered first."""
@@ -116,12 +117,12 @@ _ANSWERS = "dynavec-answers:"
 run's config, not its command)."""
 
 
-def tagged(resume: Mapping[str, Any]) -> Config:
+def tagged(resume: JSONMapping) -> Config:
     """The run config of a resume: a tag per interrupt id it answers."""
     return {"tags": [f"{_ANSWERS}{key}" for key in sorted(map(str, resume))]}
 
 
-def _answers_any(run: Mapping[str, Any], interrupt_ids: Collection[str]) -> bool:
+def _answers_any(run: JSONMapping, interrupt_ids: Collection[str]) -> bool:
     """Whether ``run`` may have answered one of ``interrupt_ids`` (True unless its command,
     or the ids a resume of this package tagged it with, names other interrupt ids only)."""
     command = (run.get("kwargs") or {}).get("command") or {}
@@ -136,7 +137,7 @@ def _answers_any(run: Mapping[str, Any], interrupt_ids: Collection[str]) -> bool
 
 
 def runs_between(
-    runs: Sequence[Mapping[str, Any]],
+    runs: Sequence[JSONMapping],
     run_id: str,
     since: str | None,
     interrupt_ids: Collection[str],
@@ -164,7 +165,7 @@ HISTORY_PAGES = 10
 
 
 def writer_after(
-    page: Sequence[Mapping[str, Any]], paused: str | None, newer: str | None = None
+    page: Sequence[JSONMapping], paused: str | None, newer: str | None = None
 ) -> tuple[str | None, str | None]:
     """In one page of a thread's history (newest first): the ``run_id`` (checkpoint metadata,
     which both langgraph-api and Aegra record) of the oldest checkpoint whose parent is

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -34,6 +34,7 @@ from dynavec_langgraph._remote.threads import (
     thread_seen,
 )
 from dynavec_langgraph._resuming.answers import Answer, in_doubt_first
+from dynavec_langgraph._types import JSONMapping, JSONObject
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
@@ -47,9 +48,9 @@ class ServerThreads:
     client: LangGraphClient
     assistant_id: str
     timeout: float
-    _run_options: dict[str, Any]
+    _run_options: JSONObject
 
-    def _wait(self, sid: str, run_id: str) -> tuple[Any, Mapping[str, Any]]:
+    def _wait(self, sid: str, run_id: str) -> tuple[Any, JSONMapping]:
         """Join the run until it is no longer in flight (a join may return early: Aegra's
         returns after 30 s, or at once when another server runs it), at most ``timeout``."""
         deadline = time.monotonic() + self.timeout
@@ -60,7 +61,7 @@ class ServerThreads:
                 return joined, run
             time.sleep(POLL)
 
-    async def _await(self, sid: str, run_id: str) -> tuple[Any, Mapping[str, Any]]:
+    async def _await(self, sid: str, run_id: str) -> tuple[Any, JSONMapping]:
         deadline = time.monotonic() + self.timeout
         while True:
             joined = await self.client.runs.join(sid, run_id)
@@ -86,7 +87,7 @@ class ServerThreads:
             raise
         return thread_seen(state, now, _run_id(last), notes)
 
-    def _notes(self, thread_id: str, state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    def _notes(self, thread_id: str, state: JSONMapping) -> list[JSONMapping]:
         """The notes of ``"ask"`` calls left in the server's store for a paused thread (none
         read when nothing is pending). A server that keeps its store from these credentials
         (HTTP 403 / 404) gives none: its views then show the thread state as it is."""
@@ -100,7 +101,7 @@ class ServerThreads:
             raise
         return note_values(found)
 
-    async def _anotes(self, thread_id: str, state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    async def _anotes(self, thread_id: str, state: JSONMapping) -> list[JSONMapping]:
         """Async twin of :meth:`_notes`."""
         if not state.get("interrupts"):
             return []
@@ -194,7 +195,7 @@ class ServerThreads:
         between the read of the pause and this one (and not failed) came first."""
         deadline = time.monotonic() + self.timeout
         while True:
-            runs: list[Mapping[str, Any]] = []
+            runs: list[JSONMapping] = []
             while True:
                 page = self.sync_client.runs.list(sid, limit=RUNS_PAGE, offset=len(runs))
                 runs += page
@@ -241,7 +242,7 @@ class ServerThreads:
     ) -> None:
         deadline = time.monotonic() + self.timeout
         while True:
-            runs: list[Mapping[str, Any]] = []
+            runs: list[JSONMapping] = []
             while True:
                 page = await self.client.runs.list(sid, limit=RUNS_PAGE, offset=len(runs))
                 runs += page
@@ -262,5 +263,5 @@ class ServerThreads:
             raise lost(thread_id)
 
 
-def _run_id(runs: Sequence[Mapping[str, Any]]) -> str | None:
+def _run_id(runs: Sequence[JSONMapping]) -> str | None:
     return str(runs[0]["run_id"]) if runs else None

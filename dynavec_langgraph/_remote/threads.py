@@ -13,6 +13,7 @@ from langgraph.types import Interrupt
 from dynavec_langgraph._errors import NothingToResumeError, RemoteRunError
 from dynavec_langgraph._exactly_once.shown import noted_in_doubt
 from dynavec_langgraph._remote.errors import unknown_thread_text
+from dynavec_langgraph._types import JSONMapping, JSONObject
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.records import AgentResult, AgentState
 
@@ -24,7 +25,7 @@ class Seen:
     exists: bool
     checkpoint_id: str | None
     interrupts: list[Interrupt]
-    values: dict[str, Any]
+    values: JSONObject
     busy: bool = False
     last_run_id: str | None = None
     """The thread's newest run when it was read: the runs after it answered or moved it."""
@@ -36,10 +37,10 @@ class Seen:
 
 
 def thread_seen(
-    state: Mapping[str, Any] | None,
+    state: JSONMapping | None,
     status: str | None = None,
     last_run: str | None = None,
-    notes: Sequence[Mapping[str, Any]] = (),
+    notes: Sequence[JSONMapping] = (),
 ) -> Seen:
     """The thread as its views show it: ``state`` (the server's thread state), each pause of
     a call whose note (``notes``, :func:`_notes`) says its run died while it ran shown as the
@@ -65,7 +66,7 @@ def thread_seen(
     )
 
 
-def note_values(found: Any) -> list[Mapping[str, Any]]:
+def note_values(found: Any) -> list[JSONMapping]:
     items = found.get("items") if isinstance(found, Mapping) else None
     return [i["value"] for i in items or [] if isinstance(i.get("value"), Mapping)]
 
@@ -74,7 +75,7 @@ NOTES_LIMIT = 100
 """Notes read per thread (one per ``"ask"`` call whose run died; a thread has a few)."""
 
 
-def messages_of(values: Mapping[str, Any]) -> list[BaseMessage]:
+def messages_of(values: JSONMapping) -> list[BaseMessage]:
     return convert_to_messages(values.get("messages") or [])
 
 
@@ -97,7 +98,7 @@ class Listed:
     interrupts: list[Interrupt]
 
 
-def asked(seen: Seen) -> dict[str, Any]:
+def asked(seen: Seen) -> JSONObject:
     """``{interrupt id: in-doubt question}`` for the pauses ``seen`` shows as one."""
     return {i.id: i.value for i in seen.interrupts if i.id in {s.id for s in seen.stale}}
 
