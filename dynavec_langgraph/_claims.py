@@ -101,6 +101,12 @@ def _refused(thread_id: str, call: ToolCallRef, why: str) -> ConcurrentResumeErr
     )
 
 
+def _held(busy: ConcurrentResumeError) -> str:
+    """Why the call's own lock refused: :data:`_BUSY`, and what its lock said (who holds it,
+    when it frees: a holder that died on another machine keeps it until its lease ends)."""
+    return f"{_BUSY} (the call's lock: {busy})"
+
+
 @dataclass
 class _Target:
     """Where the claim of one resumed call lives."""
@@ -369,8 +375,8 @@ def claimed(data: RunData, call: ToolCallRef) -> Iterator[None]:
     with ExitStack() as stack:
         try:
             exclusive = stack.enter_context(resume_lock(saver, key))
-        except ConcurrentResumeError:
-            raise _refused(target.thread_id, call, _BUSY) from None
+        except ConcurrentResumeError as busy:
+            raise _refused(target.thread_id, call, _held(busy)) from None
         claim = _claim(saver.get_tuple(target.latest), target, data, call, stack)
         if claim is None:
             yield
@@ -398,8 +404,8 @@ async def aclaimed(data: RunData, call: ToolCallRef) -> AsyncIterator[None]:
     async with AsyncExitStack() as stack:
         try:
             exclusive = await stack.enter_async_context(aresume_lock(saver, key))
-        except ConcurrentResumeError:
-            raise _refused(target.thread_id, call, _BUSY) from None
+        except ConcurrentResumeError as busy:
+            raise _refused(target.thread_id, call, _held(busy)) from None
         claim = _claim(await saver.aget_tuple(target.latest), target, data, call, stack)
         if claim is None:
             yield
