@@ -302,15 +302,13 @@ class _SdkCall:
         return self.model._sdk_invoke(self.messages, tools_or_none(self.tools), kwargs)
 
     async def ainvoke(self, kwargs: dict[str, UserPayload]) -> ChatResult:
-        default = super(ProviderChatModel, self.model)
-        return await default.ainvoke(self.messages, self.tools, **kwargs)
+        return await ChatModel.ainvoke(self.model, self.messages, self.tools, **kwargs)
 
     def stream(self, kwargs: dict[str, UserPayload]) -> Iterator[ChatChunk]:
         return self.model._sdk_stream(self.messages, tools_or_none(self.tools), kwargs)
 
     async def astream(self, kwargs: dict[str, UserPayload]) -> AsyncIterator[ChatChunk]:
-        default = super(ProviderChatModel, self.model)
-        async for chunk in default.astream(self.messages, self.tools, **kwargs):
+        async for chunk in ChatModel.astream(self.model, self.messages, self.tools, **kwargs):
             yield chunk
 
 
