@@ -25,19 +25,22 @@ from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 Reason = Literal["tool_call", "input_required", "confirmation"]
 
 
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),  # before int: a bool is an int
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+"""Each Python type of a paused call's argument and its JSON Schema type, checked in order."""
+
+
 def _json_type(value: UserPayload) -> JSONObject:
-    if isinstance(value, bool):
-        return {"type": "boolean"}
-    if isinstance(value, int):
-        return {"type": "integer"}
-    if isinstance(value, float):
-        return {"type": "number"}
-    if isinstance(value, str):
-        return {"type": "string"}
-    if isinstance(value, list):
-        return {"type": "array"}
-    if isinstance(value, dict):
-        return {"type": "object"}
+    """The JSON Schema of ``value``'s JSON type (``{}`` for any other value)."""
+    for kind, name in _JSON_TYPES:
+        if isinstance(value, kind):
+            return {"type": name}
     return {}
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
@@ -24,28 +26,30 @@ from dynavec_langgraph._conversion import from_dynavec, to_dynavec
 from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._types import ForeignObject, JSONObject, UserPayload
 from dynavec_langgraph.chat.base import ChatChunk, ChatModel, ChatResult, Message, Tool, ToolCall
-from dynavec_langgraph.exceptions import MissingDependencyError
 
 __all__ = [
     "ProviderChatModel",
     "field_of",
-    "missing_dependency",
     "native_model",
     "parsed_arguments",
+    "provider_imports",
     "tool_specs",
     "tools_or_none",
     "turns",
 ]
 
 
-def missing_dependency(
-    feature: str, error: ImportError, sdk: str, langchain_package: str, extra: str
-) -> MissingDependencyError:
-    """The error for a provider whose SDK (or LangChain package) is not installed: names the
-    SDK when it is the one missing, else the LangChain package, and the extra to install."""
-    missing = (error.name or "").split(".")[0]
-    package = sdk if missing in ("", sdk) else langchain_package
-    return missing_extra(feature, package, extra)
+@contextmanager
+def provider_imports(feature: str, sdk: str, langchain_package: str, extra: str) -> Iterator[None]:
+    """Around a provider's imports: an ``ImportError`` becomes the error that names the
+    missing package (the SDK when it is the one missing, else the LangChain package) and the
+    extra to install."""
+    try:
+        yield
+    except ImportError as error:
+        missing = (error.name or "").split(".")[0]
+        package = sdk if missing in ("", sdk) else langchain_package
+        raise missing_extra(feature, package, extra) from None
 
 
 def parsed_arguments(arguments: str | JSONObject) -> object:
@@ -183,12 +187,14 @@ class ProviderChatModel(ChatModel):
         """The LangChain chat model behind this provider (``None`` on the direct SDK path)."""
         return self._backing()
 
-    def _prepare(
-        self,
-        backing: BaseChatModel,
-        messages: Sequence[Message],
-        tools: Sequence[ForeignObject] | None,
-    ) -> tuple[Runnable[LanguageModelInput, BaseMessage], list[BaseMessage]]:
+    def _route(
+        self, messages: Sequence[Message], tools: Sequence[ForeignObject] | None
+    ) -> _LangChainCall | _SdkCall:
+        """The path of one call: the LangChain model's (its tools bound, the messages
+        converted) or, when there is none, dynavec's direct SDK path."""
+        backing = self._backing()
+        if backing is None:
+            return _SdkCall(self, messages, tools)
         specs = tool_specs(tools)
         runnable: Runnable[LanguageModelInput, BaseMessage] = (
             backing.bind_tools([t.to_dict() for t in specs]) if specs else backing
@@ -200,7 +206,7 @@ class ProviderChatModel(ChatModel):
             ).strip()
             rest = [m for m in converted if not isinstance(m, SystemMessage)]
             converted = [SystemMessage(system), *rest] if system else rest
-        return runnable, converted
+        return _LangChainCall(runnable, converted)
 
     # --- the dynavec interface ---------------------------------------------------------
 
@@ -211,11 +217,7 @@ class ProviderChatModel(ChatModel):
         **kwargs: UserPayload,
     ) -> ChatResult:
         """Answer the conversation (one request); SDK errors propagate unchanged."""
-        backing = self._backing()
-        if backing is None:
-            return self._sdk_invoke(messages, tools_or_none(tools), kwargs)
-        runnable, converted = self._prepare(backing, messages, tools)
-        return _result(runnable.invoke(converted, **kwargs))
+        return self._route(messages, tools).invoke(kwargs)
 
     def stream(
         self,
@@ -224,15 +226,7 @@ class ProviderChatModel(ChatModel):
         **kwargs: UserPayload,
     ) -> Iterator[ChatChunk]:
         """Stream the answer: text pieces and unassembled tool-call fragments."""
-        backing = self._backing()
-        if backing is None:
-            yield from self._sdk_stream(messages, tools_or_none(tools), kwargs)
-            return
-        runnable, converted = self._prepare(backing, messages, tools)
-        for piece in runnable.stream(converted, **kwargs):
-            chunk = _chunk(piece)
-            if chunk is not None:
-                yield chunk
+        yield from self._route(messages, tools).stream(kwargs)
 
     async def ainvoke(
         self,
@@ -241,11 +235,7 @@ class ProviderChatModel(ChatModel):
         **kwargs: UserPayload,
     ) -> ChatResult:
         """Native async through LangChain's async client (the direct SDK path: a thread)."""
-        backing = self._backing()
-        if backing is None:
-            return await super().ainvoke(messages, tools, **kwargs)
-        runnable, converted = self._prepare(backing, messages, tools)
-        return _result(await runnable.ainvoke(converted, **kwargs))
+        return await self._route(messages, tools).ainvoke(kwargs)
 
     async def astream(
         self,
@@ -254,16 +244,8 @@ class ProviderChatModel(ChatModel):
         **kwargs: UserPayload,
     ) -> AsyncIterator[ChatChunk]:
         """Native async streaming: chunks arrive as the provider sends them."""
-        backing = self._backing()
-        if backing is None:
-            async for chunk in super().astream(messages, tools, **kwargs):
-                yield chunk
-            return
-        runnable, converted = self._prepare(backing, messages, tools)
-        async for piece in runnable.astream(converted, **kwargs):
-            converted_chunk = _chunk(piece)
-            if converted_chunk is not None:
-                yield converted_chunk
+        async for chunk in self._route(messages, tools).astream(kwargs):
+            yield chunk
 
     # --- dynavec's direct SDK path (each provider) -------------------------------------
 
@@ -278,6 +260,56 @@ class ProviderChatModel(ChatModel):
         self, messages: Sequence[Message], tools: list[Tool] | None, kwargs: dict[str, UserPayload]
     ) -> Iterator[ChatChunk]:
         """dynavec's streaming request on ``self._client``."""
+
+
+@dataclass(frozen=True)
+class _LangChainCall:
+    """One call on the LangChain path: the model with the call's tools bound, the messages as
+    LangChain's; each method is one request, its answer converted to dynavec's records."""
+
+    runnable: Runnable[LanguageModelInput, BaseMessage]
+    messages: list[BaseMessage]
+
+    def invoke(self, kwargs: dict[str, UserPayload]) -> ChatResult:
+        return _result(self.runnable.invoke(self.messages, **kwargs))
+
+    async def ainvoke(self, kwargs: dict[str, UserPayload]) -> ChatResult:
+        return _result(await self.runnable.ainvoke(self.messages, **kwargs))
+
+    def stream(self, kwargs: dict[str, UserPayload]) -> Iterator[ChatChunk]:
+        for piece in self.runnable.stream(self.messages, **kwargs):
+            chunk = _chunk(piece)
+            if chunk is not None:
+                yield chunk
+
+    async def astream(self, kwargs: dict[str, UserPayload]) -> AsyncIterator[ChatChunk]:
+        async for piece in self.runnable.astream(self.messages, **kwargs):
+            chunk = _chunk(piece)
+            if chunk is not None:
+                yield chunk
+
+
+@dataclass(frozen=True)
+class _SdkCall:
+    """One call on dynavec's direct SDK path: the provider's own request on ``_client``; the
+    async methods are :class:`ChatModel`'s defaults (the sync call in a worker thread)."""
+
+    model: ProviderChatModel
+    messages: Sequence[Message]
+    tools: Sequence[ForeignObject] | None
+
+    def invoke(self, kwargs: dict[str, UserPayload]) -> ChatResult:
+        return self.model._sdk_invoke(self.messages, tools_or_none(self.tools), kwargs)
+
+    async def ainvoke(self, kwargs: dict[str, UserPayload]) -> ChatResult:
+        return await ChatModel.ainvoke(self.model, self.messages, self.tools, **kwargs)
+
+    def stream(self, kwargs: dict[str, UserPayload]) -> Iterator[ChatChunk]:
+        return self.model._sdk_stream(self.messages, tools_or_none(self.tools), kwargs)
+
+    async def astream(self, kwargs: dict[str, UserPayload]) -> AsyncIterator[ChatChunk]:
+        async for chunk in ChatModel.astream(self.model, self.messages, self.tools, **kwargs):
+            yield chunk
 
 
 def native_model(model: object) -> BaseChatModel | None:

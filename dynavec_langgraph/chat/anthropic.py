@@ -17,8 +17,8 @@ from dynavec_langgraph._types import JSONObject, UserPayload
 from dynavec_langgraph.chat._providers import (
     ProviderChatModel,
     field_of,
-    missing_dependency,
     parsed_arguments,
+    provider_imports,
     turns,
 )
 from dynavec_langgraph.chat.base import ChatChunk, ChatResult, Message, Tool, ToolCall
@@ -48,17 +48,15 @@ class AnthropicChatModel(ProviderChatModel):
         self, model: str = "claude-3-5-sonnet-20240620", api_key: str | None = None
     ) -> None:
         super().__init__()
-        try:
+        with provider_imports(
+            "AnthropicChatModel", "anthropic", "langchain-anthropic", "anthropic"
+        ):
             # The SDK must be there, before LangChain's package (which imports it): looked up,
             # not imported, so a missing langchain-anthropic is reported at once (importing
             # the SDK takes seconds).
             if importlib.util.find_spec("anthropic") is None:
                 raise ImportError("No module named 'anthropic'", name="anthropic")
             from langchain_anthropic import ChatAnthropic
-        except ImportError as error:
-            raise missing_dependency(
-                "AnthropicChatModel", error, "anthropic", "langchain-anthropic", "anthropic"
-            ) from None
         self.model = model
         options: JSONObject = {"model": model, "max_tokens": MAX_TOKENS}
         if api_key is not None:

@@ -16,8 +16,8 @@ from dynavec_langgraph._types import ForeignObject, JSONObject, UserPayload
 from dynavec_langgraph.chat._providers import (
     ProviderChatModel,
     field_of,
-    missing_dependency,
     parsed_arguments,
+    provider_imports,
     turns,
 )
 from dynavec_langgraph.chat.base import ChatChunk, ChatResult, Message, Tool, ToolCall
@@ -48,13 +48,9 @@ class BedrockChatModel(ProviderChatModel):
         region_name: str | None = None,
     ) -> None:
         super().__init__()
-        try:
+        with provider_imports("BedrockChatModel", "boto3", "langchain-aws", "bedrock"):
             import boto3
             from langchain_aws import ChatBedrockConverse
-        except ImportError as error:
-            raise missing_dependency(
-                "BedrockChatModel", error, "boto3", "langchain-aws", "bedrock"
-            ) from None
         self.model = model
         client = boto3.client("bedrock-runtime", region_name=region_name)
         backing = ChatBedrockConverse(

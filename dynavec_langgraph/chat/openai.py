@@ -14,7 +14,7 @@ from dynavec_langgraph._types import JSONObject, UserPayload
 from dynavec_langgraph.chat._providers import (
     ProviderChatModel,
     field_of,
-    missing_dependency,
+    provider_imports,
 )
 from dynavec_langgraph.chat.base import ChatChunk, ChatResult, Message, Tool, ToolCall
 from dynavec_langgraph.records import arguments_json
@@ -39,13 +39,9 @@ class OpenAIChatModel(ProviderChatModel):
         self, model: str = "gpt-4o", api_key: str | None = None, base_url: str | None = None
     ) -> None:
         super().__init__()
-        try:
+        with provider_imports("OpenAIChatModel", "openai", "langchain-openai", "openai"):
             import openai
             from langchain_openai import ChatOpenAI
-        except ImportError as error:
-            raise missing_dependency(
-                "OpenAIChatModel", error, "openai", "langchain-openai", "openai"
-            ) from None
         self.model = model
         options: JSONObject = {"model": model}
         if api_key is not None:
