@@ -8,13 +8,13 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 
-from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done, thread_config
+from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
@@ -29,21 +29,23 @@ from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._policy.events import raise_timeouts
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume, check_state, check_storable
 from dynavec_langgraph._resuming.guarded import aresuming, resuming
-from dynavec_langgraph._run_data import CompletedCall
+from dynavec_langgraph._run_data import CompletedCall, run_config
 from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import brief, check_text
+from dynavec_langgraph._types import JSONObject
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._types import Approver
+    from dynavec_langgraph._audit.storage import Target
+    from dynavec_langgraph._types import Approver, CompiledAgent, StateUpdate, UserPayload
     from dynavec_langgraph.events import AgentEvent
 
 __all__ = ["MessagesIn", "Resumes"]
 
-MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
+MessagesIn = Sequence[Message | BaseMessage | JSONObject]
 
 
-def _message(index: int, message: Any) -> BaseMessage:
+def _message(index: int, message: Message | BaseMessage | JSONObject) -> BaseMessage:
     """``messages[index]`` of a resume from messages, as LangChain's."""
     try:
         return from_dynavec(message)
@@ -55,7 +57,7 @@ def _message(index: int, message: Any) -> BaseMessage:
         ) from None
 
 
-def _looks_like_id_map(decision: Any) -> bool:
+def _looks_like_id_map(decision: UserPayload) -> bool:
     """LangGraph reads a dict whose keys all look like interrupt ids (32 hex digits; ``{}``
     too) as ``{interrupt_id: decision}``, not as a decision."""
     return isinstance(decision, dict) and all(
@@ -66,7 +68,7 @@ def _looks_like_id_map(decision: Any) -> bool:
 
 @contextmanager
 def _audit_refusals(
-    graph: Any, target: Any, thread_id: str | None, decision: Any
+    graph: CompiledAgent, target: Target, thread_id: str | None, decision: UserPayload
 ) -> Iterator[None]:
     """:func:`dynavec_langgraph._audit.trail.audit_refusals` of a door's resume (surface ``"api"``),
     whose module is imported only when a refusal is raised (it records nothing otherwise)."""
@@ -84,11 +86,11 @@ class _Reply:
     """What one resume call was given: the reply to a pause, and where it goes."""
 
     messages: MessagesIn | None
-    decision: Any
-    decisions: Mapping[str, Any] | None
+    decision: UserPayload
+    decisions: Mapping[str, UserPayload] | None
     thread_id: str | None
     state: AgentState | None
-    model_kwargs: dict[str, Any]
+    model_kwargs: dict[str, UserPayload]
     approver: Approver = None
 
     def answer(self) -> Answer:
@@ -101,14 +103,14 @@ class Resumes(AgentCore):
     def resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
 
@@ -147,14 +149,14 @@ class Resumes(AgentCore):
     async def aresume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
@@ -168,14 +170,14 @@ class Resumes(AgentCore):
     def stream_resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
@@ -190,14 +192,14 @@ class Resumes(AgentCore):
     async def astream_resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
@@ -279,7 +281,7 @@ class Resumes(AgentCore):
         self,
         messages: MessagesIn | None,
         thread_id: str | None,
-        model_kwargs: dict[str, Any],
+        model_kwargs: dict[str, UserPayload],
         record: dict[str, CompletedCall],
     ) -> tuple[str, RunnableConfig]:
         """The thread a resume works on (a new one for messages without ``thread_id``) and
@@ -287,18 +289,18 @@ class Resumes(AgentCore):
         if thread_id is None and messages is None:
             raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
         tid = thread_id if thread_id is not None else self._scratch_thread()
-        config = thread_config(tid, model_kwargs, completed=record)
+        config = run_config(tid, model_kwargs, completed=record)
         return tid, config
 
     def _seed_values(
         self, messages: MessagesIn, state: AgentState | None, answer: Answer
-    ) -> dict[str, Any]:
+    ) -> StateUpdate:
         """Resume from messages alone: the values of a thread holding them, paused before
         the unanswered call (checked first: nothing is written for a bad answer)."""
         converted = self._resume_messages(messages)
         answer.value([])
         check_storable(self.checkpointer, answer.decision, "human_decision")
-        values: dict[str, Any] = {"messages": converted}
+        values: StateUpdate = {"messages": converted}
         if state is not None:
             check_state(self.checkpointer, state.data)
             values["shared"] = dict(state.data)
@@ -332,7 +334,9 @@ class Resumes(AgentCore):
 
         return seed
 
-    def _dynavec_paused(self, thread_id: str, snapshot: StateSnapshot | None) -> Any:
+    def _dynavec_paused(
+        self, thread_id: str, snapshot: StateSnapshot | None
+    ) -> list[JSONObject] | None:
         """The messages of a pause that dynavec itself recorded on ``thread_id`` (a dynavec
         checkpointer whose latest record has no LangGraph data), else ``None``."""
         saver = self.checkpointer

@@ -8,14 +8,14 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done, exists, thread_config
+from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done, exists
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import CheckpointNotFoundError, ThreadPausedError
@@ -30,18 +30,21 @@ from dynavec_langgraph._resuming.checks import (
     refuse_if_damaged,
 )
 from dynavec_langgraph._resuming.guarded import asaved_on_cancel
-from dynavec_langgraph._run_data import CompletedCall
+from dynavec_langgraph._run_data import CompletedCall, run_config
 from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import check_id, check_text
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import CheckpointTuple
+
+    from dynavec_langgraph._types import StateUpdate, UserPayload
     from dynavec_langgraph.events import AgentEvent
 
 __all__ = ["Runs"]
 
 
-def _check_goal(goal: Any) -> None:
+def _check_goal(goal: object) -> None:
     if not isinstance(goal, str):
         raise TypeError(
             f"goal={goal!r:.80} ({type(goal).__name__}): pass the user's request as a string"
@@ -56,7 +59,7 @@ class _RunCall:
     thread_id: str | None
     resume_from: str | None
     state: AgentState | None
-    model_kwargs: dict[str, Any]
+    model_kwargs: dict[str, UserPayload]
 
 
 @dataclass
@@ -64,7 +67,7 @@ class _Plan:
     """What one run call sends to the graph."""
 
     config: RunnableConfig
-    graph_input: Any
+    graph_input: UserPayload
     thread_id: str
 
 
@@ -78,7 +81,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Run the agent on ``goal``; continue the thread's latest checkpoint if it has one.
 
@@ -102,7 +105,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Async twin of :meth:`run`."""
         async with self._arunning(
@@ -118,7 +121,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`run`, yielding typed events as they happen; the last is a
         :class:`ResultEvent` holding the ``AgentResult``."""
@@ -134,7 +137,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream`."""
         async with self._arunning(
@@ -192,7 +195,7 @@ class Runs(AgentCore):
         if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):  # its I/O off the loop
             await asyncio.to_thread(self._continue_dynavec, plan, snapshot, thread_id, resume_from)
 
-    def _read(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
+    def _read(self, plan: _Plan) -> tuple[StateSnapshot, CheckpointTuple | None]:
         """The thread before a run, as a door that reads shows it (a pause a crash made
         stale as its in-doubt question: :func:`shown_first`), and its raw checkpoint when it
         is paused or another graph may have paused it (see :meth:`_check_run`)."""
@@ -202,7 +205,7 @@ class Runs(AgentCore):
         stored = self.checkpointer.get_tuple(plan.config)
         return shown_first(snapshot, stored), stored
 
-    async def _aread(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
+    async def _aread(self, plan: _Plan) -> tuple[StateSnapshot, CheckpointTuple | None]:
         """Async twin of :meth:`_read`."""
         snapshot = await self.graph.aget_state(plan.config)
         if not snapshot.interrupts and not may_be_paused_elsewhere(snapshot):
@@ -219,14 +222,18 @@ class Runs(AgentCore):
         if state is not None:
             check_state(self.checkpointer, state.data)
         tid = call.thread_id or self._scratch_thread()
-        graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
+        graph_input: StateUpdate = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
             graph_input["shared"] = dict(state.data)
-        config = thread_config(tid, call.model_kwargs, resume_from, record)
+        config = run_config(tid, call.model_kwargs, checkpoint_id=resume_from, completed=record)
         return _Plan(config, graph_input, tid)
 
     def _check_run(
-        self, plan: _Plan, snapshot: StateSnapshot, stored: Any, resume_from: str | None
+        self,
+        plan: _Plan,
+        snapshot: StateSnapshot,
+        stored: CheckpointTuple | None,
+        resume_from: str | None,
     ) -> None:
         """Refuse a paused thread (also one paused by another graph: ``stored`` is its raw
         checkpoint, read when :func:`may_be_paused_elsewhere`); continue a thread whose last
