@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import operator
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
+    MessageLikeRepresentation,
     RemoveMessage,
     ToolMessage,
     convert_to_messages,
@@ -92,10 +93,17 @@ __all__ = [
     "unique_call_ids",
 ]  # the reducer and its channel; the rest re-exported for the modules that import it from here
 
+Write = MessageLikeRepresentation | Sequence[MessageLikeRepresentation]
+"""One write of the ``messages`` channel: a message (LangChain's message-like forms: a
+message, a dict, a ``(role, content)`` pair, a text) or a list of them (``add_messages``'s)."""
+
 _ID_NAMESPACE = uuid.UUID("6f1c6a52-55a8-4d6b-9d0e-3c1f0c1e9a77")
 
 
-def _flatten(writes: Iterable[Any]) -> Iterable[Any]:
+def _flatten(writes: Iterable[Write]) -> Iterator[Any]:
+    """The messages of ``writes`` one by one, as nodes wrote them (a list is its messages, a
+    ``(role, content)`` pair one message): a node may write anything, which
+    ``convert_to_messages`` refuses."""
     for write in writes:
         if isinstance(write, list | tuple) and not (
             isinstance(write, tuple) and len(write) == 2 and isinstance(write[0], str)
@@ -149,7 +157,7 @@ def _with_id(message: BaseMessage, position: int) -> BaseMessage:
     return message.model_copy(update={"id": fresh})
 
 
-def stamp_input_ids(input: Any) -> None:
+def stamp_input_ids(input: object) -> None:
     """Give the message objects of a run's input (``{"messages": ...}``) an id, in place,
     before the run starts, as ``add_messages`` gives a new message one.
 
@@ -165,7 +173,7 @@ def stamp_input_ids(input: Any) -> None:
             message.id = str(uuid.uuid4())
 
 
-def _new_call_keys(message: AIMessage, view: View, added: set[Any]) -> list[str] | None:
+def _new_call_keys(message: AIMessage, view: View, added: set[str | None]) -> list[str] | None:
     """The known-id keys of ``message``'s call ids, or ``None`` when one of them is empty,
     repeated or already in the thread (then the full merge gives it a fresh id)."""
     keys: list[str] = []
@@ -195,7 +203,9 @@ def _open_calls(state: Sequence[AnyMessage]) -> list[str] | None:
     return [] if not state else None
 
 
-def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | None:
+def _appended(
+    state: Sequence[AnyMessage], items: list[MessageLikeRepresentation]
+) -> Conversation | None:
     """The fast path of :func:`merge_conversation`: new messages appended to a conversation
     that stays in canonical order (the usual step). ``None`` when the full merge is needed."""
     if not items:
@@ -204,7 +214,7 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | N
     if open_calls is None:
         return None
     view = analysis(state)
-    added: set[Any] = set()
+    added: set[str | None] = set()
     new: list[BaseMessage] = []
     for item in items:
         if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
@@ -231,7 +241,7 @@ def _appended(state: Sequence[AnyMessage], items: list[Any]) -> Conversation | N
     return conversation_with(state, view, new)
 
 
-def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> Conversation:
+def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Write]) -> Conversation:
     """The ``messages`` reducer: ``add_messages`` semantics, kept valid for every provider.
 
     Messages with a known id replace it; ``RemoveMessage`` removes (``REMOVE_ALL_MESSAGES``
@@ -285,7 +295,7 @@ def merge_conversation(state: Sequence[AnyMessage], writes: Sequence[Any]) -> Co
     return result
 
 
-def add_conversation(left: Sequence[AnyMessage], right: Any) -> Conversation:
+def add_conversation(left: Sequence[AnyMessage], right: Write) -> Conversation:
     """Binary form of :func:`merge_conversation` for ``Annotated[list, add_conversation]``."""
     return merge_conversation(left or [], [right])
 
@@ -305,8 +315,10 @@ class ConversationChannel(DeltaChannel[list[AnyMessage]]):
 
     def __init__(
         self,
-        reducer: Callable[[Any, Sequence[Any]], Any] = merge_conversation,
-        typ: Any = None,
+        reducer: Callable[
+            [Sequence[AnyMessage], Sequence[Write]], Sequence[AnyMessage]
+        ] = merge_conversation,
+        typ: type[list[AnyMessage]] | None = None,
         *,
         snapshot_frequency: int = 100,
     ) -> None:
@@ -316,7 +328,7 @@ class ConversationChannel(DeltaChannel[list[AnyMessage]]):
         if type(self.value) is list:
             self.value = Conversation(self.value)
 
-    def from_checkpoint(self, checkpoint: Any) -> Self:
+    def from_checkpoint(self, checkpoint: object) -> Self:
         new = super().from_checkpoint(checkpoint)
         new._wrap()
         return new

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
@@ -30,13 +30,14 @@ from dynavec_langgraph._lg_names import (
     SCRATCHPAD,
     SENT_AT,
 )
+from dynavec_langgraph._storable import check_id
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import Durability
 
     from dynavec_langgraph._call_ids import ToolCallRef
+    from dynavec_langgraph._types import CheckpointSaver, NodeUpdate, UserPayload
 
 __all__ = [
     "APPROVER_KEY",
@@ -84,7 +85,7 @@ class CompletedCall:
     """A tool call that ran: what ran, and the state update the tool node returned."""
 
     call: ToolCallRef
-    update: Any
+    update: NodeUpdate
     """What the tool node returned: an update, or the tool's ``Command``s."""
 
     def describe(self) -> str:
@@ -126,7 +127,7 @@ class SignedIn:
         return not (self.studio and self.authenticated)
 
     @classmethod
-    def of(cls, conf: Mapping[str, Any]) -> SignedIn | None:
+    def of(cls, conf: Mapping[str, object]) -> SignedIn | None:
         """The signed-in user of a run's ``configurable``; ``None`` when there is none (no
         server, or a server without auth) or it has no ``identity``."""
         user = conf.get(AUTH_USER_KEY)
@@ -148,7 +149,7 @@ class SignedIn:
         )
 
 
-def _is_studio(user: Any) -> bool:
+def _is_studio(user: object) -> bool:
     """Whether ``user`` is LangGraph's Studio user: an instance of ``langgraph_sdk``'s
     ``StudioUser`` (loaded whenever a server made one), or its dict (``kind``)."""
     if isinstance(user, Mapping):
@@ -158,7 +159,7 @@ def _is_studio(user: Any) -> bool:
     return isinstance(studio, type) and isinstance(user, studio)
 
 
-def _field(user: Any, name: str) -> Any:
+def _field(user: object, name: str) -> object:
     """``user.name`` or ``user[name]`` (the server's user objects offer both; a dict the
     second), else ``None``."""
     if isinstance(user, Mapping):
@@ -169,7 +170,7 @@ def _field(user: Any, name: str) -> Any:
         return None
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def _strings(value: object) -> tuple[str, ...]:
     if isinstance(value, list | tuple | set | frozenset):
         return tuple(str(v) for v in value if isinstance(v, str))
     return ()
@@ -183,7 +184,7 @@ class RunData:
     """The thread (``None``: a run without a checkpointer's thread)."""
     checkpoint_ns: str = ""
     """The namespace of the running task (``parent|child:task``)."""
-    saver: BaseCheckpointSaver[Any] | None = None
+    saver: CheckpointSaver | None = None
     """The run's checkpointer (LangGraph's ``BaseCheckpointSaver``), ``None`` without one."""
     checkpoint_map: Mapping[str, str] = field(default_factory=dict)
     """``{namespace: checkpoint id}``: the checkpoint each namespace of the task runs from."""
@@ -191,19 +192,19 @@ class RunData:
     """Whether the run resumes a paused one (LangGraph's task config says so)."""
     durability: Durability = "async"
     """The run's ``durability`` (LangGraph's default, ``"async"``, when the run names none)."""
-    model_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    model_kwargs: Mapping[str, UserPayload] = field(default_factory=dict)
     """Extra keyword arguments for the model call (:data:`MODEL_KWARGS_KEY`)."""
     completed: dict[str, CompletedCall] = field(default_factory=dict)
     """The caller's record of finished calls (:data:`COMPLETED_CALLS_KEY`): the tool node
     writes each call that ran into it. A throwaway dict when the caller passed none."""
     in_doubt: Mapping[str, str] = field(default_factory=dict)
     """``{call id: "retry" | "skip"}`` (:data:`IN_DOUBT_KEY`)."""
-    approver: Any = None
+    approver: object = None
     """Who answers a plain decision of this run (:data:`APPROVER_KEY`), ``None`` if unsaid."""
     signed_in: SignedIn | None = None
     """The user a LangGraph API server with auth signed in for this run, ``None`` without one
     (in-process runs, a server without auth)."""
-    answers: tuple[Any, ...] | None = None
+    answers: tuple[UserPayload, ...] | None = None
     """The answers the running task has for its pauses in this run, as LangGraph gave them to
     it when the node started: those recorded on the checkpoint when the run loaded it, then
     this run's own decision if it answers the task (``None``: LangGraph does not say)."""
@@ -216,7 +217,7 @@ class RunData:
     process, Aegra)."""
 
     @classmethod
-    def of(cls, config: RunnableConfig | Mapping[str, Any]) -> RunData:
+    def of(cls, config: RunnableConfig) -> RunData:
         """The per-run data of ``config`` (a node's config, or any ``RunnableConfig``)."""
         conf = config.get("configurable") or {}
         thread = conf.get("thread_id")
@@ -250,7 +251,7 @@ class RunData:
         return self.checkpoint_map.get(self.parent_ns) or None
 
 
-def _in_doubt(value: Any) -> Mapping[str, str]:
+def _in_doubt(value: object) -> Mapping[str, str]:
     """``config["configurable"][IN_DOUBT_KEY]``, checked at the first node of the run.
 
     Raises:
@@ -275,17 +276,17 @@ def _in_doubt(value: Any) -> Mapping[str, str]:
     )
 
 
-def _answers(scratchpad: Any) -> tuple[Any, ...] | None:
+def _answers(scratchpad: object) -> tuple[UserPayload, ...] | None:
     resume = getattr(scratchpad, "resume", None)
     return tuple(resume) if isinstance(resume, list) else None
 
 
-def _null_answer(scratchpad: Any) -> bool:
+def _null_answer(scratchpad: object) -> bool:
     peek = getattr(scratchpad, "get_null_resume", None)
     return callable(peek) and peek(False) is not None  # False: look, do not take it
 
 
-def _sent_at(value: Any) -> float | None:
+def _sent_at(value: object) -> float | None:
     """``configurable[SENT_AT]`` (milliseconds) in seconds; ``None`` if it is not a number."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -305,14 +306,21 @@ def current_run() -> RunData | None:
 
 def run_config(
     thread_id: str,
-    model_kwargs: Mapping[str, Any],
+    model_kwargs: Mapping[str, UserPayload],
     *,
     checkpoint_id: str | None = None,
     completed: dict[str, CompletedCall] | None = None,
 ) -> RunnableConfig:
     """The config the package's entry points start a run with: the thread (and checkpoint),
-    the model's keyword arguments and the caller's record of finished calls."""
-    configurable: dict[str, Any] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
+    the model's keyword arguments and the caller's record of finished calls.
+
+    Raises:
+        InvalidInputError: an id no saver can store as it is (:func:`check_id`).
+    """
+    check_id(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
+    if checkpoint_id:
+        check_id(checkpoint_id, "checkpoint_id")
+    configurable: dict[str, object] = {"thread_id": thread_id, MODEL_KWARGS_KEY: model_kwargs}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     if completed is not None:

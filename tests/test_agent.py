@@ -987,3 +987,30 @@ def test_async_tool_pauses_and_resumes_with_run() -> None:
     final = agent.resume(thread_id="a", human_decision="yes")
     assert decisions == ["yes"]
     assert final.steps[0].observations == ["async 3: yes"]
+
+
+def test_a_sync_doors_core_runs_to_its_end_and_one_that_suspends_is_refused() -> None:
+    """A door's shared core runs once for both doors (docs/layout.md, Twins): ``drive`` gives
+    a sync door its result (its blocking calls never suspend); a core that awaits something
+    of its own is refused, not left half run."""
+    import asyncio
+
+    from dynavec_langgraph._agent.core import drive
+
+    async def blocking() -> str:
+        return "done"
+
+    assert drive(blocking()) == "done"
+    steps: list[str] = []
+
+    async def suspends() -> str:
+        steps.append("started")
+        try:
+            await asyncio.sleep(0)
+        finally:
+            steps.append("closed")
+        return "never"
+
+    with pytest.raises(RuntimeError, match="suspended"):
+        drive(suspends())
+    assert steps == ["started", "closed"]

@@ -3,8 +3,9 @@ built, the guard and lock around a call, the stream, the result."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from contextlib import (
     AbstractAsyncContextManager,
     AbstractContextManager,
@@ -14,7 +15,7 @@ from contextlib import (
 )
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, ParamSpec, Self, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -28,16 +29,27 @@ from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._persistence.scratch import ScratchThreads
 from dynavec_langgraph._policy.doors import agent_clock
 from dynavec_langgraph._resuming.reading import storage_guard
-from dynavec_langgraph._run_data import CompletedCall, durability, run_config
+from dynavec_langgraph._run_data import CompletedCall, durability
 from dynavec_langgraph._spec import AgentSpec, check_max_steps, prebuilt_options
+from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph._view import build_result
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
+    from langgraph.checkpoint.base import CheckpointTuple
+
     from dynavec_langgraph._audit.entries import Notifier
+    from dynavec_langgraph._audit.storage import Target
     from dynavec_langgraph._persistence.records import CheckpointerOption
-    from dynavec_langgraph._types import ModelOption, ToolOption
+    from dynavec_langgraph._types import (
+        CheckpointSaver,
+        CompiledAgent,
+        ModelOption,
+        StateUpdate,
+        ToolOption,
+        UserPayload,
+    )
     from dynavec_langgraph.events import AgentEvent, ResultEvent
     from dynavec_langgraph.memory import BaseMemory
     from dynavec_langgraph.registry import ToolRegistry
@@ -47,7 +59,16 @@ from dynavec_langgraph.savers import (
     resolve_checkpointer,
 )
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "DURABILITY", "AgentCore", "Done", "exists", "thread_config"]
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "DURABILITY",
+    "AgentCore",
+    "AsyncCalls",
+    "Calls",
+    "Done",
+    "drive",
+    "exists",
+]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful and precise reasoning agent.\n"
@@ -66,19 +87,7 @@ DURABILITY: Durability = durability("agent")
 # --- plain functions: inputs, checks, results -------------------------------------------
 
 
-def thread_config(
-    thread_id: str,
-    model_kwargs: dict[str, Any],
-    checkpoint_id: str | None = None,
-    completed: dict[str, CompletedCall] | None = None,
-) -> RunnableConfig:
-    check_id(thread_id, "thread_id")  # also for the reads (get_checkpoint, ...)
-    if checkpoint_id:
-        check_id(checkpoint_id, "checkpoint_id")
-    return run_config(thread_id, model_kwargs, checkpoint_id=checkpoint_id, completed=completed)
-
-
-def _check_thread_id(thread_id: Any) -> None:
+def _check_thread_id(thread_id: object) -> None:
     if thread_id is not None and (not isinstance(thread_id, str) or not thread_id.strip()):
         raise TypeError(
             f"thread_id={thread_id!r}: pass a non-empty string naming the thread, or None for "
@@ -95,10 +104,76 @@ async def _anull() -> AsyncIterator[None]:
     yield
 
 
-def _is_memory(memory: Any) -> bool:
+def _is_memory(memory: object) -> bool:
     from dynavec_langgraph.memory import BaseMemory  # imported for an agent given a memory
 
     return isinstance(memory, BaseMemory)
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+class Calls:
+    """The I/O calls a door's shared core makes (``async def`` cores, written once): here each
+    is the blocking call, made in the calling thread, so a core given these never suspends and
+    a sync door runs it with :func:`drive`. :class:`AsyncCalls` awaits each instead. (The
+    "sans-I/O" shape: the planning and finishing live once, only the I/O line is twice.)"""
+
+    __slots__ = ("graph", "saver")
+
+    def __init__(self, graph: CompiledAgent, saver: CheckpointSaver) -> None:
+        self.graph, self.saver = graph, saver
+
+    async def get_state(self, config: RunnableConfig) -> StateSnapshot:
+        return self.graph.get_state(config)
+
+    async def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.saver.get_tuple(config)
+
+    async def invoke(self, graph_input: UserPayload, config: RunnableConfig) -> UserPayload:
+        return self.graph.invoke(graph_input, config, durability=DURABILITY)
+
+    async def update_state(self, config: RunnableConfig, values: StateUpdate) -> None:
+        self.graph.update_state(config, values, as_node=AGENT_NODE)
+
+    async def offload(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """``fn`` (blocking I/O of its own) called here; :class:`AsyncCalls` runs it in a
+        worker thread."""
+        return fn(*args, **kwargs)
+
+
+class AsyncCalls(Calls):
+    """:class:`Calls` awaited: an async door awaits the core given these."""
+
+    __slots__ = ()
+
+    async def get_state(self, config: RunnableConfig) -> StateSnapshot:
+        return await self.graph.aget_state(config)
+
+    async def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self.saver.aget_tuple(config)
+
+    async def invoke(self, graph_input: UserPayload, config: RunnableConfig) -> UserPayload:
+        return await self.graph.ainvoke(graph_input, config, durability=DURABILITY)
+
+    async def update_state(self, config: RunnableConfig, values: StateUpdate) -> None:
+        await self.graph.aupdate_state(config, values, as_node=AGENT_NODE)
+
+    async def offload(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def drive(core: Coroutine[object, object, _T]) -> _T:
+    """The result of ``core``, a core given :class:`Calls`: its awaits do not suspend, so it
+    ends at its first step (a sync door's way to run the core its async twin awaits)."""
+    try:
+        core.send(None)
+    except StopIteration as finished:
+        result: _T = finished.value
+        return result
+    core.close()
+    raise RuntimeError("a door's core suspended on blocking Calls (an await of its own)")
 
 
 @dataclass
@@ -128,7 +203,7 @@ class AgentCore:
         parallel_tool_calls: bool = False,
         audit: bool = False,
         notify: Notifier | None = None,
-        **options: Any,
+        **options: UserPayload,
     ) -> None:
         check_audit(audit)
         if memory is not None and not _is_memory(memory):
@@ -205,7 +280,7 @@ class AgentCore:
     def _finish(
         self,
         thread_id: str,
-        values: dict[str, Any],
+        values: StateUpdate,
         interrupts: Sequence[Interrupt],
         state: AgentState | None,
     ) -> AgentResult:
@@ -223,7 +298,7 @@ class AgentCore:
         return result
 
     @staticmethod
-    def _split(output: Any) -> tuple[dict[str, Any], list[Interrupt]]:
+    def _split(output: UserPayload) -> tuple[StateUpdate, list[Interrupt]]:
         values = dict(output)
         return values, list(values.pop("__interrupt__", []))
 
@@ -252,7 +327,9 @@ class AgentCore:
         """Async twin of :meth:`_locked`."""
         return aresume_lock(self.checkpointer, thread_id) if thread_id else _anull()
 
-    def _stream(self, graph_input: Any, config: RunnableConfig, done: Done) -> Iterator[AgentEvent]:
+    def _stream(
+        self, graph_input: UserPayload, config: RunnableConfig, done: Done
+    ) -> Iterator[AgentEvent]:
         """The run's events; then ``done`` holds the thread's state afterwards."""
         from dynavec_langgraph.events import STREAM_MODES, events_from_chunk
 
@@ -263,7 +340,7 @@ class AgentCore:
         done.snapshot = self.graph.get_state(config)
 
     async def _astream(
-        self, graph_input: Any, config: RunnableConfig, done: Done
+        self, graph_input: UserPayload, config: RunnableConfig, done: Done
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`_stream`."""
         from dynavec_langgraph.events import STREAM_MODES, events_from_chunk
@@ -283,10 +360,18 @@ class AgentCore:
             self._finish(thread_id, dict(snapshot.values), snapshot.interrupts, state)
         )
 
-    def _audit_target(self) -> Any:
+    def _audit_target(self) -> Target:
         """Where the graph records: its store when it has one (``store=``), else the saver."""
         store = getattr(self.graph, "store", None)
         return store if store is not None else self._saver
+
+    def _calls(self) -> Calls:
+        """The blocking I/O calls of a sync door's core."""
+        return Calls(self.graph, self.checkpointer)
+
+    def _acalls(self) -> AsyncCalls:
+        """The awaited I/O calls of an async door's core."""
+        return AsyncCalls(self.graph, self.checkpointer)
 
     def close(self) -> None:
         """Close the connection the agent opened from a ``checkpointer=`` string (if any)."""

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._agent.core import AgentCore, exists, thread_config
+from dynavec_langgraph._agent.core import AgentCore, exists
 from dynavec_langgraph._exactly_once.shown import shown_first
+from dynavec_langgraph._run_data import run_config
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 
@@ -32,7 +33,7 @@ class Reads(AgentCore):
         ``step_i``, ``interrupted``, ``max_steps_reached``), ``checkpoint_id`` is LangGraph's
         (pass it as ``run(..., resume_from=...)``). ``None`` for an unknown thread or id.
         """
-        config = thread_config(thread_id, {}, checkpoint_id)
+        config = run_config(thread_id, {}, checkpoint_id=checkpoint_id)
         snapshot = self.graph.get_state(config)
         if snapshot.interrupts:  # a pause a crash made stale: its in-doubt question
             snapshot = shown_first(snapshot, self.checkpointer.get_tuple(config))
@@ -42,7 +43,7 @@ class Reads(AgentCore):
         self, thread_id: str, checkpoint_id: str | None = None
     ) -> Checkpoint | None:
         """Async twin of :meth:`get_checkpoint`."""
-        config = thread_config(thread_id, {}, checkpoint_id)
+        config = run_config(thread_id, {}, checkpoint_id=checkpoint_id)
         snapshot = await self.graph.aget_state(config)
         if snapshot.interrupts:
             snapshot = shown_first(snapshot, await self.checkpointer.aget_tuple(config))
@@ -63,7 +64,7 @@ class Reads(AgentCore):
         steps and a pause; LangGraph's checkpoints in between (e.g. between two tool calls
         of a batch) are left out. :meth:`get_checkpoint` reads any of them by id.
         """
-        config = thread_config(thread_id, {})
+        config = run_config(thread_id, {})
         history = list(self.graph.get_state_history(config))
         if history and history[0].interrupts:  # the latest: as get_checkpoint shows it
             history[0] = shown_first(history[0], self.checkpointer.get_tuple(config))
@@ -71,7 +72,7 @@ class Reads(AgentCore):
 
     async def alist_checkpoints(self, thread_id: str, limit: int | None = None) -> list[Checkpoint]:
         """Async twin of :meth:`list_checkpoints`."""
-        config = thread_config(thread_id, {})
+        config = run_config(thread_id, {})
         history = [s async for s in self.graph.aget_state_history(config)]
         if history and history[0].interrupts:
             history[0] = shown_first(history[0], await self.checkpointer.aget_tuple(config))

@@ -4,17 +4,17 @@ dynavec recorded."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 
-from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done, thread_config
+from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Calls, Done, drive
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import (
@@ -29,21 +29,28 @@ from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._policy.events import raise_timeouts
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume, check_state, check_storable
 from dynavec_langgraph._resuming.guarded import aresuming, resuming
-from dynavec_langgraph._run_data import CompletedCall
-from dynavec_langgraph._state import AGENT_NODE
+from dynavec_langgraph._run_data import CompletedCall, run_config
 from dynavec_langgraph._storable import brief, check_text
+from dynavec_langgraph._types import JSONObject
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._types import Approver
+    from dynavec_langgraph._audit.storage import Target
+    from dynavec_langgraph._types import (
+        Approver,
+        CheckpointSaver,
+        CompiledAgent,
+        StateUpdate,
+        UserPayload,
+    )
     from dynavec_langgraph.events import AgentEvent
 
 __all__ = ["MessagesIn", "Resumes"]
 
-MessagesIn = Sequence[Message | BaseMessage | dict[str, Any]]
+MessagesIn = Sequence[Message | BaseMessage | JSONObject]
 
 
-def _message(index: int, message: Any) -> BaseMessage:
+def _message(index: int, message: Message | BaseMessage | JSONObject) -> BaseMessage:
     """``messages[index]`` of a resume from messages, as LangChain's."""
     try:
         return from_dynavec(message)
@@ -55,7 +62,7 @@ def _message(index: int, message: Any) -> BaseMessage:
         ) from None
 
 
-def _looks_like_id_map(decision: Any) -> bool:
+def _looks_like_id_map(decision: UserPayload) -> bool:
     """LangGraph reads a dict whose keys all look like interrupt ids (32 hex digits; ``{}``
     too) as ``{interrupt_id: decision}``, not as a decision."""
     return isinstance(decision, dict) and all(
@@ -66,7 +73,7 @@ def _looks_like_id_map(decision: Any) -> bool:
 
 @contextmanager
 def _audit_refusals(
-    graph: Any, target: Any, thread_id: str | None, decision: Any
+    graph: CompiledAgent, target: Target, thread_id: str | None, decision: UserPayload
 ) -> Iterator[None]:
     """:func:`dynavec_langgraph._audit.trail.audit_refusals` of a door's resume (surface ``"api"``),
     whose module is imported only when a refusal is raised (it records nothing otherwise)."""
@@ -84,15 +91,52 @@ class _Reply:
     """What one resume call was given: the reply to a pause, and where it goes."""
 
     messages: MessagesIn | None
-    decision: Any
-    decisions: Mapping[str, Any] | None
+    decision: UserPayload
+    decisions: Mapping[str, UserPayload] | None
     thread_id: str | None
     state: AgentState | None
-    model_kwargs: dict[str, Any]
+    model_kwargs: dict[str, UserPayload]
     approver: Approver = None
 
     def answer(self) -> Answer:
         return Answer(self.decision, self.decisions, approver=self.approver)
+
+
+@dataclass(frozen=True)
+class _Seeding:
+    """What a seed writes and sends: the thread's config, the caller's ``state``, the answer."""
+
+    config: RunnableConfig
+    state: AgentState | None
+    answer: Answer
+
+
+_SeedCore = Callable[[Calls, StateSnapshot | None], Coroutine[object, object, Resume | None]]
+"""A seed of the guarded resume (:data:`~dynavec_langgraph._resuming.guarded.Seed`) written
+once: given the I/O calls of the door (:class:`Calls` or :class:`AsyncCalls`) and the thread
+as read."""
+
+_Ran = TypeVar("_Ran")
+
+
+@dataclass
+class _ResumeCall:
+    """What one resume call hands the guarded resume, for either door."""
+
+    tid: str
+    resuming: tuple[CompiledAgent, CheckpointSaver, str | None, Answer, RunnableConfig]
+    """The guarded resume's first arguments (graph, saver, thread, answer, config)."""
+    seed: _SeedCore | None
+
+    def seeder(
+        self,
+        run: Callable[[Coroutine[object, object, Resume | None]], _Ran],
+        io: Calls,
+    ) -> Callable[[StateSnapshot | None], _Ran] | None:
+        """The seed for a door: its core on the door's I/O ``io``, run by ``run`` (driven
+        to its end for a sync door, returned to be awaited for an async one)."""
+        seed = self.seed
+        return None if seed is None else lambda snapshot: run(seed(io, snapshot))
 
 
 class Resumes(AgentCore):
@@ -101,14 +145,14 @@ class Resumes(AgentCore):
     def resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Answer a pause: re-run the paused tool call with ``human_decision``, then go on.
 
@@ -147,14 +191,14 @@ class Resumes(AgentCore):
     async def aresume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         del start_step
@@ -168,14 +212,14 @@ class Resumes(AgentCore):
     def stream_resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`resume`, yielding typed events as they happen."""
         del start_step
@@ -190,14 +234,14 @@ class Resumes(AgentCore):
     async def astream_resume(
         self,
         messages: MessagesIn | None = None,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str | None = None,
         start_step: int | None = None,
         state: AgentState | None = None,
-        decisions: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, UserPayload] | None = None,
         approver: Approver = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream_resume`."""
         del start_step
@@ -216,52 +260,48 @@ class Resumes(AgentCore):
         (:func:`~dynavec_langgraph._resuming.guarded.resuming`) with this agent's record of
         finished calls; yields the thread id and the plan. An expired pause whose policy says
         ``on_expire="raise"`` raises once the run is done."""
-        answer, thread_id, state = reply.answer(), reply.thread_id, reply.state
-        with self._guarded(thread_id) as record:
-            tid, config = self._resume_config(reply.messages, thread_id, reply.model_kwargs, record)
-            seed = (
-                self._seeder(reply.messages, config, state, answer)
-                if reply.messages is not None
-                else self._dynavec_seeder(thread_id, config, state, answer)
-            )
+        with self._guarded(reply.thread_id) as record:
+            call = self._resume_call(reply, record)
+            seed = call.seeder(drive, self._calls())
             with (
-                _audit_refusals(self.graph, self._audit_target(), thread_id, reply.decision),
-                resuming(
-                    self.graph,
-                    self.checkpointer,
-                    thread_id,
-                    answer,
-                    config,
-                    record=record,
-                    seed=seed,
-                ) as plan,
-                raise_timeouts(tid),
+                self._refusals(reply),
+                resuming(*call.resuming, record=record, seed=seed) as plan,
+                raise_timeouts(call.tid),
             ):
-                yield tid, plan
+                yield call.tid, plan
 
     @asynccontextmanager
     async def _aresuming(self, reply: _Reply) -> AsyncIterator[tuple[str, Resume]]:
         """Async twin of :meth:`_resuming`."""
-        answer, thread_id, state = reply.answer(), reply.thread_id, reply.state
-        with self._guarded(thread_id) as record:
-            tid, config = self._resume_config(reply.messages, thread_id, reply.model_kwargs, record)
-            seed = (
-                self._aseeder(reply.messages, config, state, answer)
-                if reply.messages is not None
-                else self._adynavec_seeder(thread_id, config, state, answer)
-            )
-            with _audit_refusals(self.graph, self._audit_target(), thread_id, reply.decision):
-                async with aresuming(
-                    self.graph,
-                    self.checkpointer,
-                    thread_id,
-                    answer,
-                    config,
-                    record=record,
-                    seed=seed,
-                ) as plan:
-                    with raise_timeouts(tid):
-                        yield tid, plan
+        with self._guarded(reply.thread_id) as record:
+            call = self._resume_call(reply, record)
+            aseed = call.seeder(lambda core: core, self._acalls())
+            with self._refusals(reply):
+                async with aresuming(*call.resuming, record=record, seed=aseed) as plan:
+                    with raise_timeouts(call.tid):
+                        yield call.tid, plan
+
+    def _refusals(self, reply: _Reply) -> AbstractContextManager[None]:
+        return _audit_refusals(self.graph, self._audit_target(), reply.thread_id, reply.decision)
+
+    def _resume_call(self, reply: _Reply, record: dict[str, CompletedCall]) -> _ResumeCall:
+        """What a resume call hands the guarded resume: the thread (a new one for messages
+        without ``thread_id``), its config carrying the record of finished calls (see
+        ``graph``), the answer, and what seeds the thread when it is not paused."""
+        messages, thread_id = reply.messages, reply.thread_id
+        if thread_id is None and messages is None:
+            raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
+        tid = thread_id if thread_id is not None else self._scratch_thread()
+        config = run_config(tid, reply.model_kwargs, completed=record)
+        given = _Seeding(config, reply.state, reply.answer())
+        if messages is not None:
+            seed: _SeedCore | None = partial(self._seed, given, messages)
+        elif thread_id is not None and isinstance(self.checkpointer, DynavecCheckpointSaver):
+            seed = partial(self._dynavec_seed, given, thread_id)
+        else:
+            seed = None
+        guarded = (self.graph, self.checkpointer, thread_id, given.answer, config)
+        return _ResumeCall(tid, guarded, seed)
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:
         converted = [_message(i, m) for i, m in enumerate(messages)]
@@ -275,64 +315,36 @@ class Resumes(AgentCore):
             )
         return converted
 
-    def _resume_config(
-        self,
-        messages: MessagesIn | None,
-        thread_id: str | None,
-        model_kwargs: dict[str, Any],
-        record: dict[str, CompletedCall],
-    ) -> tuple[str, RunnableConfig]:
-        """The thread a resume works on (a new one for messages without ``thread_id``) and
-        its config, carrying the record of finished calls (see ``graph``)."""
-        if thread_id is None and messages is None:
-            raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
-        tid = thread_id if thread_id is not None else self._scratch_thread()
-        config = thread_config(tid, model_kwargs, completed=record)
-        return tid, config
-
     def _seed_values(
         self, messages: MessagesIn, state: AgentState | None, answer: Answer
-    ) -> dict[str, Any]:
+    ) -> StateUpdate:
         """Resume from messages alone: the values of a thread holding them, paused before
         the unanswered call (checked first: nothing is written for a bad answer)."""
         converted = self._resume_messages(messages)
         answer.value([])
         check_storable(self.checkpointer, answer.decision, "human_decision")
-        values: dict[str, Any] = {"messages": converted}
+        values: StateUpdate = {"messages": converted}
         if state is not None:
             check_state(self.checkpointer, state.data)
             values["shared"] = dict(state.data)
         return values
 
-    def _seeder(
-        self, messages: MessagesIn, config: RunnableConfig, state: AgentState | None, answer: Answer
-    ) -> Callable[[StateSnapshot | None], Resume]:
-        def seed(_: StateSnapshot | None) -> Resume:
-            values = self._seed_values(messages, state, answer)
-            self.graph.update_state(config, values, as_node=AGENT_NODE)
-            resume = Resume(config, Command(resume=answer.decision))
-            if _looks_like_id_map(answer.decision):  # reach the pause, answer it by its id
-                output = self.graph.invoke(None, config, durability=DURABILITY)
-                resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
-            return resume
+    async def _seed(
+        self, given: _Seeding, messages: MessagesIn, io: Calls, _: StateSnapshot | None
+    ) -> Resume:
+        """Seed the thread with ``messages`` paused before their unanswered call; the resume
+        that answers it."""
+        config, answer = given.config, given.answer
+        await io.update_state(config, self._seed_values(messages, given.state, answer))
+        resume = Resume(config, Command(resume=answer.decision))
+        if _looks_like_id_map(answer.decision):  # reach the pause, answer it by its id
+            output = await io.invoke(None, config)
+            resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
+        return resume
 
-        return seed
-
-    def _aseeder(
-        self, messages: MessagesIn, config: RunnableConfig, state: AgentState | None, answer: Answer
-    ) -> Callable[[StateSnapshot | None], Awaitable[Resume]]:
-        async def seed(_: StateSnapshot | None) -> Resume:
-            values = self._seed_values(messages, state, answer)
-            await self.graph.aupdate_state(config, values, as_node=AGENT_NODE)
-            resume = Resume(config, Command(resume=answer.decision))
-            if _looks_like_id_map(answer.decision):  # reach the pause, answer it by its id
-                output = await self.graph.ainvoke(None, config, durability=DURABILITY)
-                resume.graph_input = Command(resume=answer.value(self._split(output)[1]))
-            return resume
-
-        return seed
-
-    def _dynavec_paused(self, thread_id: str, snapshot: StateSnapshot | None) -> Any:
+    def _dynavec_paused(
+        self, thread_id: str, snapshot: StateSnapshot | None
+    ) -> list[JSONObject] | None:
         """The messages of a pause that dynavec itself recorded on ``thread_id`` (a dynavec
         checkpointer whose latest record has no LangGraph data), else ``None``."""
         saver = self.checkpointer
@@ -344,40 +356,11 @@ class Resumes(AgentCore):
         messages = record.state.get("messages")
         return list(messages) if isinstance(messages, list) and messages else None
 
-    def _dynavec_seeder(
-        self,
-        thread_id: str | None,
-        config: RunnableConfig,
-        state: AgentState | None,
-        answer: Answer,
-    ) -> Callable[[StateSnapshot | None], Resume | None] | None:
+    async def _dynavec_seed(
+        self, given: _Seeding, thread_id: str, io: Calls, snapshot: StateSnapshot | None
+    ) -> Resume | None:
         """Resume a pause recorded by dynavec (docs/compatibility.md D8) from its messages."""
-        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
+        paused = await io.offload(self._dynavec_paused, thread_id, snapshot)
+        if paused is None:
             return None
-
-        def seed(snapshot: StateSnapshot | None) -> Resume | None:
-            paused = self._dynavec_paused(thread_id, snapshot)
-            if paused is None:
-                return None
-            return self._seeder(paused, config, state, answer)(snapshot)
-
-        return seed
-
-    def _adynavec_seeder(
-        self,
-        thread_id: str | None,
-        config: RunnableConfig,
-        state: AgentState | None,
-        answer: Answer,
-    ) -> Callable[[StateSnapshot | None], Awaitable[Resume | None]] | None:
-        """Async twin of :meth:`_dynavec_seeder`."""
-        if thread_id is None or not isinstance(self.checkpointer, DynavecCheckpointSaver):
-            return None
-
-        async def seed(snapshot: StateSnapshot | None) -> Resume | None:
-            paused = await asyncio.to_thread(self._dynavec_paused, thread_id, snapshot)
-            if paused is None:
-                return None
-            return await self._aseeder(paused, config, state, answer)(snapshot)
-
-        return seed
+        return await self._seed(given, paused, io, snapshot)

@@ -4,18 +4,17 @@ continued)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Done, exists, thread_config
+from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Calls, Done, drive, exists
 from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._conversion import from_dynavec
 from dynavec_langgraph._errors import CheckpointNotFoundError, ThreadPausedError
@@ -30,18 +29,21 @@ from dynavec_langgraph._resuming.checks import (
     refuse_if_damaged,
 )
 from dynavec_langgraph._resuming.guarded import asaved_on_cancel
-from dynavec_langgraph._run_data import CompletedCall
+from dynavec_langgraph._run_data import CompletedCall, run_config
 from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import check_id, check_text
 from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import CheckpointTuple
+
+    from dynavec_langgraph._types import StateUpdate, UserPayload
     from dynavec_langgraph.events import AgentEvent
 
 __all__ = ["Runs"]
 
 
-def _check_goal(goal: Any) -> None:
+def _check_goal(goal: object) -> None:
     if not isinstance(goal, str):
         raise TypeError(
             f"goal={goal!r:.80} ({type(goal).__name__}): pass the user's request as a string"
@@ -56,7 +58,7 @@ class _RunCall:
     thread_id: str | None
     resume_from: str | None
     state: AgentState | None
-    model_kwargs: dict[str, Any]
+    model_kwargs: dict[str, UserPayload]
 
 
 @dataclass
@@ -64,7 +66,7 @@ class _Plan:
     """What one run call sends to the graph."""
 
     config: RunnableConfig
-    graph_input: Any
+    graph_input: UserPayload
     thread_id: str
 
 
@@ -78,7 +80,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Run the agent on ``goal``; continue the thread's latest checkpoint if it has one.
 
@@ -102,7 +104,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AgentResult:
         """Async twin of :meth:`run`."""
         async with self._arunning(
@@ -118,7 +120,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> Iterator[AgentEvent]:
         """Like :meth:`run`, yielding typed events as they happen; the last is a
         :class:`ResultEvent` holding the ``AgentResult``."""
@@ -134,7 +136,7 @@ class Runs(AgentCore):
         thread_id: str | None = None,
         resume_from: str | None = None,
         state: AgentState | None = None,
-        **model_kwargs: Any,
+        **model_kwargs: UserPayload,
     ) -> AsyncIterator[AgentEvent]:
         """Async twin of :meth:`stream`."""
         async with self._arunning(
@@ -152,7 +154,7 @@ class Runs(AgentCore):
         with self._guarded(call.thread_id) as record:
             plan = self._run_plan(call, record)
             with self._locked(call.thread_id):
-                self._prepare(plan, call.thread_id, call.resume_from)
+                drive(self._prepare(self._calls(), plan, call))
                 yield plan
 
     @asynccontextmanager
@@ -165,49 +167,31 @@ class Runs(AgentCore):
                 self._alocked(call.thread_id),
                 asaved_on_cancel(self.graph, plan.config, record),
             ):
-                await self._aprepare(plan, call.thread_id, call.resume_from)
+                await self._prepare(self._acalls(), plan, call)
                 yield plan
 
-    def _prepare(self, plan: _Plan, thread_id: str | None, resume_from: str | None) -> None:
+    async def _prepare(self, io: Calls, plan: _Plan, call: _RunCall) -> None:
         """Before a run or stream (the thread's lock held): an expired approval settled, the
-        thread checked, a dynavec run the thread left unfinished continued."""
-        snapshot, stored = self._read(plan)
+        thread checked, a dynavec run the thread left unfinished continued (its I/O off the
+        event loop for an async door)."""
+        snapshot, stored = await self._read(io, plan)
         settle = expiry_command(snapshot.interrupts, self._approval_now())
         if settle is not None:  # an expired approval: settled before anything else
             with raise_timeouts(plan.thread_id):
-                self.graph.invoke(settle, plan.config, durability=DURABILITY)
-            snapshot, stored = self._read(plan)
-        self._check_run(plan, snapshot, stored, resume_from)
-        self._continue_dynavec(plan, snapshot, thread_id, resume_from)
+                await io.invoke(settle, plan.config)
+            snapshot, stored = await self._read(io, plan)
+        self._check_run(plan, snapshot, stored, call.resume_from)
+        if self._maybe_dynavec(plan, snapshot, call):
+            await io.offload(self._continue_dynavec, plan, snapshot, call)
 
-    async def _aprepare(self, plan: _Plan, thread_id: str | None, resume_from: str | None) -> None:
-        """Async twin of :meth:`_prepare`."""
-        snapshot, stored = await self._aread(plan)
-        settle = expiry_command(snapshot.interrupts, self._approval_now())
-        if settle is not None:  # an expired approval: settled before anything else
-            with raise_timeouts(plan.thread_id):
-                await self.graph.ainvoke(settle, plan.config, durability=DURABILITY)
-            snapshot, stored = await self._aread(plan)
-        self._check_run(plan, snapshot, stored, resume_from)
-        if self._maybe_dynavec(plan, snapshot, thread_id, resume_from):  # its I/O off the loop
-            await asyncio.to_thread(self._continue_dynavec, plan, snapshot, thread_id, resume_from)
-
-    def _read(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
+    async def _read(self, io: Calls, plan: _Plan) -> tuple[StateSnapshot, CheckpointTuple | None]:
         """The thread before a run, as a door that reads shows it (a pause a crash made
         stale as its in-doubt question: :func:`shown_first`), and its raw checkpoint when it
         is paused or another graph may have paused it (see :meth:`_check_run`)."""
-        snapshot = self.graph.get_state(plan.config)
+        snapshot = await io.get_state(plan.config)
         if not snapshot.interrupts and not may_be_paused_elsewhere(snapshot):
             return snapshot, None
-        stored = self.checkpointer.get_tuple(plan.config)
-        return shown_first(snapshot, stored), stored
-
-    async def _aread(self, plan: _Plan) -> tuple[StateSnapshot, Any]:
-        """Async twin of :meth:`_read`."""
-        snapshot = await self.graph.aget_state(plan.config)
-        if not snapshot.interrupts and not may_be_paused_elsewhere(snapshot):
-            return snapshot, None
-        stored = await self.checkpointer.aget_tuple(plan.config)
+        stored = await io.get_tuple(plan.config)
         return shown_first(snapshot, stored), stored
 
     def _run_plan(self, call: _RunCall, record: dict[str, CompletedCall]) -> _Plan:
@@ -219,14 +203,18 @@ class Runs(AgentCore):
         if state is not None:
             check_state(self.checkpointer, state.data)
         tid = call.thread_id or self._scratch_thread()
-        graph_input: dict[str, Any] = {"messages": [HumanMessage(content=goal)]}
+        graph_input: StateUpdate = {"messages": [HumanMessage(content=goal)]}
         if state is not None:
             graph_input["shared"] = dict(state.data)
-        config = thread_config(tid, call.model_kwargs, resume_from, record)
+        config = run_config(tid, call.model_kwargs, checkpoint_id=resume_from, completed=record)
         return _Plan(config, graph_input, tid)
 
     def _check_run(
-        self, plan: _Plan, snapshot: StateSnapshot, stored: Any, resume_from: str | None
+        self,
+        plan: _Plan,
+        snapshot: StateSnapshot,
+        stored: CheckpointTuple | None,
+        resume_from: str | None,
     ) -> None:
         """Refuse a paused thread (also one paused by another graph: ``stored`` is its raw
         checkpoint, read when :func:`may_be_paused_elsewhere`); continue a thread whose last
@@ -291,35 +279,23 @@ class Runs(AgentCore):
         }
         return True
 
-    def _maybe_dynavec(
-        self,
-        plan: _Plan,
-        snapshot: StateSnapshot,
-        thread_id: str | None,
-        resume_from: str | None,
-    ) -> bool:
+    def _maybe_dynavec(self, plan: _Plan, snapshot: StateSnapshot, call: _RunCall) -> bool:
         """Whether a run may be on a thread dynavec wrote (no request made: a dynavec
         checkpointer, a named thread with no LangGraph state, a new goal)."""
         return (
-            thread_id is not None
-            and not resume_from
+            call.thread_id is not None
+            and not call.resume_from
             and plan.graph_input is not None
             and not snapshot.values
             and isinstance(self.checkpointer, DynavecCheckpointSaver)
         )
 
-    def _continue_dynavec(
-        self,
-        plan: _Plan,
-        snapshot: StateSnapshot,
-        thread_id: str | None,
-        resume_from: str | None,
-    ) -> None:
+    def _continue_dynavec(self, plan: _Plan, snapshot: StateSnapshot, call: _RunCall) -> None:
         """``run()`` on a thread whose latest record dynavec itself wrote (docs/compatibility.md
         D8): refuse it while paused there; else continue its conversation (a finished one
         gets the goal as a follow-up, one stopped in a batch finishes the batch first)."""
-        saver = self.checkpointer
-        if thread_id is None or not self._maybe_dynavec(plan, snapshot, thread_id, resume_from):
+        saver, thread_id = self.checkpointer, call.thread_id
+        if thread_id is None or not self._maybe_dynavec(plan, snapshot, call):
             return
         assert isinstance(saver, DynavecCheckpointSaver)
         record = saver.dynavec_record(thread_id)
