@@ -29,12 +29,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, trim_messages
 
 from dynavec_langgraph._persistence.dynamodb.values import from_dynamo
 from dynavec_langgraph.records import Message, Role, RoleName, ToolCall
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import ForeignObject, JSONObject, UserValues
 
 __all__ = [
     "BaseMemory",
@@ -56,18 +59,18 @@ SUMMARY_PREFIX = "Summary of prior conversation:\n"
 # --- message helpers ----------------------------------------------------------------------
 
 
-def _role(role: Any) -> str:
+def _role(role: Role | str) -> str:
     return role.value if isinstance(role, Role) else str(role)
 
 
-def _arguments(arguments: Any) -> str:
+def _arguments(arguments: object) -> str:
     """A tool call's arguments as text (a dict counts as already-parsed JSON)."""
     if isinstance(arguments, dict):
         return json.dumps(arguments, ensure_ascii=False)
     return "" if arguments is None else str(arguments)
 
 
-def message_to_dict(msg: Message) -> dict[str, Any]:
+def message_to_dict(msg: Message) -> JSONObject:
     """A message as ``{"role", "content", "tool_call_id", "tool_calls": [{"id", "name",
     "arguments"}]}`` (the checkpoint's message form).
 
@@ -86,7 +89,7 @@ def message_to_dict(msg: Message) -> dict[str, Any]:
     }
 
 
-def dict_to_message(d: dict[str, Any]) -> Message:
+def dict_to_message(d: JSONObject) -> Message:
     """The reverse of :func:`message_to_dict`; every key but ``role`` may be missing.
 
     Example:
@@ -157,8 +160,34 @@ def _newest_that_fit(
     return [messages[int(str(m.id))] for m in kept]
 
 
-class WindowMemoryPolicy(MemoryPolicy):
-    """The last ``k`` messages (``k`` at least 1), after the system message.
+class _SystemFirstPolicy(MemoryPolicy):
+    """What the three policies share: a conversation of at most :meth:`_kept_whole` messages
+    stays as it is; a longer one becomes its first system message (when ``preserve_system``),
+    then what :meth:`_keep` keeps of the other messages."""
+
+    def __init__(self, *, preserve_system: bool) -> None:
+        self.preserve_system = preserve_system
+
+    def _kept_whole(self) -> int:
+        """The most messages kept as they are, the policy not applied."""
+        return 0
+
+    @abstractmethod
+    def _keep(self, others: list[Message], system: Message | None) -> list[Message]:
+        """What is kept of the messages but the preserved system message."""
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        """The messages as they are when few enough; otherwise the system message, then what
+        the policy keeps of the others."""
+        if len(messages) <= self._kept_whole():
+            return list(messages)
+        system, others = _split_system(messages, self.preserve_system)
+        return ([system] if system is not None else []) + self._keep(others, system)
+
+
+class WindowMemoryPolicy(_SystemFirstPolicy):
+    """The last ``k`` messages (``k`` at least 1), after the system message; unchanged when
+    there are at most ``k`` messages (the system message counts).
 
     Example:
         >>> msgs = [Message("system", "S")] + [Message("user", f"m{i}") for i in range(1, 5)]
@@ -167,20 +196,17 @@ class WindowMemoryPolicy(MemoryPolicy):
     """
 
     def __init__(self, k: int = 10, *, preserve_system: bool = True) -> None:
+        super().__init__(preserve_system=preserve_system)
         self.k = max(1, int(k))
-        self.preserve_system = preserve_system
 
-    def apply(self, messages: Sequence[Message]) -> list[Message]:
-        """Unchanged when there are at most ``k`` messages (the system message counts);
-        otherwise the system message and the last ``k`` others."""
-        if len(messages) <= self.k:
-            return list(messages)
-        system, others = _split_system(messages, self.preserve_system)
-        kept = _newest_that_fit(others, self.k, lambda _: 1)
-        return ([system] if system is not None else []) + kept
+    def _kept_whole(self) -> int:
+        return self.k
+
+    def _keep(self, others: list[Message], system: Message | None) -> list[Message]:
+        return _newest_that_fit(others, self.k, lambda _: 1)
 
 
-class TokenBudgetMemoryPolicy(MemoryPolicy):
+class TokenBudgetMemoryPolicy(_SystemFirstPolicy):
     """The newest messages that fit ``max_tokens`` (at least 1) with the system message; the
     newest one is always kept.
 
@@ -198,20 +224,15 @@ class TokenBudgetMemoryPolicy(MemoryPolicy):
         token_counter: Callable[[Message], int] | None = None,
         preserve_system: bool = True,
     ) -> None:
+        super().__init__(preserve_system=preserve_system)
         self.max_tokens = max(1, int(max_tokens))
         self.token_counter = token_counter or default_token_counter
-        self.preserve_system = preserve_system
 
-    def apply(self, messages: Sequence[Message]) -> list[Message]:
+    def _keep(self, others: list[Message], system: Message | None) -> list[Message]:
         """Walk newest to oldest, keep what fits the budget left by the system message."""
-        if not messages:
-            return []
-        system, others = _split_system(messages, self.preserve_system)
         budget = self.max_tokens - (self.token_counter(system) if system is not None else 0)
         kept = _newest_that_fit(others, max(0, budget), self.token_counter)
-        if not kept and others:
-            kept = [others[-1]]  # the newest always survives
-        return ([system] if system is not None else []) + kept
+        return kept if kept or not others else [others[-1]]  # the newest always survives
 
 
 def _default_summarizer(messages: list[Message]) -> str:
@@ -224,7 +245,7 @@ def _default_summarizer(messages: list[Message]) -> str:
     return "\n".join(lines)
 
 
-class SummaryMemoryPolicy(MemoryPolicy):
+class SummaryMemoryPolicy(_SystemFirstPolicy):
     """Over ``max_messages`` (at least 2): the older messages become one system message
     ``"Summary of prior conversation:\\n..."``, the newest ``max_messages // 2`` stay.
 
@@ -239,18 +260,18 @@ class SummaryMemoryPolicy(MemoryPolicy):
         summarizer: Callable[[list[Message]], str] | None = None,
         preserve_system: bool = True,
     ) -> None:
+        super().__init__(preserve_system=preserve_system)
         self.max_messages = max(2, int(max_messages))
         self.summarizer = summarizer or _default_summarizer
-        self.preserve_system = preserve_system
 
-    def apply(self, messages: Sequence[Message]) -> list[Message]:
-        """The system message, the summary, then the newest messages."""
-        if len(messages) <= self.max_messages:
-            return list(messages)
-        system, others = _split_system(messages, self.preserve_system)
+    def _kept_whole(self) -> int:
+        return self.max_messages
+
+    def _keep(self, others: list[Message], system: Message | None) -> list[Message]:
+        """The summary of the older messages, then the newest ones."""
         cutoff = max(0, len(others) - self.max_messages // 2)
         summary = Message("system", SUMMARY_PREFIX + self.summarizer(others[:cutoff]))
-        return ([system] if system is not None else []) + [summary, *others[cutoff:]]
+        return [summary, *others[cutoff:]]
 
 
 # --- stores -------------------------------------------------------------------------------
@@ -300,11 +321,11 @@ class BaseMemory(ABC):
         """Apply the policy to the stored history and store the result."""
 
     @abstractmethod
-    def get_scratchpad(self, thread_id: str) -> dict[str, Any]:
+    def get_scratchpad(self, thread_id: str) -> UserValues:
         """The thread's scratchpad (``{}`` if none)."""
 
     @abstractmethod
-    def set_scratchpad(self, thread_id: str, scratchpad: dict[str, Any]) -> None:
+    def set_scratchpad(self, thread_id: str, scratchpad: UserValues) -> None:
         """Replace the thread's scratchpad."""
 
 
@@ -316,7 +337,7 @@ class InMemoryMemoryStore(BaseMemory):
         self.policy = policy
         self._lock = threading.RLock()
         self._messages: dict[str, list[Message]] = {}
-        self._scratchpads: dict[str, dict[str, Any]] = {}
+        self._scratchpads: dict[str, UserValues] = {}
 
     def append(
         self, thread_id: str, messages: Message | Sequence[Message] | str, *, role: str = "user"
@@ -346,18 +367,18 @@ class InMemoryMemoryStore(BaseMemory):
             self._messages[thread_id] = stored
             return list(stored)
 
-    def get_scratchpad(self, thread_id: str) -> dict[str, Any]:
+    def get_scratchpad(self, thread_id: str) -> UserValues:
         """A shallow copy of the scratchpad."""
         with self._lock:
             return dict(self._scratchpads.get(thread_id, {}))
 
-    def set_scratchpad(self, thread_id: str, scratchpad: dict[str, Any]) -> None:
+    def set_scratchpad(self, thread_id: str, scratchpad: UserValues) -> None:
         """Store a shallow copy."""
         with self._lock:
             self._scratchpads[thread_id] = dict(scratchpad)
 
 
-def _to_dynamo(value: Any) -> Any:
+def _to_dynamo(value: object) -> object:
     """dynavec's DynamoDB value encoding of memory items: floats as ``Decimal(str(x))``,
     tuples as lists, read back by ``from_dynamo``. Not the checkpointer's ``to_dynamo``: as
     dynavec's memory, it passes a ``Decimal`` and a NaN on, and its error names the memory."""
@@ -394,7 +415,11 @@ class DynamoDBMemoryStore(BaseMemory):
     """
 
     def __init__(
-        self, table: Any, *, namespace: str = "default", policy: MemoryPolicy | None = None
+        self,
+        table: ForeignObject,
+        *,
+        namespace: str = "default",
+        policy: MemoryPolicy | None = None,
     ) -> None:
         for method in ("get_item", "put_item", "update_item", "delete_item"):
             if not callable(getattr(table, method, None)):
@@ -409,7 +434,7 @@ class DynamoDBMemoryStore(BaseMemory):
     def _key(self, thread_id: str) -> dict[str, str]:
         return {"pk": f"{self.namespace}#memory#{thread_id}"}
 
-    def _item(self, thread_id: str) -> dict[str, Any] | None:
+    def _item(self, thread_id: str) -> JSONObject | None:
         item = self.table.get_item(Key=self._key(thread_id)).get("Item")
         return from_dynamo(item) if item is not None else None
 
@@ -427,7 +452,7 @@ class DynamoDBMemoryStore(BaseMemory):
         its scratchpad). Not atomic: the last writer wins, as in dynavec."""
         new = _as_messages(messages, role)
         stored = self._apply([*self.get_messages(thread_id), *new])
-        item: dict[str, Any] = {
+        item: JSONObject = {
             **self._key(thread_id),
             "ns": self.namespace,
             "type": "conversation_memory",
@@ -458,13 +483,13 @@ class DynamoDBMemoryStore(BaseMemory):
         """Delete the thread's item."""
         self.table.delete_item(Key=self._key(thread_id))
 
-    def get_scratchpad(self, thread_id: str) -> dict[str, Any]:
+    def get_scratchpad(self, thread_id: str) -> UserValues:
         """The item's scratchpad (``{}`` if none)."""
         item = self._item(thread_id)
         scratchpad = (item or {}).get("scratchpad")
         return dict(scratchpad) if isinstance(scratchpad, dict) else {}
 
-    def set_scratchpad(self, thread_id: str, scratchpad: dict[str, Any]) -> None:
+    def set_scratchpad(self, thread_id: str, scratchpad: UserValues) -> None:
         """Set the scratchpad (an UpdateItem: creates a bare item if there is none)."""
         self.table.update_item(
             Key=self._key(thread_id),
