@@ -3,7 +3,7 @@ and (an extension) an agent carries the steps out one by one on one shared state
 
 As in dynavec, the model is asked for a bare JSON object ``{"steps": [{"step_number",
 "description", "tool_hint"}]}``; a fenced block is read too, and an answer that is not JSON
-gives one step per line. Any model the agent accepts works (a dynavec ``ChatModel``, a
+gives one step per line. A model the agent accepts works (a dynavec ``ChatModel``, a
 LangChain chat model). A step whose run pauses at an ``interrupt()`` stops
 :meth:`Planner.execute` with the paused result; :meth:`Planner.resume` answers it and carries
 on. See ``docs/compatibility.md`` (rows L1-L5).
@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
@@ -36,7 +36,7 @@ from dynavec_langgraph.records import AgentResult, AgentState, Message
 from dynavec_langgraph.supervisor import ResumableAgent
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._types import PlannerModel
+    from dynavec_langgraph._types import ForeignObject, PlannerModel, UserPayload
 
 __all__ = [
     "DEFAULT_PLANNER_PROMPT",
@@ -168,11 +168,11 @@ def _langchain(messages: list[Message]) -> list[BaseMessage]:
     ]
 
 
-def _reply_text(result: Any) -> str:
+def _reply_text(result: ForeignObject) -> str:
     """``result.message.content or ""`` of a dynavec model, or a LangChain reply's text."""
     if isinstance(result, AIMessage):
         return result.text
-    message = getattr(result, "message", result)
+    message: ForeignObject = getattr(result, "message", result)
     content = message.get("content") if isinstance(message, dict) else message.content
     return str(content or "")
 
@@ -192,22 +192,19 @@ class Planner:
             DEFAULT_PLANNER_SYSTEM_PROMPT if system_prompt is None else system_prompt
         )
 
-    def plan(self, goal: str, context: object = None, **kwargs: Any) -> Plan:
-        """Ask the model for the steps of ``goal`` (``model.invoke(messages, **kwargs)``)."""
+    def _request(self, goal: str, context: object) -> list[Message] | list[BaseMessage]:
+        """The planning messages in the model's own form (LangChain's for a runnable)."""
         messages = planning_messages(goal, self.system_prompt, context)
-        if isinstance(self.model, Runnable):
-            result: Any = self.model.invoke(_langchain(messages), **kwargs)
-        else:
-            result = self.model.invoke(messages, **kwargs)
+        return _langchain(messages) if isinstance(self.model, Runnable) else messages
+
+    def plan(self, goal: str, context: object = None, **kwargs: UserPayload) -> Plan:
+        """Ask the model for the steps of ``goal`` (``model.invoke(messages, **kwargs)``)."""
+        result = self.model.invoke(self._request(goal, context), **kwargs)
         return parse_plan(goal, _reply_text(result))
 
-    async def aplan(self, goal: str, context: object = None, **kwargs: Any) -> Plan:
+    async def aplan(self, goal: str, context: object = None, **kwargs: UserPayload) -> Plan:
         """Async twin of :meth:`plan` (``await model.ainvoke(messages, **kwargs)``)."""
-        messages = planning_messages(goal, self.system_prompt, context)
-        if isinstance(self.model, Runnable):
-            result: Any = await self.model.ainvoke(_langchain(messages), **kwargs)
-        else:
-            result = await self.model.ainvoke(messages, **kwargs)
+        result = await self.model.ainvoke(self._request(goal, context), **kwargs)
         return parse_plan(goal, _reply_text(result))
 
     def _goal_of(self, plan: Plan, step: PlanStep) -> str:
@@ -222,7 +219,7 @@ class Planner:
         *,
         state: AgentState | None = None,
         thread_id: str | None = None,
-        **kwargs: Any,
+        **kwargs: UserPayload,
     ) -> AgentResult:
         """Run the steps not done yet, in order, with ``agent`` on one shared ``state``.
 
@@ -246,11 +243,11 @@ class Planner:
         self,
         plan: Plan,
         agent: ResumableAgent,
-        human_decision: Any,
+        human_decision: UserPayload,
         *,
         state: AgentState | None = None,
         thread_id: str | None = None,
-        **kwargs: Any,
+        **kwargs: UserPayload,
     ) -> AgentResult:
         """Answer the paused step of ``plan``, then execute the rest.
 
