@@ -27,10 +27,13 @@ import asyncio
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from dynavec_langgraph._errors import NothingToResumeError
 from dynavec_langgraph.records import AgentResult, AgentState
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import ForeignObject, UserPayload
 
 __all__ = [
     "AgentLike",
@@ -42,7 +45,7 @@ __all__ = [
     "default_handoff",
 ]
 
-_MISSING: Any = object()
+_MISSING: Final = object()
 
 
 class AgentLike(Protocol):
@@ -68,7 +71,8 @@ class Supervisor:
     """dynavec's supervisor: every agent runs once, in order, on one goal and one state.
 
     Args:
-        agents: the agents, in running order (``.agents`` is this list as given).
+        agents: the agents, in running order (``.agents`` is this list as given): objects
+            with ``run(goal, *, state)`` (:class:`AgentLike`), or for :meth:`arun` ``arun``.
 
     Example:
         >>> class Note:
@@ -79,11 +83,11 @@ class Supervisor:
         'noted'
     """
 
-    def __init__(self, agents: list[Any]) -> None:
+    def __init__(self, agents: list[ForeignObject]) -> None:
         self.agents = agents
 
     def run(
-        self, goal: str, *, state: AgentState | None = None, **kwargs: Any
+        self, goal: str, *, state: AgentState | None = None, **kwargs: UserPayload
     ) -> list[AgentResult]:
         """``agent.run(goal, state=state)`` for each agent, in order; one result per agent.
 
@@ -95,7 +99,7 @@ class Supervisor:
         return [agent.run(goal, state=shared, **kwargs) for agent in self.agents]
 
     async def arun(
-        self, goal: str, *, state: AgentState | None = None, **kwargs: Any
+        self, goal: str, *, state: AgentState | None = None, **kwargs: UserPayload
     ) -> list[AgentResult]:
         """Async twin of :meth:`run`: awaits ``agent.arun(goal, state=state)`` when the agent
         has one, else runs ``agent.run`` in a worker thread; same order, same results."""
@@ -110,9 +114,10 @@ class Supervisor:
         return results
 
 
-def _run_one(agent: Any, goal: str, state: AgentState, kwargs: dict[str, Any]) -> AgentResult:
-    result: AgentResult = agent.run(goal, state=state, **kwargs)
-    return result
+def _run_one(
+    agent: AgentLike, goal: str, state: AgentState, kwargs: dict[str, UserPayload]
+) -> AgentResult:
+    return agent.run(goal, state=state, **kwargs)
 
 
 @runtime_checkable
@@ -126,19 +131,19 @@ class ResumableAgent(Protocol):
         *,
         thread_id: str | None = None,
         state: AgentState | None = None,
-        **kwargs: Any,
+        **kwargs: UserPayload,
     ) -> AgentResult:
         """Run on ``goal``."""
         ...
 
     def resume(
         self,
-        messages: Any = None,
-        human_decision: Any = ...,
+        messages: UserPayload = None,
+        human_decision: UserPayload = ...,
         *,
         thread_id: str | None = None,
         state: AgentState | None = None,
-        **kwargs: Any,
+        **kwargs: UserPayload,
     ) -> AgentResult:
         """Answer a pause."""
         ...
@@ -212,7 +217,7 @@ class HandoffSupervisor:
         run: _Paused,
         state: AgentState,
         first: AgentResult | None,
-        kwargs: dict[str, Any],
+        kwargs: dict[str, UserPayload],
     ) -> AgentResult:
         names = list(self.agents)
         goal = run.goal
@@ -247,7 +252,7 @@ class HandoffSupervisor:
         *,
         thread_id: str | None = None,
         state: AgentState | None = None,
-        **kwargs: Any,
+        **kwargs: UserPayload,
     ) -> AgentResult:
         """Run every agent in order; stop at the first pause (see the class docstring)."""
         self.handoffs, self.results = [], {}
@@ -257,12 +262,12 @@ class HandoffSupervisor:
 
     def resume(
         self,
-        messages: Any = None,
-        human_decision: Any = _MISSING,
+        messages: UserPayload = None,
+        human_decision: UserPayload = _MISSING,
         *,
         thread_id: str | None = None,
         state: AgentState | None = None,
-        **kwargs: Any,
+        **kwargs: UserPayload,
     ) -> AgentResult:
         """Answer the pause of a supervised run, then run the agents after it.
 
