@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, trim_messages
 
+from dynavec_langgraph._dynavec.records import Message, Role, RoleName, ToolCall
 from dynavec_langgraph._persistence.dynamodb.values import from_dynamo
-from dynavec_langgraph.records import Message, Role, RoleName, ToolCall
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ForeignObject, JSONObject, UserValues

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
+from dynavec_langgraph._dynavec.records import AgentResult, AgentState, Message
+from dynavec_langgraph._dynavec.supervisor import ResumableAgent
 from dynavec_langgraph._errors import NothingToResumeError
-from dynavec_langgraph.records import AgentResult, AgentState, Message
-from dynavec_langgraph.supervisor import ResumableAgent
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ForeignObject, PlannerModel, UserPayload

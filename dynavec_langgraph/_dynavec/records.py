@@ -1,6 +1,9 @@
-"""dynavec's records: chat messages, steps, results and the shared agent state."""
+"""dynavec's records: chat messages, steps, results and the shared agent state.
 
-from __future__ import annotations
+The annotations are objects, not strings (no ``from __future__ import annotations``): the
+classes' public module is ``dynavec_langgraph.records`` (see the end), so
+``typing.get_type_hints`` must not need this module's names to read their fields.
+"""
 
 import json
 from dataclasses import dataclass, field
@@ -79,7 +82,7 @@ class Message:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
+    def from_dict(cls, data: dict[str, Any]) -> "Message":
         """Build a message from its dict form."""
         calls = [
             ToolCall(str(c["id"]), str(c["name"]), arguments_json(c.get("arguments")) or "{}")
@@ -136,3 +139,10 @@ class AgentState:
     """
 
     data: dict[str, Any] = field(default_factory=dict)
+
+
+# The records' public home: a checkpoint names a class by its module (LangGraph's serializer
+# writes ``__module__``; ``_persistence.serde.PACKAGE_TYPES`` allows them there), and the
+# checkpoints written before this module existed say ``dynavec_langgraph.records``.
+for _record in (Role, ToolCall, Message, AgentStep, AgentResult, AgentState):
+    _record.__module__ = "dynavec_langgraph.records"

@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
+from dynavec_langgraph._dynavec.records import AgentResult, AgentState
 from dynavec_langgraph._errors import NothingToResumeError
-from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ForeignObject, UserPayload

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from dynavec_langgraph import _errors, exceptions
+from dynavec_langgraph._dynavec.records import AgentResult, AgentStep, Message, ToolCall
 from dynavec_langgraph._types import JSONObject, UserPayload
-from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [
     "ANSWER",
