@@ -28,13 +28,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dynavec_langgraph._tools.agent_tool import AgentTool
 from dynavec_langgraph._types import ForeignObject, JSONSchema, ToolArgs
 
-__all__ = [
-    "create_http_tool",
-    "create_python_code_tool",
-    "mcp_tools_from_session",
-    "mcp_tools_from_session_async",
-]
-
 _HTTP_PARAMETERS: JSONSchema = {
     "type": "object",
     "properties": {

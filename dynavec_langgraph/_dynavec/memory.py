@@ -39,18 +39,6 @@ from dynavec_langgraph._persistence.dynamodb.values import from_dynamo
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ForeignObject, JSONObject, UserValues
 
-__all__ = [
-    "BaseMemory",
-    "DynamoDBMemoryStore",
-    "InMemoryMemoryStore",
-    "MemoryPolicy",
-    "SummaryMemoryPolicy",
-    "TokenBudgetMemoryPolicy",
-    "WindowMemoryPolicy",
-    "default_token_counter",
-    "dict_to_message",
-    "message_to_dict",
-]
 
 SUMMARY_PREFIX = "Summary of prior conversation:\n"
 """The start of the system message :class:`SummaryMemoryPolicy` writes."""

@@ -38,15 +38,6 @@ from dynavec_langgraph._errors import NothingToResumeError
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ForeignObject, PlannerModel, UserPayload
 
-__all__ = [
-    "DEFAULT_PLANNER_PROMPT",
-    "DEFAULT_PLANNER_SYSTEM_PROMPT",
-    "Plan",
-    "PlanStep",
-    "Planner",
-    "parse_plan",
-    "planning_messages",
-]
 
 DEFAULT_PLANNER_SYSTEM_PROMPT = (
     "You are a planning assistant. Break the user's goal into a short sequence of concrete, "

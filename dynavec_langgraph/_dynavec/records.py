@@ -10,18 +10,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-__all__ = [
-    "AgentResult",
-    "AgentState",
-    "AgentStep",
-    "Message",
-    "Role",
-    "RoleName",
-    "TerminationReason",
-    "ToolCall",
-    "arguments_json",
-]
-
 
 class Role(StrEnum):
     """A message role (``dynavec.chat.base.Role``). Members equal their strings:

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
     from dynavec_langgraph._types import ToolOption
 
-__all__ = ["ToolRegistry", "default_registry", "unregistered_observation"]
-
 
 def unregistered_observation(name: str) -> str:
     """What :meth:`ToolRegistry.execute` returns for a name that is not registered."""

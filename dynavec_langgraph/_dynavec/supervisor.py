@@ -35,15 +35,6 @@ from dynavec_langgraph._errors import NothingToResumeError
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ForeignObject, UserPayload
 
-__all__ = [
-    "AgentLike",
-    "Handoff",
-    "HandoffRecord",
-    "HandoffSupervisor",
-    "ResumableAgent",
-    "Supervisor",
-    "default_handoff",
-]
 
 _MISSING: Final = object()
 
