@@ -13,6 +13,16 @@ import typing
 if typing.TYPE_CHECKING:
     from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph._create_agent import create_agent
+    from dynavec_langgraph._dynavec.planner import Plan, Planner, PlanStep
+    from dynavec_langgraph._dynavec.records import (
+        AgentResult,
+        AgentState,
+        AgentStep,
+        Message,
+        ToolCall,
+    )
+    from dynavec_langgraph._dynavec.registry import ToolRegistry, default_registry
+    from dynavec_langgraph._dynavec.supervisor import AgentLike, Handoff, Supervisor
     from dynavec_langgraph._errors import (
         ApprovalPolicyError,
         ApproverMismatchError,
@@ -54,10 +64,6 @@ if typing.TYPE_CHECKING:
         NodeInterrupt,
     )
     from dynavec_langgraph.interrupt import InterruptValue, interrupt
-    from dynavec_langgraph.planner import Plan, Planner, PlanStep
-    from dynavec_langgraph.records import AgentResult, AgentState, AgentStep, Message, ToolCall
-    from dynavec_langgraph.registry import ToolRegistry, default_registry
-    from dynavec_langgraph.supervisor import AgentLike, Handoff, Supervisor
 
 __version__ = "0.1.0"
 """The package's version (``dynavec-langgraph --version``; pyproject.toml reads it from here)."""
@@ -66,10 +72,10 @@ __version__ = "0.1.0"
 # ``dynavec-langgraph --help`` starts without importing LangGraph; ``from dynavec_langgraph
 # import X`` and ``dynavec_langgraph.X`` give the same objects as an eager import would.
 _EXPORTS: dict[str, str] = {
-    "AgentLike": "dynavec_langgraph.supervisor",
-    "AgentResult": "dynavec_langgraph.records",
-    "AgentState": "dynavec_langgraph.records",
-    "AgentStep": "dynavec_langgraph.records",
+    "AgentLike": "dynavec_langgraph._dynavec.supervisor",
+    "AgentResult": "dynavec_langgraph._dynavec.records",
+    "AgentState": "dynavec_langgraph._dynavec.records",
+    "AgentStep": "dynavec_langgraph._dynavec.records",
     "AgentTool": "dynavec_langgraph._tools.agent_tool",
     "ApprovalPolicy": "dynavec_langgraph._policy.spec",
     "ApprovalPolicyError": "dynavec_langgraph._errors",
@@ -85,7 +91,7 @@ _EXPORTS: dict[str, str] = {
     "DamagedThreadError": "dynavec_langgraph._errors",
     "DynamoDBCheckpointer": "dynavec_langgraph.dynamodb",
     "DynavecError": "dynavec_langgraph._errors",
-    "Handoff": "dynavec_langgraph.supervisor",
+    "Handoff": "dynavec_langgraph._dynavec.supervisor",
     "InDoubtCallError": "dynavec_langgraph._errors",
     "InboxError": "dynavec_langgraph._errors",
     "IncompatibleThreadError": "dynavec_langgraph._errors",
@@ -96,29 +102,29 @@ _EXPORTS: dict[str, str] = {
     "InvalidLinkError": "dynavec_langgraph._errors",
     "InvalidOptionError": "dynavec_langgraph._errors",
     "MemoryCheckpointer": "dynavec_langgraph.checkpoint",
-    "Message": "dynavec_langgraph.records",
+    "Message": "dynavec_langgraph._dynavec.records",
     "MissingDependencyError": "dynavec_langgraph.exceptions",
     "NodeInterrupt": "dynavec_langgraph.exceptions",
     "NothingToResumeError": "dynavec_langgraph._errors",
-    "Plan": "dynavec_langgraph.planner",
-    "PlanStep": "dynavec_langgraph.planner",
-    "Planner": "dynavec_langgraph.planner",
+    "Plan": "dynavec_langgraph._dynavec.planner",
+    "PlanStep": "dynavec_langgraph._dynavec.planner",
+    "Planner": "dynavec_langgraph._dynavec.planner",
     "ReActAgent": "dynavec_langgraph._agent.agent",
     "ReActState": "dynavec_langgraph._state",
     "RemoteRunError": "dynavec_langgraph._errors",
     "ServerUnavailableError": "dynavec_langgraph._errors",
     "StaleDecisionError": "dynavec_langgraph._errors",
     "StorageError": "dynavec_langgraph._errors",
-    "Supervisor": "dynavec_langgraph.supervisor",
+    "Supervisor": "dynavec_langgraph._dynavec.supervisor",
     "ThreadAccessError": "dynavec_langgraph._errors",
     "ThreadPausedError": "dynavec_langgraph._errors",
     "ToolContextError": "dynavec_langgraph._errors",
     "UnkeyedResumeError": "dynavec_langgraph._errors",
-    "ToolCall": "dynavec_langgraph.records",
-    "ToolRegistry": "dynavec_langgraph.registry",
+    "ToolCall": "dynavec_langgraph._dynavec.records",
+    "ToolRegistry": "dynavec_langgraph._dynavec.registry",
     "create_agent": "dynavec_langgraph._create_agent",
     "create_react_agent": "dynavec_langgraph._factory",
-    "default_registry": "dynavec_langgraph.registry",
+    "default_registry": "dynavec_langgraph._dynavec.registry",
     "idempotency_key": "dynavec_langgraph._exactly_once.keys",
     "interrupt": "dynavec_langgraph.interrupt",
     "tool": "dynavec_langgraph._tools.agent_tool",

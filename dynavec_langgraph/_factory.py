@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
     from langgraph.prebuilt import ToolNode
 
+    from dynavec_langgraph._dynavec.registry import ToolsOption
     from dynavec_langgraph._persistence.records import CheckpointerOption
     from dynavec_langgraph._policy.spec import ApprovalPolicyOption
     from dynavec_langgraph._types import (
@@ -85,7 +86,6 @@ if TYPE_CHECKING:
         SchemaOption,
         UserRunnable,
     )
-    from dynavec_langgraph.registry import ToolsOption
 
 __all__ = [
     "AgentGraph",

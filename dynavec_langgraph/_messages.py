@@ -5,7 +5,7 @@ provider) and :class:`ConversationChannel` the channel that holds its value. Wha
 and nodes ask of a conversation (:func:`pending_calls`, :func:`run_steps`, :func:`new_turn`)
 is answered by the cached view, :mod:`dynavec_langgraph._conversation_view`; the tool-call ids
 are :mod:`dynavec_langgraph._call_ids`'s. Converting messages to and from dynavec's records
-lives in :mod:`dynavec_langgraph._conversion`.
+lives in :mod:`dynavec_langgraph._dynavec.conversion`.
 
 **No process-global state.** Answering those questions from scratch costs O(n) per step, so
 the answers travel with the value: the reducer returns a :class:`Conversation`, a ``list``

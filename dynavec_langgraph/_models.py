@@ -13,7 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field
 
-from dynavec_langgraph._conversion import from_dynavec, to_dynavec
+from dynavec_langgraph._dynavec.conversion import from_dynavec, to_dynavec
 from dynavec_langgraph._tools.agent_tool import AgentTool
 from dynavec_langgraph.chat import Tool
 

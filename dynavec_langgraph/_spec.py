@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import SystemMessage
     from langgraph.store.base import BaseStore
 
+    from dynavec_langgraph._dynavec.registry import ToolsOption
     from dynavec_langgraph._persistence.records import CheckpointerOption
     from dynavec_langgraph._policy.spec import ApprovalPolicyOption
     from dynavec_langgraph._types import (
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
         ResponseFormatOption,
         SchemaOption,
     )
-    from dynavec_langgraph.registry import ToolsOption
 
 __all__ = [
     "DEFAULT_VERSION",

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Final, Literal, NotRequired, Required, TypedD
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from dynavec_langgraph._conversation_view import run_steps
+from dynavec_langgraph._dynavec.records import TerminationReason
 from dynavec_langgraph._messages import ConversationChannel, add_conversation
-from dynavec_langgraph.records import TerminationReason
 
 __all__ = [
     "AGENT_NODE",

@@ -13,10 +13,10 @@ from langgraph.types import Send
 
 from dynavec_langgraph._call_ids import calls_of
 from dynavec_langgraph._conversation_view import pending_calls
+from dynavec_langgraph._dynavec.records import TerminationReason
 from dynavec_langgraph._errors import DamagedThreadError, damaged_text
 from dynavec_langgraph._run_data import current_run
 from dynavec_langgraph._state import TOOLS_NODE, ReActState, steps_in_run
-from dynavec_langgraph.records import TerminationReason
 
 __all__ = ["ToolTask", "all_tasks", "foreign_task", "next_task", "turn_of"]
 

@@ -19,6 +19,7 @@ from langgraph.graph import END
 from langgraph.types import Command, Send
 
 from dynavec_langgraph._call_ids import ToolCallRef
+from dynavec_langgraph._dynavec.records import AgentState
 from dynavec_langgraph._errors import ApprovalPolicyError, InterruptCallError, InvalidOptionError
 from dynavec_langgraph._exactly_once.keys import call_key, keyed, with_key
 from dynavec_langgraph._messages import calls_of
@@ -37,7 +38,6 @@ from dynavec_langgraph._types import (
     UserState,
     UserValues,
 )
-from dynavec_langgraph.records import AgentState
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import GraphCommand

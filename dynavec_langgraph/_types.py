@@ -9,7 +9,7 @@ by a plain alias of ``Any``, defined at run time too. This module is a foundatio
 no module of the package. An option whose type names one of the package's own classes is
 declared beside that class: ``checkpointer=`` (``CheckpointerOption``,
 ``DynavecCheckpointer``) in ``_persistence.records``, ``tools=`` (``ToolsOption``) in
-``registry``, ``approval_policy=`` (``ApprovalPolicyOption``) in ``_policy``.
+``_dynavec.registry``, ``approval_policy=`` (``ApprovalPolicyOption``) in ``_policy``.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._call_ids import calls_of
 from dynavec_langgraph._conversation_view import converted, pending_calls
-from dynavec_langgraph._conversion import to_dynavec
 from dynavec_langgraph._digest import review_digest
+from dynavec_langgraph._dynavec.conversion import to_dynavec
+from dynavec_langgraph._dynavec.records import AgentResult, AgentStep, Message, ToolCall
 from dynavec_langgraph._pause_value import interrupt_fields
-from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
 
 __all__ = [
     "build_result",

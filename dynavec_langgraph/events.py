@@ -13,10 +13,10 @@ from typing import Any, Final
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.types import StreamMode
 
-from dynavec_langgraph._conversion import to_dynavec
+from dynavec_langgraph._dynavec.conversion import to_dynavec
+from dynavec_langgraph._dynavec.records import AgentResult, ToolCall
 from dynavec_langgraph._pause_value import interrupt_fields
 from dynavec_langgraph._state import AGENT_NODE, TOOLS_NODE
-from dynavec_langgraph.records import AgentResult, ToolCall
 
 __all__ = [
     "STREAM_MODES",

@@ -89,7 +89,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_audit", "_audit.entries", "_audit.in_graph", "_audit.notifications",
                 "_audit.storage", "_audit.switch", "_audit.trail", "_audit.verify", "_call_ids",
-                "_conversation_view", "_conversion", "_digest", "_errors", "_extras", "_lg_names",
+                "_conversation_view", "_digest", "_dynavec", "_dynavec.conversion",
+                "_dynavec.memory", "_dynavec.planner", "_dynavec.records", "_dynavec.supervisor",
+                "_errors", "_extras", "_lg_names",
                 "_links", "_messages",
                 "_persistence.dynamodb.values", "_persistence.kinds", "_persistence.locks",
                 "_persistence.stored",
@@ -111,7 +113,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_pause", "_pause_value", "_policy", "_policy.answers", "_policy.ask",
                 "_policy.doors", "_policy.events", "_policy.scope", "_policy.spec", "_signed_in",
                 "_tools", "_tools.adapters", "_tools.agent_tool", "_tools.calls", "_tools.policies",
-                "_tools.schemas", "_view", "approval", "connectors", "interrupt", "registry",
+                "_tools.schemas", "_view", "_dynavec.connectors", "_dynavec.registry", "approval",
+                "connectors", "interrupt", "registry",
             }
         ),
     ),
@@ -351,8 +354,7 @@ STILL_OVER_3_ANY = {
     "_decisions": 18,
     "_persistence.connections": 11, "_persistence.dynamodb.records": 11,
     "_persistence.history": 13, "_persistence.records": 8, "_policy.ask": 14,
-    "interrupt": 18, "memory": 17, "planner": 10, "supervisor": 16, "temporal._client": 15,
-    "temporal._shapes": 15,
+    "interrupt": 18,
 }  # fmt: skip
 """The modules over 200 lines still above 3 ``Any`` per 100 non-blank lines (issue 39, not
 done), each with its count today: a count may only go down, and a module leaves the list once it

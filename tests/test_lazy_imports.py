@@ -32,6 +32,7 @@ NOT_AT_IMPORT = (
     "dynavec_langgraph._prebuilt",
     "dynavec_langgraph.events",
     "dynavec_langgraph.memory",
+    "dynavec_langgraph._dynavec.memory",
     "dynavec_langgraph.dynamodb",
     "dynavec_langgraph.remote",
     "dynavec_langgraph.temporal",

@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._audit.switch import check_audit
+from dynavec_langgraph._dynavec.records import AgentResult, AgentState, Message
 from dynavec_langgraph._errors import ApprovalPolicyError
 from dynavec_langgraph._factory import build_agent, with_bookkeeping
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
@@ -34,13 +35,14 @@ from dynavec_langgraph._spec import AgentSpec, check_max_steps, prebuilt_options
 from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph._view import build_result
-from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
     from langgraph.checkpoint.base import CheckpointTuple
 
     from dynavec_langgraph._audit.entries import Notifier
     from dynavec_langgraph._audit.storage import Target
+    from dynavec_langgraph._dynavec.memory import BaseMemory
+    from dynavec_langgraph._dynavec.registry import ToolRegistry
     from dynavec_langgraph._persistence.records import CheckpointerOption
     from dynavec_langgraph._types import (
         CheckpointSaver,
@@ -51,8 +53,6 @@ if TYPE_CHECKING:  # the audit trail, events and memory are imported where they 
         UserPayload,
     )
     from dynavec_langgraph.events import AgentEvent, ResultEvent
-    from dynavec_langgraph.memory import BaseMemory
-    from dynavec_langgraph.registry import ToolRegistry
 
 from dynavec_langgraph.savers import (
     ConnectionSaver,
@@ -105,7 +105,7 @@ async def _anull() -> AsyncIterator[None]:
 
 
 def _is_memory(memory: object) -> bool:
-    from dynavec_langgraph.memory import BaseMemory  # imported for an agent given a memory
+    from dynavec_langgraph._dynavec.memory import BaseMemory  # imported for an agent given a memory
 
     return isinstance(memory, BaseMemory)
 

@@ -16,7 +16,8 @@ from langgraph.types import Command, StateSnapshot
 
 from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Calls, Done, drive
 from dynavec_langgraph._conversation_view import pending_calls
-from dynavec_langgraph._conversion import from_dynavec
+from dynavec_langgraph._dynavec.conversion import from_dynavec
+from dynavec_langgraph._dynavec.records import AgentResult, AgentState, Message
 from dynavec_langgraph._errors import (
     NOTHING_TO_RESUME_TEXT,
     ApproverRefusedError,
@@ -32,7 +33,6 @@ from dynavec_langgraph._resuming.guarded import aresuming, resuming
 from dynavec_langgraph._run_data import CompletedCall, run_config
 from dynavec_langgraph._storable import brief, check_text
 from dynavec_langgraph._types import JSONObject
-from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:
     from dynavec_langgraph._audit.storage import Target

@@ -16,7 +16,8 @@ from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Calls, Done, drive, exists
 from dynavec_langgraph._conversation_view import pending_calls
-from dynavec_langgraph._conversion import from_dynavec
+from dynavec_langgraph._dynavec.conversion import from_dynavec
+from dynavec_langgraph._dynavec.records import AgentResult, AgentState, Message
 from dynavec_langgraph._errors import CheckpointNotFoundError, ThreadPausedError
 from dynavec_langgraph._exactly_once.shown import shown_first
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
@@ -32,7 +33,6 @@ from dynavec_langgraph._resuming.guarded import asaved_on_cancel
 from dynavec_langgraph._run_data import CompletedCall, run_config
 from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import check_id, check_text
-from dynavec_langgraph.records import AgentResult, AgentState, Message
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import CheckpointTuple

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 # Everything that imports LangGraph is imported inside the command that needs it, so that
 # `dynavec-langgraph --help` (and a mistyped command) answers at once.
 if TYPE_CHECKING:
-    from dynavec_langgraph.records import AgentResult
+    from dynavec_langgraph._dynavec.records import AgentResult
 
 __all__ = [
     "DEFAULT_DB",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from langgraph.types import StateSnapshot
 
     from dynavec_langgraph._agent.agent import ReActAgent
-    from dynavec_langgraph.records import AgentResult
+    from dynavec_langgraph._dynavec.records import AgentResult
 
 __all__ = [
     "DEMO_THREAD",

@@ -27,8 +27,8 @@ from dynavec_langgraph._errors import webhook_url_text
 # Everything that imports LangGraph is imported inside the command that needs it, so that
 # `dynavec-langgraph --help` (and a mistyped command) answers at once.
 if TYPE_CHECKING:
+    from dynavec_langgraph._dynavec.records import AgentResult
     from dynavec_langgraph._inbox import Graph
-    from dynavec_langgraph.records import AgentResult
 
 __all__ = [
     "cmd_inbox_answer",

@@ -13,6 +13,7 @@ import httpx
 from dynavec_langgraph._audit.entries import AuditEvent
 from dynavec_langgraph._audit.switch import check_audit
 from dynavec_langgraph._audit.verify import TrailReport
+from dynavec_langgraph._dynavec.records import AgentResult, AgentState
 from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._extras import install_command, missing_extra
 from dynavec_langgraph._policy.doors import expiry_command, refuse_approver
@@ -53,7 +54,6 @@ from dynavec_langgraph._resuming.answers import (
     refuse_if_paused,
 )
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
-from dynavec_langgraph.records import AgentResult, AgentState
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient

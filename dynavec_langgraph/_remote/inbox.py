@@ -19,6 +19,7 @@ import httpx
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._digest import review_digest
+from dynavec_langgraph._dynavec.records import AgentResult
 from dynavec_langgraph._errors import NothingToResumeError, not_paused_text
 from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph._pause_value import interrupt_fields
@@ -28,7 +29,6 @@ from dynavec_langgraph._remote.requests import check_server_url, server_thread_i
 from dynavec_langgraph._remote.threads import thread_seen
 from dynavec_langgraph._resuming.answers import Answer
 from dynavec_langgraph._types import JSONMapping, UserPayload
-from dynavec_langgraph.records import AgentResult
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import Approver

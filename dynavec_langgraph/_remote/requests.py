@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from dynavec_langgraph._digest import refuse_stale, review_digest
+from dynavec_langgraph._dynavec.records import AgentState
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
     InvalidLinkError,
@@ -28,7 +29,6 @@ from dynavec_langgraph._resuming.answers import MISSING, Answer
 from dynavec_langgraph._run_data import durability
 from dynavec_langgraph._storable import brief, check_id, check_text
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
-from dynavec_langgraph.records import AgentState
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import Approver

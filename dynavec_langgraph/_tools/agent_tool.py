@@ -14,6 +14,7 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
+from dynavec_langgraph._dynavec.records import AgentState
 from dynavec_langgraph._errors import ApprovalPolicyError
 from dynavec_langgraph._pause import running_tool_call
 from dynavec_langgraph._pause_value import ToolCallRef
@@ -31,7 +32,6 @@ from dynavec_langgraph._tools.schemas import json_schema, signature_model
 from dynavec_langgraph._types import JSONSchema, ToolArgs, UserPayload
 from dynavec_langgraph.chat import Tool
 from dynavec_langgraph.exceptions import NodeInterrupt
-from dynavec_langgraph.records import AgentState
 
 __all__ = ["AgentTool", "running_in_agent", "tool"]
 

@@ -7,9 +7,9 @@ from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, WithJsonSchema, create_model
 
+from dynavec_langgraph._dynavec.records import AgentState
 from dynavec_langgraph._tools.calls import ToolFunc
 from dynavec_langgraph._types import JSONSchema, TypeAnnotation
-from dynavec_langgraph.records import AgentState
 
 __all__ = ["json_schema", "signature_model"]
 

@@ -12,6 +12,16 @@ holds and what differs on purpose).
 
 from __future__ import annotations
 
+from dynavec_langgraph._dynavec.memory import (
+    BaseMemory,
+    DynamoDBMemoryStore,
+    InMemoryMemoryStore,
+    MemoryPolicy,
+    SummaryMemoryPolicy,
+    TokenBudgetMemoryPolicy,
+    WindowMemoryPolicy,
+)
+from dynavec_langgraph._dynavec.records import Message, ToolCall
 from dynavec_langgraph.agents.base import (
     AgentResult,
     AgentStep,
@@ -53,16 +63,6 @@ from dynavec_langgraph.agents.supervisor import AgentLike, Supervisor
 from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
 from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
 from dynavec_langgraph.exceptions import ApprovalTimeoutError, MissingDependencyError, NodeInterrupt
-from dynavec_langgraph.memory import (
-    BaseMemory,
-    DynamoDBMemoryStore,
-    InMemoryMemoryStore,
-    MemoryPolicy,
-    SummaryMemoryPolicy,
-    TokenBudgetMemoryPolicy,
-    WindowMemoryPolicy,
-)
-from dynavec_langgraph.records import Message, ToolCall
 
 __all__ = [
     "DEFAULT_PLANNER_SYSTEM_PROMPT",

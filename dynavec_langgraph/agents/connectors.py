@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dynavec_langgraph.connectors import (
+from dynavec_langgraph._dynavec.connectors import (
     create_http_tool,
     create_python_code_tool,
     mcp_tools_from_session,

@@ -4,6 +4,6 @@ prompt, the same objects as :mod:`dynavec_langgraph.planner` (docs/compatibility
 
 from __future__ import annotations
 
-from dynavec_langgraph.planner import DEFAULT_PLANNER_SYSTEM_PROMPT, Planner
+from dynavec_langgraph._dynavec.planner import DEFAULT_PLANNER_SYSTEM_PROMPT, Planner
 
 __all__ = ["DEFAULT_PLANNER_SYSTEM_PROMPT", "Planner"]

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from dynavec_langgraph.registry import ToolRegistry, default_registry
+from dynavec_langgraph._dynavec.registry import ToolRegistry, default_registry
 
 __all__ = ["ToolRegistry", "default_registry"]

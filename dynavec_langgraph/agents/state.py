@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from dynavec_langgraph.records import AgentState
+from dynavec_langgraph._dynavec.records import AgentState
 
 __all__ = ["AgentState"]

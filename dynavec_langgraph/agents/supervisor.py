@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from dynavec_langgraph.supervisor import AgentLike, Supervisor
+from dynavec_langgraph._dynavec.supervisor import AgentLike, Supervisor
 
 __all__ = ["AgentLike", "Supervisor"]

@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from dynavec_langgraph._conversion import from_dynavec, to_dynavec
+from dynavec_langgraph._dynavec.conversion import from_dynavec, to_dynavec
 from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._types import ForeignObject, JSONObject, UserPayload
 from dynavec_langgraph.chat.base import ChatChunk, ChatModel, ChatResult, Message, Tool, ToolCall

@@ -27,8 +27,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from dynavec_langgraph._dynavec.records import Message, Role, ToolCall
 from dynavec_langgraph._types import ForeignObject, JSONObject, JSONSchema, UserPayload
-from dynavec_langgraph.records import Message, Role, ToolCall
 
 __all__ = ["ChatChunk", "ChatModel", "ChatResult", "Message", "Role", "Tool", "ToolCall"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from dynavec_langgraph._dynavec.records import arguments_json
 from dynavec_langgraph._types import JSONObject, UserPayload
 from dynavec_langgraph.chat._providers import (
     ProviderChatModel,
@@ -17,7 +18,6 @@ from dynavec_langgraph.chat._providers import (
     provider_imports,
 )
 from dynavec_langgraph.chat.base import ChatChunk, ChatResult, Message, Tool, ToolCall
-from dynavec_langgraph.records import arguments_json
 
 __all__ = ["OpenAIChatModel"]
 

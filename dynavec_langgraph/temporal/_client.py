@@ -7,10 +7,11 @@ import dynavec_langgraph.temporal._temporalio  # noqa: F401  (first: names the e
 # isort: split
 
 import asyncio
+import functools
 import threading
 import uuid
-from collections.abc import Coroutine, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from temporalio.client import (
     Client,
@@ -23,6 +24,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from dynavec_langgraph._dynavec.records import AgentResult
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidOptionError,
@@ -35,7 +37,6 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._inbox import PendingApproval
 from dynavec_langgraph._resuming.answers import MISSING
 from dynavec_langgraph._storable import check_id
-from dynavec_langgraph.records import AgentResult
 from dynavec_langgraph.temporal._shapes import (
     ErrorInfo,
     Outcome,
@@ -51,9 +52,13 @@ from dynavec_langgraph.temporal._workflow import (
     workflow_id,
 )
 
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import Approver, UserPayload
+
 __all__ = ["MIN_HISTORY_EVENTS", "TemporalAgent"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 MIN_HISTORY_EVENTS = 5
 """The smallest ``history_events``: an execution that starts from a carried pause has about
 four events before it can wait for an answer."""
@@ -91,12 +96,28 @@ class _Loop:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
 
-    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+    def call(self, coro: Coroutine[object, None, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
+
+
+def _blocking(
+    averb: Callable[Concatenate[TemporalAgent, P], Coroutine[object, None, T]], doc: str
+) -> Callable[Concatenate[TemporalAgent, P], T]:
+    """The sync verb of the async ``averb`` (``run`` of ``arun``, ...): the same call, with the
+    same parameters, run to its end on the agent's loop thread; ``doc`` is its docstring."""
+
+    def verb(self: TemporalAgent, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._call(averb(self, *args, **kwargs))
+
+    functools.update_wrapper(verb, averb)  # its signature is ``averb``'s (``__wrapped__``)
+    verb.__name__ = averb.__name__.removeprefix("a")
+    verb.__qualname__ = f"TemporalAgent.{verb.__name__}"
+    verb.__doc__ = doc
+    return verb
 
 
 class TemporalAgent:
@@ -187,7 +208,7 @@ class TemporalAgent:
             self._clients[loop] = client
         return client
 
-    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+    def _call(self, coro: Coroutine[object, None, T]) -> T:
         with self._lock:
             if self._sync is None:
                 self._sync = _Loop()
@@ -205,12 +226,14 @@ class TemporalAgent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def _handle(self, thread_id: str) -> WorkflowHandle[Any, Any]:
+    async def _handle(self, thread_id: str) -> WorkflowHandle[ThreadWorkflow, Outcome]:
         check_id(thread_id, "thread_id")
         client = await self._client()
         return client.get_workflow_handle(workflow_id(thread_id), result_type=Outcome)
 
-    async def _status(self, handle: WorkflowHandle[Any, Any]) -> WorkflowExecutionStatus | None:
+    async def _status(
+        self, handle: WorkflowHandle[ThreadWorkflow, Outcome]
+    ) -> WorkflowExecutionStatus | None:
         try:
             description = await handle.describe()
         except RPCError as error:
@@ -245,15 +268,16 @@ class TemporalAgent:
             raise await self._busy_error(tid) from None
         return _raise_or_result(outcome)
 
-    def run(self, goal: str, *, thread_id: str | None = None) -> AgentResult:
+    run = _blocking(
+        arun,
         """Run the agent on ``goal`` in ``thread_id`` (a new thread when ``None``): one
         segment on a worker, to the next pause or the end.
 
         Raises:
             ThreadPausedError: the thread waits for a decision; call :meth:`resume`.
             ConcurrentResumeError: a segment of the thread is running.
-        """
-        return self._call(self.arun(goal, thread_id=thread_id))
+        """,
+    )
 
     async def _busy_error(self, thread_id: str) -> Exception:
         handle = await self._handle(thread_id)
@@ -274,11 +298,11 @@ class TemporalAgent:
 
     async def aresume(
         self,
-        human_decision: Any = MISSING,
+        human_decision: UserPayload = MISSING,
         *,
         thread_id: str,
-        decisions: Mapping[str, Any] | None = None,
-        approver: Any = None,
+        decisions: Mapping[str, UserPayload] | None = None,
+        approver: Approver = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
         handle = await self._handle(thread_id)
@@ -310,14 +334,8 @@ class TemporalAgent:
             raise ServerUnavailableError(f"Temporal at {self.address!r}: {error}") from None
         return _raise_or_result(outcome)
 
-    def resume(
-        self,
-        human_decision: Any = MISSING,
-        *,
-        thread_id: str,
-        decisions: Mapping[str, Any] | None = None,
-        approver: Any = None,
-    ) -> AgentResult:
+    resume = _blocking(
+        aresume,
         """Answer the thread's pause; the workflow runs the next segment on a worker.
 
         The answer is checked by the workflow before it is accepted (an update validator):
@@ -334,12 +352,8 @@ class TemporalAgent:
             ApprovalTimeoutError: the pause is past its deadline (the workflow's timer
                 applies its ``on_expire``), or its expiry with ``on_expire="raise"``.
             InDoubtCallError: a call with ``on_crash="fail"`` was cut off by a crash.
-        """
-        return self._call(
-            self.aresume(
-                human_decision, thread_id=thread_id, decisions=decisions, approver=approver
-            )
-        )
+        """,
+    )
 
     # --- reads ------------------------------------------------------------------------
 
@@ -367,14 +381,15 @@ class TemporalAgent:
             raise _unknown(thread_id, "nothing to read")
         return _raise_or_result(outcome)
 
-    def result(self, thread_id: str) -> AgentResult:
+    result = _blocking(
+        aresult,
         """The thread's ``AgentResult`` as of its last segment (read only).
 
         Raises:
             NothingToResumeError: an unknown thread.
             the error its last segment gave (``InDoubtCallError``, ``ApprovalTimeoutError``).
-        """
-        return self._call(self.aresult(thread_id))
+        """,
+    )
 
     async def astatus(self, thread_id: str) -> ThreadStatus:
         """Async twin of :meth:`status`."""
@@ -390,9 +405,10 @@ class TemporalAgent:
         outcome = await self._outcome(thread_id)
         return "failed" if outcome is None or outcome.status == "failed" else "completed"
 
-    def status(self, thread_id: str) -> ThreadStatus:
-        """``running``, ``paused``, ``completed``, ``failed`` or ``unknown``."""
-        return self._call(self.astatus(thread_id))
+    status = _blocking(
+        astatus,
+        """``running``, ``paused``, ``completed``, ``failed`` or ``unknown``.""",
+    )
 
     # --- the inbox --------------------------------------------------------------------
 
@@ -429,8 +445,9 @@ class TemporalAgent:
                 )
         return sorted(rows, key=lambda r: (r.since, r.thread_id))
 
-    def pending(self) -> list[PendingApproval]:
+    pending = _blocking(
+        apending,
         """The pending approvals of the task queue's paused threads (Temporal's visibility
         lists the running workflows; each is asked for its pause), oldest first. Answer one
-        with :meth:`resume`. Visibility lags a write by up to a second."""
-        return self._call(self.apending())
+        with :meth:`resume`. Visibility lags a write by up to a second.""",
+    )

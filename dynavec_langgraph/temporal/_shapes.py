@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from dynavec_langgraph import _errors, exceptions
-from dynavec_langgraph.records import AgentResult, AgentStep, Message, ToolCall
+from dynavec_langgraph._dynavec.records import AgentResult, AgentStep, Message, ToolCall
+from dynavec_langgraph._types import JSONObject, UserPayload
 
 __all__ = [
     "ANSWER",
@@ -57,7 +58,7 @@ class Pause:
     """
 
     interrupt_id: str
-    value: Any
+    value: UserPayload
     since: str = ""
 
 
@@ -67,7 +68,7 @@ class ErrorInfo:
 
     type: str
     message: str
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: JSONObject = field(default_factory=dict)
 
 
 @dataclass
@@ -89,7 +90,7 @@ class Outcome:
     """
 
     status: str
-    result: dict[str, Any] | None = None
+    result: JSONObject | None = None
     pauses: list[Pause] = field(default_factory=list)
     checkpoint_id: str | None = None
     error: ErrorInfo | None = None
@@ -164,11 +165,11 @@ class SegmentRequest:
     thread_id: str
     kind: str
     goal: str | None = None
-    decision: Any = None
+    decision: UserPayload = None
     has_decision: bool = False
-    decisions: dict[str, Any] | None = None
+    decisions: dict[str, UserPayload] | None = None
     node: str | None = None
-    approver: Any = None
+    approver: UserPayload = None
     interrupt_ids: list[str] = field(default_factory=list)
     before: str | None = None
     segment: int = 0
@@ -177,12 +178,12 @@ class SegmentRequest:
 # --- AgentResult --------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: UserPayload) -> UserPayload:
     dump = getattr(value, "model_dump", None)  # a structured response (pydantic)
     return dump(mode="json") if callable(dump) else value
 
 
-def encode_result(result: AgentResult) -> dict[str, Any]:
+def encode_result(result: AgentResult) -> JSONObject:
     """``result`` as JSON values.
 
     Example:
@@ -194,7 +195,7 @@ def encode_result(result: AgentResult) -> dict[str, Any]:
     return data
 
 
-def _payload(payload: Any) -> Any:
+def _payload(payload: UserPayload) -> UserPayload:
     """The pause's ``messages`` as ``Message`` records again, as ``ReActAgent`` gives them."""
     messages = payload.get("messages") if isinstance(payload, dict) else None
     if not isinstance(messages, list):
@@ -203,7 +204,7 @@ def _payload(payload: Any) -> Any:
     return {**payload, "messages": rebuilt}
 
 
-def decode_result(data: dict[str, Any]) -> AgentResult:
+def decode_result(data: JSONObject) -> AgentResult:
     """The ``AgentResult`` :func:`encode_result` gave.
 
     Example:
@@ -245,8 +246,8 @@ _KNOWN: Final[dict[str, type[Exception]]] = {
 }
 
 
-def _json_attrs(error: BaseException) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _json_attrs(error: BaseException) -> JSONObject:
+    out: JSONObject = {}
     for key, value in vars(error).items():
         if key.startswith("_"):
             continue

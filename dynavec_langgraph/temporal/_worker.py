@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
     from dynavec_langgraph._agent.agent import ReActAgent
     from dynavec_langgraph._audit.entries import Notifier
-    from dynavec_langgraph.records import AgentResult
+    from dynavec_langgraph._dynavec.records import AgentResult
 
 __all__ = ["AgentFactory", "create_worker", "load_agent", "run_worker", "temporal_cli"]
 

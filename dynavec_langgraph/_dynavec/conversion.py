@@ -19,7 +19,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import ToolCall as LCToolCall
 
-from dynavec_langgraph.records import Message, ToolCall
+from dynavec_langgraph._dynavec.records import Message, ToolCall
 
 __all__ = ["from_dynavec", "to_dynavec"]
 
