@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -39,6 +39,7 @@ __all__ = [
     "check_entry",
     "entry_hash",
     "event_id",
+    "first_text",
     "jsonable",
     "make_event",
     "now",
@@ -140,6 +141,14 @@ def entry_hash(entry: JSONMapping) -> str:
     """
     body = {k: v for k, v in entry.items() if k != "hash"}
     return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def first_text(value: JSONMapping, keys: Sequence[str]) -> str | None:
+    """The first of ``keys`` whose value in ``value`` is a string, as that string; else None."""
+    for key in keys:
+        if isinstance(value.get(key), str):
+            return str(value[key])
+    return None
 
 
 def canonical(entry: JSONMapping) -> bytes:
