@@ -189,7 +189,7 @@ def on_decision(
         interrupt_id=interrupt_id,
         decision=raw,
         comment=_comment(raw),
-        event_id_=eid,
+        event_id=eid,
         authenticated_by=authenticated_by if who else None,
         **fields,
     )
@@ -217,7 +217,7 @@ def on_pause(value: UserPayload, interrupts: Sequence[Interrupt], reasked: bool)
             surface=setting.surface,
             interrupt_id=iid,
             comment=error if isinstance(error, str) else None,
-            event_id_=eid,
+            event_id=eid,
             **fields,
         )
         write(setting.target, AUDIT_NS, setting.thread_id, event.as_dict())
