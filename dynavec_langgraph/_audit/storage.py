@@ -291,7 +291,8 @@ def _run(trail: _Trail, thread_id: str, entry: JSONMapping) -> JSONObject:
                     time.sleep(step.pause)
                 step.found = trail.found()
     except StopIteration as done:
-        return done.value
+        stored: JSONObject = done.value
+        return stored
 
 
 async def _arun(trail: _ATrail, thread_id: str, entry: JSONMapping) -> JSONObject:
@@ -306,7 +307,8 @@ async def _arun(trail: _ATrail, thread_id: str, entry: JSONMapping) -> JSONObjec
                 await asyncio.sleep(step.pause)
                 step.found = await trail.found()
     except StopIteration as done:
-        return done.value
+        stored: JSONObject = done.value
+        return stored
 
 
 @dataclass
