@@ -261,6 +261,19 @@ def _appending(thread_id: str, entry: JSONMapping) -> Generator[_Read | _Claim, 
     raise _lost(thread_id)
 
 
+class _Plan:
+    """The steps of one append (:func:`_appending`), for a storage to run; then the entry as
+    stored (:attr:`stored`)."""
+
+    stored: JSONObject
+
+    def __init__(self, thread_id: str, entry: JSONMapping) -> None:
+        self.thread_id, self.entry = thread_id, entry
+
+    def __iter__(self) -> Iterator[_Read | _Claim]:
+        self.stored = yield from _appending(self.thread_id, self.entry)
+
+
 class _Trail(Protocol):
     """A trail's storage as an append reads and claims it, with sync calls."""
 
@@ -280,35 +293,27 @@ class _ATrail(Protocol):
 def _run(trail: _Trail, thread_id: str, entry: JSONMapping) -> JSONObject:
     """:func:`_appending` run on ``trail`` (no ``sleep(0)`` before the first read: on a
     server's event loop that is a blocking call)."""
-    plan = _appending(thread_id, entry)
-    try:
-        while True:
-            step = next(plan)
-            if isinstance(step, _Claim):
-                step.won = trail.claim(step.seq, step.entry)
-            else:
-                if step.pause:
-                    time.sleep(step.pause)
-                step.found = trail.found()
-    except StopIteration as done:
-        stored: JSONObject = done.value
-        return stored
+    plan = _Plan(thread_id, entry)
+    for step in plan:
+        if isinstance(step, _Claim):
+            step.won = trail.claim(step.seq, step.entry)
+        else:
+            if step.pause:
+                time.sleep(step.pause)
+            step.found = trail.found()
+    return plan.stored
 
 
 async def _arun(trail: _ATrail, thread_id: str, entry: JSONMapping) -> JSONObject:
     """Async twin of :func:`_run`."""
-    plan = _appending(thread_id, entry)
-    try:
-        while True:
-            step = next(plan)
-            if isinstance(step, _Claim):
-                step.won = await trail.claim(step.seq, step.entry)
-            else:
-                await asyncio.sleep(step.pause)
-                step.found = await trail.found()
-    except StopIteration as done:
-        stored: JSONObject = done.value
-        return stored
+    plan = _Plan(thread_id, entry)
+    for step in plan:
+        if isinstance(step, _Claim):
+            step.won = await trail.claim(step.seq, step.entry)
+        else:
+            await asyncio.sleep(step.pause)
+            step.found = await trail.found()
+    return plan.stored
 
 
 @dataclass
