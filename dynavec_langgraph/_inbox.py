@@ -26,7 +26,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,15 +101,7 @@ class PendingApproval:
     """What the person reviews (docs/approval-uis.md); ``None`` for a plain LangGraph pause."""
 
     def as_dict(self) -> JSONObject:
-        return {
-            "thread_id": self.thread_id,
-            "node_id": self.node_id,
-            "payload": self.payload,
-            "since": self.since,
-            "tool_call": self.tool_call,
-            "interrupt_id": self.interrupt_id,
-            "review_digest": self.review_digest,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def thread_config(thread_id: str) -> RunnableConfig:
@@ -160,17 +152,18 @@ _THREADS_SQL = (
 )
 
 
-def _sql_thread_ids(saver: Any) -> list[str] | None:
-    """The thread ids of a SQLite or PostgreSQL saver read from the table itself, so one
-    unreadable record does not hide the other threads; None for other savers."""
+def _sql_thread_ids(saver: Any, sql: str = _THREADS_SQL) -> list[str] | None:
+    """The thread ids ``sql`` selects from a SQLite or PostgreSQL saver's table (by default
+    those of every thread, read from the table itself so one unreadable record does not hide
+    the other threads); None for other savers."""
     saver = stored_in(saver)
     conn = getattr(saver, "conn", None)
     kind = saver_kind(saver)
     if kind == "sqlite" and conn is not None:
         with saver.lock:
-            return [str(r[0]) for r in conn.execute(_THREADS_SQL)]
+            return [str(r[0]) for r in conn.execute(sql)]
     if kind == "postgres" and conn is not None:
-        rows = postgres_rows(conn, _THREADS_SQL)
+        rows = postgres_rows(conn, sql)
         return [str(r["thread_id"] if isinstance(r, dict) else r[0]) for r in rows]
     return None
 
@@ -395,16 +388,8 @@ _TRAIL_THREADS_SQL = (
 def trail_threads(target: Target) -> list[str]:
     """The threads of ``target`` (a checkpointer or a store) that have an audit trail; a
     SQLite or PostgreSQL saver's are read from its table."""
-    saver = stored_in(target)
-    conn = getattr(saver, "conn", None)
-    kind = saver_kind(saver)
-    if kind == "sqlite" and conn is not None:
-        with saver.lock:
-            return [str(r[0]) for r in conn.execute(_TRAIL_THREADS_SQL)]
-    if kind == "postgres" and conn is not None:
-        rows = postgres_rows(conn, _TRAIL_THREADS_SQL)
-        return [str(r["thread_id"] if isinstance(r, dict) else r[0]) for r in rows]
-    return trail_thread_ids(target)
+    found = _sql_thread_ids(target, _TRAIL_THREADS_SQL)
+    return found if found is not None else trail_thread_ids(target)
 
 
 def verify_trails(target: Target, thread_id: str | None = None) -> TrailReport:
@@ -473,13 +458,7 @@ class Expired:
     error: str | None = None
 
     def as_dict(self) -> JSONObject:
-        return {
-            "thread_id": self.thread_id,
-            "node_id": self.node_id,
-            "interrupt_id": self.interrupt_id,
-            "expires_at": self.expires_at,
-            "error": self.error,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def expire_pending(app: Graph, saver: Saver, now: datetime | None = None) -> list[Expired]:

@@ -51,6 +51,7 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph._cli import main
 from dynavec_langgraph._demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS
+from dynavec_langgraph._remote.server import Plan
 from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph.demo import LEDGER_ENV, demo_model
 from dynavec_langgraph.records import AgentResult
@@ -225,13 +226,13 @@ def test_pause_via_a_resume_via_b_like_the_local_agent(deployment: Deployment) -
     assert _tools(deployment.entries("pause-a-resume-b")) == [("get_balance", None)]
 
     sid = server_thread_id("pause-a-resume-b")
-    before = a._state(sid).checkpoint_id
+    before = a.sent(a.reading(sid)).checkpoint_id
     final = b.resume("approved", thread_id="pause-a-resume-b", state=shared)
     assert shared.data == {"customer": "c-17"}  # sent with the run, read back from the thread
     # the engine records the run that wrote the checkpoint after the pause: the resume's
     # (what the client reads to tell who answered first, _remote.runs.writer_after)
     (resumed,) = b.sync_client.runs.list(sid, limit=1)
-    assert b._first_writer(sid, before) == str(resumed["run_id"])
+    assert b.sent(b._first_writer(sid, before)) == str(resumed["run_id"])
 
     assert _shape(final) == _shape(local.resume(thread_id="local", human_decision="approved"))
     assert final.finished and final.output.endswith("Transferred 75 to Alice.")
@@ -252,7 +253,8 @@ class LateReader(RemoteReActAgent):
         super().__init__(url, assistant_id, timeout=60)
         self.seen = seen
 
-    def _state(self, thread_id: str) -> Seen:
+    def reading(self, thread_id: str) -> Plan[Seen]:
+        yield from ()  # a plan that asks the server nothing: its read is the one made before
         return self.seen
 
 
@@ -279,7 +281,7 @@ def test_simultaneous_resumes_via_a_and_b_run_the_tool_once(deployment: Deployme
     for round_ in range(3):
         thread_id = f"race-{round_}"
         first.run(f"Pay {round_ + 1} to Bob", thread_id=thread_id)
-        seen = first._state(server_thread_id(thread_id))
+        seen = first.sent(first.reading(server_thread_id(thread_id)))
         a = LateReader(deployment.a.url, DEMO, seen)
         b = LateReader(deployment.b.url, DEMO, seen)
         start = threading.Barrier(2)
@@ -309,7 +311,7 @@ async def test_async_twins_and_a_late_resume_is_refused_not_applied(
     a, b = deployment.agent(deployment.a), deployment.agent(deployment.b)
     paused = await a.arun("Pay 9 to Cleo", thread_id="late")
     assert paused.termination_reason == "interrupted"
-    stale = b._state(server_thread_id("late"))  # B read the pause...
+    stale = b.sent(b.reading(server_thread_id("late")))  # B read the pause...
     assert [i.id for i in stale.interrupts] == [paused.interrupt_payload["interrupt_id"]]  # type: ignore[index]
     final = await a.aresume("approved", thread_id="late")  # ...A answered it first...
 
@@ -464,7 +466,7 @@ def test_several_pending_approvals_decisions_and_inbox_node(
     assert "2 decisions are pending" in refused and "--node" in refused
     assert deployment.wires("Uma", "Vic") == []
 
-    stale = b._state(sid)  # a caller reads both pauses...
+    stale = b.sent(b.reading(sid))  # a caller reads both pauses...
     partly = _cli(
         capsys, "inbox", "answer", "--server", url, "--thread", sid, "--node", pending["Uma"],
         "--approve",

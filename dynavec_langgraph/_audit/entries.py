@@ -7,10 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Required, TypedDict, Unpack
 
 from dynavec_langgraph._errors import InvalidInputError, too_deep_text
 from dynavec_langgraph._storable import (
@@ -34,11 +34,13 @@ __all__ = [
     "SURFACE_KEY",
     "TAMPERING",
     "AuditEvent",
+    "EventFields",
     "Notifier",
     "canonical",
     "check_entry",
     "entry_hash",
     "event_id",
+    "first_text",
     "jsonable",
     "make_event",
     "now",
@@ -142,31 +144,45 @@ def entry_hash(entry: JSONMapping) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
+def first_text(value: JSONMapping, keys: Sequence[str]) -> str | None:
+    """The first of ``keys`` whose value in ``value`` is a string, as that string; else None."""
+    for key in keys:
+        if isinstance(value.get(key), str):
+            return str(value[key])
+    return None
+
+
 def canonical(entry: JSONMapping) -> bytes:
     return json.dumps(entry, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
-def make_event(
-    thread_id: str,
-    kind: str,
-    *,
-    outcome: str,
-    surface: str,
-    who: str | None = None,
-    node_id: str | None = None,
-    interrupt_id: str | None = None,
-    tool_call_id: str | None = None,
-    digest: str | None = None,
-    decision: UserPayload = None,
-    comment: str | None = None,
-    event_id_: str | None = None,
-    at: str | None = None,
-    authenticated_by: str | None = None,
-) -> AuditEvent:
+class EventFields(TypedDict, total=False):
+    """What a caller gives of an entry besides its thread and ``kind`` (:func:`make_event`,
+    ``audit.record``): ``outcome`` and ``surface`` always, the others when known (the fields
+    of :class:`AuditEvent`; ``event_id`` deterministic when the same entry may be recorded
+    again, ``at`` the time it happened, now by default)."""
+
+    outcome: Required[str]
+    surface: Required[str]
+    who: str | None
+    node_id: str | None
+    interrupt_id: str | None
+    tool_call_id: str | None
+    digest: str | None
+    decision: UserPayload
+    comment: str | None
+    event_id: str | None
+    at: str | None
+    authenticated_by: str | None
+
+
+def make_event(thread_id: str, kind: str, **fields: Unpack[EventFields]) -> AuditEvent:
     """An entry (not written yet); ``authenticated_by`` defaults to ``explicit`` when it
     names someone (``who``), else ``None``."""
+    surface, outcome, who = fields["surface"], fields["outcome"], fields.get("who")
     if surface not in SURFACES:
         raise ValueError(f"surface={surface!r}: use one of {', '.join(SURFACES)}")
+    authenticated_by = fields.get("authenticated_by")
     if authenticated_by is None and who is not None:
         authenticated_by = "explicit"
     if authenticated_by is not None and authenticated_by not in AUTHENTICATED_BY:
@@ -174,23 +190,25 @@ def make_event(
             f"authenticated_by={authenticated_by!r}: use one of {', '.join(AUTHENTICATED_BY)} "
             "(or None when the entry names nobody)"
         )
-    eid = event_id_ or event_id(
+    node_id, interrupt_id = fields.get("node_id"), fields.get("interrupt_id")
+    decision = fields.get("decision")
+    eid = fields.get("event_id") or event_id(
         "audit", thread_id, kind, node_id, interrupt_id, outcome, decision, time.time_ns()
     )
     return AuditEvent(
         event_id=eid,
         thread_id=thread_id,
         kind=kind,
-        at=at or now(),
+        at=fields.get("at") or now(),
         surface=surface,
         outcome=_escaped(outcome) or "",
         who=_escaped(who),
         node_id=_escaped(node_id),
         interrupt_id=interrupt_id,
-        tool_call_id=_escaped(tool_call_id),
-        digest=digest,
+        tool_call_id=_escaped(fields.get("tool_call_id")),
+        digest=fields.get("digest"),
         decision=jsonable(decision),
-        comment=_escaped(comment),
+        comment=_escaped(fields.get("comment")),
         authenticated_by=authenticated_by,
     )
 

@@ -21,6 +21,7 @@ from dynavec_langgraph._audit.entries import (
     SURFACES,
     Notifier,
     event_id,
+    first_text,
     make_event,
 )
 from dynavec_langgraph._audit.notifications import (
@@ -138,11 +139,7 @@ def _who(raw: UserPayload, setting: _Setting) -> str | None:
 def _comment(raw: UserPayload) -> str | None:
     items = raw.get("decisions") if isinstance(raw, Mapping) else raw
     first = items[0] if isinstance(items, list) and items else raw
-    if isinstance(first, Mapping):
-        for key in ("comment", "message"):
-            if isinstance(first.get(key), str):
-                return str(first[key])
-    return None
+    return first_text(first, ("comment", "message")) if isinstance(first, Mapping) else None
 
 
 def on_decision(
@@ -192,7 +189,7 @@ def on_decision(
         interrupt_id=interrupt_id,
         decision=raw,
         comment=_comment(raw),
-        event_id_=eid,
+        event_id=eid,
         authenticated_by=authenticated_by if who else None,
         **fields,
     )
@@ -220,7 +217,7 @@ def on_pause(value: UserPayload, interrupts: Sequence[Interrupt], reasked: bool)
             surface=setting.surface,
             interrupt_id=iid,
             comment=error if isinstance(error, str) else None,
-            event_id_=eid,
+            event_id=eid,
             **fields,
         )
         write(setting.target, AUDIT_NS, setting.thread_id, event.as_dict())

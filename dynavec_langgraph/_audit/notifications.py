@@ -14,6 +14,7 @@ from dynavec_langgraph._audit.entries import (
     Notifier,
     check_entry,
     event_id,
+    first_text,
     jsonable,
     now,
 )
@@ -54,10 +55,7 @@ MAX_BACKOFF: Final = 3600.0
 
 def digest_of(value: JSONMapping) -> str | None:
     """The pause's review digest (``review_digest``, dynavec_langgraph._digest), if any."""
-    for key in ("review_digest", "digest"):
-        if isinstance(value.get(key), str):
-            return str(value[key])
-    return None
+    return first_text(value, ("review_digest", "digest"))
 
 
 def notification_body(
@@ -228,52 +226,34 @@ def deliver(
         except Exception as error:  # any receiver failure is a failed try, never the caller's
             failed += 1
             tries = item.tries + 1
-            write(
-                target,
-                OUTBOX_NS,
-                thread_id,
-                {
-                    "event_id": event_id("try", item.event_id, tries, time.time_ns()),
-                    "type": "try",
-                    "of": item.event_id,
-                    "ok": False,
-                    "at": now(),
-                    "error": f"{type(error).__name__}: {error}"[:500],
-                    "next_at": time.time() + _backoff(tries, backoff),
-                },
-            )
+            eid = event_id("try", item.event_id, tries, time.time_ns())
+            error_text = f"{type(error).__name__}: {error}"[:500]
+            retry = {"error": error_text, "next_at": time.time() + _backoff(tries, backoff)}
+            _tried(target, thread_id, item.event_id, eid, False, retry)
             continue
         sent += 1
-        write(
-            target,
-            OUTBOX_NS,
-            thread_id,
-            {
-                "event_id": event_id("delivered", item.event_id),
-                "type": "try",
-                "of": item.event_id,
-                "ok": True,
-                "at": now(),
-            },
-        )
+        eid = event_id("delivered", item.event_id)
+        _tried(target, thread_id, item.event_id, eid, True, {})
     return sent, failed
 
 
-def deliver_soon(
-    target: Target,
-    thread_id: str,
-    notify: Notifier,
-    *,
-    tries: int = IN_PROCESS_TRIES,
-    backoff: float = IN_PROCESS_BACKOFF,
-) -> threading.Thread:
-    """Send ``thread_id``'s outbox from a daemon thread: up to ``tries`` rounds, waiting
-    ``backoff`` seconds (doubled each time) after a failed one; what is still undelivered
-    then is the sweeper's. The run that paused does not wait for it."""
+def _tried(
+    target: Target, thread_id: str, of: str, eid: str, ok: bool, failure: JSONMapping
+) -> None:
+    """Record a try to deliver the notification ``of`` in the outbox (``failure``: what a
+    failed one adds, its error and when to try again)."""
+    entry = {"event_id": eid, "type": "try", "of": of, "ok": ok, "at": now(), **failure}
+    write(target, OUTBOX_NS, thread_id, entry)
+
+
+def deliver_soon(target: Target, thread_id: str, notify: Notifier) -> threading.Thread:
+    """Send ``thread_id``'s outbox from a daemon thread: up to :data:`IN_PROCESS_TRIES`
+    rounds, waiting :data:`IN_PROCESS_BACKOFF` seconds (doubled each time) after a failed one;
+    what is still undelivered then is the sweeper's. The run that paused does not wait for it."""
 
     def work() -> None:
-        wait = backoff
-        for _ in range(tries):
+        wait = IN_PROCESS_BACKOFF
+        for _ in range(IN_PROCESS_TRIES):
             try:
                 _, failed = deliver(target, thread_id, notify, backoff=wait, force=True)
             except Exception:  # storage gone (process ending): the sweeper sends it later

@@ -9,10 +9,10 @@ import json
 import random
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeGuard, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Protocol, TypeGuard, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, empty_checkpoint
 from langgraph.store.base import BaseStore
@@ -27,10 +27,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 
-    from dynavec_langgraph._types import JSONMapping, JSONObject
+    from dynavec_langgraph._types import JSONMapping, JSONObject, Saver
 
-    Saver: TypeAlias = BaseCheckpointSaver[Any]
-    """A LangGraph checkpointer (its version type is the saver's own)."""
     Target: TypeAlias = Saver | BaseStore
     """Where a trail is kept: the thread's checkpointer, or a store (a server's)."""
 
@@ -225,46 +223,139 @@ def _turn(target: Target, thread_id: str) -> Iterator[None]:
                 del _TURNS[key]
 
 
-def _append(saver: Saver, thread_id: str, entry: JSONMapping) -> JSONObject:
-    """Chain ``entry`` to the end of ``thread_id``'s trail in ``saver`` (once per event id)
-    and return it as stored. The slot of the next entry is claimed with a pending write,
-    which the savers keep first-come: a writer that lost it reads the winner and goes on."""
-    eid = str(entry["event_id"])
-    with _turn(saver, thread_id):
-        for attempt in range(_ATTEMPTS):
-            if attempt:
-                time.sleep(_pause(attempt))
-            found = _found_in(saver.list(_config(thread_id, AUDIT_NS)))
-            there = _with_id(found, eid)
-            if there is not None:
-                return there
-            seq, prev = _head(found)
-            linked = _linked(entry, seq + 1, prev)
-            config, checkpoint, metadata = _slot(thread_id, seq + 1)
-            stored = saver.put(config, checkpoint, metadata, {})
-            saver.put_writes(stored, [(_META, canonical(linked))], ENTRY_TASK)
-            if _won(saver.get_tuple(stored), linked):
-                return linked
-    raise _lost(thread_id)
+@dataclass
+class _Read:
+    """A step of an append: wait ``pause`` seconds, then read the trail (into ``found``)."""
+
+    pause: float
+    found: list[Found] = field(default_factory=list)
 
 
-async def _aappend(saver: Saver, thread_id: str, entry: JSONMapping) -> JSONObject:
-    """Async twin of :func:`_append` (the storage keeps writers apart)."""
+@dataclass
+class _Claim:
+    """A step of an append: claim slot ``seq`` of the trail for ``entry`` (``won``: got it)."""
+
+    seq: int
+    entry: JSONObject
+    won: bool = False
+
+
+def _appending(thread_id: str, entry: JSONMapping) -> Generator[_Read | _Claim, None, JSONObject]:
+    """The one rule of an append, without its I/O (the sync and async storages each run its
+    steps): chain ``entry`` to the end of ``thread_id``'s trail, once per event id (an entry
+    already there is returned); a writer that lost the next slot reads the winner and goes on.
+
+    Raises:
+        StorageError: other writers kept taking the next slot (:data:`_ATTEMPTS` tries).
+    """
     eid = str(entry["event_id"])
     for attempt in range(_ATTEMPTS):
-        await asyncio.sleep(_pause(attempt))
-        found = _found_in([t async for t in saver.alist(_config(thread_id, AUDIT_NS))])
-        there = _with_id(found, eid)
+        yield (read := _Read(_pause(attempt)))
+        there = _with_id(read.found, eid)
         if there is not None:
             return there
-        seq, prev = _head(found)
-        linked = _linked(entry, seq + 1, prev)
-        config, checkpoint, metadata = _slot(thread_id, seq + 1)
-        stored = await saver.aput(config, checkpoint, metadata, {})
-        await saver.aput_writes(stored, [(_META, canonical(linked))], ENTRY_TASK)
-        if _won(await saver.aget_tuple(stored), linked):
-            return linked
+        seq, prev = _head(read.found)
+        yield (claim := _Claim(seq + 1, _linked(entry, seq + 1, prev)))
+        if claim.won:
+            return claim.entry
     raise _lost(thread_id)
+
+
+class _Plan:
+    """The steps of one append (:func:`_appending`), for a storage to run; then the entry as
+    stored (:attr:`stored`)."""
+
+    stored: JSONObject
+
+    def __init__(self, thread_id: str, entry: JSONMapping) -> None:
+        self.thread_id, self.entry = thread_id, entry
+
+    def __iter__(self) -> Iterator[_Read | _Claim]:
+        self.stored = yield from _appending(self.thread_id, self.entry)
+
+
+class _Trail(Protocol):
+    """A trail's storage as an append reads and claims it, with sync calls."""
+
+    def found(self) -> list[Found]: ...
+
+    def claim(self, seq: int, entry: JSONObject) -> bool: ...
+
+
+class _ATrail(Protocol):
+    """Async twin of :class:`_Trail`."""
+
+    async def found(self) -> list[Found]: ...
+
+    async def claim(self, seq: int, entry: JSONObject) -> bool: ...
+
+
+def _run(trail: _Trail, thread_id: str, entry: JSONMapping) -> JSONObject:
+    """:func:`_appending` run on ``trail`` (no ``sleep(0)`` before the first read: on a
+    server's event loop that is a blocking call)."""
+    plan = _Plan(thread_id, entry)
+    for step in plan:
+        if isinstance(step, _Claim):
+            step.won = trail.claim(step.seq, step.entry)
+        else:
+            if step.pause:
+                time.sleep(step.pause)
+            step.found = trail.found()
+    return plan.stored
+
+
+async def _arun(trail: _ATrail, thread_id: str, entry: JSONMapping) -> JSONObject:
+    """Async twin of :func:`_run`."""
+    plan = _Plan(thread_id, entry)
+    for step in plan:
+        if isinstance(step, _Claim):
+            step.won = await trail.claim(step.seq, step.entry)
+        else:
+            await asyncio.sleep(step.pause)
+            step.found = await trail.found()
+    return plan.stored
+
+
+@dataclass
+class _SaverTrail:
+    """A trail on a checkpointer: the slot of the next entry is claimed with a pending write,
+    which the savers keep first-come."""
+
+    saver: Saver
+    thread_id: str
+
+    def found(self) -> list[Found]:
+        return _found_in(self.saver.list(_config(self.thread_id, AUDIT_NS)))
+
+    def claim(self, seq: int, entry: JSONObject) -> bool:
+        config, checkpoint, metadata = _slot(self.thread_id, seq)
+        stored = self.saver.put(config, checkpoint, metadata, {})
+        self.saver.put_writes(stored, [(_META, canonical(entry))], ENTRY_TASK)
+        return _won(self.saver.get_tuple(stored), entry)
+
+
+@dataclass
+class _ASaverTrail:
+    """Async twin of :class:`_SaverTrail`."""
+
+    saver: Saver
+    thread_id: str
+
+    async def found(self) -> list[Found]:
+        return _found_in([t async for t in self.saver.alist(_config(self.thread_id, AUDIT_NS))])
+
+    async def claim(self, seq: int, entry: JSONObject) -> bool:
+        config, checkpoint, metadata = _slot(self.thread_id, seq)
+        stored = await self.saver.aput(config, checkpoint, metadata, {})
+        await self.saver.aput_writes(stored, [(_META, canonical(entry))], ENTRY_TASK)
+        return _won(await self.saver.aget_tuple(stored), entry)
+
+
+def _append(saver: Saver, thread_id: str, entry: JSONMapping) -> JSONObject:
+    """Chain ``entry`` to the end of ``thread_id``'s trail in ``saver`` (once per event id)
+    and return it as stored; this process's appends to the trail take turns."""
+    with _turn(saver, thread_id):
+        return _run(_SaverTrail(saver, thread_id), thread_id, entry)
 
 
 class Items(Protocol):
@@ -312,45 +403,50 @@ class _StoreItems:
         self.store.delete(self.ns, key)
 
 
+@dataclass
+class _ItemsTrail:
+    """A trail in a store: a store has no conditional put, so the writer puts its item, reads
+    the items of its ``seq`` back and, finding another, deletes its own (of two writers that
+    overlap, at least the later one sees the other)."""
+
+    items: Items
+
+    def found(self) -> list[Found]:
+        return found_items(self.items.values())
+
+    def claim(self, seq: int, entry: JSONObject) -> bool:
+        eid = str(entry["event_id"])
+        self.items.put(eid, entry)
+        if not [k for k in self.items.with_seq(seq) if k != eid]:
+            return True
+        self.items.delete(eid)
+        return False
+
+
+@dataclass
+class _AStoreTrail:
+    """Async twin of :class:`_ItemsTrail` on a LangGraph store."""
+
+    store: BaseStore
+    ns: tuple[str, str]
+
+    async def found(self) -> list[Found]:
+        return found_items(await _asearch_all(self.store, self.ns))
+
+    async def claim(self, seq: int, entry: JSONObject) -> bool:
+        eid = str(entry["event_id"])
+        await self.store.aput(self.ns, eid, entry, index=False)
+        rivals = await self.store.asearch(self.ns, filter={"seq": seq}, limit=PAGE)
+        if not [i for i in rivals if i.key != eid]:
+            return True
+        await self.store.adelete(self.ns, eid)
+        return False
+
+
 def append_item(items: Items, thread_id: str, entry: JSONMapping) -> JSONObject:
     """Chain ``entry`` to the end of a trail kept in a store (once per event id) and return
-    it as stored. A store has no conditional put: the writer puts its item, reads the items
-    of its ``seq`` back and, finding another, deletes its own and tries again (of two writers
-    that overlap, at least the later one sees the other)."""
-    eid = str(entry["event_id"])
-    for attempt in range(_ATTEMPTS):
-        if attempt:  # (no sleep(0) first: on a server's event loop that is a blocking call)
-            time.sleep(_pause(attempt))
-        found = found_items(items.values())
-        there = _with_id(found, eid)
-        if there is not None:
-            return there
-        seq, prev = _head(found)
-        linked = _linked(entry, seq + 1, prev)
-        items.put(eid, linked)
-        if not [k for k in items.with_seq(seq + 1) if k != eid]:
-            return linked
-        items.delete(eid)
-    raise _lost(thread_id)
-
-
-async def _aappend_item(store: BaseStore, thread_id: str, entry: JSONMapping) -> JSONObject:
-    """Async twin of :func:`append_item` on a LangGraph store."""
-    eid, ns = str(entry["event_id"]), (AUDIT_NS, thread_id)
-    for attempt in range(_ATTEMPTS):
-        await asyncio.sleep(_pause(attempt))
-        found = found_items(await _asearch_all(store, ns))
-        there = _with_id(found, eid)
-        if there is not None:
-            return there
-        seq, prev = _head(found)
-        linked = _linked(entry, seq + 1, prev)
-        await store.aput(ns, eid, linked, index=False)
-        rivals = await store.asearch(ns, filter={"seq": seq + 1}, limit=PAGE)
-        if not [i for i in rivals if i.key != eid]:
-            return linked
-        await store.adelete(ns, eid)
-    raise _lost(thread_id)
+    it as stored."""
+    return _run(_ItemsTrail(items), thread_id, entry)
 
 
 async def _asearch_all(store: BaseStore, ns: tuple[str, str]) -> list[tuple[str, JSONObject]]:
@@ -439,12 +535,13 @@ async def awrite(target: Target, ns: str, thread_id: str, entry: JSONObject) -> 
     eid = str(entry["event_id"])
     if isinstance(target, BaseStore):
         if ns == AUDIT_NS:
-            return dict(await _aappend_item(target, thread_id, entry))
+            trail = _AStoreTrail(target, (AUDIT_NS, thread_id))
+            return dict(await _arun(trail, thread_id, entry))
         if await target.aget((ns, thread_id), eid) is None:
             await target.aput((ns, thread_id), eid, entry, index=False)
         return entry
     if ns == AUDIT_NS:
-        return await _aappend(target, thread_id, entry)
+        return await _arun(_ASaverTrail(target, thread_id), thread_id, entry)
     found = [t async for t in target.alist(_config(thread_id, ns), filter={_ID: eid}, limit=1)]
     if not found:
         checkpoint, metadata = _entry_checkpoint(entry)

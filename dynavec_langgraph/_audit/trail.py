@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dynavec_langgraph._audit.entries import (
     APPROVER_KEY,
     AUDIT_NS,
     SURFACE_KEY,
     AuditEvent,
+    EventFields,
     Notifier,
     check_entry,
     make_event,
@@ -38,33 +39,18 @@ __all__ = [
 ]
 
 
-def record(
-    target: object,
-    thread_id: str,
-    kind: str,
-    *,
-    outcome: str,
-    surface: str,
-    who: str | None = None,
-    node_id: str | None = None,
-    interrupt_id: str | None = None,
-    tool_call_id: str | None = None,
-    digest: str | None = None,
-    decision: UserPayload = None,
-    comment: str | None = None,
-    event_id: str | None = None,
-    at: str | None = None,
-    authenticated_by: str | None = None,
-) -> AuditEvent:
+def record(target: object, thread_id: str, kind: str, **fields: Unpack[EventFields]) -> AuditEvent:
     """Append one entry to ``thread_id``'s audit trail in ``target`` and return it as
     stored (chained: with its ``seq``, ``prev_hash`` and ``hash``).
 
     For features that settle a pause outside the graph (expiry, a refused approver, an
     in-doubt call, a refused concurrent resume). ``target`` is the thread's checkpointer (or
-    the server's store). Give a deterministic ``event_id`` when the same settlement may be
-    recorded again (a retried sweeper): it is written once (the entry already there is
-    returned). ``authenticated_by`` says how ``who`` was identified (:data:`AUTHENTICATED_BY`;
-    default ``explicit`` when ``who`` is given).
+    the server's store). ``fields``: ``outcome`` and ``surface``, and when known ``who``,
+    ``node_id``, ``interrupt_id``, ``tool_call_id``, ``digest``, ``decision``, ``comment``,
+    ``event_id``, ``at``, ``authenticated_by`` (:class:`EventFields`). Give a deterministic
+    ``event_id`` when the same settlement may be recorded again (a retried sweeper): it is
+    written once (the entry already there is returned). ``authenticated_by`` says how ``who``
+    was identified (:data:`AUTHENTICATED_BY`; default ``explicit`` when ``who`` is given).
 
     Raises:
         TypeError: ``target`` is no checkpointer or store.
@@ -74,59 +60,33 @@ def record(
             nothing was written.
         StorageError: other writers kept taking the trail's next entry.
     """
-    target = check_target(target)
-    check_entry(
-        thread_id,
-        _given(
-            kind=kind,
-            outcome=outcome,
-            who=who,
-            node_id=node_id,
-            interrupt_id=interrupt_id,
-            tool_call_id=tool_call_id,
-            digest=digest,
-            decision=decision,
-            comment=comment,
-            event_id=event_id,
-        ),
-    )
-    event = make_event(
-        thread_id,
-        kind,
-        outcome=outcome,
-        surface=surface,
-        who=who,
-        node_id=node_id,
-        interrupt_id=interrupt_id,
-        tool_call_id=tool_call_id,
-        digest=digest,
-        decision=decision,
-        comment=comment,
-        event_id_=event_id,
-        at=at,
-        authenticated_by=authenticated_by,
-    )
+    target, event = _checked(target, thread_id, kind, fields)
     stored = write(target, AUDIT_NS, thread_id, event.as_dict())
     return event if stored is None else _event(stored)
 
 
-async def arecord(target: object, thread_id: str, kind: str, **fields: Any) -> AuditEvent:
+async def arecord(
+    target: object, thread_id: str, kind: str, **fields: Unpack[EventFields]
+) -> AuditEvent:
     """Async twin of :func:`record` (for async savers)."""
-    target = check_target(target)
-    check_entry(thread_id, _given(kind=kind, **fields))
-    eid = fields.pop("event_id", None)
-    event = make_event(thread_id, kind, event_id_=eid, **fields)
+    target, event = _checked(target, thread_id, kind, fields)
     return _event(await awrite(target, AUDIT_NS, thread_id, event.as_dict()))
+
+
+def _checked(
+    target: object, thread_id: str, kind: str, fields: EventFields
+) -> tuple[Target, AuditEvent]:
+    """What :func:`record` writes, and where: ``target`` and every field given (not
+    ``None``) checked before anything is written."""
+    target = check_target(target)
+    given = {k: v for k, v in fields.items() if v is not None}
+    check_entry(thread_id, {"kind": kind, **given})
+    return target, make_event(thread_id, kind, **fields)
 
 
 def _event(entry: JSONMapping) -> AuditEvent:
     names = AuditEvent.__dataclass_fields__
     return AuditEvent(**{k: v for k, v in entry.items() if k in names})
-
-
-def _given(**fields: Any) -> JSONObject:
-    """The fields a caller gave (not ``None``), to check them (:func:`check_entry`)."""
-    return {k: v for k, v in fields.items() if v is not None}
 
 
 def events_of(entries: Sequence[JSONObject]) -> list[AuditEvent]:

@@ -7,7 +7,8 @@ import argparse
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
 from dynavec_langgraph._cli.common import (
     PROG,
@@ -27,8 +28,10 @@ from dynavec_langgraph._errors import webhook_url_text
 # Everything that imports LangGraph is imported inside the command that needs it, so that
 # `dynavec-langgraph --help` (and a mistyped command) answers at once.
 if TYPE_CHECKING:
+    from dynavec_langgraph._audit.entries import AuditEvent
     from dynavec_langgraph._dynavec.records import AgentResult
-    from dynavec_langgraph._inbox import Graph
+    from dynavec_langgraph._inbox import Graph, PendingApproval
+    from dynavec_langgraph._types import JSONObject
 
 __all__ = [
     "cmd_inbox_answer",
@@ -37,6 +40,13 @@ __all__ = [
     "cmd_inbox_list",
     "cmd_inbox_notify",
 ]
+
+
+class _Shown(Protocol):
+    def as_dict(self) -> JSONObject: ...
+
+
+_Row = TypeVar("_Row", bound=_Shown)
 
 
 def _graph(spec: str | None) -> Graph:
@@ -75,22 +85,48 @@ def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
             rows = list_pending(graph_on(graph, saver), saver, unreadable) if saver else []
     for problem in unreadable:
         print(f"{PROG}: warning: {problem}", file=sys.stderr)
-    if args.json:
+    none, heading = f"No paused threads in {where}.", f"{len(rows)} pending approval(s) in {where}:"
+    return _listed(rows, args.json, none, heading, _pending_line, out)
+
+
+def _listed(
+    rows: Sequence[_Row],
+    as_json: bool,
+    none: str,
+    heading: str,
+    line: Callable[[_Row], str],
+    out: TextIO,
+) -> int:
+    """Print ``rows``: as JSON, else ``none`` when there are none, else ``heading`` and a
+    ``line`` each."""
+    if as_json:
         print(dump([r.as_dict() for r in rows]), file=out)
-        return 0
-    if not rows:
-        print(f"No paused threads in {where}.", file=out)
-        return 0
-    print(f"{len(rows)} pending approval(s) in {where}:", file=out)
-    for r in rows:
-        tool = f"  tool {r.tool_call.get('name')}" if r.tool_call else ""
-        digest = f"digest {r.review_digest}  " if r.review_digest else ""
-        print(
-            f"{r.thread_id}  {r.node_id}  since {r.since}{tool}  interrupt {r.interrupt_id}  "
-            f"{digest}payload {dump(r.payload)}",
-            file=out,
-        )
+    elif not rows:
+        print(none, file=out)
+    else:
+        print(heading, file=out)
+        for r in rows:
+            print(line(r), file=out)
     return 0
+
+
+def _pending_line(r: PendingApproval) -> str:
+    tool = f"  tool {r.tool_call.get('name')}" if r.tool_call else ""
+    digest = f"digest {r.review_digest}  " if r.review_digest else ""
+    return (
+        f"{r.thread_id}  {r.node_id}  since {r.since}{tool}  interrupt {r.interrupt_id}  "
+        f"{digest}payload {dump(r.payload)}"
+    )
+
+
+def _event_line(e: AuditEvent) -> str:
+    who = f" by {e.who}" if e.who else ""
+    decision = f" decision {dump(e.decision)}" if e.decision is not None else ""
+    note = f" ({e.comment})" if e.comment and e.comment != e.outcome else ""
+    return (
+        f"{e.at}  {e.kind}  {e.node_id or '-'}  via {e.surface}{who}: {e.outcome}"
+        f"{decision}{note}  interrupt {e.interrupt_id or '-'}"
+    )
 
 
 def _answer_hint(args: argparse.Namespace, pending: int) -> str:
@@ -122,34 +158,25 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
         decision = parse_decision(args.decision)
     decision = bound(decision, args.digest)
     _inbox_source(args)
+    which = f" ({args.node})" if args.node is not None else ""
+    answering = f"Answering thread {args.thread!r}{which} with {dump(decision)}."
+
+    def before() -> None:
+        print(answering, file=out)
+
     if args.server is not None:
-        which = f" ({args.node})" if args.node is not None else ""
         inbox = ServerInbox(args.server, args.assistant, headers=server_headers(args))
         result = inbox.answer(
-            args.thread,
-            decision,
-            args.node,
-            before=lambda: print(
-                f"Answering thread {args.thread!r}{which} with {dump(decision)}.", file=out
-            ),
-            approver=args.approver,
+            args.thread, decision, args.node, before=before, approver=args.approver
         )
         return _show_answered(args, result, out)
     graph = _graph(args.graph)
-    which = f" ({args.node})" if args.node is not None else ""
     with open_saver(args.db, must_exist=True) as saver:
         from dynavec_langgraph._inbox import recording_on
 
+        graph = recording_on(graph_on(graph, saver), saver, args.thread)
         after = resume_graph(
-            recording_on(graph_on(graph, saver), saver, args.thread),
-            saver,
-            args.thread,
-            decision,
-            args.node,
-            before=lambda: print(
-                f"Answering thread {args.thread!r}{which} with {dump(decision)}.", file=out
-            ),
-            approver=args.approver,
+            graph, saver, args.thread, decision, args.node, before=before, approver=args.approver
         )
     result = build_result(
         dict(after.values), after.interrupts, thread_id=args.thread, max_steps=0, system_prompt=None
@@ -204,30 +231,12 @@ def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
     else:
         with open_saver(args.db, must_exist=True) as saver:
             events = thread_history(saver, args.thread)
-    if args.json:
-        print(dump([e.as_dict() for e in events]), file=out)
-        return 0
-    if not events:
-        print(
-            f"No audit trail for thread {args.thread!r} (the agent records one with "
-            "audit=True or notify=...).",
-            file=out,
-        )
-        return 0
-    print(
-        f"{len(events)} audit entr{'y' if len(events) == 1 else 'ies'} of {args.thread!r}:",
-        file=out,
+    none = (
+        f"No audit trail for thread {args.thread!r} (the agent records one with "
+        "audit=True or notify=...)."
     )
-    for e in events:
-        who = f" by {e.who}" if e.who else ""
-        decision = f" decision {dump(e.decision)}" if e.decision is not None else ""
-        note = f" ({e.comment})" if e.comment and e.comment != e.outcome else ""
-        print(
-            f"{e.at}  {e.kind}  {e.node_id or '-'}  via {e.surface}{who}: {e.outcome}"
-            f"{decision}{note}  interrupt {e.interrupt_id or '-'}",
-            file=out,
-        )
-    return 0
+    heading = f"{len(events)} audit entr{'y' if len(events) == 1 else 'ies'} of {args.thread!r}:"
+    return _listed(events, args.json, none, heading, _event_line, out)
 
 
 def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:

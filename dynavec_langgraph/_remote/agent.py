@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -45,7 +45,7 @@ from dynavec_langgraph._remote.requests import (
     server_thread_id,
 )
 from dynavec_langgraph._remote.runs import check_run, tagged
-from dynavec_langgraph._remote.server import ServerThreads
+from dynavec_langgraph._remote.server import Plan, ServerThreads, call
 from dynavec_langgraph._remote.threads import Seen, agent_result, settled, thread_seen
 from dynavec_langgraph._resuming.answers import (
     MISSING,
@@ -53,7 +53,7 @@ from dynavec_langgraph._resuming.answers import (
     refuse_if_asked_again,
     refuse_if_paused,
 )
-from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
+from dynavec_langgraph._types import ForeignObject, JSONMapping, JSONObject, UserPayload
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
@@ -134,10 +134,6 @@ class RemoteReActAgent(ServerThreads):
         """The ``langgraph_sdk`` sync client."""
         self._strict: bool | None = None  # the server reports strict resume (asked once)
 
-    def _strict_from(self, info: Any) -> bool:
-        self._strict = reports_strict_resume(info) and sdk_strict_resume(self.sync_client.runs)
-        return self._strict
-
     def strict_resume(self) -> bool:
         """Whether this client's resumes ask the server for strict resume: its ``/info``
         reports it (:func:`reports_strict_resume`) and ``langgraph_sdk`` can send it. Read
@@ -146,25 +142,22 @@ class RemoteReActAgent(ServerThreads):
         Raises:
             ServerUnavailableError: the server cannot be reached.
         """
-        if self._strict is not None:
-            return self._strict
-        with translated(self.url, None, "reading /info"):
-            try:
-                info = self.sync_client.http.get("/info")
-            except httpx.HTTPStatusError:
-                info = None
-        return self._strict_from(info)
+        return self.sent(self._strictness())
 
     async def astrict_resume(self) -> bool:
         """Async twin of :meth:`strict_resume` (one cache for both)."""
+        return await self.asent(self._strictness())
+
+    def _strictness(self) -> Plan[bool]:
         if self._strict is not None:
             return self._strict
         with translated(self.url, None, "reading /info"):
             try:
-                info = await self.client.http.get("/info")
+                info = yield call("http", "get", "/info")
             except httpx.HTTPStatusError:
                 info = None
-        return self._strict_from(info)
+        self._strict = reports_strict_resume(info) and sdk_strict_resume(self.sync_client.runs)
+        return self._strict
 
     def _resume_options(self, resume: JSONMapping, strict: bool) -> JSONObject:
         """The run options of a resume: the agent's, its config tagged with the interrupt ids
@@ -196,77 +189,55 @@ class RemoteReActAgent(ServerThreads):
                 ``on_expire="raise"``: the paused tool settled it (the call did not run)
                 and ``goal`` was not sent, as ``ReActAgent.run`` does.
         """
-        check_input(thread_id, goal, state)
-        tid = thread_id or str(uuid.uuid4())
-        sid = server_thread_id(tid)
-        with translated(self.url, tid, f"running thread {tid!r}"):
-            try:
-                self.sync_client.threads.create(thread_id=sid, if_exists="do_nothing")
-            except httpx.HTTPStatusError as error:
-                if create_refused(error):
-                    raise access_refused(tid) from None
-                raise
-            seen = self._viewed(sid)
-            settle = expiry_command(seen.interrupts, self._now())
-            if settle is not None:  # an expired approval: the paused tool settles it first
-                settling = self.sync_client.runs.create(
-                    sid,
-                    self.assistant_id,
-                    command={"resume": settle.resume},
-                    **self._resume_options(settle.resume, self.strict_resume()),
-                )
-                self._wait(sid, str(settling["run_id"]))
-                before, seen = seen, thread_seen(self.sync_client.threads.get_state(sid))
-                expired = approval_timeout(tid, before.interrupts, settle.resume, seen)
-                if expired is not None:  # on_expire="raise": settled, the goal is not run
-                    raise expired
-            refuse_if_paused(tid, seen.interrupts)
-            run = self.sync_client.runs.create(
-                sid, self.assistant_id, input=run_input(goal, state), **self._run_options
-            )
-            joined, done = self._wait(sid, str(run["run_id"]))
-            after = thread_seen(self.sync_client.threads.get_state(sid))
-            check_run(tid, done, joined, seen, after)
-            refuse_if_asked_again(seen.interrupts, after.interrupts)
-        return agent_result(tid, after, self.max_steps, state)
+        return self.sent(self._running(goal, thread_id, state))
 
     async def arun(
         self, goal: str, *, thread_id: str | None = None, state: AgentState | None = None
     ) -> AgentResult:
         """Async twin of :meth:`run`."""
+        return await self.asent(self._running(goal, thread_id, state))
+
+    def _running(
+        self, goal: str, thread_id: str | None, state: AgentState | None
+    ) -> Plan[AgentResult]:
         check_input(thread_id, goal, state)
         tid = thread_id or str(uuid.uuid4())
         sid = server_thread_id(tid)
         with translated(self.url, tid, f"running thread {tid!r}"):
             try:
-                await self.client.threads.create(thread_id=sid, if_exists="do_nothing")
+                yield call("threads", "create", thread_id=sid, if_exists="do_nothing")
             except httpx.HTTPStatusError as error:
                 if create_refused(error):
                     raise access_refused(tid) from None
                 raise
-            seen = await self._aviewed(sid)
+            seen = yield from self.viewing(sid)
             settle = expiry_command(seen.interrupts, self._now())
             if settle is not None:  # an expired approval: the paused tool settles it first
-                settling = await self.client.runs.create(
-                    sid,
-                    self.assistant_id,
-                    command={"resume": settle.resume},
-                    **self._resume_options(settle.resume, await self.astrict_resume()),
-                )
-                await self._await(sid, str(settling["run_id"]))
-                before, seen = seen, thread_seen(await self.client.threads.get_state(sid))
+                yield from self._sent_and_waited(sid, settle.resume)
+                before, seen = seen, thread_seen((yield call("threads", "get_state", sid)))
                 expired = approval_timeout(tid, before.interrupts, settle.resume, seen)
                 if expired is not None:  # on_expire="raise": settled, the goal is not run
                     raise expired
             refuse_if_paused(tid, seen.interrupts)
-            run = await self.client.runs.create(
-                sid, self.assistant_id, input=run_input(goal, state), **self._run_options
+            given = run_input(goal, state)
+            run = yield call(
+                "runs", "create", sid, self.assistant_id, input=given, **self._run_options
             )
-            joined, done = await self._await(sid, str(run["run_id"]))
-            after = thread_seen(await self.client.threads.get_state(sid))
+            joined, done = yield from self.waiting(sid, str(run["run_id"]))
+            after = thread_seen((yield call("threads", "get_state", sid)))
             check_run(tid, done, joined, seen, after)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
         return agent_result(tid, after, self.max_steps, state)
+
+    def _sent_and_waited(
+        self, sid: str, resume: JSONMapping
+    ) -> Plan[tuple[str, tuple[ForeignObject, JSONMapping]]]:
+        """Send the resume ``resume`` and wait for its run: the run's id, and its join and
+        run as :meth:`waiting` returns them."""
+        options = self._resume_options(resume, (yield from self._strictness()))
+        command = {"resume": resume}
+        run = yield call("runs", "create", sid, self.assistant_id, command=command, **options)
+        return str(run["run_id"]), (yield from self.waiting(sid, str(run["run_id"])))
 
     # --- resume -----------------------------------------------------------------------
 
@@ -313,63 +284,8 @@ class RemoteReActAgent(ServerThreads):
         ``approver`` (a name or ``{"name", "roles"}``) travels in the resume value to a
         pause with an approval policy (docs/approvals-in-production.md).
         """
-        if link is not None:
-            other = decisions is not None or approver is not None
-            thread_id, human_decision = link_thread(link, thread_id, human_decision, other)
-        check_input(thread_id, decision=human_decision, decisions=decisions)
-        tid = require_thread(thread_id)
-        sid = server_thread_id(tid)
-        given = decisions if decisions is not None else human_decision
-        with (
-            link_refusals(link),
-            translated(self.url, tid, f"resuming thread {tid!r}"),
-            self._refusals(sid, given),
-        ):
-            seen = self._state(sid)
-            if seen.stale and link is None:  # its in-doubt question comes first
-                answer = Answer(human_decision, decisions, approver=approver)
-                seen = self._ask_first(sid, tid, seen, answer)
-            if link is not None:
-                decided = link_resume(tid, seen, link, self._now())
-            else:
-                decided = resume_map(tid, seen, human_decision, decisions, approver)
-            resume, due = settling(seen, decided, self._now())
-            after = self._send(sid, tid, seen, resume)
-            again, settled = not_yet(seen, due, decided, after)
-            answered = [i for i in seen.interrupts if i.id in resume]
-            if again:  # the server's clock: not expired yet; the decision goes as given
-                seen = self._state(sid)
-                after = self._send(sid, tid, seen, again)
-                answered += [i for i in seen.interrupts if i.id in again]
-            refuse_approver(seen.interrupts, after.interrupts)
-            refuse_if_asked_again(seen.interrupts, after.interrupts)
-            expired = approval_timeout(tid, answered, settled, after)
-            if expired is not None:  # on_expire="raise": settled, the call did not run
-                raise expired
-        return agent_result(tid, after, self.max_steps, state)
-
-    def _send(self, sid: str, tid: str, seen: Seen, resume: JSONMapping) -> Seen:
-        """Send the resume ``resume`` of the pauses ``seen`` showed, wait for its run, check
-        it won; the thread afterwards."""
-        options = self._resume_options(resume, self.strict_resume())
-        run = self.sync_client.runs.create(
-            sid, self.assistant_id, command={"resume": resume}, **options
-        )
-        joined, done = self._wait(sid, str(run["run_id"]))
-        check_run(tid, done, joined, seen, thread_seen(self.sync_client.threads.get_state(sid)))
-        self._check_won(sid, tid, seen, str(run["run_id"]), resume)
-        return thread_seen(self.sync_client.threads.get_state(sid))
-
-    async def _asend(self, sid: str, tid: str, seen: Seen, resume: JSONMapping) -> Seen:
-        options = self._resume_options(resume, await self.astrict_resume())
-        run = await self.client.runs.create(
-            sid, self.assistant_id, command={"resume": resume}, **options
-        )
-        joined, done = await self._await(sid, str(run["run_id"]))
-        now = thread_seen(await self.client.threads.get_state(sid))
-        check_run(tid, done, joined, seen, now)
-        await self._acheck_won(sid, tid, seen, str(run["run_id"]), resume)
-        return thread_seen(await self.client.threads.get_state(sid))
+        given = (human_decision, thread_id, decisions, state, approver, link)
+        return self.sent(self._resuming(*given, record_refusal=True))
 
     def _now(self) -> datetime:
         """The time an approval's deadline is compared with before anything is sent (the
@@ -387,28 +303,49 @@ class RemoteReActAgent(ServerThreads):
         link: str | None = None,
     ) -> AgentResult:
         """Async twin of :meth:`resume`."""
+        given = (human_decision, thread_id, decisions, state, approver, link)
+        return await self.asent(self._resuming(*given, record_refusal=False))
+
+    def _resuming(
+        self,
+        human_decision: UserPayload,
+        thread_id: str | None,
+        decisions: JSONMapping | None,
+        state: AgentState | None,
+        approver: Approver,
+        link: str | None,
+        *,
+        record_refusal: bool,
+    ) -> Plan[AgentResult]:
+        """:meth:`resume` (``record_refusal``: a refused resume is recorded, the sync twin's
+        part): the thread and its state after."""
         if link is not None:
             other = decisions is not None or approver is not None
             thread_id, human_decision = link_thread(link, thread_id, human_decision, other)
         check_input(thread_id, decision=human_decision, decisions=decisions)
         tid = require_thread(thread_id)
         sid = server_thread_id(tid)
-        with link_refusals(link), translated(self.url, tid, f"resuming thread {tid!r}"):
-            seen = await self._astate(sid)
-            if seen.stale and link is None:  # as in resume()
+        given = decisions if decisions is not None else human_decision
+        with (
+            link_refusals(link),
+            translated(self.url, tid, f"resuming thread {tid!r}"),
+            self._refusals(sid, given) if record_refusal else nullcontext(),
+        ):
+            seen = yield from self.reading(sid)
+            if seen.stale and link is None:  # its in-doubt question comes first
                 answer = Answer(human_decision, decisions, approver=approver)
-                seen = await self._aask_first(sid, tid, seen, answer)
+                seen = yield from self.asking_first(sid, tid, seen, answer)
             if link is not None:
                 decided = link_resume(tid, seen, link, self._now())
             else:
                 decided = resume_map(tid, seen, human_decision, decisions, approver)
             resume, due = settling(seen, decided, self._now())
-            after = await self._asend(sid, tid, seen, resume)
+            after = yield from self._sending(sid, tid, seen, resume)
             again, settled = not_yet(seen, due, decided, after)
             answered = [i for i in seen.interrupts if i.id in resume]
             if again:  # the server's clock: not expired yet; the decision goes as given
-                seen = await self._astate(sid)
-                after = await self._asend(sid, tid, seen, again)
+                seen = yield from self.reading(sid)
+                after = yield from self._sending(sid, tid, seen, again)
                 answered += [i for i in seen.interrupts if i.id in again]
             refuse_approver(seen.interrupts, after.interrupts)
             refuse_if_asked_again(seen.interrupts, after.interrupts)
@@ -416,6 +353,14 @@ class RemoteReActAgent(ServerThreads):
             if expired is not None:  # on_expire="raise": settled, the call did not run
                 raise expired
         return agent_result(tid, after, self.max_steps, state)
+
+    def _sending(self, sid: str, tid: str, seen: Seen, resume: JSONMapping) -> Plan[Seen]:
+        """Send the resume ``resume`` of the pauses ``seen`` showed, wait for its run, check
+        it won; the thread afterwards."""
+        run_id, (joined, done) = yield from self._sent_and_waited(sid, resume)
+        check_run(tid, done, joined, seen, thread_seen((yield call("threads", "get_state", sid))))
+        yield from self.checking_won(sid, tid, seen, run_id, resume)
+        return thread_seen((yield call("threads", "get_state", sid)))
 
     # --- reading ----------------------------------------------------------------------
 
@@ -428,14 +373,15 @@ class RemoteReActAgent(ServerThreads):
                 an engine without run recovery) or its last run failed: there is no result to
                 report (never a ``completed`` one).
         """
-        with translated(self.url, thread_id, f"reading thread {thread_id!r}"):
-            seen = self._state(server_thread_id(thread_id))
-        return agent_result(thread_id, settled(thread_id, seen), self.max_steps, None)
+        return self.sent(self._result(thread_id))
 
     async def aresult(self, thread_id: str) -> AgentResult:
         """Async twin of :meth:`result`."""
+        return await self.asent(self._result(thread_id))
+
+    def _result(self, thread_id: str) -> Plan[AgentResult]:
         with translated(self.url, thread_id, f"reading thread {thread_id!r}"):
-            seen = await self._astate(server_thread_id(thread_id))
+            seen = yield from self.reading(server_thread_id(thread_id))
         return agent_result(thread_id, settled(thread_id, seen), self.max_steps, None)
 
     # --- connections ------------------------------------------------------------------

@@ -137,7 +137,7 @@ class ServerInbox:
                 state = client.threads.get_state(tid)
                 if status == "busy" and not state.get("interrupts"):
                     continue
-                seen = thread_seen(state, notes=self._reader._notes(tid, state))
+                seen = thread_seen(state, notes=self._reader.sent(self._reader.noting(tid, state)))
                 shown = seen.interrupts if status != "busy" else _doubts(seen)
                 rows += _rows(tid, state, shown)
             if len(threads) < _PAGE:
@@ -180,7 +180,7 @@ class ServerInbox:
                     ) from None
                 raise
             state = client.threads.get_state(sid)
-            seen = thread_seen(state, notes=self._reader._notes(sid, state))
+            seen = thread_seen(state, notes=self._reader.sent(self._reader.noting(sid, state)))
             interrupts = seen.interrupts
             if not interrupts:
                 raise NothingToResumeError(not_paused_text(thread_id, f". {self._list_hint()}"))

@@ -1,12 +1,19 @@
 """The server calls a remote agent's twins make: a thread's state and notes, a run's wait, who
-answered a pause first."""
+answered a pause first.
+
+Each is written once, as a plan (:data:`Plan`: a generator of the requests it makes, given each
+answer); :meth:`ServerThreads.sent` makes them with ``langgraph_sdk``'s sync client and
+:meth:`ServerThreads.asent` with its async one, the way httpx builds ``Client`` and
+``AsyncClient`` on one core."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import httpx
 
@@ -34,15 +41,89 @@ from dynavec_langgraph._remote.threads import (
     thread_seen,
 )
 from dynavec_langgraph._resuming.answers import Answer, in_doubt_first
-from dynavec_langgraph._types import JSONMapping, JSONObject
+from dynavec_langgraph._types import ForeignObject, JSONMapping, JSONObject
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
+__all__ = ["Call", "Plan", "ServerThreads", "call"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request of a plan: ``client.<group>.<method>(*args, **kwargs)``, the same on
+    ``langgraph_sdk``'s sync and async clients (``threads``, ``runs``, ``store``, ``http``)."""
+
+    group: str
+    method: str
+    args: tuple[object, ...]
+    kwargs: Mapping[str, object]
+
+    def on(self, client: ForeignObject) -> ForeignObject:
+        """The call on ``client``: its answer (the async client's: to await)."""
+        return getattr(getattr(client, self.group), self.method)(*self.args, **self.kwargs)
+
+
+@dataclass(frozen=True)
+class _Pause:
+    """A plan's wait before it polls again."""
+
+    seconds: float
+
+
+Plan = Generator[Call | _Pause, ForeignObject, T]
+"""A server exchange written once: it yields its requests (:func:`call`) and waits
+(:data:`POLL`), is sent each answer (the SDK's JSON) or has the request's error thrown in,
+and returns what it read."""
+
+
+def call(group: str, method: str, /, *args: object, **kwargs: object) -> Call:
+    return Call(group, method, args, kwargs)
+
+
+def _poll() -> _Pause:
+    return _Pause(POLL)
+
+
+class _Steps(Generic[T]):
+    """A plan being run: its steps, each answered (:attr:`answer`) or failed
+    (:meth:`answering`) by the driver, then what the plan returned (:attr:`result`)."""
+
+    result: T
+
+    def __init__(self, plan: Plan[T]) -> None:
+        self.plan = plan
+        self.answer: ForeignObject = None
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[Call | _Pause]:
+        while True:
+            try:
+                if self.error is None:
+                    step = self.plan.send(self.answer)
+                else:
+                    step = self.plan.throw(self.error)
+            except StopIteration as done:
+                self.result = done.value
+                return
+            self.answer, self.error = None, None
+            yield step
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """A request's failure goes back into the plan, which handles it or raises it on."""
+        try:
+            yield
+        except Exception as error:
+            self.error = error
+
 
 class ServerThreads:
-    """The server calls of ``RemoteReActAgent``'s sync and async twins: a thread's state and
-    notes, a run's wait, the in-doubt question asked first, who answered a pause first."""
+    """The server calls of ``RemoteReActAgent``'s sync and async twins, each a :data:`Plan`
+    that :meth:`sent` and :meth:`asent` run: a thread's state and notes, a run's wait, the
+    in-doubt question asked first, who answered a pause first."""
 
     sync_client: SyncLangGraphClient
     client: LangGraphClient
@@ -50,79 +131,74 @@ class ServerThreads:
     timeout: float
     _run_options: JSONObject
 
-    def _wait(self, sid: str, run_id: str) -> tuple[Any, JSONMapping]:
+    def sent(self, plan: Plan[T]) -> T:
+        """Run ``plan`` on the sync client."""
+        steps = _Steps(plan)
+        for step in steps:
+            with steps.answering():
+                steps.answer = (
+                    _sleep(step) if isinstance(step, _Pause) else step.on(self.sync_client)
+                )
+        return steps.result
+
+    async def asent(self, plan: Plan[T]) -> T:
+        """Run ``plan`` on the async client."""
+        steps = _Steps(plan)
+        for step in steps:
+            with steps.answering():
+                steps.answer = await (
+                    _asleep(step) if isinstance(step, _Pause) else step.on(self.client)
+                )
+        return steps.result
+
+    def waiting(self, sid: str, run_id: str) -> Plan[tuple[ForeignObject, JSONMapping]]:
         """Join the run until it is no longer in flight (a join may return early: Aegra's
         returns after 30 s, or at once when another server runs it), at most ``timeout``."""
         deadline = time.monotonic() + self.timeout
         while True:
-            joined = self.sync_client.runs.join(sid, run_id)
-            run = self.sync_client.runs.get(sid, run_id)
+            joined = yield call("runs", "join", sid, run_id)
+            run = yield call("runs", "get", sid, run_id)
             if run.get("status") not in IN_FLIGHT or time.monotonic() > deadline:
                 return joined, run
-            time.sleep(POLL)
+            yield _poll()
 
-    async def _await(self, sid: str, run_id: str) -> tuple[Any, JSONMapping]:
-        deadline = time.monotonic() + self.timeout
-        while True:
-            joined = await self.client.runs.join(sid, run_id)
-            run = await self.client.runs.get(sid, run_id)
-            if run.get("status") not in IN_FLIGHT or time.monotonic() > deadline:
-                return joined, run
-            await asyncio.sleep(POLL)
-
-    def _state(self, thread_id: str) -> Seen:
+    def reading(self, thread_id: str) -> Plan[Seen]:
         """The thread's state (its status too when nothing is pending; its newest run, read
         first); unknown thread: ``exists`` False."""
         try:
-            last = self.sync_client.runs.list(thread_id, limit=1, select=["run_id"])
-            state = self.sync_client.threads.get_state(thread_id)
-            status = None if state.get("interrupts") else self.sync_client.threads.get(thread_id)
+            last = yield call("runs", "list", thread_id, limit=1, select=["run_id"])
+            state = yield call("threads", "get_state", thread_id)
+            status = None if state.get("interrupts") else (yield call("threads", "get", thread_id))
             now = status and status.get("status")
-            if now == "error" and self._was_refused(thread_id):
+            if now == "error" and (yield from self._refused(thread_id)):
                 now = "idle"
-            notes = self._notes(thread_id, state)
+            notes = yield from self.noting(thread_id, state)
         except httpx.HTTPStatusError as error:
             if not_found(error):
                 return thread_seen(None)
             raise
         return thread_seen(state, now, _run_id(last), notes)
 
-    def _notes(self, thread_id: str, state: JSONMapping) -> list[JSONMapping]:
+    def noting(self, thread_id: str, state: JSONMapping) -> Plan[list[JSONMapping]]:
         """The notes of ``"ask"`` calls left in the server's store for a paused thread (none
         read when nothing is pending). A server that keeps its store from these credentials
         (HTTP 403 / 404) gives none: its views then show the thread state as it is."""
         if not state.get("interrupts"):
             return []
         try:
-            found = self.sync_client.store.search_items((NOTE_NS, thread_id), limit=NOTES_LIMIT)
+            found = yield call("store", "search_items", (NOTE_NS, thread_id), limit=NOTES_LIMIT)
         except httpx.HTTPStatusError as error:
             if error.response.status_code in (403, 404):
                 return []
             raise
         return note_values(found)
 
-    async def _anotes(self, thread_id: str, state: JSONMapping) -> list[JSONMapping]:
-        """Async twin of :meth:`_notes`."""
-        if not state.get("interrupts"):
-            return []
-        try:
-            found = await self.client.store.search_items((NOTE_NS, thread_id), limit=NOTES_LIMIT)
-        except httpx.HTTPStatusError as error:
-            if error.response.status_code in (403, 404):
-                return []
-            raise
-        return note_values(found)
-
-    def _viewed(self, thread_id: str) -> Seen:
+    def viewing(self, thread_id: str) -> Plan[Seen]:
         """The thread state as the views show it (:func:`thread_seen` with the notes)."""
-        state = self.sync_client.threads.get_state(thread_id)
-        return thread_seen(state, notes=self._notes(thread_id, state))
+        state = yield call("threads", "get_state", thread_id)
+        return thread_seen(state, notes=(yield from self.noting(thread_id, state)))
 
-    async def _aviewed(self, thread_id: str) -> Seen:
-        state = await self.client.threads.get_state(thread_id)
-        return thread_seen(state, notes=await self._anotes(thread_id, state))
-
-    def _ask_first(self, sid: str, tid: str, seen: Seen, answer: Answer) -> Seen:
+    def asking_first(self, sid: str, tid: str, seen: Seen, answer: Answer) -> Plan[Seen]:
         """``seen`` shows an in-doubt question the server's state does not list yet (the run
         that answered the pause died while the approved call ran): continue the thread first,
         without a decision (the server's run asks that question; nothing runs: a command that
@@ -134,62 +210,29 @@ class ServerThreads:
             StaleDecisionError: ``answer`` does not name the in-doubt question; nothing was
                 applied, nothing ran, and the question is pending now.
         """
-        run = self.sync_client.runs.create(
-            sid, self.assistant_id, command={"update": {"messages": []}}, **self._run_options
+        command: JSONObject = {"update": {"messages": []}}
+        run = yield call(
+            "runs", "create", sid, self.assistant_id, command=command, **self._run_options
         )
-        self._wait(sid, str(run["run_id"]))
-        after = self._state(sid)
+        yield from self.waiting(sid, str(run["run_id"]))
+        after = yield from self.reading(sid)
         in_doubt_first(answer, tid, Listed(seen.stale), asked(seen), Listed(after.interrupts))
         return after
 
-    async def _aask_first(self, sid: str, tid: str, seen: Seen, answer: Answer) -> Seen:
-        """Async twin of :meth:`_ask_first`."""
-        run = await self.client.runs.create(
-            sid, self.assistant_id, command={"update": {"messages": []}}, **self._run_options
-        )
-        await self._await(sid, str(run["run_id"]))
-        after = await self._astate(sid)
-        in_doubt_first(answer, tid, Listed(seen.stale), asked(seen), Listed(after.interrupts))
-        return after
-
-    def _was_refused(self, sid: str) -> bool:
+    def _refused(self, sid: str) -> Plan[bool]:
         """Whether the failed runs that may have left the thread's ``error`` status are all
         resumes the tool node's claim refused: then the state is the winner's, valid."""
-        failed = failures_since_last_result(self.sync_client.runs.list(sid, limit=RECENT))
+        failed = failures_since_last_result((yield call("runs", "list", sid, limit=RECENT)))
         for run in failed:
             rid = str(run["run_id"])
-            joined = None if run.get("error_message") else self.sync_client.runs.join(sid, rid)
+            joined = None if run.get("error_message") else (yield call("runs", "join", sid, rid))
             if not refusal(run, joined):
                 return False
         return bool(failed)
 
-    async def _awas_refused(self, sid: str) -> bool:
-        failed = failures_since_last_result(await self.client.runs.list(sid, limit=RECENT))
-        for run in failed:
-            rid = str(run["run_id"])
-            joined = None if run.get("error_message") else await self.client.runs.join(sid, rid)
-            if not refusal(run, joined):
-                return False
-        return bool(failed)
-
-    async def _astate(self, thread_id: str) -> Seen:
-        try:
-            last = await self.client.runs.list(thread_id, limit=1, select=["run_id"])
-            state = await self.client.threads.get_state(thread_id)
-            status = None if state.get("interrupts") else await self.client.threads.get(thread_id)
-            now = status and status.get("status")
-            if now == "error" and await self._awas_refused(thread_id):
-                now = "idle"
-            notes = await self._anotes(thread_id, state)
-        except httpx.HTTPStatusError as error:
-            if not_found(error):
-                return thread_seen(None)
-            raise
-        return thread_seen(state, now, _run_id(last), notes)
-
-    def _check_won(
+    def checking_won(
         self, sid: str, thread_id: str, seen: Seen, run_id: str, answered: Collection[str]
-    ) -> None:
+    ) -> Plan[None]:
         """Raise ConcurrentResumeError when another run answered the pause ``seen`` first:
         with ``multitask_strategy="reject"`` runs of a thread never overlap, so a run created
         between the read of the pause and this one (and not failed) came first."""
@@ -197,7 +240,7 @@ class ServerThreads:
         while True:
             runs: list[JSONMapping] = []
             while True:
-                page = self.sync_client.runs.list(sid, limit=RUNS_PAGE, offset=len(runs))
+                page = yield call("runs", "list", sid, limit=RUNS_PAGE, offset=len(runs))
                 runs += page
                 found = runs_between(
                     runs, run_id, seen.last_run_id, answered, complete=len(page) < RUNS_PAGE
@@ -208,59 +251,34 @@ class ServerThreads:
                 break
             if time.monotonic() > deadline:
                 break
-            time.sleep(POLL)  # an overlapping run (Aegra): its outcome decides
-        writer = self._first_writer(sid, seen.checkpoint_id)
+            yield _poll()  # an overlapping run (Aegra): its outcome decides
+        writer = yield from self._first_writer(sid, seen.checkpoint_id)
         if writer is not None:
             found = writer != run_id
         if found:
             raise lost(thread_id)
 
-    def _first_writer(self, sid: str, paused: str | None) -> str | None:
+    def _first_writer(self, sid: str, paused: str | None) -> Plan[str | None]:
         """The run that wrote the first checkpoint after the paused one (see
         :func:`writer_after`)."""
         before: str | None = None
         writer: str | None = None
         for _ in range(HISTORY_PAGES):
-            page = self.sync_client.threads.get_history(sid, limit=HISTORY_PAGE, before=before)
+            page = yield call("threads", "get_history", sid, limit=HISTORY_PAGE, before=before)
             writer, before = writer_after(page, paused, writer)
             if before is None:
                 break
         return writer
 
-    async def _afirst_writer(self, sid: str, paused: str | None) -> str | None:
-        before: str | None = None
-        writer: str | None = None
-        for _ in range(HISTORY_PAGES):
-            page = await self.client.threads.get_history(sid, limit=HISTORY_PAGE, before=before)
-            writer, before = writer_after(page, paused, writer)
-            if before is None:
-                break
-        return writer
 
-    async def _acheck_won(
-        self, sid: str, thread_id: str, seen: Seen, run_id: str, answered: Collection[str]
-    ) -> None:
-        deadline = time.monotonic() + self.timeout
-        while True:
-            runs: list[JSONMapping] = []
-            while True:
-                page = await self.client.runs.list(sid, limit=RUNS_PAGE, offset=len(runs))
-                runs += page
-                found = runs_between(
-                    runs, run_id, seen.last_run_id, answered, complete=len(page) < RUNS_PAGE
-                )
-                if found is not None:
-                    break
-            if not found or not unsettled(runs, run_id, seen.last_run_id):
-                break
-            if time.monotonic() > deadline:
-                break
-            await asyncio.sleep(POLL)
-        writer = await self._afirst_writer(sid, seen.checkpoint_id)
-        if writer is not None:
-            found = writer != run_id
-        if found:
-            raise lost(thread_id)
+def _sleep(pause: _Pause) -> ForeignObject:
+    """Wait ``pause`` (its answer: nothing)."""
+    time.sleep(pause.seconds)
+    return None
+
+
+async def _asleep(pause: _Pause) -> None:
+    await asyncio.sleep(pause.seconds)
 
 
 def _run_id(runs: Sequence[JSONMapping]) -> str | None:

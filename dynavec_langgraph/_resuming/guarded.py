@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextma
 from typing import TYPE_CHECKING
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.errors import is_invalid_resume
 from langgraph.types import StateSnapshot
 
@@ -36,6 +37,7 @@ from dynavec_langgraph._storable import check_id
 from dynavec_langgraph._tool_call import CompletedCall
 
 if TYPE_CHECKING:
+    from dynavec_langgraph._pause_value import InterruptValue
     from dynavec_langgraph._types import CheckpointSaver, UserGraph
 
 __all__ = [
@@ -87,6 +89,17 @@ def _planned(
     return plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
 
 
+def _stale_pauses(
+    graph: UserGraph, snapshot: StateSnapshot, stored: CheckpointTuple | None, thread_id: str
+) -> dict[str, InterruptValue]:
+    """The thread as read under its lock, checked: a pause another process may own is refused
+    (:func:`refuse_foreign_pause`); the pauses whose approved call's run died (their in-doubt
+    question comes first)."""
+    if may_be_paused_elsewhere(snapshot):
+        refuse_foreign_pause(graph, stored, snapshot, thread_id)
+    return in_doubt_pauses(stored, snapshot.interrupts)
+
+
 @contextmanager
 def resuming(
     graph: UserGraph,
@@ -118,17 +131,14 @@ def resuming(
             check_id(thread_id, "thread_id")
             stack.enter_context(resume_lock(saver, thread_id))
             snapshot, stored = read_thread_once(graph, saver, config, thread_id)
-            if may_be_paused_elsewhere(snapshot):
-                refuse_foreign_pause(graph, stored, snapshot, thread_id)
-            stale = in_doubt_pauses(stored, snapshot.interrupts)
+            stale = _stale_pauses(graph, snapshot, stored, thread_id)
             if stale:  # the approved call's run died: its in-doubt question comes first
                 graph.invoke(None, config)  # asks it (nothing runs), under the lock
                 after = read_thread(graph, config, thread_id)
                 in_doubt_first(answer, thread_id, snapshot, stale, after)
                 snapshot = after
-        resume = seed(snapshot) if seed is not None and _seeds(snapshot) else None
-        if resume is None:
-            resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
+        seeded = seed(snapshot) if seed is not None and _seeds(snapshot) else None
+        resume = seeded or _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
         with _decision_guard(resume.seen):
             yield resume
 
@@ -154,17 +164,14 @@ async def aresuming(
             await stack.enter_async_context(aresume_lock(saver, thread_id))
             await stack.enter_async_context(asaved_on_cancel(graph, config, record))
             snapshot, stored = await aread_thread_once(graph, saver, config, thread_id)
-            if may_be_paused_elsewhere(snapshot):
-                refuse_foreign_pause(graph, stored, snapshot, thread_id)
-            stale = in_doubt_pauses(stored, snapshot.interrupts)
+            stale = _stale_pauses(graph, snapshot, stored, thread_id)
             if stale:  # as in resuming()
                 await graph.ainvoke(None, config)
                 after = await aread_thread(graph, config, thread_id)
                 in_doubt_first(answer, thread_id, snapshot, stale, after)
                 snapshot = after
-        resume = await seed(snapshot) if seed is not None and _seeds(snapshot) else None
-        if resume is None:
-            resume = _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
+        seeded = await seed(snapshot) if seed is not None and _seeds(snapshot) else None
+        resume = seeded or _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
         with _decision_guard(resume.seen):
             yield resume
 
