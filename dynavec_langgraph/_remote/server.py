@@ -75,7 +75,7 @@ class ServerThreads:
         first); unknown thread: ``exists`` False."""
         try:
             last = self.sync_client.runs.list(thread_id, limit=1, select=["run_id"])
-            state = self.sync_client.threads.get_state(thread_id)
+            state = self.sync_client.threads.get_state(thread_id, subgraphs=True)
             status = None if state.get("interrupts") else self.sync_client.threads.get(thread_id)
             now = status and status.get("status")
             if now == "error" and self._was_refused(thread_id):
@@ -115,11 +115,11 @@ class ServerThreads:
 
     def _viewed(self, thread_id: str) -> Seen:
         """The thread state as the views show it (:func:`thread_seen` with the notes)."""
-        state = self.sync_client.threads.get_state(thread_id)
+        state = self.sync_client.threads.get_state(thread_id, subgraphs=True)
         return thread_seen(state, notes=self._notes(thread_id, state))
 
     async def _aviewed(self, thread_id: str) -> Seen:
-        state = await self.client.threads.get_state(thread_id)
+        state = await self.client.threads.get_state(thread_id, subgraphs=True)
         return thread_seen(state, notes=await self._anotes(thread_id, state))
 
     def _ask_first(self, sid: str, tid: str, seen: Seen, answer: Answer) -> Seen:
@@ -175,7 +175,7 @@ class ServerThreads:
     async def _astate(self, thread_id: str) -> Seen:
         try:
             last = await self.client.runs.list(thread_id, limit=1, select=["run_id"])
-            state = await self.client.threads.get_state(thread_id)
+            state = await self.client.threads.get_state(thread_id, subgraphs=True)
             status = None if state.get("interrupts") else await self.client.threads.get(thread_id)
             now = status and status.get("status")
             if now == "error" and await self._awas_refused(thread_id):
