@@ -19,11 +19,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, ToolMessage
-from langgraph.graph import START, StateGraph
-from langgraph.graph.message import add_messages
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langgraph.graph import START, MessagesState, StateGraph
 
 from dynavec_langgraph import create_react_agent, idempotency_key, tool
 from dynavec_langgraph._exactly_once.keys import OnCrash
@@ -82,13 +81,10 @@ fail_graph = _agent("fail", "pay_fail_agent")
 approved_graph = _agent("ask", "pay_approved_agent", approval=True)
 
 
-class _Parent(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-
-
 def _nested() -> Any:
     """A parent graph whose one node is ``pay_approved_agent``'s agent (a subgraph)."""
-    parent = StateGraph(_Parent)
+    parent = StateGraph(MessagesState)  # a TypedDict of this module: Aegra 0.6.0 fails to
+    # resolve its postponed annotations ("name 'Annotated' is not defined")
     parent.add_node("payments", _agent("ask", "pay_nested_inner", approval=True))
     parent.add_edge(START, "payments")
     return parent.compile(name="pay_nested_agent")
