@@ -10,6 +10,8 @@ never returned). ``pay_retry_agent``'s tool is ``on_crash="retry"``, ``pay_ask_a
 ``on_crash="ask"``, ``pay_fail_agent``'s ``on_crash="fail"``; ``pay_approved_agent``'s is
 ``on_crash="ask"`` behind ``require_approval`` (a person approves every charge first: the
 crash of issue 34's silent case 2, killed after the approval while the approved call ran).
+``pay_nested_agent`` is that agent as the one node of a parent graph (``nested_graph``: its
+notes name the subgraph's checkpoint, not the thread's).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langgraph.graph import START, MessagesState, StateGraph
 
 from dynavec_langgraph import create_react_agent, idempotency_key, tool
 from dynavec_langgraph._exactly_once.keys import OnCrash
@@ -27,7 +31,14 @@ from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests.cluster_graph import GATE_TIMEOUT, GATES_ENV, _record, _thread_id
 from tests.payment_service import charge
 
-__all__ = ["PAYMENT_ENV", "approved_graph", "ask_graph", "fail_graph", "retry_graph"]
+__all__ = [
+    "PAYMENT_ENV",
+    "approved_graph",
+    "ask_graph",
+    "fail_graph",
+    "nested_graph",
+    "retry_graph",
+]
 
 PAYMENT_ENV = "DYNAVEC_PAYMENT_URL"
 
@@ -40,7 +51,7 @@ def _policy(messages: list[BaseMessage]) -> Turn:
     return f"Done: {last.content}"
 
 
-def _agent(on_crash: OnCrash, name: str, approval: bool = False) -> object:
+def _agent(on_crash: OnCrash, name: str, approval: bool = False) -> Any:
     @tool(on_crash=on_crash)
     def pay(amount: int) -> str:
         """Charge the card."""
@@ -68,3 +79,15 @@ retry_graph = _agent("retry", "pay_retry_agent")
 ask_graph = _agent("ask", "pay_ask_agent")
 fail_graph = _agent("fail", "pay_fail_agent")
 approved_graph = _agent("ask", "pay_approved_agent", approval=True)
+
+
+def _nested() -> Any:
+    """A parent graph whose one node is ``pay_approved_agent``'s agent (a subgraph)."""
+    parent = StateGraph(MessagesState)  # a TypedDict of this module: Aegra 0.6.0 fails to
+    # resolve its postponed annotations ("name 'Annotated' is not defined")
+    parent.add_node("payments", _agent("ask", "pay_nested_inner", approval=True))
+    parent.add_edge(START, "payments")
+    return parent.compile(name="pay_nested_agent")
+
+
+nested_graph = _nested()

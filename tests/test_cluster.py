@@ -51,6 +51,7 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph._cli import main
 from dynavec_langgraph._demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS
+from dynavec_langgraph._exactly_once.marks import NOTE_NS
 from dynavec_langgraph._remote.server import Plan
 from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph.demo import LEDGER_ENV, demo_model
@@ -1028,10 +1029,11 @@ def _aegra_keeps_the_run_of_a_killed_server(
 
 
 def _views_ask_in_doubt(deployment: Deployment, server: Server, thread_id: str, key: str,
-                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+                        capsys: pytest.CaptureFixture[str],
+                        assistant: str = "pay_approved_agent") -> None:  # fmt: skip
     """Every view a person answers from through ``server`` shows the call's in-doubt
     question (with its key and what it means), not the approval the state still lists."""
-    agent = deployment.agent(server, "pay_approved_agent")
+    agent = deployment.agent(server, assistant)
     paused = agent.result(thread_id)
     assert paused.termination_reason == "interrupted" and paused.interrupt_payload
     value = paused.interrupt_payload
@@ -1047,30 +1049,36 @@ def _views_ask_in_doubt(deployment: Deployment, server: Server, thread_id: str, 
     assert "in_doubt_pay" in listed and "approve_pay" not in listed
 
 
+@pytest.mark.parametrize("assistant", ["pay_approved_agent", "pay_nested_agent"])
 def test_sigkill_after_the_approval_every_view_asks_the_in_doubt_question_first(
     deployment: Deployment,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    assistant: str,
 ) -> None:
     """Issue 34, silent case 2 on a server: ``require_approval(pay)`` + ``on_crash="ask"``,
     the server running the approved ``pay`` SIGKILLed after its charge. The thread state
     still lists ``approve_pay`` (the crash marks are pending writes, which the API does not
     return); the views read the call's note in the server's store and show ``in_doubt_pay``
     first; a stale answer is refused, nothing runs; ``approve`` on the in-doubt question runs
-    the call again under the same key: charged once."""
+    the call again under the same key: charged once. ``pay_nested_agent``: the same agent as
+    the node of a parent graph (its note names the subgraph's checkpoint, which the state
+    read with ``subgraphs=True`` shows)."""
     _revive(deployment)  # an earlier test of the module leaves a server killed
     monkeypatch.delenv(LEDGER_ENV, raising=False)
-    assistant = "pay_approved_agent"
     thread_id, run_id, victim, survivor, charged = _charge_then_kill(
-        deployment, assistant, "pay-approved", approve=True
+        deployment, assistant, assistant.replace("_", "-"), approve=True
     )
     key, url = charged["key"], survivor.url
     agent = deployment.agent(survivor, assistant)
     try:
         listed = agent.sync_client.threads.get_state(thread_id)["interrupts"]
+        notes = agent.sync_client.store.search_items((NOTE_NS, thread_id))["items"]
+        [noted] = [n["value"]["checkpoint_ns"] for n in notes]  # nested: the subgraph's
+        assert noted.startswith("payments:") if "nested" in assistant else noted == ""
         if deployment.engine == "aegra":  # no run recovery: nothing ran since the crash
             assert [i["value"]["node_id"] for i in listed] == ["approve_pay"]
-        _views_ask_in_doubt(deployment, survivor, thread_id, key, capsys)
+        _views_ask_in_doubt(deployment, survivor, thread_id, key, capsys, assistant)
         assert _charges(deployment, key) == (1, 1)
 
         if deployment.engine == "langhost":
@@ -1080,7 +1088,7 @@ def test_sigkill_after_the_approval_every_view_asks_the_in_doubt_question_first(
                          "--approve", code=2)  # fmt: skip
             assert "nothing was sent" in early or "no answer to an in-doubt call" in early
             agent.sync_client.runs.join(thread_id, run_id)
-            _views_ask_in_doubt(deployment, survivor, thread_id, key, capsys)
+            _views_ask_in_doubt(deployment, survivor, thread_id, key, capsys, assistant)
             with pytest.raises(InvalidDecisionError, match="no answer to an in-doubt call"):
                 agent.resume("approved", thread_id=thread_id)  # the stale approval
         else:

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool as lc_tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Durability
@@ -36,7 +37,7 @@ from dynavec_langgraph import (
     tool,
 )
 from dynavec_langgraph._exactly_once.keys import OnCrash
-from dynavec_langgraph._exactly_once.marks import NOTE_NS, START_CHANNEL
+from dynavec_langgraph._exactly_once.marks import NOTE_NS, PREFIX, START_CHANNEL
 from dynavec_langgraph._exactly_once.shown import noted_in_doubt
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
@@ -1025,12 +1026,48 @@ def test_an_ask_call_keeps_a_note_in_the_store_while_it_runs() -> None:
         assert note["checkpoint_ns"] == "" and note["checkpoint_id"]
         value = {"node_id": "approve_pay", "tool_call": note["call"], "payload": {}}
         pending = [{"id": "i1", "value": value}]
-        [asked] = noted_in_doubt(note["checkpoint_id"], pending, [note]).values()
+        [asked] = noted_in_doubt({"": note["checkpoint_id"]}, pending, [note]).values()
         assert asked["node_id"] == "in_doubt_pay"
         assert asked["payload"]["idempotency_key"] == note["key"]
-        assert noted_in_doubt("another-checkpoint", pending, [note]) == {}
+        assert noted_in_doubt({"": "another-checkpoint"}, pending, [note]) == {}
         already = [{"id": "i1", "value": asked}]  # a pause that is the in-doubt question
-        assert noted_in_doubt(note["checkpoint_id"], already, [note]) == {}
+        assert noted_in_doubt({"": note["checkpoint_id"]}, already, [note]) == {}
+
+
+def test_a_nested_agents_note_names_its_subgraphs_checkpoint() -> None:
+    """The agent as the node ``payments`` of a parent graph: the note of its ``"ask"`` call
+    names the subgraph's namespace and the subgraph checkpoint the call ran from (the one a
+    server's thread state read with ``subgraphs=True`` shows for that namespace while the
+    call's run is dead), not the parent's; ``noted_in_doubt`` reads it there only."""
+    store, saver = InMemoryStore(), InMemorySaver()
+    during: list[Any] = []
+
+    @tool(on_crash="ask")
+    def pay(amount: int) -> str:
+        """Pay."""
+        during.extend(i.value for i in store.search((NOTE_NS, "n")))
+        return "ok"
+
+    agent = create_react_agent(
+        ScriptedChatModel(turns=[[{"name": "pay", "args": {"amount": 1}}], "done"]), [pay]
+    )
+    parent = StateGraph(MessagesState)
+    parent.add_node("payments", agent)
+    parent.add_edge(START, "payments")
+    graph = parent.compile(checkpointer=saver, store=store)
+    graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "n"}})
+    [note] = during
+    assert note["checkpoint_ns"].startswith("payments:")
+    where = {"thread_id": "n"} | {k: note[k] for k in ("checkpoint_ns", "checkpoint_id")}
+    ran_from = saver.get_tuple({"configurable": where})
+    assert ran_from is not None and ran_from.checkpoint["id"] == note["checkpoint_id"]
+    assert any(w[0].startswith(PREFIX) for w in ran_from.pending_writes or [])  # its marks
+    value = {"node_id": "approve_pay", "tool_call": note["call"], "payload": {}}
+    pending = [{"id": "i1", "value": value}]
+    shown = {"": "parent-checkpoint", note["checkpoint_ns"]: note["checkpoint_id"]}
+    [asked] = noted_in_doubt(shown, pending, [note]).values()
+    assert asked["node_id"] == "in_doubt_pay"
+    assert noted_in_doubt({"": note["checkpoint_id"]}, pending, [note]) == {}
 
 
 def test_an_ask_call_that_raises_or_pauses_leaves_no_note() -> None:

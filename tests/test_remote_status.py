@@ -33,7 +33,7 @@ from dynavec_langgraph._remote.runs import (
     tagged,
     writer_after,
 )
-from dynavec_langgraph._remote.threads import Seen, settled
+from dynavec_langgraph._remote.threads import Seen, settled, shown_checkpoints, thread_seen
 from dynavec_langgraph.remote import RemoteRunError
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.approvals_graph import RAISE_IN, expiring_policy, expiring_tools
@@ -222,3 +222,63 @@ def test_when_two_runs_stepped_past_a_pause_the_first_one_answered_it() -> None:
     # the oldest successor has no recorded run: unknown (the order of the runs decides)
     unknown = [*history[:3], _state("c1", "paused", None), history[4]]
     assert writer_after(unknown, "paused") == (None, None)
+
+
+_CALL = {"id": "call-1", "name": "pay", "args": {"amount": 42}}
+_APPROVAL = {"id": "i-1", "value": {"node_id": "approve_pay", "payload": {}, "tool_call": _CALL}}
+_SUB = "payments:6f1c"  # the parent's node "payments", its task id
+
+
+def _note(ns: str, checkpoint_id: str) -> dict[str, Any]:
+    """A note as the tool node leaves it (``_exactly_once.marks.note``)."""
+    return {"call": _CALL, "key": "key-1", "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+
+
+def _nested(subgraphs: bool) -> dict[str, Any]:
+    """The server's state of a thread whose agent runs as the node ``payments`` of a parent
+    graph, paused at the approval: read with ``subgraphs=True`` its task holds the subgraph's
+    state (langgraph-api and Aegra both give its ``checkpoint`` with its namespace); without,
+    only the subgraph's namespace (``checkpoint``, no checkpoint id)."""
+    sub = {
+        "checkpoint": {"thread_id": "t", "checkpoint_ns": _SUB, "checkpoint_id": "sub-2"},
+        "interrupts": [_APPROVAL],
+        "tasks": [{"id": "tools-1", "name": "tools", "interrupts": [_APPROVAL], "state": None}],
+    }
+    task = {
+        "id": "6f1c",
+        "name": "payments",
+        "interrupts": [_APPROVAL],
+        "checkpoint": None if subgraphs else {"thread_id": "t", "checkpoint_ns": _SUB},
+        "state": sub if subgraphs else None,
+    }
+    return {
+        "checkpoint": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "top-1"},
+        "interrupts": [_APPROVAL],
+        "tasks": [task],
+        "values": {"messages": []},
+    }
+
+
+def _shown(state: dict[str, Any], *notes: dict[str, Any]) -> list[str]:
+    return [i.value["node_id"] for i in thread_seen(state, notes=notes).interrupts]
+
+
+def test_a_nested_agents_note_is_read_on_the_subgraph_checkpoint_the_state_shows() -> None:
+    """Issue 34 on a server, the agent nested in a parent graph: its note names the
+    subgraph's namespace and checkpoint; the thread state read with ``subgraphs=True`` shows
+    that checkpoint, so the views show the call's in-doubt question with its key."""
+    seen = thread_seen(_nested(subgraphs=True), notes=[_note(_SUB, "sub-2")])
+    [shown] = seen.interrupts
+    assert shown.id == "i-1" and shown.value["node_id"] == "in_doubt_pay"
+    assert shown.value["payload"]["idempotency_key"] == "key-1"
+    assert [i.id for i in seen.stale] == ["i-1"]
+    assert shown_checkpoints(_nested(subgraphs=True)) == {"": "top-1", _SUB: "sub-2"}
+    # a note left on an older checkpoint of the subgraph (a later run moved past it), in
+    # another namespace, or on the parent's checkpoint id: the stored pause stays shown
+    assert _shown(_nested(subgraphs=True), _note(_SUB, "sub-1")) == ["approve_pay"]
+    assert _shown(_nested(subgraphs=True), _note("other:1", "sub-2")) == ["approve_pay"]
+    assert _shown(_nested(subgraphs=True), _note(_SUB, "top-1")) == ["approve_pay"]
+    # read without subgraphs the state cannot place the note (what the views did before)
+    assert _shown(_nested(subgraphs=False), _note(_SUB, "sub-2")) == ["approve_pay"]
+    # the agent at the top of the thread: its note is on the thread's own checkpoint
+    assert _shown(_nested(subgraphs=True), _note("", "top-1")) == ["in_doubt_pay"]

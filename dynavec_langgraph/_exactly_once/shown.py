@@ -72,23 +72,25 @@ def shown_first(snapshot: StateSnapshot, tup: CheckpointTuple | None) -> StateSn
 
 
 def noted_in_doubt(
-    checkpoint_id: str | None,
+    shown: Mapping[str, str],
     interrupts: Sequence[Interrupt | Mapping[str, object]],
     notes: Sequence[JSONMapping],
 ) -> dict[str, InterruptValue]:
     """What a server's thread state cannot say (see the module doc): ``{interrupt id: the
     in-doubt question}`` for each pause in ``interrupts`` (``Interrupt``s, or the server's
     ``{"id", "value"}`` dicts) of a call whose note (``notes``: the values stored under
-    ``(NOTE_NS, thread_id)``) was left on checkpoint ``checkpoint_id``, the thread's latest
-    (a note of the agent at the top of the thread, ``checkpoint_ns`` ``""``): the run that
-    answered the pause died while the call ran. A pause that already is an in-doubt question
-    is kept."""
+    ``(NOTE_NS, thread_id)``) was left on the checkpoint the thread shows for the note's
+    graph: ``shown`` maps each checkpoint namespace the thread state shows to its latest
+    checkpoint id (``""``: the thread's own, the agent at the top; an agent nested in a parent
+    graph notes its subgraph's namespace, which the state read with ``subgraphs=True``
+    shows). The run that answered the pause died while the call ran. A pause that already is
+    an in-doubt question is kept."""
     by_call: dict[str, JSONMapping] = {}
     for left in notes:
-        made = left.get("call")
-        if not isinstance(made, Mapping) or left.get("checkpoint_ns") != "":
+        made, ns = left.get("call"), left.get("checkpoint_ns")
+        if not isinstance(made, Mapping) or not isinstance(ns, str) or ns not in shown:
             continue
-        if checkpoint_id is not None and left.get("checkpoint_id") == checkpoint_id:
+        if left.get("checkpoint_id") == shown[ns]:
             by_call[str(made.get("id"))] = left
     found: dict[str, InterruptValue] = {}
     for pending in interrupts:

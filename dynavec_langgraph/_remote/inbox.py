@@ -134,7 +134,7 @@ class ServerInbox:
                 if self.assistant is not None and not _runs_assistant(thread, self.assistant):
                     continue
                 tid = str(thread["thread_id"])
-                state = client.threads.get_state(tid)
+                state = client.threads.get_state(tid, subgraphs=True)
                 if status == "busy" and not state.get("interrupts"):
                     continue
                 seen = thread_seen(state, notes=self._reader.sent(self._reader.noting(tid, state)))
@@ -179,7 +179,7 @@ class ServerInbox:
                         f"{self._list_hint()}"
                     ) from None
                 raise
-            state = client.threads.get_state(sid)
+            state = client.threads.get_state(sid, subgraphs=True)
             seen = thread_seen(state, notes=self._reader.sent(self._reader.noting(sid, state)))
             interrupts = seen.interrupts
             if not interrupts:

@@ -167,7 +167,7 @@ class ServerThreads:
         first); unknown thread: ``exists`` False."""
         try:
             last = yield call("runs", "list", thread_id, limit=1, select=["run_id"])
-            state = yield call("threads", "get_state", thread_id)
+            state = yield call("threads", "get_state", thread_id, subgraphs=True)
             status = None if state.get("interrupts") else (yield call("threads", "get", thread_id))
             now = status and status.get("status")
             if now == "error" and (yield from self._refused(thread_id)):
@@ -195,7 +195,7 @@ class ServerThreads:
 
     def viewing(self, thread_id: str) -> Plan[Seen]:
         """The thread state as the views show it (:func:`thread_seen` with the notes)."""
-        state = yield call("threads", "get_state", thread_id)
+        state = yield call("threads", "get_state", thread_id, subgraphs=True)
         return thread_seen(state, notes=(yield from self.noting(thread_id, state)))
 
     def asking_first(self, sid: str, tid: str, seen: Seen, answer: Answer) -> Plan[Seen]:

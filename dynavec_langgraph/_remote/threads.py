@@ -42,16 +42,17 @@ def thread_seen(
     last_run: str | None = None,
     notes: Sequence[JSONMapping] = (),
 ) -> Seen:
-    """The thread as its views show it: ``state`` (the server's thread state), each pause of
-    a call whose note (``notes``, :func:`_notes`) says its run died while it ran shown as the
-    call's in-doubt question (``_exactly_once.shown.noted_in_doubt``), as ``ReActAgent`` does."""
+    """The thread as its views show it: ``state`` (the server's thread state, read with
+    ``subgraphs=True`` so that a paused subgraph's checkpoint shows), each pause of a call
+    whose note (``notes``, :func:`_notes`) says its run died while it ran shown as the call's
+    in-doubt question (``_exactly_once.shown.noted_in_doubt``), as ``ReActAgent`` does."""
     if state is None:
         return Seen(False, None, [], {})
     checkpoint = state.get("checkpoint") or {}
     listed = [
         Interrupt(value=i.get("value"), id=str(i["id"])) for i in state.get("interrupts") or []
     ]
-    doubts = noted_in_doubt(checkpoint.get("checkpoint_id"), listed, notes) if notes else {}
+    doubts = noted_in_doubt(shown_checkpoints(state), listed, notes) if notes else {}
     interrupts = [Interrupt(value=doubts[i.id], id=i.id) if i.id in doubts else i for i in listed]
     values = state.get("values")
     return Seen(
@@ -64,6 +65,22 @@ def thread_seen(
         status,
         [i for i in listed if i.id in doubts],
     )
+
+
+def shown_checkpoints(state: JSONMapping) -> dict[str, str]:
+    """``{checkpoint namespace: checkpoint id}`` of the checkpoints a thread state shows: its
+    own (namespace ``""``) and, read with ``subgraphs=True`` (``ThreadTask.state``: the
+    subgraph's state, with its ``checkpoint``), each pending subgraph's, at any depth."""
+    found: dict[str, str] = {}
+    checkpoint = state.get("checkpoint")
+    if isinstance(checkpoint, Mapping) and checkpoint.get("checkpoint_id"):
+        ns = checkpoint.get("checkpoint_ns") or ""
+        found[str(ns)] = str(checkpoint["checkpoint_id"])
+    for task in state.get("tasks") or []:
+        sub = task.get("state") if isinstance(task, Mapping) else None
+        if isinstance(sub, Mapping):
+            found.update(shown_checkpoints(sub))
+    return found
 
 
 def note_values(found: Any) -> list[JSONMapping]:
