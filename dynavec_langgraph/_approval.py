@@ -27,7 +27,7 @@ from dynavec_langgraph._errors import (
 )
 from dynavec_langgraph._pause import ask, current_tool_call
 from dynavec_langgraph._pause_value import ALL_DECISIONS, DecisionKind, InterruptValue, pause_value
-from dynavec_langgraph._policy.ask import ask_with_policy
+from dynavec_langgraph._policy.ask import rules_for
 from dynavec_langgraph._policy.scope import ApprovalPoint, checked_options, policy_for
 from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, EXPIRE, ApprovalPolicy
 from dynavec_langgraph._signed_in import needs_worker_thread
@@ -257,8 +257,13 @@ def require_approval(
     def _decide(args: JSONObject) -> Decision:
         text = description or f"{inner.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
         call = current_tool_call() or {"id": "", "name": inner.name, "args": args}
+        chosen = policy_for(point, given, policy)
+        several = 1 if chosen is None else chosen.approvals_required  # approvals needed
+        # an edit is refused when several approve: no Edit button (the UIs read the
+        # allowed decisions from the value)
+        offered = [k for k in kinds if k != "edit"] if several > 1 and len(kinds) > 1 else kinds
 
-        def build(error: str | None, offered: Sequence[DecisionKind] = kinds) -> InterruptValue:
+        def build(error: str | None) -> InterruptValue:
             payload = {"name": inner.name, "args": args, "description": text}
             return pause_value(
                 point,
@@ -275,43 +280,26 @@ def require_approval(
             decision = _read(raw, inner.name, kinds)
             if decision.kind == "edit" and decision.args is not None:
                 _check_edit(inner, decision.args)
-            return decision
-
-        chosen = policy_for(point, given, policy)
-        if chosen is None:
-            return ask(build, schema, accept)
-
-        def accept_one(raw: UserPayload) -> Decision:
-            decision = accept(raw)
-            if decision.kind == "edit" and chosen.approvals_required > 1:
+            if decision.kind == "edit" and several > 1:
                 raise InvalidDecisionError(
-                    f"an edit cannot be approved by {chosen.approvals_required} approvers: "
+                    f"an edit cannot be approved by {several} approvers: "
                     "approve or reject the call as it is"
                 )
             return decision
 
-        def expired(reason: str) -> Decision:
+        def expired(chosen: ApprovalPolicy, reason: str) -> Decision:
             if chosen.on_expire in (EXPIRE, "rejected"):
                 return _Expired("reject", message=reason)
             return _read(chosen.on_expire, inner.name, ALL_DECISIONS)
 
-        def build_with_policy(error: str | None) -> InterruptValue:
-            if chosen.approvals_required > 1 and len(kinds) > 1:  # an edit is refused: no
-                # Edit button (the UIs read the allowed decisions from the value)
-                return build(error, [k for k in kinds if k != "edit"])
-            return build(error)
-
-        return ask_with_policy(
-            build_with_policy,
-            schema,
-            accept_one,
+        rules = rules_for(
             chosen,
             point,
             is_approval=lambda decision: decision.kind == "approve",
             on_expired=expired,
             tool_call_id=call["id"] or None,
-            explain=lambda _, error: explain_refusal(error),
         )
+        return ask(build, schema, accept, rules)
 
     def _outcome(decision: Decision) -> str:
         if isinstance(decision, _Expired):

@@ -36,7 +36,6 @@ from pydantic import TypeAdapter
 from dynavec_langgraph._decisions import (
     Rejected,
     any_decision_schema,
-    explain_refusal,
     offered,
     plain_decision,
     read_decision,
@@ -66,7 +65,7 @@ from dynavec_langgraph._pause_value import (
     pause_value,
     refusal_note,
 )
-from dynavec_langgraph._policy.ask import ask_with_policy
+from dynavec_langgraph._policy.ask import rules_for
 from dynavec_langgraph._policy.scope import check_declared, checked_options, policy_for
 from dynavec_langgraph._policy.spec import EXPIRE, ApprovalPolicy
 from dynavec_langgraph._storable import lone_surrogate
@@ -298,24 +297,19 @@ def interrupt(
         chosen = policy_for(node_id, given, policy)
         if chosen is not None and chosen.clock is not None:
             chosen.now()  # its clock returns an aware time
-    if chosen is None:
-        return ask(build, schema, accept)
 
-    def expired(_: str) -> Any:
+    def expired(chosen: ApprovalPolicy, _: str) -> Any:
         value = "rejected" if chosen.on_expire == EXPIRE else chosen.on_expire
         try:
             return accept(value)
         except ValueError:
             return value
 
-    return ask_with_policy(
-        build,
-        schema,
-        accept,
+    rules = rules_for(
         chosen,
         node_id,
         is_approval=lambda value: bool(value == "approved"),
         on_expired=expired,
         tool_call_id=call["id"] if call else None,
-        explain=lambda _, error: explain_refusal(error),
     )
+    return ask(build, schema, accept, rules)
