@@ -28,7 +28,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from langgraph.config import get_config
 from pydantic import TypeAdapter
@@ -69,6 +69,7 @@ from dynavec_langgraph._policy.ask import rules_for
 from dynavec_langgraph._policy.scope import check_declared, checked_options, policy_for
 from dynavec_langgraph._policy.spec import EXPIRE, ApprovalPolicy
 from dynavec_langgraph._storable import lone_surrogate
+from dynavec_langgraph._types import ToolArgs, TypeAnnotation, UserPayload
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ApproversOption
@@ -145,46 +146,46 @@ def _options_of(node_id: str) -> Iterator[None]:
 @overload
 def interrupt(
     node_id: str,
-    payload: Any = None,
+    payload: UserPayload = None,
     *,
     response_schema: type[T],
     allowed: Sequence[DecisionKind] = ...,
     policy: ApprovalPolicy | None = ...,
     expires_in: timedelta | float | None = ...,
     expires_at: datetime | str | None = ...,
-    on_expire: Any = ...,
+    on_expire: UserPayload = ...,
     approvers: ApproversOption = ...,
     approvals_required: int | None = ...,
 ) -> T: ...
 @overload
 def interrupt(
     node_id: str,
-    payload: Any = None,
+    payload: UserPayload = None,
     *,
     response_schema: None = None,
     allowed: Sequence[DecisionKind] = ...,
     policy: ApprovalPolicy | None = ...,
     expires_in: timedelta | float | None = ...,
     expires_at: datetime | str | None = ...,
-    on_expire: Any = ...,
+    on_expire: UserPayload = ...,
     approvers: ApproversOption = ...,
     approvals_required: int | None = ...,
-) -> Any: ...
+) -> UserPayload: ...
 @overload
-def interrupt(thread_id: str, node_id: str, payload: Any, /) -> Any: ...
+def interrupt(thread_id: str, node_id: str, payload: UserPayload, /) -> UserPayload: ...
 def interrupt(
     node_id: str,
-    payload: Any = None,
-    *v1: Any,
-    response_schema: type[Any] | None = None,
+    payload: UserPayload = None,
+    *v1: UserPayload,
+    response_schema: TypeAnnotation | None = None,
     allowed: Sequence[DecisionKind] = ALL_DECISIONS,
     policy: ApprovalPolicy | None = None,
     expires_in: timedelta | float | None = None,
     expires_at: datetime | str | None = None,
-    on_expire: Any = None,
+    on_expire: UserPayload = None,
     approvers: ApproversOption = None,
     approvals_required: int | None = None,
-) -> Any:
+) -> UserPayload:
     """Pause the running tool call until a person decides; return the decision.
 
     The first call raises LangGraph's ``GraphInterrupt`` (never catch it): the run stops with
@@ -259,10 +260,10 @@ def interrupt(
         raise NodeInterrupt(thread_id, node_id, payload) from None
     call = current_tool_call()
     wrapped = not isinstance(payload, dict)
-    args: dict[str, Any] = {"payload": payload} if wrapped else dict(payload)
+    args: ToolArgs = {"payload": payload} if wrapped else dict(payload)
     where = f" in {call['name']}" if call else ""
     description = f"{node_id}{where}: {json.dumps(payload, ensure_ascii=False)}"
-    adapter: TypeAdapter[Any] | None = None
+    adapter: TypeAdapter[UserPayload] | None = None
     schema = any_decision_schema(node_id)
     if response_schema is not None:
         adapter = TypeAdapter(response_schema)
@@ -280,7 +281,7 @@ def interrupt(
             error=error,
         )
 
-    def accept(raw: Any) -> Any:
+    def accept(raw: UserPayload) -> UserPayload:
         decision = read_decision(raw, node_id)
         if decision is not None:
             decision = offered(decision, raw, kinds)
@@ -298,7 +299,7 @@ def interrupt(
         if chosen is not None and chosen.clock is not None:
             chosen.now()  # its clock returns an aware time
 
-    def expired(chosen: ApprovalPolicy, _: str) -> Any:
+    def expired(chosen: ApprovalPolicy, _: str) -> UserPayload:
         value = "rejected" if chosen.on_expire == EXPIRE else chosen.on_expire
         try:
             return accept(value)
