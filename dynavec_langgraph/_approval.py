@@ -15,10 +15,10 @@ from pydantic import TypeAdapter
 
 from dynavec_langgraph._decisions import (
     Decision,
+    allowed_decision,
     decision_schema,
     explain_refusal,
-    offered,
-    read_decision,
+    read_answer,
 )
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
@@ -52,7 +52,7 @@ DecisionType = DecisionKind
 ApprovalDecision = decision_schema(ALL_DECISIONS)
 """Every decision shape :func:`require_approval` accepts (beside ``"approved"``/``"rejected"``)."""
 
-_PLAIN: dict[Any, DecisionKind] = {"approved": "approve", "rejected": "reject"}
+_PLAIN: dict[str, DecisionKind] = {"approved": "approve", "rejected": "reject"}
 
 EDIT_NOTICE = (
     "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
@@ -119,22 +119,12 @@ def _taken(tool: AgentTool) -> list[str]:
 
 
 def _read(raw: UserPayload, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
-    decision = read_decision(raw, tool_name)
-    if decision is not None:
-        decision = offered(decision, raw, allowed)
-    if decision is None:
-        kind = _PLAIN.get(raw) if isinstance(raw, str) else None
-        if kind is None:
-            raise InvalidDecisionError(
-                f"{raw!r} is no decision on {tool_name!r}: answer 'approved' / 'rejected' or "
-                "an approval UI's decision (approve, edit, reject, respond)"
-            )
-        decision = Decision(kind)
-    if decision.kind not in allowed:
-        raise InvalidDecisionError(
-            f"{decision.kind!r} is not allowed for {tool_name!r}; allowed: {', '.join(allowed)}"
-        )
-    return decision
+    what = (
+        f"decision on {tool_name!r}: answer 'approved' / 'rejected' or an approval UI's "
+        "decision (approve, edit, reject, respond)"
+    )
+    decision = read_answer(raw, tool_name, _PLAIN, what)
+    return allowed_decision(decision, raw, allowed, repr(tool_name))
 
 
 @dataclass(frozen=True)

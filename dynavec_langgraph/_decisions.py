@@ -258,6 +258,41 @@ def offered(decision: Decision, raw: UserPayload, allowed: Sequence[DecisionKind
     return decision
 
 
+def read_answer(
+    raw: UserPayload, action: str, plain: Mapping[str, DecisionKind], what: str
+) -> Decision:
+    """``raw`` as a decision on ``action``: an approval UI's (:func:`read_decision`) or one of
+    the ``plain`` words (``{"approved": "approve", ...}``).
+
+    Raises:
+        InvalidDecisionError: neither; the message says ``raw`` is no ``what``.
+    """
+    decision = read_decision(raw, action)
+    if decision is not None:
+        return decision
+    kind = plain.get(raw) if isinstance(raw, str) else None
+    if kind is None:
+        raise InvalidDecisionError(f"{raw!r} is no {what}")
+    return Decision(kind)
+
+
+def allowed_decision(
+    decision: Decision, raw: UserPayload, allowed: Sequence[DecisionKind], where: str
+) -> Decision:
+    """``decision`` (read from ``raw``) as the pause offering ``allowed`` takes it
+    (:func:`offered`).
+
+    Raises:
+        InvalidDecisionError: a decision not in ``allowed`` (``where``: what is asked).
+    """
+    decision = offered(decision, raw, allowed)
+    if decision.kind not in allowed:
+        raise InvalidDecisionError(
+            f"{decision.kind!r} is not allowed for {where}; allowed: {', '.join(allowed)}"
+        )
+    return decision
+
+
 def explain_refusal(error: ValueError) -> str:
     """A short text for a refused decision: pydantic's errors on one line each."""
     if isinstance(error, ValidationError):

@@ -28,15 +28,16 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TypeVar, overload
+from typing import TYPE_CHECKING, overload
 
 from langgraph.config import get_config
 from pydantic import TypeAdapter
+from typing_extensions import TypeVar
 
 from dynavec_langgraph._decisions import (
     Rejected,
+    allowed_decision,
     any_decision_schema,
-    offered,
     plain_decision,
     read_decision,
     resume_command,
@@ -91,7 +92,8 @@ __all__ = [
     "review_digest",
 ]
 
-T = TypeVar("T")
+T = TypeVar("T", default=UserPayload)
+"""What ``interrupt`` returns: the ``response_schema``'s type, else the decision as given."""
 
 
 def _check_call(node_id: object, payload: object) -> None:
@@ -148,7 +150,7 @@ def interrupt(
     node_id: str,
     payload: UserPayload = None,
     *,
-    response_schema: type[T],
+    response_schema: type[T] | None = None,
     allowed: Sequence[DecisionKind] = ...,
     policy: ApprovalPolicy | None = ...,
     expires_in: timedelta | float | None = ...,
@@ -157,20 +159,6 @@ def interrupt(
     approvers: ApproversOption = ...,
     approvals_required: int | None = ...,
 ) -> T: ...
-@overload
-def interrupt(
-    node_id: str,
-    payload: UserPayload = None,
-    *,
-    response_schema: None = None,
-    allowed: Sequence[DecisionKind] = ...,
-    policy: ApprovalPolicy | None = ...,
-    expires_in: timedelta | float | None = ...,
-    expires_at: datetime | str | None = ...,
-    on_expire: UserPayload = ...,
-    approvers: ApproversOption = ...,
-    approvals_required: int | None = ...,
-) -> UserPayload: ...
 @overload
 def interrupt(thread_id: str, node_id: str, payload: UserPayload, /) -> UserPayload: ...
 def interrupt(
@@ -284,11 +272,7 @@ def interrupt(
     def accept(raw: UserPayload) -> UserPayload:
         decision = read_decision(raw, node_id)
         if decision is not None:
-            decision = offered(decision, raw, kinds)
-        if decision is not None and decision.kind not in kinds:
-            raise InvalidDecisionError(
-                f"{decision.kind!r} is not allowed for {node_id!r}; allowed: {', '.join(kinds)}"
-            )
+            decision = allowed_decision(decision, raw, kinds, repr(node_id))
         value = raw if decision is None else plain_decision(decision, wrapped)
         if value is None:
             raise InvalidDecisionError("None is no decision: answer with a value")
