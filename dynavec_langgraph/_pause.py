@@ -42,9 +42,9 @@ T = TypeVar("T")
 
 def answer_slot(value: object, schema: JSONSchema | type | None = None) -> UserPayload:
     """LangGraph's ``interrupt(value)``: the stored answer of this task's next interrupt slot,
-    or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`,
-    the approval-policy loop (``dynavec_langgraph._policy.ask.ask_with_policy``) and the in-doubt
-    replay (``dynavec_langgraph._exactly_once``, which reads earlier answers with
+    or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`
+    (the one ask loop, with or without an approval policy's checks), the in-doubt replay
+    (``dynavec_langgraph._exactly_once``, which reads earlier answers with
     ``answer_slot(None)``) and the per-call review of a redirected edit
     (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as
     LangChain's) all pause through it."""
