@@ -15,10 +15,10 @@ from pydantic import TypeAdapter
 
 from dynavec_langgraph._decisions import (
     Decision,
+    allowed_decision,
     decision_schema,
     explain_refusal,
-    offered,
-    read_decision,
+    read_answer,
 )
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
@@ -27,7 +27,7 @@ from dynavec_langgraph._errors import (
 )
 from dynavec_langgraph._pause import ask, current_tool_call
 from dynavec_langgraph._pause_value import ALL_DECISIONS, DecisionKind, InterruptValue, pause_value
-from dynavec_langgraph._policy.ask import ask_with_policy
+from dynavec_langgraph._policy.ask import rules_for
 from dynavec_langgraph._policy.scope import ApprovalPoint, checked_options, policy_for
 from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, EXPIRE, ApprovalPolicy
 from dynavec_langgraph._signed_in import needs_worker_thread
@@ -52,7 +52,7 @@ DecisionType = DecisionKind
 ApprovalDecision = decision_schema(ALL_DECISIONS)
 """Every decision shape :func:`require_approval` accepts (beside ``"approved"``/``"rejected"``)."""
 
-_PLAIN: dict[Any, DecisionKind] = {"approved": "approve", "rejected": "reject"}
+_PLAIN: dict[str, DecisionKind] = {"approved": "approve", "rejected": "reject"}
 
 EDIT_NOTICE = (
     "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
@@ -119,22 +119,12 @@ def _taken(tool: AgentTool) -> list[str]:
 
 
 def _read(raw: UserPayload, tool_name: str, allowed: Sequence[DecisionKind]) -> Decision:
-    decision = read_decision(raw, tool_name)
-    if decision is not None:
-        decision = offered(decision, raw, allowed)
-    if decision is None:
-        kind = _PLAIN.get(raw) if isinstance(raw, str) else None
-        if kind is None:
-            raise InvalidDecisionError(
-                f"{raw!r} is no decision on {tool_name!r}: answer 'approved' / 'rejected' or "
-                "an approval UI's decision (approve, edit, reject, respond)"
-            )
-        decision = Decision(kind)
-    if decision.kind not in allowed:
-        raise InvalidDecisionError(
-            f"{decision.kind!r} is not allowed for {tool_name!r}; allowed: {', '.join(allowed)}"
-        )
-    return decision
+    what = (
+        f"decision on {tool_name!r}: answer 'approved' / 'rejected' or an approval UI's "
+        "decision (approve, edit, reject, respond)"
+    )
+    decision = read_answer(raw, tool_name, _PLAIN, what)
+    return allowed_decision(decision, raw, allowed, repr(tool_name))
 
 
 @dataclass(frozen=True)
@@ -257,8 +247,13 @@ def require_approval(
     def _decide(args: JSONObject) -> Decision:
         text = description or f"{inner.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
         call = current_tool_call() or {"id": "", "name": inner.name, "args": args}
+        chosen = policy_for(point, given, policy)
+        several = 1 if chosen is None else chosen.approvals_required  # approvals needed
+        # an edit is refused when several approve: no Edit button (the UIs read the
+        # allowed decisions from the value)
+        offered = [k for k in kinds if k != "edit"] if several > 1 and len(kinds) > 1 else kinds
 
-        def build(error: str | None, offered: Sequence[DecisionKind] = kinds) -> InterruptValue:
+        def build(error: str | None) -> InterruptValue:
             payload = {"name": inner.name, "args": args, "description": text}
             return pause_value(
                 point,
@@ -275,43 +270,26 @@ def require_approval(
             decision = _read(raw, inner.name, kinds)
             if decision.kind == "edit" and decision.args is not None:
                 _check_edit(inner, decision.args)
-            return decision
-
-        chosen = policy_for(point, given, policy)
-        if chosen is None:
-            return ask(build, schema, accept)
-
-        def accept_one(raw: UserPayload) -> Decision:
-            decision = accept(raw)
-            if decision.kind == "edit" and chosen.approvals_required > 1:
+            if decision.kind == "edit" and several > 1:
                 raise InvalidDecisionError(
-                    f"an edit cannot be approved by {chosen.approvals_required} approvers: "
+                    f"an edit cannot be approved by {several} approvers: "
                     "approve or reject the call as it is"
                 )
             return decision
 
-        def expired(reason: str) -> Decision:
+        def expired(chosen: ApprovalPolicy, reason: str) -> Decision:
             if chosen.on_expire in (EXPIRE, "rejected"):
                 return _Expired("reject", message=reason)
             return _read(chosen.on_expire, inner.name, ALL_DECISIONS)
 
-        def build_with_policy(error: str | None) -> InterruptValue:
-            if chosen.approvals_required > 1 and len(kinds) > 1:  # an edit is refused: no
-                # Edit button (the UIs read the allowed decisions from the value)
-                return build(error, [k for k in kinds if k != "edit"])
-            return build(error)
-
-        return ask_with_policy(
-            build_with_policy,
-            schema,
-            accept_one,
+        rules = rules_for(
             chosen,
             point,
             is_approval=lambda decision: decision.kind == "approve",
             on_expired=expired,
             tool_call_id=call["id"] or None,
-            explain=lambda _, error: explain_refusal(error),
         )
+        return ask(build, schema, accept, rules)
 
     def _outcome(decision: Decision) -> str:
         if isinstance(decision, _Expired):

@@ -28,6 +28,7 @@ from dynavec_langgraph._pause_value import (
     describe_pending,
     interrupt_fields,
 )
+from dynavec_langgraph._types import JSONMapping, JSONSchema, ToolArgs, TypeAnnotation, UserPayload
 
 __all__ = [
     "Decision",
@@ -72,7 +73,7 @@ class Rejected(str):
 
 class _EditedAction(TypedDict):
     name: str
-    args: dict[str, Any]
+    args: ToolArgs
 
 
 class _Approve(TypedDict):
@@ -96,7 +97,7 @@ class _Respond(TypedDict):
 
 class _InboxAccept(TypedDict):
     type: Literal["accept"]
-    args: NotRequired[Any]
+    args: NotRequired[UserPayload]
 
 
 class _InboxEdit(TypedDict):
@@ -106,7 +107,7 @@ class _InboxEdit(TypedDict):
 
 class _InboxIgnore(TypedDict):
     type: Literal["ignore"]
-    args: NotRequired[Any]
+    args: NotRequired[UserPayload]
 
 
 class _InboxResponse(TypedDict):
@@ -136,7 +137,7 @@ def _adapter(inbox: bool) -> TypeAdapter[Any]:
     )
 
 
-def decision_schema(allowed: Sequence[DecisionKind]) -> Any:
+def decision_schema(allowed: Sequence[DecisionKind]) -> TypeAnnotation:
     """The Python type of every UI decision offering ``allowed`` (for JSON Schema)."""
     ours = tuple(_LANGCHAIN[k] for k in allowed)
     inbox = tuple(_INBOX[k] for k in allowed)
@@ -154,16 +155,16 @@ class Decision:
     """
 
     kind: DecisionKind
-    args: dict[str, Any] | None = None
+    args: ToolArgs | None = None
     message: str | None = None
 
 
-def short_repr(value: Any, limit: int = 200) -> str:
+def short_repr(value: object, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _one(raw: Mapping[str, Any], action: str) -> Decision:
+def _one(raw: JSONMapping, action: str) -> Decision:
     kind = raw["type"]
     adapter = _adapter(kind in _INBOX_KIND or (kind == "edit" and "args" in raw))
     data = adapter.validate_python(raw)
@@ -186,7 +187,7 @@ def _one(raw: Mapping[str, Any], action: str) -> Decision:
     return Decision(kind, message=data.get("message"))
 
 
-def _typed(items: Any) -> bool:
+def _typed(items: object) -> bool:
     """A non-empty list of dicts with a ``type`` (the shape of the UIs' decision lists)."""
     return (
         isinstance(items, list)
@@ -195,7 +196,7 @@ def _typed(items: Any) -> bool:
     )
 
 
-def read_decision(raw: Any, action: str) -> Decision | None:
+def read_decision(raw: UserPayload, action: str) -> Decision | None:
     """Read ``raw`` as an approval UI's decision on ``action``; ``None``: a plain value.
 
     A value counts as a UI decision only by its shape: ``{"decisions": [{"type": ...}]}``, a
@@ -237,7 +238,7 @@ def read_decision(raw: Any, action: str) -> Decision | None:
     return None
 
 
-def offered(decision: Decision, raw: Any, allowed: Sequence[DecisionKind]) -> Decision:
+def offered(decision: Decision, raw: UserPayload, allowed: Sequence[DecisionKind]) -> Decision:
     """``decision`` as the pause that offers ``allowed`` takes it: the current Agent Inbox
     shows no Ignore (it sets ``allow_ignore: false``) and offers its Respond button wherever
     reject is allowed, so its ``response`` to a pause that allows reject but not respond is a
@@ -257,6 +258,41 @@ def offered(decision: Decision, raw: Any, allowed: Sequence[DecisionKind]) -> De
     return decision
 
 
+def read_answer(
+    raw: UserPayload, action: str, plain: Mapping[str, DecisionKind], what: str
+) -> Decision:
+    """``raw`` as a decision on ``action``: an approval UI's (:func:`read_decision`) or one of
+    the ``plain`` words (``{"approved": "approve", ...}``).
+
+    Raises:
+        InvalidDecisionError: neither; the message says ``raw`` is no ``what``.
+    """
+    decision = read_decision(raw, action)
+    if decision is not None:
+        return decision
+    kind = plain.get(raw) if isinstance(raw, str) else None
+    if kind is None:
+        raise InvalidDecisionError(f"{raw!r} is no {what}")
+    return Decision(kind)
+
+
+def allowed_decision(
+    decision: Decision, raw: UserPayload, allowed: Sequence[DecisionKind], where: str
+) -> Decision:
+    """``decision`` (read from ``raw``) as the pause offering ``allowed`` takes it
+    (:func:`offered`).
+
+    Raises:
+        InvalidDecisionError: a decision not in ``allowed`` (``where``: what is asked).
+    """
+    decision = offered(decision, raw, allowed)
+    if decision.kind not in allowed:
+        raise InvalidDecisionError(
+            f"{decision.kind!r} is not allowed for {where}; allowed: {', '.join(allowed)}"
+        )
+    return decision
+
+
 def explain_refusal(error: ValueError) -> str:
     """A short text for a refused decision: pydantic's errors on one line each."""
     if isinstance(error, ValidationError):
@@ -268,7 +304,7 @@ def explain_refusal(error: ValueError) -> str:
     return str(error)
 
 
-def plain_decision(decision: Decision, wrapped: bool) -> Any:
+def plain_decision(decision: Decision, wrapped: bool) -> UserPayload:
     """A UI's decision as a dynavec tool reads it (the table of docs/approval-uis.md)."""
     if decision.kind == "approve":
         return "approved"
@@ -280,7 +316,7 @@ def plain_decision(decision: Decision, wrapped: bool) -> Any:
     return args.get("payload") if wrapped else args
 
 
-def any_decision_schema(node_id: str) -> dict[str, Any]:
+def any_decision_schema(node_id: str) -> JSONSchema:
     return {
         "title": f"Decision for {node_id}",
         "description": (
@@ -319,7 +355,7 @@ def refusal(before: Sequence[Interrupt], after: Sequence[Interrupt]) -> str | No
 
 
 def resume_command(
-    interrupts: Sequence[Interrupt], decisions: Mapping[str, Any], *, bind: bool = False
+    interrupts: Sequence[Interrupt], decisions: Mapping[str, UserPayload], *, bind: bool = False
 ) -> Command[Any]:
     """The ``Command(resume={interrupt_id: decision})`` that answers several pauses at once.
 
@@ -352,7 +388,7 @@ def resume_command(
         node = interrupt_fields(i).node_id
         if node is not None:
             by_node.setdefault(node, []).append(i)
-    resume: dict[str, Any] = {}
+    resume: dict[str, UserPayload] = {}
     for key, decision in decisions.items():
         if decision is None:
             raise InvalidDecisionError(

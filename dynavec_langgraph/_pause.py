@@ -10,19 +10,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from langgraph.errors import GraphInterrupt
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import interrupt as lg_interrupt
 
 from dynavec_langgraph._audit.hooks import recorder
 from dynavec_langgraph._decisions import explain_refusal, short_repr
 from dynavec_langgraph._digest import check_bound, counting_slots, next_slot, pause_digest
-from dynavec_langgraph._errors import InvalidLinkError, StaleDecisionError
-from dynavec_langgraph._links import answer_of_link, link_of, redacted
+from dynavec_langgraph._errors import InvalidDecisionError, InvalidLinkError
+from dynavec_langgraph._links import LinkKeys, answer_of_link, link_of, redacted
 from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
+from dynavec_langgraph._types import JSONObject, JSONSchema, UserPayload
 
 __all__ = [
+    "Answer",
+    "AskRules",
+    "Refusal",
     "answer_slot",
     "answers_read",
     "ask",
@@ -35,11 +40,11 @@ __all__ = [
 T = TypeVar("T")
 
 
-def answer_slot(value: Any, schema: dict[str, Any] | type | Any = None) -> Any:
+def answer_slot(value: object, schema: JSONSchema | type | None = None) -> UserPayload:
     """LangGraph's ``interrupt(value)``: the stored answer of this task's next interrupt slot,
-    or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`,
-    the approval-policy loop (``dynavec_langgraph._policy.ask.ask_with_policy``) and the in-doubt
-    replay (``dynavec_langgraph._exactly_once``, which reads earlier answers with
+    or the pause (``GraphInterrupt``, raised on). The package's one call of it: :func:`ask`
+    (the one ask loop, with or without an approval policy's checks), the in-doubt replay
+    (``dynavec_langgraph._exactly_once``, which reads earlier answers with
     ``answer_slot(None)``) and the per-call review of a redirected edit
     (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as
     LangChain's) all pause through it."""
@@ -61,23 +66,112 @@ def answers_read() -> int | None:
     return None if read is None else read[0]
 
 
+@dataclass
+class Answer:
+    """An answer the ask loop read: the pause ``value`` it answers, what the audit trail
+    records of it (``raw``: the answer as given, a signed link's stand-in), its place
+    (``index``, 1 for the first), who gave it (the approver as a rule sees it, when known) and
+    the decision in it (what ``accept`` reads)."""
+
+    value: InterruptValue
+    raw: UserPayload
+    index: int
+    who: JSONObject | None = None
+    decision: UserPayload = None
+
+
+class Refusal(Exception):
+    """An answer the ask loop does not take: the pause is asked again with ``error`` set,
+    under a new review digest when ``new_review`` (a refused decision is another review)."""
+
+    def __init__(self, error: str, *, new_review: bool = False) -> None:
+        super().__init__(error)
+        self.error = error
+        self.new_review = new_review
+
+
+class AskRules(Generic[T]):
+    """What :func:`ask` checks beyond reading a decision, step by step: nothing for a pause
+    without a policy (this class); an approval policy's expiry, approvers and several
+    approvals (``dynavec_langgraph._policy.ask.PolicyRules``) override the steps. A step
+    refuses an answer by raising :class:`Refusal`."""
+
+    link_keys: LinkKeys | None = None
+    """The keys a signed approval link is checked with (``None``: the environment's)."""
+
+    def shown(self, value: InterruptValue) -> InterruptValue:
+        """The pause value as asked (before its review digest)."""
+        return value
+
+    def pausing(self) -> None:
+        """The run pauses at this ask (the answer read before it was the newest)."""
+
+    def expired(self, answer: Answer) -> tuple[T, str] | None:
+        """An answer read, first: ``(result, reason)`` when the pause has expired, which any
+        answer settles (``reason``: the audit trail's outcome); else ``None``, read on."""
+        return None
+
+    def identify(self, answer: Answer) -> None:
+        """An answer that is no signed link: set who gave it and the decision in it."""
+        answer.decision = answer.raw
+
+    def admit(self, answer: Answer) -> None:
+        """Refuse an answer whose approver may not decide (before ``accept`` reads it)."""
+
+    def finished(self, result: T, answer: Answer) -> tuple[bool, str | None]:
+        """``accept`` took the answer: whether the ask ends with ``result``, and the outcome
+        the audit trail records (``None``: the decision itself)."""
+        return True, None
+
+
+def _decision_of(answer: Answer, rules: AskRules[T]) -> None:
+    """Who gave ``answer`` and the decision in it, bound to the pause it answers: a signed
+    link's signature names its approver (the audit trail records the link's stand-in).
+
+    Raises:
+        Refusal: a link that cannot be used, a decision bound to another pause (the same
+            digest is asked again), or what ``rules.identify`` refuses.
+    """
+    link = link_of(answer.raw)
+    try:
+        if link is None:
+            rules.identify(answer)
+        else:
+            try:
+                answer.who, answer.decision, answer.raw = answer_of_link(
+                    link, answer.value, answer.index, rules.link_keys
+                )
+            except InvalidLinkError:  # the same digest again: the real link still works
+                answer.raw = redacted(link)
+                raise
+        answer.decision = check_bound(answer.decision, answer.value)
+    except InvalidDecisionError as bad:  # StaleDecisionError too: the pause stays as it is
+        raise Refusal(str(bad)) from None
+
+
 def ask(
     build: Callable[[str | None], InterruptValue],
-    schema: dict[str, Any],
-    accept: Callable[[Any], T],
+    schema: JSONSchema,
+    accept: Callable[[UserPayload], T],
+    rules: AskRules[T] | None = None,
 ) -> T:
     """Pause with ``build(None)`` until ``accept`` takes a decision; return what it returns.
 
-    A decision ``accept`` refuses (``ValueError``, e.g. ``pydantic.ValidationError`` or
-    :class:`~dynavec_langgraph._errors.InvalidDecisionError`) pauses again with
-    ``build(reason)``: the thread stays interrupted at the same approval, nothing after the
-    pause runs. On every re-run the stored answers are read again in order, so the refused
-    ones are refused again and the accepted one is accepted again (validated afresh).
+    The package's one ask loop: :func:`~dynavec_langgraph.interrupt.interrupt`,
+    ``require_approval`` and the in-doubt question ask through it, an approval policy's checks
+    plugged in as ``rules`` (:class:`AskRules`). A decision ``accept`` refuses (``ValueError``,
+    e.g. ``pydantic.ValidationError`` or
+    :class:`~dynavec_langgraph._errors.InvalidDecisionError`), or an answer ``rules`` refuses,
+    pauses again with ``build(reason)``: the thread stays interrupted at the same approval,
+    nothing after the pause runs. On every re-run the stored answers are read again in order,
+    so the refused ones are refused again and the accepted one is accepted again (validated
+    afresh).
 
     Each pause carries its ``review_digest`` (which counts the refused decisions: a re-ask is
     another pause); a decision bound to another pause's digest is refused before ``accept``
     sees it, and asked again under the same digest (see :mod:`dynavec_langgraph._digest`).
     """
+    rules = AskRules() if rules is None else rules
     _audit = recorder()  # the audit trail and outbox: hooks that do nothing unless on
 
     error: str | None = None
@@ -85,42 +179,49 @@ def ask(
     asks = 0  # the decisions refused so far: a re-ask is a new review (a new digest)
     slot = next_slot()  # which approval of the tool call: a second one is another review
     while True:
-        value = build(error)
+        value = rules.shown(build(error))
         value["review_digest"] = pause_digest(value, asks, slot)
         try:
             raw = answer_slot(value, schema)
-        except GraphInterrupt as paused:  # recorded, then raised on: never swallowed
-            _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
+        except GraphBubbleUp as paused:  # re-raised: the run pauses
+            rules.pausing()
+            if isinstance(paused, GraphInterrupt):  # recorded, then raised on: never swallowed
+                _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
             raise
-        link = link_of(raw)
-        who: dict[str, Any] | None = None
-        if link is not None:  # a signed approval link: checked, never recorded as given
-            try:
-                who, raw, recorded = answer_of_link(link, value, index + 1, None)
-            except InvalidLinkError as bad:  # the pause stays under the same digest
-                error = str(bad)
-                _audit.on_decision(value, redacted(link), index, error)
-                index += 1
-                continue
+        index += 1
+        answer = Answer(value, raw, index)
+        kind: str | None = None
+        outcome: str | None
         try:
-            accepted = accept(check_bound(raw, value))
-        except StaleDecisionError as stale:  # the pause stays: the same digest is asked again
-            error = str(stale)
-            _audit.on_decision(value, raw, index, error)
-            index += 1
-            continue
-        except ValueError as refused:  # never GraphInterrupt: it is no ValueError
-            error = f"the decision {short_repr(raw)} was refused: {explain_refusal(refused)}"
-            _audit.on_decision(value, raw, index, error)
-            index += 1
-            asks += 1
-            continue
-        if who is not None:
-            by = who["authenticated_by"]
-            _audit.on_decision(value, recorded, index, None, who=who["name"], authenticated_by=by)
-        else:
-            _audit.on_decision(value, raw, index, None)
-        return accepted
+            expired = rules.expired(answer)
+            if expired is not None:
+                (result, outcome), kind, done = expired, "expired", True
+            else:
+                _decision_of(answer, rules)
+                rules.admit(answer)
+                try:
+                    result = accept(answer.decision)
+                except ValueError as bad:  # never GraphInterrupt: it is no ValueError
+                    why = f"{short_repr(answer.decision)} was refused: {explain_refusal(bad)}"
+                    raise Refusal(f"the decision {why}", new_review=True) from None
+                done, outcome = rules.finished(result, answer)
+            error = None
+        except Refusal as refused:
+            error, outcome, done = refused.error, None, False
+            asks += refused.new_review
+        who = answer.who
+        _audit.on_decision(
+            value,
+            answer.raw,
+            index - 1,
+            error,
+            kind=kind,
+            outcome=outcome,
+            who=None if who is None else str(who["name"]),
+            authenticated_by=None if who is None else who.get("authenticated_by"),
+        )
+        if done:
+            return result
 
 
 _open: ContextVar[tuple[frozenset[str], int] | None] = ContextVar(

@@ -272,7 +272,7 @@ def _split(text: str, refused: bool) -> tuple[list[str], str]:
     return [], text
 
 
-def with_notes(value: JSONMapping, notes: Sequence[str]) -> JSONObject:
+def with_notes(value: InterruptValue, notes: Sequence[str]) -> InterruptValue:
     """``value`` with ``notes`` (an approval policy's state: its deadline, who may approve,
     the approvals in) as the first paragraphs of both descriptions, after the refusal note if
     any, so a UI that shows only the description's start shows them.
@@ -282,21 +282,18 @@ def with_notes(value: JSONMapping, notes: Sequence[str]) -> JSONObject:
         >>> with_notes(v, ["Expires at 10:00 UTC."])["description"]
         'Expires at 10:00 UTC.\\n\\nPay?'
     """
-    out = dict(value)
+    out = value.copy()
     if not notes:
         return out
-    refused = bool(value.get("error"))
+    refused = bool(value["error"])
 
-    def noted(text: object) -> object:
-        if not isinstance(text, str):
-            return text
+    def noted(text: str) -> str:
         first, rest = _split(text, refused)
         return "\n\n".join([*first, *notes, rest])  # paragraphs: the UIs render Markdown
 
-    out["description"] = noted(value.get("description"))
+    out["description"] = noted(value["description"])
     out["action_requests"] = [
-        {**a, "description": noted(a.get("description"))} if isinstance(a, dict) else a
-        for a in value.get("action_requests") or []
+        a | {"description": noted(a["description"])} for a in value["action_requests"]
     ]
     return out
 

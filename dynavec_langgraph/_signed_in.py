@@ -33,13 +33,13 @@ import asyncio
 import hashlib
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from dynavec_langgraph._errors import InvalidDecisionError
 from dynavec_langgraph._links import LINK_KEYS_ENV
 from dynavec_langgraph._run_data import SignedIn, current_run
+from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 __all__ = ["ANSWERED_BY_NS", "Answerer", "answered_by", "needs_worker_thread"]
 
@@ -52,10 +52,10 @@ class Answerer:
     """The signed-in user who gave one answer, and the approver that run's config named."""
 
     user: SignedIn
-    configured: Any = None
+    configured: UserPayload = None
     """``config["configurable"]["approver"]`` of the run that gave the answer (a claim)."""
 
-    def approver(self) -> dict[str, Any]:
+    def approver(self) -> JSONObject:
         """The approver a rule sees: ``{"name", "roles", "permissions", "authenticated_by"}``."""
         return {
             "name": self.user.name,
@@ -75,12 +75,12 @@ def needs_worker_thread() -> bool:
     return run.signed_in is not None or bool(os.environ.get(LINK_KEYS_ENV, "").strip())
 
 
-def _digest(raw: Any) -> str:
+def _digest(raw: UserPayload) -> str:
     text = json.dumps(raw, sort_keys=True, default=repr, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _entry(user: SignedIn | None, configured: Any, digest: str) -> dict[str, Any]:
+def _entry(user: SignedIn | None, configured: UserPayload, digest: str) -> JSONObject:
     """The store entry of an answer given by ``user`` (``None``: one that names its approver,
     given by a user LangSmith signed in)."""
     if user is None:
@@ -95,7 +95,7 @@ def _entry(user: SignedIn | None, configured: Any, digest: str) -> dict[str, Any
     }
 
 
-def _read(entry: Mapping[str, Any]) -> Answerer | None:
+def _read(entry: JSONMapping) -> Answerer | None:
     if entry.get("explicit"):
         return None
     user = SignedIn(
@@ -120,7 +120,7 @@ _ON_THE_LOOP: Final = (
 )
 
 
-def answered_by(index: int, raw: Any) -> Answerer | None:
+def answered_by(index: int, raw: UserPayload) -> Answerer | None:
     """Who gave ``raw``, the ``index``-th answer the running pause read (1 for the first):
     the user bound to it, or, read for the first time, the running run's signed-in user
     (then bound to it). ``None`` when the answer names its approver, as without auth: the run

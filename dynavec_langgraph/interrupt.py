@@ -28,16 +28,16 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, overload
 
 from langgraph.config import get_config
 from pydantic import TypeAdapter
+from typing_extensions import TypeVar
 
 from dynavec_langgraph._decisions import (
     Rejected,
+    allowed_decision,
     any_decision_schema,
-    explain_refusal,
-    offered,
     plain_decision,
     read_decision,
     resume_command,
@@ -66,10 +66,11 @@ from dynavec_langgraph._pause_value import (
     pause_value,
     refusal_note,
 )
-from dynavec_langgraph._policy.ask import ask_with_policy
+from dynavec_langgraph._policy.ask import rules_for
 from dynavec_langgraph._policy.scope import check_declared, checked_options, policy_for
 from dynavec_langgraph._policy.spec import EXPIRE, ApprovalPolicy
 from dynavec_langgraph._storable import lone_surrogate
+from dynavec_langgraph._types import ToolArgs, TypeAnnotation, UserPayload
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import ApproversOption
@@ -91,7 +92,8 @@ __all__ = [
     "review_digest",
 ]
 
-T = TypeVar("T")
+T = TypeVar("T", default=UserPayload)
+"""What ``interrupt`` returns: the ``response_schema``'s type, else the decision as given."""
 
 
 def _check_call(node_id: object, payload: object) -> None:
@@ -146,46 +148,32 @@ def _options_of(node_id: str) -> Iterator[None]:
 @overload
 def interrupt(
     node_id: str,
-    payload: Any = None,
+    payload: UserPayload = None,
     *,
-    response_schema: type[T],
+    response_schema: type[T] | None = None,
     allowed: Sequence[DecisionKind] = ...,
     policy: ApprovalPolicy | None = ...,
     expires_in: timedelta | float | None = ...,
     expires_at: datetime | str | None = ...,
-    on_expire: Any = ...,
+    on_expire: UserPayload = ...,
     approvers: ApproversOption = ...,
     approvals_required: int | None = ...,
 ) -> T: ...
 @overload
+def interrupt(thread_id: str, node_id: str, payload: UserPayload, /) -> UserPayload: ...
 def interrupt(
     node_id: str,
-    payload: Any = None,
-    *,
-    response_schema: None = None,
-    allowed: Sequence[DecisionKind] = ...,
-    policy: ApprovalPolicy | None = ...,
-    expires_in: timedelta | float | None = ...,
-    expires_at: datetime | str | None = ...,
-    on_expire: Any = ...,
-    approvers: ApproversOption = ...,
-    approvals_required: int | None = ...,
-) -> Any: ...
-@overload
-def interrupt(thread_id: str, node_id: str, payload: Any, /) -> Any: ...
-def interrupt(
-    node_id: str,
-    payload: Any = None,
-    *v1: Any,
-    response_schema: type[Any] | None = None,
+    payload: UserPayload = None,
+    *v1: UserPayload,
+    response_schema: TypeAnnotation | None = None,
     allowed: Sequence[DecisionKind] = ALL_DECISIONS,
     policy: ApprovalPolicy | None = None,
     expires_in: timedelta | float | None = None,
     expires_at: datetime | str | None = None,
-    on_expire: Any = None,
+    on_expire: UserPayload = None,
     approvers: ApproversOption = None,
     approvals_required: int | None = None,
-) -> Any:
+) -> UserPayload:
     """Pause the running tool call until a person decides; return the decision.
 
     The first call raises LangGraph's ``GraphInterrupt`` (never catch it): the run stops with
@@ -260,10 +248,10 @@ def interrupt(
         raise NodeInterrupt(thread_id, node_id, payload) from None
     call = current_tool_call()
     wrapped = not isinstance(payload, dict)
-    args: dict[str, Any] = {"payload": payload} if wrapped else dict(payload)
+    args: ToolArgs = {"payload": payload} if wrapped else dict(payload)
     where = f" in {call['name']}" if call else ""
     description = f"{node_id}{where}: {json.dumps(payload, ensure_ascii=False)}"
-    adapter: TypeAdapter[Any] | None = None
+    adapter: TypeAdapter[UserPayload] | None = None
     schema = any_decision_schema(node_id)
     if response_schema is not None:
         adapter = TypeAdapter(response_schema)
@@ -281,14 +269,10 @@ def interrupt(
             error=error,
         )
 
-    def accept(raw: Any) -> Any:
+    def accept(raw: UserPayload) -> UserPayload:
         decision = read_decision(raw, node_id)
         if decision is not None:
-            decision = offered(decision, raw, kinds)
-        if decision is not None and decision.kind not in kinds:
-            raise InvalidDecisionError(
-                f"{decision.kind!r} is not allowed for {node_id!r}; allowed: {', '.join(kinds)}"
-            )
+            decision = allowed_decision(decision, raw, kinds, repr(node_id))
         value = raw if decision is None else plain_decision(decision, wrapped)
         if value is None:
             raise InvalidDecisionError("None is no decision: answer with a value")
@@ -298,24 +282,19 @@ def interrupt(
         chosen = policy_for(node_id, given, policy)
         if chosen is not None and chosen.clock is not None:
             chosen.now()  # its clock returns an aware time
-    if chosen is None:
-        return ask(build, schema, accept)
 
-    def expired(_: str) -> Any:
+    def expired(chosen: ApprovalPolicy, _: str) -> UserPayload:
         value = "rejected" if chosen.on_expire == EXPIRE else chosen.on_expire
         try:
             return accept(value)
         except ValueError:
             return value
 
-    return ask_with_policy(
-        build,
-        schema,
-        accept,
+    rules = rules_for(
         chosen,
         node_id,
         is_approval=lambda value: bool(value == "approved"),
         on_expired=expired,
         tool_call_id=call["id"] if call else None,
-        explain=lambda _, error: explain_refusal(error),
     )
+    return ask(build, schema, accept, rules)

@@ -4,7 +4,7 @@ may approve."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
@@ -15,7 +15,7 @@ from dynavec_langgraph._errors import (
 from dynavec_langgraph._policy.spec import PERMISSION, ROLE, ApprovalPolicy, Approver
 from dynavec_langgraph._run_data import current_run
 from dynavec_langgraph._signed_in import Answerer
-from dynavec_langgraph._types import ApproverRule
+from dynavec_langgraph._types import ApproverRule, JSONMapping, JSONObject, UserPayload
 
 __all__ = [
     "approver_decision",
@@ -31,23 +31,23 @@ __all__ = [
 _EXPIRED_KEY: Final = "dynavec_expired"
 
 
-def approver_decision(decision: Any, approver: Approver) -> dict[str, Any]:
+def approver_decision(decision: UserPayload, approver: Approver) -> JSONObject:
     """The resume value of ``decision`` given by ``approver``: what the doors send, and
     what a raw-graph caller sends (``Command(resume=approver_decision("approved", "alice"))``)."""
     return {"approver": approver, "decision": decision}
 
 
-def expiry_answer() -> dict[str, Any]:
+def expiry_answer() -> JSONObject:
     """The resume value that settles an expired pause (the tool checks the deadline itself:
     before it, this answer is refused and the pause stays)."""
     return {_EXPIRED_KEY: True}
 
 
-def is_expiry(raw: Any) -> bool:
+def is_expiry(raw: UserPayload) -> bool:
     return isinstance(raw, dict) and set(raw) == {_EXPIRED_KEY}
 
 
-def unwrap(raw: Any, from_config: bool) -> tuple[dict[str, Any] | None, Any]:
+def unwrap(raw: UserPayload, from_config: bool) -> tuple[JSONObject | None, UserPayload]:
     """``(approver, decision)`` of an answer (the envelope, else the config's approver when
     ``from_config``: not with several approvers, whose earlier answers are replayed under the
     config of the latest run)."""
@@ -60,7 +60,7 @@ def unwrap(raw: Any, from_config: bool) -> tuple[dict[str, Any] | None, Any]:
     return (named_approver(configured) if configured is not None else None), raw
 
 
-def named_approver(value: Any) -> dict[str, Any]:
+def named_approver(value: UserPayload) -> JSONObject:
     """An approver the answer names (explicit: no permissions; the name is not proven)."""
     if isinstance(value, str) and value:
         return {"name": value, "roles": [], "permissions": [], "authenticated_by": "explicit"}
@@ -78,9 +78,7 @@ def named_approver(value: Any) -> dict[str, Any]:
     )
 
 
-def may_approve(
-    rule: ApproverRule | None, who: Mapping[str, Any], pause: Mapping[str, Any]
-) -> bool:
+def may_approve(rule: ApproverRule | None, who: JSONMapping, pause: JSONMapping) -> bool:
     if rule is None:
         return True
     if callable(rule):
@@ -107,8 +105,8 @@ def may_approve(
 
 
 def signed_answer(
-    answerer: Answerer, raw: Any, policy: ApprovalPolicy
-) -> tuple[dict[str, Any], Any, str | None, str | None]:
+    answerer: Answerer, raw: UserPayload, policy: ApprovalPolicy
+) -> tuple[JSONObject, UserPayload, str | None, str | None]:
     """An answer given on a server with auth: ``(approver, decision, claimed, error)``.
 
     The signed-in user is the approver; the name the answer claims (its envelope, else the

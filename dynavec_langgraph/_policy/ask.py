@@ -1,44 +1,42 @@
-"""The ask loop of a pause with a policy (``ask_with_policy``): the approval fields of the pause
-value, and each stored answer read in order."""
+"""An approval policy's checks in the one ask loop (``PolicyRules``, plugged into
+:func:`dynavec_langgraph._pause.ask`): the approval fields of the pause value, and each stored
+answer read in order against the policy's expiry, approvers and approvals required."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, TypeVar
+from typing import Final, ParamSpec, TypeVar
 
-from langgraph.errors import GraphBubbleUp, GraphInterrupt
+from langgraph.errors import GraphBubbleUp
 
-from dynavec_langgraph._audit.hooks import recorder
-from dynavec_langgraph._digest import check_bound, next_slot, pause_digest
-from dynavec_langgraph._errors import (
-    ApprovalPolicyError,
-    InvalidDecisionError,
-    InvalidLinkError,
-    InvalidOptionError,
-)
-from dynavec_langgraph._links import answer_of_link, link_of, redacted
-from dynavec_langgraph._pause_value import with_notes
+from dynavec_langgraph._digest import check_bound
+from dynavec_langgraph._errors import ApprovalPolicyError, InvalidDecisionError, InvalidOptionError
+from dynavec_langgraph._pause import Answer, AskRules, Refusal, recorded_answer_of
+from dynavec_langgraph._pause_value import InterruptValue, with_notes
 from dynavec_langgraph._policy.answers import is_expiry, may_approve, signed_answer, unwrap
-from dynavec_langgraph._policy.events import ApprovalEvent, emit
+from dynavec_langgraph._policy.events import ApprovalEvent, EventKind, emit
 from dynavec_langgraph._policy.spec import EXPIRE, ApprovalPolicy
 from dynavec_langgraph._run_data import current_run
 from dynavec_langgraph._signed_in import answered_by
+from dynavec_langgraph._types import JSONObject
 
 __all__ = [
-    "ask_with_policy",
+    "PolicyRules",
     "policy_notes",
+    "rules_for",
 ]
 
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat() if value is not None else None
 
 
-def _given_seconds(policy: ApprovalPolicy) -> Any:
+def _given_seconds(policy: ApprovalPolicy) -> float | None:
     """``expires_in`` as given (dynavec's timeout message shows the number so), in seconds;
     ``None`` for a deadline (``expires_at``) or no expiry."""
     if isinstance(policy.expires_in, timedelta):
@@ -47,19 +45,19 @@ def _given_seconds(policy: ApprovalPolicy) -> Any:
 
 
 def _decorate(
-    value: Mapping[str, Any],
+    value: InterruptValue,
     policy: ApprovalPolicy,
     deadline: datetime | None,
     approved: Sequence[str],
     refused: str | None,
     nameless: bool = False,
     claimed: str | None = None,
-) -> dict[str, Any]:
+) -> InterruptValue:
     """The pause value with the policy's fields: ``expires_at`` (ISO 8601) and ``approval``
     (``nameless``: asked again because the last answer named no approver)."""
     rule = policy.approvers
     on_expire = "raise" if policy.on_expire == EXPIRE else policy.on_expire
-    state = {
+    state: JSONObject = {
         "expires_at": _iso(deadline),
         "expires_in": _given_seconds(policy),  # ApprovalTimeoutError's seconds, for clients
         "approvals_required": policy.approvals_required,
@@ -71,7 +69,7 @@ def _decorate(
     }
     if claimed is not None:  # only then: the value (and its digest) is otherwise as before
         state["claimed_approver"] = claimed  # the name a refused answer claimed
-    out = dict(value)
+    out = value.copy()
     out["expires_at"] = state["expires_at"]
     out["approval"] = state
     return with_notes(out, policy_notes(policy, deadline, approved))
@@ -124,27 +122,7 @@ def _thread() -> str | None:
     return None if run is None else run.thread_id
 
 
-def _note(
-    value: Any,
-    raw: Any,
-    index: int,
-    who: Mapping[str, Any] | None,
-    refusal: str | None,
-    kind: str | None = None,
-    outcome: str | None = None,
-) -> None:
-    """Record the answer ``raw`` to the ``index``-th ask in the audit trail (a no-op unless
-    recording is on: ``dynavec_langgraph._audit.in_graph``); ``authenticated_by`` says how
-    ``who`` was identified (``"server"``: the user the server signed in; ``"explicit"``: named
-    in the answer or the run's config)."""
-    name = str(who["name"]) if who is not None else None
-    by = who.get("authenticated_by") if who is not None else None
-    recorder().on_decision(
-        value, raw, index - 1, refusal, kind=kind, outcome=outcome, who=name, authenticated_by=by
-    )
-
-
-def _run_policy(node_id: str, part: str, call: Callable[..., T], *args: Any) -> T:
+def _run_policy(node_id: str, part: str, call: Callable[P, T], *args: P.args, **kw: P.kwargs) -> T:
     """``call(*args)``, a callable of the policy (``part``: ``"clock"`` or ``"approvers"``).
 
     Raises:
@@ -154,7 +132,7 @@ def _run_policy(node_id: str, part: str, call: Callable[..., T], *args: Any) -> 
         InvalidOptionError: a clock of the wrong kind (the developer's option, as before).
     """
     try:
-        return call(*args)
+        return call(*args, **kw)
     except (GraphBubbleUp, InvalidOptionError):  # never swallowed; the option's own error
         raise
     except Exception as error:
@@ -176,127 +154,119 @@ def _answered_since(node_id: str) -> bool:
     at the stored approval: any rejection still rejects, and with no newer answer the pause is
     asked again. With the policy unchanged the approval that meets it is this run's answer.
     """
-    from dynavec_langgraph._pause import recorded_answer_of
-
     return recorded_answer_of(node_id)
 
 
-def ask_with_policy(
-    build: Callable[[str | None], Mapping[str, Any]],
-    schema: dict[str, Any],
-    accept: Callable[[Any], T],
-    policy: ApprovalPolicy,
-    node_id: str,
-    *,
-    is_approval: Callable[[T], bool],
-    on_expired: Callable[[str], T],
-    tool_call_id: str | None,
-    explain: Callable[[Any, ValueError], str],
-) -> T:
-    """The ``ask`` loop of :func:`~dynavec_langgraph.interrupt.ask` with ``policy``.
+class PolicyRules(AskRules[T]):
+    """The checks of ``policy`` in the one ask loop (:func:`~dynavec_langgraph._pause.ask`).
 
     Each stored answer is read in order: after the deadline any answer settles the pause as
-    expired (``on_expired(reason)``); an approver the policy does not allow, or one who already
-    approved, asks again with ``error`` set; an approval of several re-asks with the
+    expired (``on_expired(policy, reason)``); an approver the policy does not allow, or one who
+    already approved, asks again with ``error`` set; an approval of several re-asks with the
     approvals so far in the value; anything that is no approval (a rejection) ends it.
     """
-    if policy.clock is not None:  # a clock of the wrong kind is refused before the pause
-        _run_policy(node_id, "clock", policy.now)
-    deadline = _run_policy(node_id, "clock", policy.deadline)
-    approved: list[str] = []
-    error: str | None = None
-    refused: str | None = None
-    nameless = False  # the last answer named no approver
-    claimed: str | None = None
-    held: ApprovalEvent | None = None  # emitted only when this answer was the newest
-    index = 0
-    asks = 0  # the decisions refused so far: part of the review digest, as in ``ask``
-    slot = next_slot()  # which approval of the tool call, as in ``ask``
-    thread_id = _thread()
 
-    def event(kind: Any, who: str | None, detail: str) -> ApprovalEvent:
-        seconds = _given_seconds(policy)
+    def __init__(
+        self,
+        policy: ApprovalPolicy,
+        node_id: str,
+        *,
+        is_approval: Callable[[T], bool],
+        on_expired: Callable[[ApprovalPolicy, str], T],
+        tool_call_id: str | None,
+    ) -> None:
+        if policy.clock is not None:  # a clock of the wrong kind is refused before the pause
+            _run_policy(node_id, "clock", policy.now)
+        self.policy, self.node_id, self.tool_call_id = policy, node_id, tool_call_id
+        self.is_approval, self.on_expired = is_approval, on_expired
+        self.link_keys = policy.link_keys
+        self.deadline = _run_policy(node_id, "clock", policy.deadline)
+        self.thread_id = _thread()
+        self.approved: list[str] = []
+        self.refused: str | None = None  # the approver the last answer was refused
+        self.nameless = False  # the last answer named no approver
+        self.claimed: str | None = None  # the name a refused answer claimed
+        self.mismatch: str | None = None  # a signed-in user answering as another
+        self.held: ApprovalEvent | None = None  # emitted only when this answer was the newest
+        self.index = 0
+
+    def _now(self) -> datetime:
+        return _run_policy(self.node_id, "clock", self.policy.now)
+
+    def _event(self, kind: EventKind, who: str | None, detail: str) -> ApprovalEvent:
+        policy, thread_id = self.policy, self.thread_id
         return ApprovalEvent(
             kind,
             thread_id,
-            node_id,
-            tool_call_id,
+            self.node_id,
+            self.tool_call_id,
             who,
-            _iso(_run_policy(node_id, "clock", policy.now)) or "",
+            _iso(self._now()) or "",
             detail,
-            tuple(approved),
-            f"{thread_id}:{tool_call_id}:{node_id}:{index}",
+            tuple(self.approved),
+            f"{thread_id}:{self.tool_call_id}:{self.node_id}:{self.index}",
             policy.on_expire,
-            seconds,
+            _given_seconds(policy),
         )
 
-    _audit = recorder()  # the audit trail and outbox: hooks that do nothing unless on
-    from dynavec_langgraph._pause import answer_slot  # the one call of LangGraph's interrupt
+    def _refuse(self, who: str, error: str) -> Refusal:
+        """Refuse the approver ``who``: the pause names them; its event, if it stays newest."""
+        self.refused = who
+        self.held = self._event("refused", who, error)
+        return Refusal(error)
 
-    while True:
-        value = _decorate(build(error), policy, deadline, approved, refused, nameless, claimed)
-        value["review_digest"] = pause_digest(value, asks, slot)
-        try:
-            raw = answer_slot(value, schema)
-        except GraphBubbleUp as paused:  # re-raised: the run pauses; the answer before was newest
-            if held is not None:
-                emit(held)
-            if isinstance(paused, GraphInterrupt):  # recorded, then raised on: never swallowed
-                _audit.on_pause(value, paused.args[0] if paused.args else (), error is not None)
-            raise
-        index += 1
-        held, error, refused, nameless, claimed = None, None, None, False, None
-        who: dict[str, Any] | None = None
+    def shown(self, value: InterruptValue) -> InterruptValue:
+        policy, state = self.policy, (self.refused, self.nameless, self.claimed)
+        return _decorate(value, policy, self.deadline, self.approved, *state)
 
-        if deadline is not None and _run_policy(node_id, "clock", policy.now) >= deadline:
+    def pausing(self) -> None:
+        if self.held is not None:
+            emit(self.held)
+
+    def expired(self, answer: Answer) -> tuple[T, str] | None:
+        self.index = answer.index
+        self.held, self.refused, self.claimed, self.mismatch = None, None, None, None
+        self.nameless = False
+        node_id, deadline = self.node_id, self.deadline
+        if deadline is not None and self._now() >= deadline:
             reason = f"the approval of {node_id!r} expired at {_iso(deadline)}"
-            emit(event("expired", None, reason))
-            _note(value, raw, index, who, None, "expired", reason)
-            return on_expired(reason)
-        if is_expiry(raw):
+            emit(self._event("expired", None, reason))
+            return self.on_expired(self.policy, reason), reason
+        if is_expiry(answer.raw):
             error = f"the approval of {node_id!r} has not expired"
             error += f" (it expires at {_iso(deadline)})" if deadline else " (it has no deadline)"
-            _note(value, raw, index, who, error)
-            continue
-        named = policy.approvers is not None or policy.approvals_required > 1
-        link = link_of(raw)
-        if link is not None:  # a signed link: its signature names the approver
-            try:
-                who, inner, raw = answer_of_link(link, value, index, policy.link_keys)
-            except InvalidLinkError as bad:  # the same digest again: the real link still works
-                error = str(bad)
-                _note(value, redacted(link), index, None, error)
-                continue
+            raise Refusal(error)
+        return None
+
+    def _named(self) -> bool:
+        return self.policy.approvers is not None or self.policy.approvals_required > 1
+
+    def identify(self, answer: Answer) -> None:
+        policy, value = self.policy, answer.value
+        try:  # on a server with auth: the signed-in user who gave it
+            answerer = answered_by(answer.index, answer.raw)
+        except InvalidDecisionError as unbound:  # no store to bind it in
+            if self._named():  # a new refusal: who answered decides
+                raise Refusal(str(unbound), new_review=True) from None
+            answerer = None  # anyone may answer it: as without auth
+        # a review digest outside an approver's envelope or inside it (check_bound)
+        bound = check_bound(answer.raw, value)
+        if answerer is None:
+            answer.who, inner = unwrap(bound, policy.approvals_required == 1)
+            claimed = mismatch = None
         else:
-            try:  # on a server with auth: the signed-in user who gave it
-                answerer = answered_by(index, raw)
-            except InvalidDecisionError as unbound:  # no store to bind it in
-                if named:  # a new refusal: who answered decides
-                    error = str(unbound)
-                    asks += 1
-                    _note(value, raw, index, who, error)
-                    continue
-                answerer = None  # anyone may answer it: as without auth
-            try:  # a review digest outside an approver's envelope or inside it (check_bound)
-                if answerer is None:
-                    who, inner = unwrap(check_bound(raw, value), policy.approvals_required == 1)
-                else:
-                    who, inner, claimed, error = signed_answer(
-                        answerer, check_bound(raw, value), policy
-                    )
-                inner = check_bound(inner, value)
-            except InvalidDecisionError as bad:  # StaleDecisionError too: the same digest again
-                error, claimed = str(bad), None
-                _note(value, raw, index, who, error)
-                continue
-        if error is not None:  # a signed-in user answering as another, or unauthenticated
+            answer.who, inner, claimed, mismatch = signed_answer(answerer, bound, policy)
+        answer.decision = check_bound(inner, value)
+        self.claimed, self.mismatch = claimed, mismatch
+
+    def admit(self, answer: Answer) -> None:
+        who, node_id = answer.who, self.node_id
+        if self.mismatch is not None:  # a signed-in user answering as another, or unauthenticated
             assert who is not None
-            refused = who["name"]
-            held = event("refused", who["name"], error)
-            _note(value, raw, index, who, error)
-            continue
-        if who is None and named:
-            error = (
+            raise self._refuse(who["name"], self.mismatch)
+        if who is None and self._named():
+            self.nameless = True
+            raise Refusal(
                 f"{node_id!r} needs a named approver, and this answer names none (the Agent "
                 "Chat UI, Agent Inbox and Studio send no name): answer with `dynavec-langgraph "
                 "inbox answer --server URL --assistant GRAPH_ID --thread ID --approve --as "
@@ -304,42 +274,44 @@ def ask_with_policy(
                 "approver= (or approver_decision(decision, name); with one approval needed, "
                 "config['configurable']['approver'] works too)"
             )
-            nameless = True
-            _note(value, raw, index, who, error)
-            continue
         if who is not None and not _run_policy(
-            node_id, "approvers", may_approve, policy.approvers, who, value
+            node_id, "approvers", may_approve, self.policy.approvers, who, answer.value
         ):
-            refused = who["name"]
-            error = f"approver {who['name']!r} may not approve {node_id!r}"
-            held = event("refused", who["name"], error)
-            _note(value, raw, index, who, error)
-            continue
-        try:
-            result = accept(inner)
-        except ValueError as bad:
-            error = f"the decision {inner!r:.200} was refused: {explain(inner, bad)}"
-            asks += 1
-            _note(value, raw, index, who, error)
-            continue
-        if policy.approvals_required == 1 or not is_approval(result):
-            if is_approval(result) and _answered_since(node_id):
+            raise self._refuse(who["name"], f"approver {who['name']!r} may not approve {node_id!r}")
+
+    def finished(self, result: T, answer: Answer) -> tuple[bool, str | None]:
+        who, approved, required = answer.who, self.approved, self.policy.approvals_required
+        if required == 1 or not self.is_approval(result):
+            if self.is_approval(result) and _answered_since(self.node_id):
                 if who is not None and who["name"] not in approved:
                     approved.append(who["name"])
-                _note(value, raw, index, who, None, outcome=_RECHECKED)
-                continue
-            _note(value, raw, index, who, None)
-            return result
+                return False, _RECHECKED
+            return True, None
         assert who is not None
         if who["name"] in approved:
-            refused = who["name"]
-            error = f"{who['name']!r} already approved {node_id!r}: another approver is needed"
-            held = event("refused", who["name"], error)
-            _note(value, raw, index, who, error)
-            continue
+            error = f"{who['name']!r} already approved {self.node_id!r}: another approver is needed"
+            raise self._refuse(who["name"], error)
         approved.append(who["name"])
-        count = f"approval {len(approved)} of {policy.approvals_required}"
-        _note(value, raw, index, who, None, outcome=count)
-        if len(approved) >= policy.approvals_required and not _answered_since(node_id):
-            return result
-        held = event("approved", who["name"], count)
+        count = f"approval {len(approved)} of {required}"
+        if len(approved) >= required and not _answered_since(self.node_id):
+            return True, count
+        self.held = self._event("approved", who["name"], count)
+        return False, count
+
+
+def rules_for(
+    policy: ApprovalPolicy | None,
+    node_id: str,
+    *,
+    is_approval: Callable[[T], bool],
+    on_expired: Callable[[ApprovalPolicy, str], T],
+    tool_call_id: str | None,
+) -> PolicyRules[T] | None:
+    """The checks of ``policy`` for the pause ``node_id`` (``None``: the plain ask, which pays
+    nothing), as :func:`~dynavec_langgraph.interrupt.interrupt` and ``require_approval`` plug
+    them into the one ask loop."""
+    if policy is None:
+        return None
+    return PolicyRules(
+        policy, node_id, is_approval=is_approval, on_expired=on_expired, tool_call_id=tool_call_id
+    )

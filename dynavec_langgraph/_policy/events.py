@@ -12,12 +12,17 @@ from dynavec_langgraph._policy.spec import EXPIRE
 
 __all__ = [
     "ApprovalEvent",
+    "EventKind",
     "add_approval_listener",
     "collected",
     "emit",
     "raise_timeouts",
     "timeout_error",
 ]
+
+EventKind = Literal["approved", "refused", "expired"]
+"""What happened to a pause with a policy: one approval of several, a refused approver, its
+expiry."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class ApprovalEvent:
     seen twice (a tool re-run) has the same key.
     """
 
-    kind: Literal["approved", "refused", "expired"]
+    kind: EventKind
     thread_id: str | None
     node_id: str
     tool_call_id: str | None
