@@ -25,7 +25,7 @@ import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -82,16 +82,7 @@ class Checkpoint:
 
     def to_dict(self) -> JSONObject:
         """Return the record as a plain dict (JSON when ``state``/``metadata`` are)."""
-        return {
-            "thread_id": self.thread_id,
-            "checkpoint_id": self.checkpoint_id,
-            "parent_checkpoint_id": self.parent_checkpoint_id,
-            "node_id": self.node_id,
-            "step": self.step,
-            "state": self.state,
-            "metadata": self.metadata,
-            "timestamp": self.timestamp,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: JSONMapping) -> Checkpoint:
@@ -136,12 +127,12 @@ class BaseCheckpointer(ABC):
     def put(
         self,
         thread_id: str,
-        state: JSONObject,
+        state: dict[str, Any],
         *,
         node_id: str | None = None,
         step: int | None = None,
         parent_checkpoint_id: str | None = None,
-        metadata: JSONObject | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> Checkpoint:
         """Save a new record after the thread's latest and return it.
 
