@@ -349,7 +349,7 @@ def test_the_factory_takes_one_typed_spec_and_names_its_payloads() -> None:
 
 STILL_OVER_3_ANY = {
     "_agent.core": 11, "_agent.resumes": 26, "_agent.runs": 12, "_decisions": 18,
-    "_messages": 14, "_persistence.history": 13, "_policy.ask": 14, "_run_data": 19,
+    "_messages": 14, "_policy.ask": 14, "_run_data": 19,
     "interrupt": 18, "memory": 17, "planner": 10, "supervisor": 16, "temporal._client": 15,
     "temporal._shapes": 15,
 }  # fmt: skip
