@@ -30,7 +30,6 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -110,30 +109,26 @@ class _Run(Generic[R]):
             self.result: R = done.value
             return None
 
-    @contextmanager
-    def answering(self) -> Iterator[None]:
-        """Around one call: its error goes to the plan, not up from here."""
-        try:
-            yield
-        except BaseException as error:  # thrown into the plan at its ``yield``: raised there
-            self.error = error
-
 
 def run_plan(plan: SaverPlan[R]) -> R:
-    """The sync twin's run: each call made as it is."""
+    """The sync twin's run: each call made as it is (its error thrown into the plan)."""
     run = _Run(plan)
     while (call := run.next_call()) is not None:
-        with run.answering():
+        try:
             run.answer = getattr(call.saver, call.name)(*call.args, **call.kwargs)
+        except BaseException as error:  # raised in the plan, at its ``yield``
+            run.error = error
     return run.result
 
 
 async def arun_plan(plan: SaverPlan[R]) -> R:
-    """The async twin's run: each call's async twin awaited."""
+    """The async twin's run: each call's async twin awaited (its error thrown into the plan)."""
     run = _Run(plan)
     while (call := run.next_call()) is not None:
-        with run.answering():
+        try:
             run.answer = await getattr(call.saver, "a" + call.name)(*call.args, **call.kwargs)
+        except BaseException as error:  # raised in the plan, at its ``yield``
+            run.error = error
     return run.result
 
 
@@ -214,6 +209,17 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[V]):
     aget_delta_channel_history = _in_thread(BaseCheckpointSaver.get_delta_channel_history)
 
 
+def _saver_of(
+    wrapper: DelegatingSaver, key: str, args: tuple[object, ...], kwargs: Mapping[str, object]
+) -> CheckpointSaver:
+    """The saver a call of ``wrapper`` goes to: :meth:`~DelegatingSaver.route` of its
+    ``config`` (``key``), or :meth:`~DelegatingSaver.route_thread` of its ``thread_id``."""
+    at = args[0] if args else kwargs.get(key)
+    if key == "thread_id":
+        return wrapper.route_thread(str(at))
+    return wrapper.route(cast("RunnableConfig | None", at))
+
+
 def _routed(
     method: Callable[Concatenate[S, P], R],
 ) -> tuple[
@@ -226,18 +232,16 @@ def _routed(
     name = method.__name__
     key = "thread_id" if name == "delete_thread" else "config"
 
-    def _plan(self: DelegatingSaver, /, *args: P.args, **kwargs: P.kwargs) -> SaverPlan[R]:
-        at = args[0] if args else kwargs.get(key)
-        saver = (
-            self.route_thread(str(at))
-            if key == "thread_id"
-            else self.route(cast("RunnableConfig | None", at))
-        )
-        return cast(R, (yield SaverCall(saver, name, args, kwargs)))
+    def sync(self: DelegatingSaver, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return cast(R, getattr(_saver_of(self, key, args, kwargs), name)(*args, **kwargs))
 
-    _plan.__name__ = name
-    _plan.__wrapped__ = method  # type: ignore[attr-defined]  # its signature, for LangGraph
-    return twins(_plan)
+    async def asynchronous(self: DelegatingSaver, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        saver = _saver_of(self, key, args, kwargs)
+        return cast(R, await getattr(saver, "a" + name)(*args, **kwargs))
+
+    _named(sync, name, method)
+    _named(asynchronous, "a" + name, method)
+    return sync, asynchronous
 
 
 def _routed_iterator(
@@ -247,9 +251,7 @@ def _routed_iterator(
     name = method.__name__
 
     def routed(self: DelegatingSaver, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        at = args[0] if args else kwargs.get("config")
-        found = getattr(self.route(cast("RunnableConfig | None", at)), name)
-        return cast(R, found(*args, **kwargs))
+        return cast(R, getattr(_saver_of(self, "config", args, kwargs), name)(*args, **kwargs))
 
     _named(routed, name, method)
     return routed
