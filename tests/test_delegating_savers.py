@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,62 @@ async def test_scratch_threads_conform_for_kept_and_scratch_threads() -> None:
     await _conforms("ScratchThreads (every thread scratch)", everything_scratch)
     assert any(list(s.scratch.list(None)) for s in made)  # the suite's threads stayed here
     assert all(list(s.inner.list(None)) == [] for s in made)  # none reached the user's saver
+
+
+def test_the_built_twins_show_the_signatures_langgraph_reads(tmp_path: Path) -> None:
+    """The methods ``_persistence.base`` builds (its tables, ``twins``) keep the parameters
+    of ``BaseCheckpointSaver``'s: LangGraph passes ``task_path`` only to a ``put_writes`` /
+    ``aput_writes`` whose signature has it; the async ones stay coroutine functions."""
+    opened = resolve_checkpointer(f"sqlite:///{tmp_path}/s.db")
+    assert isinstance(opened, ConnectionSaver)
+    with opened:
+        savers = [
+            DelegatingSaver(InMemorySaver()),
+            ScratchThreads(InMemorySaver()),
+            HistoryCache(InMemorySaver(), {"messages": ConversationChannel()}),
+            opened,
+        ]
+        for saver in savers:
+            for name in ("put_writes", "aput_writes"):
+                assert "task_path" in inspect.signature(getattr(saver, name)).parameters
+            for name in ("aget_tuple", "aput", "aput_writes", "aget_delta_channel_history"):
+                assert inspect.iscoroutinefunction(getattr(saver, name)), (saver, name)
+            assert list(inspect.signature(saver.put).parameters) == [
+                "config",
+                "checkpoint",
+                "metadata",
+                "new_versions",
+            ]
+
+
+class _PutFails(InMemorySaver):
+    def put(self, *args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk full")
+
+    async def aput(self, *args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk full")
+
+
+def _put(cache: HistoryCache, twin: str, thread_id: str) -> tuple[Any, Any]:
+    """``cache.put`` or ``cache.aput`` of a new checkpoint; its address (an error raised)."""
+    checkpoint = empty_checkpoint()
+    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    at: Any = {"configurable": {**config["configurable"], "checkpoint_id": checkpoint["id"]}}
+    try:
+        done = getattr(cache, twin)(config, checkpoint, {"step": 0}, {})
+        return at, asyncio.run(done) if twin == "aput" else done
+    except OSError as error:
+        return at, error
+
+
+def test_a_put_that_fails_raises_through_both_twins_and_is_not_known_stored() -> None:
+    """A plan's ``with`` around a call sees the call's error (``HistoryCache.put`` /
+    ``aput``: a checkpoint whose save raised is not known stored), which reaches the caller."""
+    for twin in ("put", "aput"):
+        failing = HistoryCache(_PutFails(), {})
+        at, error = _put(failing, twin, "t")
+        assert isinstance(error, OSError) and str(error) == "disk full"
+        assert failing.stored.wait(at, 0) is False
+        working = HistoryCache(InMemorySaver(), {})
+        at, saved = _put(working, twin, "t")
+        assert saved == at and working.stored.wait(at, 0) is True

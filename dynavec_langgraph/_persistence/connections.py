@@ -14,10 +14,8 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from dynavec_langgraph._errors import CheckpointerConfigError, StorageError, foreign_table_text
 from dynavec_langgraph._extras import missing_extra, missing_package
@@ -25,6 +23,11 @@ from dynavec_langgraph._persistence.base import DelegatingSaver, ThreadedAsyncSa
 from dynavec_langgraph._persistence.kinds import is_instance_of, saver_kind, stored_in
 from dynavec_langgraph._persistence.locks import check_writable
 from dynavec_langgraph._persistence.serde import safe_serializer
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from dynavec_langgraph._types import CheckpointSaver, ForeignObject
 
 __all__ = [
     "PG_PACKAGES",
@@ -56,9 +59,7 @@ class ConnectionSaver(ThreadedAsyncSaver[Any], DelegatingSaver):
         url: the connection string, password masked.
     """
 
-    def __init__(
-        self, inner: BaseCheckpointSaver[Any], url: str, close: Callable[[], None]
-    ) -> None:
+    def __init__(self, inner: CheckpointSaver, url: str, close: Callable[[], None]) -> None:
         super().__init__(inner)
         self.url = url
         self._close = close
@@ -216,7 +217,7 @@ def open_postgres(url: str) -> ConnectionSaver:
     return ConnectionSaver(saver, masked_url(url), pool.close)
 
 
-def _setup_alone(conn: Any, saver_class: Any) -> None:
+def _setup_alone(conn: ForeignObject, saver_class: type[PostgresSaver]) -> None:
     """LangGraph's ``PostgresSaver.setup()``, one process at a time.
 
     ``setup()`` is not safe against itself: two processes starting at once on a new database
@@ -277,7 +278,7 @@ _PG_COLUMNS_SQL: Final = (
 )
 
 
-def postgres_rows(conn: Any, statement: str, params: tuple[Any, ...] = ()) -> list[Any]:
+def postgres_rows(conn: ForeignObject, statement: str, params: tuple[Any, ...] = ()) -> list[Any]:
     """The rows of ``statement`` run on a sync PostgreSQL saver's ``conn`` (a psycopg
     connection, or a pool: on one of its connections)."""
     if is_instance_of(conn, "psycopg_pool", "ConnectionPool"):
@@ -286,7 +287,7 @@ def postgres_rows(conn: Any, statement: str, params: tuple[Any, ...] = ()) -> li
     return list(conn.execute(statement, params).fetchall())
 
 
-def _table_columns(saver: BaseCheckpointSaver[Any]) -> tuple[str, dict[str, list[str]]] | None:
+def _table_columns(saver: CheckpointSaver) -> tuple[str, dict[str, list[str]]] | None:
     """``(kind, {table: columns})`` of the saver's tables that exist, or ``None`` for a saver
     that is not LangGraph's SQLite or PostgreSQL one (or cannot be asked)."""
     saver = stored_in(saver)
@@ -311,7 +312,7 @@ def _table_columns(saver: BaseCheckpointSaver[Any]) -> tuple[str, dict[str, list
     return None
 
 
-def schema_conflict(saver: BaseCheckpointSaver[Any], where: str) -> str | None:
+def schema_conflict(saver: CheckpointSaver, where: str) -> str | None:
     """What to tell the user when a table the saver needs belongs to another application
     (it lacks the saver's columns), or ``None`` when the tables are LangGraph's, absent, or
     the saver is not LangGraph's SQLite or PostgreSQL saver.

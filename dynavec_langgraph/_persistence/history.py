@@ -48,9 +48,9 @@ import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import ConfigurableFieldSpec, RunnableConfig
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
@@ -62,8 +62,11 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 
-from dynavec_langgraph._persistence.base import DelegatingSaver
+from dynavec_langgraph._persistence.base import DelegatingSaver, SaverPlan, ask, twins
 from dynavec_langgraph._persistence.stored import StoredCheckpoints
+
+if TYPE_CHECKING:
+    from dynavec_langgraph._types import CheckpointSaver, ForeignObject
 
 __all__ = [
     "MAX_THREADS",
@@ -82,8 +85,9 @@ MAX_WALK: Final = 32
 
 
 _Key = tuple[str, str]  # (thread_id, checkpoint_id), root namespace only
-_Values = dict[str, Any]  # channel -> value at the checkpoint
+_Values = dict[str, object]  # channel -> value at the checkpoint
 _Address = tuple[str, str, str]  # (thread_id, checkpoint_ns, checkpoint_id or "" for the latest)
+_Reader = tuple[int, int | None]  # (the thread's id, the asyncio task's or None)
 
 
 def _key(config: RunnableConfig | None) -> _Key | None:
@@ -99,7 +103,7 @@ class _Walk:
 
     def __init__(self, channels: Sequence[str]) -> None:
         self.writes: dict[str, list[PendingWrite]] = {c: [] for c in channels}
-        self.seeds: dict[str, Any] = {}
+        self.seeds: dict[str, object] = {}
         self.remaining = set(channels)
 
     def visit(self, tup: CheckpointTuple, kept: _Values | None) -> None:
@@ -134,16 +138,16 @@ class HistoryCache(DelegatingSaver):
         []
     """
 
-    def __init__(self, inner: BaseCheckpointSaver[Any], channels: Mapping[str, DeltaChannel[Any]]):
+    def __init__(self, inner: CheckpointSaver, channels: Mapping[str, DeltaChannel[Any]]):
         super().__init__(inner)
         self.channels = dict(channels)
         self._lock = threading.Lock()
         self._kept: OrderedDict[str, OrderedDict[str, _Values]] = OrderedDict()
         self._parents: OrderedDict[_Key, RunnableConfig | None] = OrderedDict()
         self.stored = StoredCheckpoints()
-        self._handed: dict[tuple[Any, _Address], CheckpointTuple] = {}
+        self._handed: dict[tuple[_Reader, _Address], CheckpointTuple] = {}
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> ForeignObject:
         # what only the wrapped saver has (``conn``, ``setup``, ...)
         if name == "inner":
             raise AttributeError(name)
@@ -219,7 +223,7 @@ class HistoryCache(DelegatingSaver):
 
     # --- building a value ---------------------------------------------------------------
 
-    def _fold(self, channel: str, seed: Any, writes: Sequence[PendingWrite]) -> Any:
+    def _fold(self, channel: str, seed: object, writes: Sequence[PendingWrite]) -> object:
         """The channel's value from ``seed`` and ``writes`` (oldest first), as LangGraph
         builds it: ``from_checkpoint(seed)`` then ``replay_writes(writes)``."""
         built = self.channels[channel].from_checkpoint(seed)
@@ -251,87 +255,51 @@ class HistoryCache(DelegatingSaver):
         mine = [c for c in channels if c in self.channels] if key is not None else []
         return key, mine, [c for c in channels if c not in mine]
 
-    def get_delta_channel_history(
+    def _get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
+    ) -> SaverPlan[Mapping[str, DeltaChannelHistory]]:
         """See ``BaseCheckpointSaver.get_delta_channel_history`` (conversation channels from
         the values kept, when the thread's kept checkpoint is an ancestor)."""
         key, mine, others = self._split(config, channels)
+        history = BaseCheckpointSaver.get_delta_channel_history
         if key is None or not mine:
-            return self.inner.get_delta_channel_history(config=config, channels=channels)
+            return (yield from ask(self.inner, history, config=config, channels=channels))
         rest = (
-            self.inner.get_delta_channel_history(config=config, channels=others) if others else {}
+            (yield from ask(self.inner, history, config=config, channels=others)) if others else {}
         )
         values = self._lookup(key, mine)
         if values is None:
-            values = self._build(config, key, mine)
+            values = yield from self._build(config, key, mine)
             self._keep(key, values)
         return self._answer(values, rest)
 
-    def _build(self, config: RunnableConfig, key: _Key, mine: list[str]) -> _Values:
+    get_delta_channel_history, aget_delta_channel_history = twins(_get_delta_channel_history)
+
+    def _build(self, config: RunnableConfig, key: _Key, mine: list[str]) -> SaverPlan[_Values]:
         walk = _Walk(mine)
         oldest = self._oldest_before(key)
         cursor: RunnableConfig | None = None
         if oldest is not None:
             known, cursor = self._parent(key)
             if not known:
-                target = self._remember(self.inner.get_tuple(config))
+                target = self._remember(
+                    (yield from ask(self.inner, BaseCheckpointSaver.get_tuple, config))
+                )
                 cursor = target.parent_config if target is not None else None
         depth = 0
         while cursor is not None and walk.remaining and depth < MAX_WALK:
             at = _key(cursor)
             if at is None or oldest is None or at[1] < oldest:
                 break  # past every kept checkpoint: the saver's own walk
-            tup = self.inner.get_tuple(cursor)
+            tup = yield from ask(self.inner, BaseCheckpointSaver.get_tuple, cursor)
             if tup is None:
                 break
             walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
             cursor, depth = tup.parent_config, depth + 1
         full: Mapping[str, DeltaChannelHistory] = {}
         if walk.remaining and (cursor is not None or oldest is None):
-            full = self.inner.get_delta_channel_history(config=config, channels=mine)
-        return self._finish(walk, full)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Async twin of :meth:`get_delta_channel_history`."""
-        key, mine, others = self._split(config, channels)
-        if key is None or not mine:
-            return await self.inner.aget_delta_channel_history(config=config, channels=channels)
-        rest = (
-            await self.inner.aget_delta_channel_history(config=config, channels=others)
-            if others
-            else {}
-        )
-        values = self._lookup(key, mine)
-        if values is None:
-            values = await self._abuild(config, key, mine)
-            self._keep(key, values)
-        return self._answer(values, rest)
-
-    async def _abuild(self, config: RunnableConfig, key: _Key, mine: list[str]) -> _Values:
-        walk = _Walk(mine)
-        oldest = self._oldest_before(key)
-        cursor: RunnableConfig | None = None
-        if oldest is not None:
-            known, cursor = self._parent(key)
-            if not known:
-                target = self._remember(await self.inner.aget_tuple(config))
-                cursor = target.parent_config if target is not None else None
-        depth = 0
-        while cursor is not None and walk.remaining and depth < MAX_WALK:
-            at = _key(cursor)
-            if at is None or oldest is None or at[1] < oldest:
-                break  # past every kept checkpoint: the saver's own walk
-            tup = await self.inner.aget_tuple(cursor)
-            if tup is None:
-                break
-            walk.visit(tup, self._lookup(_key(tup.config), walk.remaining))
-            cursor, depth = tup.parent_config, depth + 1
-        full: Mapping[str, DeltaChannelHistory] = {}
-        if walk.remaining and (cursor is not None or oldest is None):
-            full = await self.inner.aget_delta_channel_history(config=config, channels=mine)
+            history = BaseCheckpointSaver.get_delta_channel_history
+            full = yield from ask(self.inner, history, config=config, channels=mine)
         return self._finish(walk, full)
 
     # --- what the wrapper adds to the wrapped saver's methods ---------------------------
@@ -355,89 +323,66 @@ class HistoryCache(DelegatingSaver):
             return None
         return self._handed.pop((_reader(), _read_at(config)), None)
 
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+    def _get_tuple(self, config: RunnableConfig) -> SaverPlan[CheckpointTuple | None]:
         """See ``BaseCheckpointSaver.get_tuple``."""
         if (handed := self._taken(config)) is not None:
             return handed
-        return self._remember(self.inner.get_tuple(config))
+        return self._remember((yield from ask(self.inner, BaseCheckpointSaver.get_tuple, config)))
 
-    def put(
+    def _put(
         self,
         config: RunnableConfig,
         checkpoint: LGCheckpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
-    ) -> RunnableConfig:
+    ) -> SaverPlan[RunnableConfig]:
         """See ``BaseCheckpointSaver.put`` (the checkpoint known stored once it returns)."""
         with self.stored.storing(_stored_at(config, checkpoint)):
-            return self.inner.put(config, checkpoint, metadata, new_versions)
+            return (
+                yield from ask(
+                    self.inner, BaseCheckpointSaver.put, config, checkpoint, metadata, new_versions
+                )
+            )
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: LGCheckpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """See ``BaseCheckpointSaver.aput`` (the checkpoint known stored once it returns)."""
-        with self.stored.storing(_stored_at(config, checkpoint)):
-            return await self.inner.aput(config, checkpoint, metadata, new_versions)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """See ``BaseCheckpointSaver.aget_tuple``."""
-        if (handed := self._taken(config)) is not None:
-            return handed
-        return self._remember(await self.inner.aget_tuple(config))
-
-    def delete_thread(self, thread_id: str) -> None:
+    def _delete_thread(self, thread_id: str) -> SaverPlan[None]:
         """See ``BaseCheckpointSaver.delete_thread``."""
         self.forget(thread_id)
-        super().delete_thread(thread_id)
+        yield from ask(self.route_thread(thread_id), BaseCheckpointSaver.delete_thread, thread_id)
 
-    async def adelete_thread(self, thread_id: str) -> None:
-        """See ``BaseCheckpointSaver.adelete_thread``."""
-        self.forget(thread_id)
-        await super().adelete_thread(thread_id)
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+    def _delete_for_runs(self, run_ids: Sequence[str]) -> SaverPlan[None]:
         """See ``BaseCheckpointSaver.delete_for_runs``."""
         self.forget()
-        self.inner.delete_for_runs(run_ids)
+        yield from ask(self.inner, BaseCheckpointSaver.delete_for_runs, run_ids)
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """See ``BaseCheckpointSaver.adelete_for_runs``."""
-        self.forget()
-        await self.inner.adelete_for_runs(run_ids)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+    def _copy_thread(self, source_thread_id: str, target_thread_id: str) -> SaverPlan[None]:
         """See ``BaseCheckpointSaver.copy_thread``."""
         self.forget(target_thread_id)
-        self.inner.copy_thread(source_thread_id, target_thread_id)
+        yield from ask(
+            self.inner, BaseCheckpointSaver.copy_thread, source_thread_id, target_thread_id
+        )
 
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """See ``BaseCheckpointSaver.acopy_thread``."""
-        self.forget(target_thread_id)
-        await self.inner.acopy_thread(source_thread_id, target_thread_id)
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    def _prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
+    ) -> SaverPlan[None]:
         """See ``BaseCheckpointSaver.prune``."""
         for tid in thread_ids:
             self.forget(tid)
-        self.inner.prune(thread_ids, strategy=strategy)
+        yield from ask(self.inner, BaseCheckpointSaver.prune, thread_ids, strategy=strategy)
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """See ``BaseCheckpointSaver.aprune``."""
-        for tid in thread_ids:
-            self.forget(tid)
-        await self.inner.aprune(thread_ids, strategy=strategy)
+    get_tuple, aget_tuple = twins(_get_tuple)
+    put, aput = twins(_put)
+    delete_thread, adelete_thread = twins(_delete_thread)
+    delete_for_runs, adelete_for_runs = twins(_delete_for_runs)
+    copy_thread, acopy_thread = twins(_copy_thread)
+    prune, aprune = twins(_prune)
 
     @property
-    def config_specs(self) -> builtins.list[Any]:
+    def config_specs(self) -> builtins.list[ConfigurableFieldSpec]:
         """The wrapped saver's."""
         return list(self.inner.config_specs)
 
 
-def _reader() -> tuple[int, int | None]:
+def _reader() -> _Reader:
     """Who reads: this thread, and the asyncio task running on it (if any)."""
     try:
         task = asyncio.current_task()
@@ -468,9 +413,7 @@ def _stored_at(config: RunnableConfig, checkpoint: LGCheckpoint) -> RunnableConf
     }
 
 
-def keep_conversations(
-    saver: BaseCheckpointSaver[Any], channels: Mapping[str, Any]
-) -> BaseCheckpointSaver[Any]:
+def keep_conversations(saver: CheckpointSaver, channels: Mapping[str, object]) -> CheckpointSaver:
     """``saver`` wrapped in a :class:`HistoryCache` for the conversation channels among
     ``channels`` (a graph's ``{name: channel}``); ``saver`` itself when there are none or it
     is one already."""

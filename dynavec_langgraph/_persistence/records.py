@@ -24,14 +24,15 @@ from __future__ import annotations
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._types import JSONMapping, JSONObject
 from dynavec_langgraph._view import json_metadata, state_view
 
 if TYPE_CHECKING:
@@ -75,25 +76,16 @@ class Checkpoint:
     parent_checkpoint_id: str | None = None
     node_id: str | None = None
     step: int = 0
-    state: dict[str, Any] = field(default_factory=dict)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    state: JSONObject = field(default_factory=dict)
+    metadata: JSONObject = field(default_factory=dict)
     timestamp: str = field(default_factory=_now)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """Return the record as a plain dict (JSON when ``state``/``metadata`` are)."""
-        return {
-            "thread_id": self.thread_id,
-            "checkpoint_id": self.checkpoint_id,
-            "parent_checkpoint_id": self.parent_checkpoint_id,
-            "node_id": self.node_id,
-            "step": self.step,
-            "state": self.state,
-            "metadata": self.metadata,
-            "timestamp": self.timestamp,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Checkpoint:
+    def from_dict(cls, data: JSONMapping) -> Checkpoint:
         """Build a record from :meth:`to_dict`'s form (missing keys take their defaults)."""
         kwargs: dict[str, Any] = {"thread_id": str(data["thread_id"])}
         for key in ("checkpoint_id", "parent_checkpoint_id", "node_id", "timestamp"):

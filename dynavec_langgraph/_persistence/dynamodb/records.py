@@ -40,11 +40,12 @@ import uuid
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from dynavec_langgraph._persistence.dynamodb.table import DynamoDBTable
 from dynavec_langgraph._persistence.dynamodb.values import from_dynamo, item_size, to_dynamo
 from dynavec_langgraph._persistence.records import Checkpoint
+from dynavec_langgraph._types import JSONMapping, JSONObject
 
 __all__ = ["CHECKPOINT", "INLINE_LIMIT", "PIECE_SIZE", "DynamoDBRecords"]
 
@@ -72,11 +73,11 @@ class DynamoDBRecords(DynamoDBTable):
 
     # --- records ----------------------------------------------------------------------
 
-    def _item(self, checkpoint: Checkpoint) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _item(self, checkpoint: Checkpoint) -> tuple[JSONObject, list[JSONObject]]:
         """The checkpoint item (dynavec's attributes) and its piece items (none when it fits)."""
         data = checkpoint.to_dict()
         pk = self._key(CHECKPOINT, checkpoint.thread_id, checkpoint.checkpoint_id)
-        item: dict[str, Any] = {
+        item: JSONObject = {
             "pk": pk,
             "ns": self.namespace,
             "type": CHECKPOINT,
@@ -85,7 +86,7 @@ class DynamoDBRecords(DynamoDBTable):
         }
         if item_size(item) <= INLINE_LIMIT:
             return item, []
-        moved: dict[str, dict[str, Any]] = {}
+        moved: dict[str, JSONObject] = {}
 
         def move(field: str, key: str) -> None:
             moved.setdefault(field, {})[key] = data[field][key]
@@ -121,7 +122,7 @@ class DynamoDBRecords(DynamoDBTable):
         item["lg_pieces"] = [p["pk"] for p in pieces]
         return item, pieces
 
-    def _record(self, thread_id: str, item: Mapping[str, Any], pieces: Mapping[str, Any]) -> Any:
+    def _record(self, thread_id: str, item: JSONMapping, pieces: JSONMapping) -> Checkpoint:
         """A checkpoint item (and its pieces) -> a :class:`Checkpoint`."""
         what = f"the checkpoint item {item.get('pk')!r}"
         try:
@@ -192,7 +193,7 @@ class DynamoDBRecords(DynamoDBTable):
         with self._cache_lock:
             revisions[key] = (weakref.ref(record, forget), revision)
 
-    def _remember(self, pk: str, revision: Any, record: Checkpoint) -> None:
+    def _remember(self, pk: str, revision: object, record: Checkpoint) -> None:
         if not isinstance(revision, str):
             return
         with self._cache_lock:
@@ -201,10 +202,10 @@ class DynamoDBRecords(DynamoDBTable):
             while len(self._cache) > _CACHED:
                 self._cache.popitem(last=False)
 
-    def _manifest(self, thread_id: str) -> dict[str, Any] | None:
+    def _manifest(self, thread_id: str) -> JSONObject | None:
         return self._get(self._key("thread", thread_id))
 
-    def _history(self, thread_id: str, manifest: Mapping[str, Any]) -> builtins.list[str]:
+    def _history(self, thread_id: str, manifest: JSONMapping) -> builtins.list[str]:
         """The checkpoint ids of the thread's history (its history pages, then the
         manifest's own entries), in save order (checked)."""
         history = from_dynamo(manifest.get("history"))

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
 from dynavec_langgraph._extras import missing_extra
 
-__all__ = ["from_dynamo", "item_size", "load_boto3", "to_dynamo"]
+__all__ = ["from_dynamo", "item_size", "load_boto3", "to_dynamo", "walked"]
 
 
 def load_boto3() -> Any:
@@ -23,18 +23,29 @@ def load_boto3() -> Any:
 # --- values ---------------------------------------------------------------------------
 
 
+def walked(value: Any, leaf: Callable[[object], object]) -> Any:
+    """``value`` for boto3: its mappings and lists walked (keys as strings, tuples as lists),
+    every other value as ``leaf`` makes it, or refuses it (one walk for each encoding of
+    dynavec's values: the checkpointer's, :func:`to_dynamo`, and the memory's)."""
+    if isinstance(value, Mapping):
+        return {str(k): walked(v, leaf) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [walked(v, leaf) for v in value]
+    return leaf(value)
+
+
 def to_dynamo(value: Any) -> Any:
     """Plain Python -> what boto3 stores (dynavec's encoding: floats as ``Decimal(str(x))``)."""
+    return walked(value, _stored_leaf)
+
+
+def _stored_leaf(value: object) -> object:
     if isinstance(value, bool) or value is None or isinstance(value, str | int):
         return value
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise ValueError(f"DynamoDB cannot store the number {value!r}")
         return Decimal(str(value))
-    if isinstance(value, Mapping):
-        return {str(k): to_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_dynamo(v) for v in value]
     raise TypeError(
         f"DynamoDBCheckpointer stores JSON-like values; got {type(value).__name__} ({value!r})"
     )
