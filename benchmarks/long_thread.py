@@ -139,7 +139,7 @@ def paused_threads(
 ) -> list[Row]:
     """``count`` paused threads: time to pause them, list them, answer them all (no rows
     for ``count=0``)."""
-    from dynavec_langgraph._inbox import graph_on, list_pending, resume_graph
+    from dynavec_langgraph._approvals.inbox import graph_on, list_pending, resume_graph
 
     rows: list[Row] = []
     for kind in (k for k in LONG_SAVERS if k in savers and count > 0):

@@ -12,7 +12,6 @@ import typing
 
 if typing.TYPE_CHECKING:
     from dynavec_langgraph._agent.agent import ReActAgent
-    from dynavec_langgraph._create_agent import create_agent
     from dynavec_langgraph._dynavec.planner import Plan, Planner, PlanStep
     from dynavec_langgraph._dynavec.records import (
         AgentResult,
@@ -52,9 +51,10 @@ if typing.TYPE_CHECKING:
         UnkeyedResumeError,
     )
     from dynavec_langgraph._exactly_once.keys import idempotency_key
-    from dynavec_langgraph._factory import create_react_agent
-    from dynavec_langgraph._policy.spec import ApprovalPolicy
-    from dynavec_langgraph._state import ReActState
+    from dynavec_langgraph._graph.create_agent import create_agent
+    from dynavec_langgraph._graph.factory import create_react_agent
+    from dynavec_langgraph._graph.state import ReActState
+    from dynavec_langgraph._pauses.policy.spec import ApprovalPolicy
     from dynavec_langgraph._tools.agent_tool import AgentTool, tool
     from dynavec_langgraph.checkpoint import BaseCheckpointer, Checkpoint, MemoryCheckpointer
     from dynavec_langgraph.dynamodb import DynamoDBCheckpointer
@@ -77,7 +77,7 @@ _EXPORTS: dict[str, str] = {
     "AgentState": "dynavec_langgraph._dynavec.records",
     "AgentStep": "dynavec_langgraph._dynavec.records",
     "AgentTool": "dynavec_langgraph._tools.agent_tool",
-    "ApprovalPolicy": "dynavec_langgraph._policy.spec",
+    "ApprovalPolicy": "dynavec_langgraph._pauses.policy.spec",
     "ApprovalPolicyError": "dynavec_langgraph._errors",
     "ApprovalTimeoutError": "dynavec_langgraph.exceptions",
     "ApproverMismatchError": "dynavec_langgraph._errors",
@@ -110,7 +110,7 @@ _EXPORTS: dict[str, str] = {
     "PlanStep": "dynavec_langgraph._dynavec.planner",
     "Planner": "dynavec_langgraph._dynavec.planner",
     "ReActAgent": "dynavec_langgraph._agent.agent",
-    "ReActState": "dynavec_langgraph._state",
+    "ReActState": "dynavec_langgraph._graph.state",
     "RemoteRunError": "dynavec_langgraph._errors",
     "ServerUnavailableError": "dynavec_langgraph._errors",
     "StaleDecisionError": "dynavec_langgraph._errors",
@@ -122,8 +122,8 @@ _EXPORTS: dict[str, str] = {
     "UnkeyedResumeError": "dynavec_langgraph._errors",
     "ToolCall": "dynavec_langgraph._dynavec.records",
     "ToolRegistry": "dynavec_langgraph._dynavec.registry",
-    "create_agent": "dynavec_langgraph._create_agent",
-    "create_react_agent": "dynavec_langgraph._factory",
+    "create_agent": "dynavec_langgraph._graph.create_agent",
+    "create_react_agent": "dynavec_langgraph._graph.factory",
     "default_registry": "dynavec_langgraph._dynavec.registry",
     "idempotency_key": "dynavec_langgraph._exactly_once.keys",
     "interrupt": "dynavec_langgraph.interrupt",

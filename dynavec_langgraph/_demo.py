@@ -17,8 +17,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from dynavec_langgraph._factory import create_react_agent
-from dynavec_langgraph._run_data import current_run
+from dynavec_langgraph._graph.factory import create_react_agent
+from dynavec_langgraph._graph.run_data import current_run
 from dynavec_langgraph._tools.agent_tool import AgentTool, tool
 from dynavec_langgraph.interrupt import Rejected, interrupt
 from dynavec_langgraph.testing import ScriptedChatModel, Turn

@@ -28,15 +28,15 @@ Anything else, or a decision not in ``allowed``, asks the same approval again wi
 the new interrupt's ``error``; the call does not run.
 """
 
-from dynavec_langgraph._approval import EDIT_NOTICE, edit_notice, require_approval
 from dynavec_langgraph._errors import (
     ApproverMismatchError,
     ApproverRefusedError,
     ApproverRequiredError,
 )
-from dynavec_langgraph._policy.answers import approver_decision
-from dynavec_langgraph._policy.events import ApprovalEvent, add_approval_listener
-from dynavec_langgraph._policy.spec import EXPIRE, ApprovalPolicy
+from dynavec_langgraph._pauses.approval import EDIT_NOTICE, edit_notice, require_approval
+from dynavec_langgraph._pauses.policy.answers import approver_decision
+from dynavec_langgraph._pauses.policy.events import ApprovalEvent, add_approval_listener
+from dynavec_langgraph._pauses.policy.spec import EXPIRE, ApprovalPolicy
 
 __all__ = [
     "EDIT_NOTICE",

@@ -83,6 +83,6 @@ def verify(target: Any, thread_id: str | None = None) -> TrailReport:
         >>> report.ok, [(t.thread_id, t.chained, t.head_seq) for t in report.threads]
         (True, [('t1', 1, 1)])
     """
-    from dynavec_langgraph._inbox import verify_trails
+    from dynavec_langgraph._approvals.inbox import verify_trails
 
     return verify_trails(target, thread_id)

@@ -15,8 +15,8 @@ from langgraph.types import StreamMode
 
 from dynavec_langgraph._dynavec.conversion import to_dynavec
 from dynavec_langgraph._dynavec.records import AgentResult, ToolCall
-from dynavec_langgraph._pause_value import interrupt_fields
-from dynavec_langgraph._state import AGENT_NODE, TOOLS_NODE
+from dynavec_langgraph._graph.state import AGENT_NODE, TOOLS_NODE
+from dynavec_langgraph._pauses.value import interrupt_fields
 
 __all__ = [
     "STREAM_MODES",

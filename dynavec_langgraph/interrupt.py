@@ -34,20 +34,6 @@ from langgraph.config import get_config
 from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
-from dynavec_langgraph._decisions import (
-    Rejected,
-    allowed_decision,
-    any_decision_schema,
-    plain_decision,
-    read_decision,
-    resume_command,
-)
-from dynavec_langgraph._digest import (
-    bind_decision,
-    compute_review_digest,
-    decision_digest,
-    review_digest,
-)
 from dynavec_langgraph._errors import (
     InterruptCallError,
     InvalidDecisionError,
@@ -55,8 +41,25 @@ from dynavec_langgraph._errors import (
     UnappliedResumeWarning,
     interrupt_call_text,
 )
-from dynavec_langgraph._pause import ask, current_tool_call
-from dynavec_langgraph._pause_value import (
+from dynavec_langgraph._pauses.ask import ask, current_tool_call
+from dynavec_langgraph._pauses.decisions import (
+    Rejected,
+    allowed_decision,
+    any_decision_schema,
+    plain_decision,
+    read_decision,
+    resume_command,
+)
+from dynavec_langgraph._pauses.digest import (
+    bind_decision,
+    compute_review_digest,
+    decision_digest,
+    review_digest,
+)
+from dynavec_langgraph._pauses.policy.ask import rules_for
+from dynavec_langgraph._pauses.policy.scope import check_declared, checked_options, policy_for
+from dynavec_langgraph._pauses.policy.spec import EXPIRE, ApprovalPolicy
+from dynavec_langgraph._pauses.value import (
     ALL_DECISIONS,
     DecisionKind,
     InterruptValue,
@@ -66,9 +69,6 @@ from dynavec_langgraph._pause_value import (
     pause_value,
     refusal_note,
 )
-from dynavec_langgraph._policy.ask import rules_for
-from dynavec_langgraph._policy.scope import check_declared, checked_options, policy_for
-from dynavec_langgraph._policy.spec import EXPIRE, ApprovalPolicy
 from dynavec_langgraph._storable import lone_surrogate
 from dynavec_langgraph._types import ToolArgs, TypeAnnotation, UserPayload
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from dynavec_langgraph._demo import create_demo_agent
-from dynavec_langgraph._flow.graph import AgentGraph
-from dynavec_langgraph._flow.parts import GraphState, append_reducer
+from dynavec_langgraph._dynavec.flow.graph import AgentGraph
+from dynavec_langgraph._dynavec.flow.parts import GraphState, append_reducer
 from dynavec_langgraph.interrupt import interrupt
 
 __all__ = ["flow", "graph"]

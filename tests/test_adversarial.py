@@ -36,8 +36,8 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
+from dynavec_langgraph._approvals.inbox import load_graph
 from dynavec_langgraph._cli import main as cli_main
-from dynavec_langgraph._inbox import load_graph
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 from tests import inbox_graph

@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from dynavec_langgraph import ReActAgent, create_react_agent, tool
-from dynavec_langgraph._approval import normalize_decision
+from dynavec_langgraph._pauses.approval import normalize_decision
 from dynavec_langgraph.approval import edit_notice, require_approval
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.review import same_ask_again

@@ -25,7 +25,7 @@ import pytest
 
 import dynavec_langgraph
 from dynavec_langgraph import ApproverRefusedError, InvalidLinkError
-from dynavec_langgraph._links import sign_link
+from dynavec_langgraph._approvals.links import sign_link
 from dynavec_langgraph.links import LinkKeys, approval_links
 from dynavec_langgraph.remote import RemoteReActAgent, server_thread_id
 from tests.langgraph_server import REPO, langgraph_dev

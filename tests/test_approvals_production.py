@@ -36,7 +36,7 @@ from dynavec_langgraph import (
     tool,
 )
 from dynavec_langgraph._cli.db import open_saver
-from dynavec_langgraph._policy.spec import _uuid_time
+from dynavec_langgraph._pauses.policy.spec import _uuid_time
 from dynavec_langgraph.approval import (
     EXPIRE,
     ApprovalEvent,
@@ -404,7 +404,7 @@ def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
 def _paused(db: str, spec: str, tmp_path: Path, **env: str) -> None:
     """Start the thread ``t`` in another process: it pauses at ``approve_pay``."""
     code = (
-        "import sys; from dynavec_langgraph._inbox import graph_on, load_graph; "
+        "import sys; from dynavec_langgraph._approvals.inbox import graph_on, load_graph; "
         "from dynavec_langgraph._cli.db import open_saver\n"
         "with open_saver(sys.argv[1], must_exist=False) as saver:\n"
         "    app = graph_on(load_graph(sys.argv[2]), saver)\n"
@@ -428,7 +428,7 @@ def _ledger(tmp_path: Path) -> list[dict[str, Any]]:
 
 
 def _state(db: str, spec: str) -> Any:
-    from dynavec_langgraph._inbox import graph_on, load_graph
+    from dynavec_langgraph._approvals.inbox import graph_on, load_graph
 
     with open_saver(db, must_exist=True) as saver:
         return graph_on(load_graph(spec), saver).get_state({"configurable": {"thread_id": "t"}})

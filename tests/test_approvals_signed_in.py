@@ -21,7 +21,7 @@ from dynavec_langgraph import (
     create_react_agent,
     tool,
 )
-from dynavec_langgraph._policy.doors import refuse_approver
+from dynavec_langgraph._pauses.policy.doors import refuse_approver
 from dynavec_langgraph.approval import approver_decision, require_approval
 from dynavec_langgraph.audit import audit_trail
 from dynavec_langgraph.testing import ScriptedChatModel

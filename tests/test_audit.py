@@ -23,7 +23,7 @@ from dynavec_langgraph import (
     ReActAgent,
     create_react_agent,
 )
-from dynavec_langgraph._inbox import thread_ids
+from dynavec_langgraph._approvals.inbox import thread_ids
 from dynavec_langgraph._persistence.locks import resume_lock
 from dynavec_langgraph.audit import (
     AUDIT_KEY,

@@ -25,7 +25,7 @@ from dynavec_langgraph import (
     interrupt,
     tool,
 )
-from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph.agents import DEFAULT_REACT_SYSTEM_PROMPT
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel

@@ -11,7 +11,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.initializer import RegisteredCheckpointer
 
 from dynavec_langgraph import BaseCheckpointer, Checkpoint, DynamoDBCheckpointer, MemoryCheckpointer
-from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph.savers import ConnectionSaver, resolve_checkpointer
 from tests.dynamo import REGION, DynamoDBServer
 

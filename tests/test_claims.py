@@ -1,14 +1,14 @@
 """The guarantee inside the graph: two resumes of one pause run the approved tool once, also
 when nobody but LangGraph drives the graph (``graph.invoke(Command(resume=...))``).
 
-The tool node claims a resumed call before the tool runs (``dynavec_langgraph/_claims.py``):
-the thread's resume lock, then a first-writer-wins write on the checkpoint it resumes. The
-loser's ``invoke`` raises ``ConcurrentResumeError`` naming the thread and the call. Tested with
-two processes on a SQLite file and on PostgreSQL, with a caller that comes late (it read the
-paused checkpoint before the winner finished and reaches the tool after), with a claimant that
-died mid-call (its claim is in doubt: the next resume runs the call again, as before), with a
-re-asked approval (each answer is its own claim), with ``ReActAgent`` against the raw graph, and
-the LangGraph behaviours the claim reads are pinned.
+The tool node claims a resumed call before the tool runs
+(``dynavec_langgraph/_exactly_once/claims.py``): the thread's resume lock, then a first-writer-wins
+write on the checkpoint it resumes. The loser's ``invoke`` raises ``ConcurrentResumeError`` naming
+the thread and the call. Tested with two processes on a SQLite file and on PostgreSQL, with a caller
+that comes late (it read the paused checkpoint before the winner finished and reaches the tool
+after), with a claimant that died mid-call (its claim is in doubt: the next resume runs the call
+again, as before), with a re-asked approval (each answer is its own claim), with ``ReActAgent``
+against the raw graph, and the LangGraph behaviours the claim reads are pinned.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from langgraph.types import interrupt as lg_interrupt
 from psycopg.rows import dict_row
 
 from dynavec_langgraph import ConcurrentResumeError, ReActAgent, create_react_agent, interrupt, tool
-from dynavec_langgraph._adapter import DynavecCheckpointSaver
-from dynavec_langgraph._claims import CLAIM_CHANNEL
+from dynavec_langgraph._exactly_once.claims import CLAIM_CHANNEL
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph.checkpoint import Checkpoint
 from dynavec_langgraph.dynamodb import from_url
 from dynavec_langgraph.testing import ScriptedChatModel

@@ -39,7 +39,7 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command
 
 from dynavec_langgraph import ReActState, create_react_agent, interrupt, tool
-from dynavec_langgraph._messages import (
+from dynavec_langgraph._graph.messages import (
     Conversation,
     ConversationChannel,
     merge_conversation,

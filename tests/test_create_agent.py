@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from dynavec_langgraph import _middleware as mw
 from dynavec_langgraph import create_agent, create_react_agent, interrupt
-from dynavec_langgraph._subagent_cause import ToolCallCause
+from dynavec_langgraph._graph.subagent_cause import ToolCallCause
 from dynavec_langgraph.testing import ScriptedChatModel
 
 RAN: list[str] = []

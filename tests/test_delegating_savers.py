@@ -14,7 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.memory import InMemorySaver
 
-from dynavec_langgraph._messages import ConversationChannel
+from dynavec_langgraph._graph.messages import ConversationChannel
 from dynavec_langgraph._persistence.base import DelegatingSaver
 from dynavec_langgraph._persistence.history import HistoryCache
 from dynavec_langgraph._persistence.locks import WrapsSaver

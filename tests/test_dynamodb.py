@@ -30,7 +30,7 @@ from dynavec_langgraph import (
     StorageError,
     create_react_agent,
 )
-from dynavec_langgraph._adapter import DynavecCheckpointSaver
+from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph.checkpoint import Checkpoint
 from dynavec_langgraph.savers import resolve_checkpointer
 from dynavec_langgraph.testing import ScriptedChatModel
@@ -673,7 +673,7 @@ def test_the_inbox_lists_paused_threads_of_dynamodb(
 ) -> None:
     """``list_pending`` (the inbox) on a DynamoDB checkpointer: its threads come from the
     thread manifests; a damaged thread is reported as damaged, the others still listed."""
-    from dynavec_langgraph._inbox import list_pending
+    from dynavec_langgraph._approvals.inbox import list_pending
 
     store = _store(dynamodb_server)
     scenario = Scenario(tmp_path / "effects")

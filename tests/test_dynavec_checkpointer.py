@@ -194,7 +194,7 @@ def test_c8_a_saver_built_by_hand_stores_the_prompt_it_is_given() -> None:
     from langchain_core.messages import HumanMessage
 
     from dynavec_langgraph import create_react_agent
-    from dynavec_langgraph._adapter import DynavecCheckpointSaver
+    from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 
     for given, head in ((None, []), ("sys", ["system"])):
         store = MemoryCheckpointer()

@@ -803,7 +803,7 @@ def test_a_call_waits_for_the_save_running_here_and_reads_a_checkpoint_stored_el
     from concurrent.futures import ThreadPoolExecutor
 
     from dynavec_langgraph._exactly_once.wait import stored
-    from dynavec_langgraph._messages import ConversationChannel
+    from dynavec_langgraph._graph.messages import ConversationChannel
     from dynavec_langgraph._persistence.history import HistoryCache
     from dynavec_langgraph.interrupt import ToolCallRef
 
@@ -837,7 +837,7 @@ def test_a_call_sleeps_once_until_its_own_save_returns(monkeypatch: pytest.Monke
 
     from dynavec_langgraph._exactly_once import wait
     from dynavec_langgraph._exactly_once.wait import stored
-    from dynavec_langgraph._messages import ConversationChannel
+    from dynavec_langgraph._graph.messages import ConversationChannel
     from dynavec_langgraph._persistence.history import HistoryCache
     from dynavec_langgraph.interrupt import ToolCallRef
 
@@ -890,7 +890,7 @@ async def test_an_async_call_is_woken_by_the_save_running_here(
 
     from dynavec_langgraph._exactly_once import wait
     from dynavec_langgraph._exactly_once.wait import astored
-    from dynavec_langgraph._messages import ConversationChannel
+    from dynavec_langgraph._graph.messages import ConversationChannel
     from dynavec_langgraph._persistence.history import HistoryCache
     from dynavec_langgraph.interrupt import ToolCallRef
 

@@ -26,8 +26,8 @@ from dynavec_langgraph import (
     ReActAgent,
     tool,
 )
+from dynavec_langgraph._approvals.inbox import graph_on, resume_graph
 from dynavec_langgraph._cli import main as cli_main
-from dynavec_langgraph._inbox import graph_on, resume_graph
 from dynavec_langgraph._persistence.locks import resume_lock
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.testing import ScriptedChatModel
@@ -339,7 +339,7 @@ def test_the_inbox_reaches_the_lock_only_through_the_guarded_resume() -> None:
     root = Path(dynavec_langgraph.__file__).parent
     cli = sorted(str(p.relative_to(root)) for p in (root / "_cli").glob("*.py"))
     assert "_cli/inbox.py" in cli  # the command line is a folder, its modules read one by one
-    for name in ("_inbox.py", *cli, "_remote/inbox.py"):
+    for name in ("_approvals/inbox.py", *cli, "_remote/inbox.py"):
         tree = ast.parse((root / name).read_text())
         imported = {
             (node.module, alias.name)
@@ -350,7 +350,7 @@ def test_the_inbox_reaches_the_lock_only_through_the_guarded_resume() -> None:
         modules = {m for m, _ in imported}
         # the lock and the decision helpers under every path they have lived at
         assert not modules & {"dynavec_langgraph._locks", "dynavec_langgraph._persistence.locks"}
-        for home in ("dynavec_langgraph.interrupt", "dynavec_langgraph._decisions"):
+        for home in ("dynavec_langgraph.interrupt", "dynavec_langgraph._pauses.decisions"):
             assert (home, "refusal") not in imported, name
             assert (home, "resume_command") not in imported, name
         assert "resume_lock" not in {alias for _, alias in imported}, name

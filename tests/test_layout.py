@@ -17,8 +17,8 @@ from typing import Any
 from langgraph.types import Interrupt
 
 import dynavec_langgraph
-from dynavec_langgraph._pause_value import interrupt_fields
-from dynavec_langgraph._view import interrupted_marker
+from dynavec_langgraph._dynavec.view import interrupted_marker
+from dynavec_langgraph._pauses.value import interrupt_fields
 from dynavec_langgraph.interrupt import ToolCallRef, pause_value
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
@@ -87,18 +87,17 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "the resume locks, the chat-model types, dynavec's self-contained topics",
         frozenset(
             {
-                "_audit", "_audit.entries", "_audit.in_graph", "_audit.notifications",
-                "_audit.storage", "_audit.switch", "_audit.trail", "_audit.verify", "_call_ids",
-                "_conversation_view", "_digest", "_dynavec", "_dynavec.conversion",
-                "_dynavec.memory", "_dynavec.planner", "_dynavec.records", "_dynavec.supervisor",
-                "_errors", "_extras", "_lg_names",
-                "_links", "_messages",
-                "_persistence.dynamodb.values", "_persistence.kinds", "_persistence.locks",
-                "_persistence.stored",
-                "_persistence.serde", "_run_data", "_serde", "_storable",
-                "_subagent_cause", "_types", "chat", "chat._providers", "chat.anthropic",
-                "chat.base", "chat.bedrock", "chat.openai", "exceptions", "memory", "planner",
-                "records", "supervisor", "testing",
+                "_approvals", "_approvals.links", "_audit", "_audit.entries", "_audit.in_graph",
+                "_audit.notifications", "_audit.storage", "_audit.switch", "_audit.trail",
+                "_audit.verify", "_dynavec", "_dynavec.conversion", "_dynavec.memory",
+                "_dynavec.planner", "_dynavec.records", "_dynavec.supervisor", "_errors", "_extras",
+                "_graph", "_graph.call_ids", "_graph.conversation_view", "_graph.messages",
+                "_graph.run_data", "_graph.subagent_cause", "_lg_names", "_pauses",
+                "_pauses.digest", "_persistence.dynamodb.values", "_persistence.kinds",
+                "_persistence.locks", "_persistence.serde", "_persistence.stored", "_storable",
+                "_types", "chat", "chat._providers", "chat.anthropic", "chat.base", "chat.bedrock",
+                "chat.openai", "exceptions", "memory", "planner", "records", "supervisor",
+                "testing",
             }
         ),
     ),
@@ -107,14 +106,15 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "exactly-once marks and claims, the tool types, the record view",
         frozenset(
             {
-                "_approval", "_audit.hooks", "_binding", "_claims", "_decisions", "_exactly_once",
-                "_exactly_once.gate", "_exactly_once.guarded", "_exactly_once.keys",
-                "_exactly_once.marks", "_exactly_once.shown", "_exactly_once.wait", "_models",
-                "_pause", "_pause_value", "_policy", "_policy.answers", "_policy.ask",
-                "_policy.doors", "_policy.events", "_policy.scope", "_policy.spec", "_signed_in",
+                "_audit.hooks", "_dynavec.connectors", "_dynavec.models", "_dynavec.registry",
+                "_dynavec.view", "_exactly_once", "_exactly_once.claims", "_exactly_once.gate",
+                "_exactly_once.guarded", "_exactly_once.keys", "_exactly_once.marks",
+                "_exactly_once.shown", "_exactly_once.wait", "_graph.binding", "_pauses.approval",
+                "_pauses.ask", "_pauses.decisions", "_pauses.policy", "_pauses.policy.answers",
+                "_pauses.policy.ask", "_pauses.policy.doors", "_pauses.policy.events",
+                "_pauses.policy.scope", "_pauses.policy.spec", "_pauses.signed_in", "_pauses.value",
                 "_tools", "_tools.adapters", "_tools.agent_tool", "_tools.calls", "_tools.policies",
-                "_tools.schemas", "_view", "_dynavec.connectors", "_dynavec.registry", "approval",
-                "connectors", "interrupt", "registry",
+                "_tools.schemas", "approval", "connectors", "interrupt", "registry",
             }
         ),
     ),
@@ -123,12 +123,12 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "adapter, connection strings",
         frozenset(
             {
-                "_adapter", "_persistence", "_persistence.adapter", "_persistence.base",
+                "_persistence", "_persistence.adapter", "_persistence.base",
                 "_persistence.connections", "_persistence.dynamodb",
                 "_persistence.dynamodb.checkpointer", "_persistence.dynamodb.lock",
                 "_persistence.dynamodb.records", "_persistence.dynamodb.table",
-                "_persistence.history",
-                "_persistence.records", "_persistence.scratch", "checkpoint", "dynamodb", "savers",
+                "_persistence.history", "_persistence.records", "_persistence.scratch",
+                "checkpoint", "dynamodb", "savers",
             }
         ),
     ),
@@ -136,34 +136,37 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "the graph's parts: the agent's spec, state and reducers, task planning, routing, the "
         "tool call, the nodes",
         frozenset(
-            {"_nodes", "_routing", "_spec", "_state", "_tasks", "_tool_call", "_tool_errors"}
+            {"_graph.nodes", "_graph.routing", "_graph.spec", "_graph.state", "_graph.tasks",
+            "_graph.tool_call", "_graph.tool_errors"}
         ),
     ),
     (
         "the create_agent mirror, the prebuilt options",
         frozenset(
             {
-                "_middleware", "_middleware.face", "_middleware.graph", "_middleware.hooks",
-                "_middleware.model_node", "_middleware.options", "_middleware.per_call_review",
-                "_middleware.structured", "_middleware.tool_calls", "_prebuilt", "_agent_options",
+                "_graph.options", "_graph.prebuilt", "_middleware", "_middleware.face",
+                "_middleware.graph", "_middleware.hooks", "_middleware.model_node",
+                "_middleware.options", "_middleware.per_call_review", "_middleware.structured",
+                "_middleware.tool_calls",
             }
         ),
     ),
-    ("the factory", frozenset({"_factory", "_create_agent"})),
+    ("the factory", frozenset({"_graph.factory", "_graph.create_agent"})),
     (
         "runs: ReActAgent, the guarded resume, events, the inbox, the remote agent, dynavec's "
         "graph engine, Temporal, the demo",
         frozenset(
             {
                 "_agent", "_agent.agent", "_agent.core", "_agent.reads", "_agent.resumes",
-                "_agent.runs", "_flow", "_flow.conditions", "_flow.graph", "_flow.in_process",
-                "_flow.parts", "_flow.results", "_flow.rounds", "_inbox", "_remote",
+                "_agent.runs", "_approvals.inbox", "_demo", "_dynavec.flow",
+                "_dynavec.flow.conditions", "_dynavec.flow.graph", "_dynavec.flow.in_process",
+                "_dynavec.flow.parts", "_dynavec.flow.results", "_dynavec.flow.rounds", "_remote",
                 "_remote.agent", "_remote.audit", "_remote.errors", "_remote.expiry",
                 "_remote.inbox", "_remote.requests", "_remote.runs", "_remote.server",
-                "_demo", "_remote.threads", "_resuming", "_resuming.answers", "_resuming.checks",
+                "_remote.threads", "_resuming", "_resuming.answers", "_resuming.checks",
                 "_resuming.guarded", "_resuming.reading", "audit", "demo", "events", "remote",
-                "temporal", "temporal._client", "temporal._shapes",
-                "temporal._temporalio", "temporal._worker", "temporal._workflow",
+                "temporal", "temporal._client", "temporal._shapes", "temporal._temporalio",
+                "temporal._worker", "temporal._workflow",
             }
         ),
     ),
@@ -173,11 +176,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_agui", "_agui.app", "_agui.decisions", "_agui.events", "_agui.extra",
-                "_agui.pauses", "_cli", "_cli.__main__", "_cli.audit", "_cli.common", "_cli.db",
-                "_cli.demo", "_cli.inbox", "agents", "agui", "agents.base", "agents.connectors",
-                "agents.graph", "agents.handoff", "agents.planner", "agents.react",
-                "agents.registry", "agents.state", "agents.supervisor", "links", "studio",
-                "_link_app", "temporal.__main__",
+                "_agui.pauses", "_approvals.link_app", "_cli", "_cli.__main__", "_cli.audit",
+                "_cli.common", "_cli.db", "_cli.demo", "_cli.inbox", "agents", "agents.base",
+                "agents.connectors", "agents.graph", "agents.handoff", "agents.planner",
+                "agents.react", "agents.registry", "agents.state", "agents.supervisor", "agui",
+                "links", "studio", "temporal.__main__",
             }
         ),
     ),
@@ -266,7 +269,7 @@ def test_the_import_graph_counts_every_kind_of_import() -> None:
         "if TYPE_CHECKING:\n"
         "    from dynavec_langgraph._tools import AgentTool\n"
         "def f():\n"
-        "    from dynavec_langgraph import _policy\n"
+        "    from dynavec_langgraph import _pauses\n"
         "class C:\n"
         "    def m(self):\n"
         "        from . import registry\n"
@@ -278,7 +281,7 @@ def test_the_import_graph_counts_every_kind_of_import() -> None:
         if isinstance(node, ast.Import | ast.ImportFrom)
         for d in _imported("_types", node)
     }
-    assert found == {"_errors", "_tools", "_policy", "registry", "chat.base"}
+    assert found == {"_errors", "_tools", "_pauses", "registry", "chat.base"}
     relative = ast.parse("from . import base\nfrom .. import _errors\nfrom ..chat import openai\n")
     assert [
         d for node in relative.body if isinstance(node, ast.ImportFrom)
@@ -316,16 +319,16 @@ def test_the_factory_is_the_only_importer_of_the_middleware_code() -> None:
         for m, deps in _graph().items()
         if not m.startswith("_middleware") and any(d.startswith("_middleware") for d in deps)
     )
-    assert importers == ["_factory"]
-    assert [m for m, deps in _graph().items() if "_factory" in deps] == sorted(
-        ["_agent.core", "_create_agent", "_demo"]
+    assert importers == ["_graph.factory"]
+    assert [m for m, deps in _graph().items() if "_graph.factory" in deps] == sorted(
+        ["_agent.core", "_graph.create_agent", "_demo"]
     )  # the faces on top, nothing below
 
 
 TYPED_MODULES = (
-    "_agent_options", "_create_agent", "_factory", "_middleware.face", "_middleware.graph",
-    "_middleware.model_node", "_middleware.options", "_middleware.tool_calls", "_nodes",
-    "_prebuilt", "_spec",
+    "_graph.options", "_graph.create_agent", "_graph.factory", "_middleware.face",
+    "_middleware.graph", "_middleware.model_node", "_middleware.options", "_middleware.tool_calls",
+    "_graph.nodes", "_graph.prebuilt", "_graph.spec",
 )  # fmt: skip
 """The factory, its faces, its spec and the nodes it builds: what truly is ``Any`` there (the
 user's values) is named by an alias of ``_types`` (``UserPayload``, ``UserState``, ...)."""
@@ -341,8 +344,8 @@ def test_the_factory_takes_one_typed_spec_and_names_its_payloads() -> None:
     """The faces (``create_react_agent``, ``create_agent``, ``ReActAgent``) hand the factory one
     ``AgentSpec``, not a relay of keywords; the factory's modules write ``Any`` at most 3 times
     per 100 non-blank lines (issue 39)."""
-    from dynavec_langgraph._factory import build_agent
-    from dynavec_langgraph._spec import AgentSpec
+    from dynavec_langgraph._graph.factory import build_agent
+    from dynavec_langgraph._graph.spec import AgentSpec
 
     assert list(inspect.signature(build_agent).parameters) == ["spec"]
     assert dataclasses.is_dataclass(AgentSpec) and AgentSpec.__dataclass_params__.frozen  # type: ignore[attr-defined]
@@ -434,11 +437,11 @@ def test_database_url_schemes_are_written_in_savers_only() -> None:
 
 
 def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
-    """_approval.py, the tool node and the rest pause through ``_pause.ask`` / ``interrupt``
+    """_pauses.approval.py, the tool node and the rest pause through ``_pause.ask`` / ``interrupt``
     and build the value with ``pause_value``: nothing but the pause itself
     (``_pause``, behind the public ``interrupt`` module) calls LangGraph's ``interrupt`` or
     constructs an ``InterruptValue``."""
-    home = "_pause"
+    home = "_pauses.ask"
     offenders: list[str] = []
     for m in MODULES:
         if m == home:
@@ -455,7 +458,7 @@ def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:
             ):
                 offenders.append(f"{m}: InterruptValue(...)")
     assert offenders == []
-    assert "pause_value" in (PACKAGE / "_approval.py").read_text()
+    assert "pause_value" in (PACKAGE / "_pauses/approval.py").read_text()
 
 
 def test_interrupt_and_require_approval_ask_through_one_loop() -> None:
@@ -471,9 +474,13 @@ def test_interrupt_and_require_approval_ask_through_one_loop() -> None:
         and isinstance(node.func, ast.Name)
         and node.func.id == "answer_slot"
     )
-    assert sorted(set(readers)) == ["_exactly_once.gate", "_middleware.per_call_review", "_pause"]
-    assert readers.count("_pause") == 1  # the one loop's one read
-    for face in ("interrupt", "_approval"):
+    assert sorted(set(readers)) == [
+        "_exactly_once.gate",
+        "_middleware.per_call_review",
+        "_pauses.ask",
+    ]
+    assert readers.count("_pauses.ask") == 1  # the one loop's one read
+    for face in ("interrupt", "_pauses.approval"):
         called = {
             node.func.id
             for node in _nodes(face)

@@ -26,10 +26,10 @@ AUDIT_TRAIL = "dynavec_langgraph._audit.storage"
 NOT_AT_IMPORT = (
     AUDIT_TRAIL,
     "dynavec_langgraph._remote.audit",
-    "dynavec_langgraph._inbox",
-    "dynavec_langgraph._models",
+    "dynavec_langgraph._approvals.inbox",
+    "dynavec_langgraph._dynavec.models",
     "dynavec_langgraph._middleware",
-    "dynavec_langgraph._prebuilt",
+    "dynavec_langgraph._graph.prebuilt",
     "dynavec_langgraph.events",
     "dynavec_langgraph.memory",
     "dynavec_langgraph._dynavec.memory",
@@ -49,7 +49,7 @@ NOT_AT_IMPORT = (
 
 NOT_FOR_A_PLAIN_RUN = (
     AUDIT_TRAIL,
-    "dynavec_langgraph._models",
+    "dynavec_langgraph._dynavec.models",
     "dynavec_langgraph._middleware",
     "dynavec_langgraph.chat._providers",
     "langgraph.prebuilt",

@@ -1,9 +1,9 @@
 """The PostgreSQL sessions a resume holds (docs/benchmarks.md, the async-resume row).
 
 A resume lock taken inside another one on the same PostgreSQL saver (the claim of a resumed
-call, ``dynavec_langgraph._claims``, inside a door's thread lock) takes its advisory lock on the
-session that already holds one: a door's resume holds one pool connection for its locks, not
-two, so 8 workers resuming at once do not open connections beyond the pool's.
+call, ``dynavec_langgraph._exactly_once.claims``, inside a door's thread lock) takes its advisory
+lock on the session that already holds one: a door's resume holds one pool connection for its locks,
+not two, so 8 workers resuming at once do not open connections beyond the pool's.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from dynavec_langgraph._messages import merge_conversation, pending_calls, run_steps
+from dynavec_langgraph._graph.messages import merge_conversation, pending_calls, run_steps
 
 
 def _full_merge(state: list[AnyMessage], writes: list[Any]) -> list[AnyMessage]:

@@ -23,8 +23,8 @@ from dynavec_langgraph import (
     InvalidDecisionError,
     ReActAgent,
 )
-from dynavec_langgraph._claims import CLAIM_REFUSED
-from dynavec_langgraph._policy.answers import expiry_answer
+from dynavec_langgraph._exactly_once.claims import CLAIM_REFUSED
+from dynavec_langgraph._pauses.policy.answers import expiry_answer
 from dynavec_langgraph._remote.expiry import approval_timeout, not_yet, settling
 from dynavec_langgraph._remote.runs import (
     _answers_any,

@@ -28,8 +28,8 @@ from dynavec_langgraph import (
     create_react_agent,
     tool,
 )
+from dynavec_langgraph._approvals.inbox import graph_on, list_pending, resume_graph
 from dynavec_langgraph._cli.db import open_saver
-from dynavec_langgraph._inbox import graph_on, list_pending, resume_graph
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.demo import LEDGER_ENV
 from dynavec_langgraph.interrupt import (

@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from benchmarks.savers import open_saver, sqlite_saver, stored_bytes
 from benchmarks.systems import ANSWER, DECISION, Script, build, lookup
 from dynavec_langgraph import create_react_agent
-from dynavec_langgraph._state import MessageStorage
+from dynavec_langgraph._graph.state import MessageStorage
 from dynavec_langgraph.testing import ScriptedChatModel
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.stream import transformers as lg_transformers
 
 from dynavec_langgraph import create_agent
-from dynavec_langgraph._subagent_cause import ToolCallCause
+from dynavec_langgraph._graph.subagent_cause import ToolCallCause
 from dynavec_langgraph.testing import ScriptedChatModel
 
 REFERENCE = langchain.agents.create_agent
@@ -98,7 +98,7 @@ def test_the_cause_transformer_sits_just_before_the_subagent_transformer() -> No
 def test_the_mirrored_reading_of_a_tool_task_has_not_changed() -> None:
     """``ToolCallCause`` gives the call in the shape ``_TasksLifecycleBase``
     (langgraph.stream.transformers, langgraph 1.2.24) reads; a change there changes this
-    digest: re-check dynavec_langgraph/_subagent_cause.py and update it."""
+    digest: re-check dynavec_langgraph/_graph/subagent_cause.py and update it."""
     base = getattr(lg_transformers, "_TasksLifecycleBase")  # noqa: B009
     source = inspect.getsource(base._record_pending_tool_calls)
     assert 'payload.get("tool_call")' in source

@@ -23,18 +23,18 @@ from langgraph.types import Durability, Interrupt, StateSnapshot
 
 from dynavec_langgraph._audit.switch import check_audit
 from dynavec_langgraph._dynavec.records import AgentResult, AgentState, Message
+from dynavec_langgraph._dynavec.view import build_result
 from dynavec_langgraph._errors import ApprovalPolicyError
-from dynavec_langgraph._factory import build_agent, with_bookkeeping
+from dynavec_langgraph._graph.factory import build_agent, with_bookkeeping
+from dynavec_langgraph._graph.run_data import CompletedCall, durability
+from dynavec_langgraph._graph.spec import AgentSpec, check_max_steps, prebuilt_options
+from dynavec_langgraph._graph.state import AGENT_NODE
+from dynavec_langgraph._pauses.policy.doors import agent_clock
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._persistence.scratch import ScratchThreads
-from dynavec_langgraph._policy.doors import agent_clock
 from dynavec_langgraph._resuming.reading import storage_guard
-from dynavec_langgraph._run_data import CompletedCall, durability
-from dynavec_langgraph._spec import AgentSpec, check_max_steps, prebuilt_options
-from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import check_id
-from dynavec_langgraph._view import build_result
 
 if TYPE_CHECKING:  # the audit trail, events and memory are imported where they are used
     from langgraph.checkpoint.base import CheckpointTuple

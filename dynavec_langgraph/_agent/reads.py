@@ -9,7 +9,7 @@ from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._agent.core import AgentCore, exists
 from dynavec_langgraph._exactly_once.shown import shown_first
-from dynavec_langgraph._run_data import run_config
+from dynavec_langgraph._graph.run_data import run_config
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph.checkpoint import Checkpoint, dynavec_view, is_step_boundary
 

@@ -15,7 +15,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 
 from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Calls, Done, drive
-from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._dynavec.conversion import from_dynavec
 from dynavec_langgraph._dynavec.records import AgentResult, AgentState, Message
 from dynavec_langgraph._errors import (
@@ -26,11 +25,12 @@ from dynavec_langgraph._errors import (
     NothingToResumeError,
     not_a_message_text,
 )
+from dynavec_langgraph._graph.conversation_view import pending_calls
+from dynavec_langgraph._graph.run_data import CompletedCall, run_config
+from dynavec_langgraph._pauses.policy.events import raise_timeouts
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
-from dynavec_langgraph._policy.events import raise_timeouts
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume, check_state, check_storable
 from dynavec_langgraph._resuming.guarded import aresuming, resuming
-from dynavec_langgraph._run_data import CompletedCall, run_config
 from dynavec_langgraph._storable import brief, check_text
 from dynavec_langgraph._types import JSONObject
 

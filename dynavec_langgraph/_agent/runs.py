@@ -15,14 +15,16 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._agent.core import DURABILITY, AgentCore, Calls, Done, drive, exists
-from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._dynavec.conversion import from_dynavec
 from dynavec_langgraph._dynavec.records import AgentResult, AgentState, Message
 from dynavec_langgraph._errors import CheckpointNotFoundError, ThreadPausedError
 from dynavec_langgraph._exactly_once.shown import shown_first
+from dynavec_langgraph._graph.conversation_view import pending_calls
+from dynavec_langgraph._graph.run_data import CompletedCall, run_config
+from dynavec_langgraph._graph.state import AGENT_NODE
+from dynavec_langgraph._pauses.policy.doors import expiry_command
+from dynavec_langgraph._pauses.policy.events import raise_timeouts
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
-from dynavec_langgraph._policy.doors import expiry_command
-from dynavec_langgraph._policy.events import raise_timeouts
 from dynavec_langgraph._resuming.answers import check_state, refuse_if_paused
 from dynavec_langgraph._resuming.checks import (
     may_be_paused_elsewhere,
@@ -30,8 +32,6 @@ from dynavec_langgraph._resuming.checks import (
     refuse_if_damaged,
 )
 from dynavec_langgraph._resuming.guarded import asaved_on_cancel
-from dynavec_langgraph._run_data import CompletedCall, run_config
-from dynavec_langgraph._state import AGENT_NODE
 from dynavec_langgraph._storable import check_id, check_text
 
 if TYPE_CHECKING:

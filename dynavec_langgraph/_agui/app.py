@@ -42,9 +42,9 @@ from dynavec_langgraph._agui.events import (
     to_langchain,
 )
 from dynavec_langgraph._agui.pauses import pending_pauses, to_interrupt
-from dynavec_langgraph._decisions import explain_refusal
 from dynavec_langgraph._errors import DynavecError, InvalidInputError, InvalidOptionError
 from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
+from dynavec_langgraph._pauses.decisions import explain_refusal
 from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
 from dynavec_langgraph._resuming.guarded import aresuming

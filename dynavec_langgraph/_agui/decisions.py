@@ -14,10 +14,10 @@ from ag_ui.core import ResumeEntry
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from dynavec_langgraph._agui.pauses import Pause
-from dynavec_langgraph._decisions import explain_refusal
-from dynavec_langgraph._digest import bind_decision, review_digest
 from dynavec_langgraph._errors import InvalidDecisionError
-from dynavec_langgraph._pause_value import ALL_DECISIONS, interrupt_fields
+from dynavec_langgraph._pauses.decisions import explain_refusal
+from dynavec_langgraph._pauses.digest import bind_decision, review_digest
+from dynavec_langgraph._pauses.value import ALL_DECISIONS, interrupt_fields
 from dynavec_langgraph._types import JSONMapping, JSONObject
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from dynavec_langgraph._agui.events import jsonable
 from dynavec_langgraph._errors import InvalidInputError
-from dynavec_langgraph._pause_value import ALL_DECISIONS, interrupt_fields
+from dynavec_langgraph._pauses.value import ALL_DECISIONS, interrupt_fields
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 Reason = Literal["tool_call", "input_required", "confirmation"]

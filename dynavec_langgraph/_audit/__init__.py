@@ -14,7 +14,7 @@ Both live beside the thread's checkpoints, in the thread's own storage, append-o
   ``client.store.search_items`` reads.
 
 Entries are written where decisions are read, inside the graph (``in_graph.on_pause`` and
-``in_graph.on_decision``, called by :func:`dynavec_langgraph._pause.ask`), so a raw graph,
+``in_graph.on_decision``, called by :func:`dynavec_langgraph._pauses.ask.ask`), so a raw graph,
 ``langgraph dev`` and the servers record them too; what happens outside a graph (a concurrent
 resume refused by the lock) is recorded by the caller with ``trail.record``. Every entry has a
 deterministic event id: a re-run of the paused tool reads its stored answers again and writes

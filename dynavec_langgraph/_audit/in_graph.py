@@ -32,7 +32,7 @@ from dynavec_langgraph._audit.notifications import (
 )
 from dynavec_langgraph._audit.storage import last_task, write
 from dynavec_langgraph._audit.switch import audit_flag, notifier
-from dynavec_langgraph._run_data import SignedIn
+from dynavec_langgraph._graph.run_data import SignedIn
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 if TYPE_CHECKING:
@@ -61,7 +61,8 @@ class _Setting:
     who: str | None
     signed_in: str | None = None
     """The user a LangGraph API server with auth signed in for the run (its identity), when
-    that user is who answers (:attr:`~dynavec_langgraph._run_data.SignedIn.proves_approver`)."""
+    that user is who answers
+    (:attr:`~dynavec_langgraph._graph.run_data.SignedIn.proves_approver`)."""
 
 
 def _setting(conf: JSONMapping) -> _Setting | None:
@@ -156,8 +157,8 @@ def on_decision(
     """Record a decision ``ask`` read for the pause ``value`` (its ``index``-th ask):
     accepted, or refused with the reason ``refused``. A no-op unless recording is on.
 
-    An approval policy's loop (``dynavec_langgraph._policy.ask.ask_with_policy``) names its own
-    ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``, and
+    An approval policy's loop (``dynavec_langgraph._pauses.policy.ask.ask_with_policy``) names its
+    own ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``, and
     how ``who`` was identified: ``authenticated_by`` ``"server"`` (the user a LangGraph API
     server with auth signed in) or ``"explicit"`` (named in the answer or the run's config),
     stored as the entry's ``authenticated_by``. A plain pause names none: on a server with

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from dynavec_langgraph._approvals.links import notification_links
 from dynavec_langgraph._audit.entries import (
     OUTBOX_NS,
     Notifier,
@@ -20,7 +21,6 @@ from dynavec_langgraph._audit.entries import (
 )
 from dynavec_langgraph._audit.storage import check_target, read, write
 from dynavec_langgraph._errors import InvalidInputError
-from dynavec_langgraph._links import notification_links
 from dynavec_langgraph._storable import brief, check_id
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
@@ -54,7 +54,7 @@ MAX_BACKOFF: Final = 3600.0
 
 
 def digest_of(value: JSONMapping) -> str | None:
-    """The pause's review digest (``review_digest``, dynavec_langgraph._digest), if any."""
+    """The pause's review digest (``review_digest``, dynavec_langgraph._pauses.digest), if any."""
     return first_text(value, ("review_digest", "digest"))
 
 
@@ -88,7 +88,7 @@ def notification_body(
         "description": value.get("description"),
         "error": value.get("error"),
         "allowed_decisions": value.get("allowed_decisions"),
-        # an approval policy's fields (dynavec_langgraph._policy): the deadline, who approved
+        # an approval policy's fields (dynavec_langgraph._pauses.policy): the deadline, who approved
         "deadline": value.get("expires_at", value.get("deadline")),
         "approvals": _approvals(value),
         "digest": digest_of(value),

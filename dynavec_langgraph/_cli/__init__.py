@@ -39,8 +39,8 @@ call is not a tool of that graph (graphs of ``create_react_agent`` record their 
 refused before anything runs: pass ``--graph`` with the agent that paused it. With several
 approvals pending (``parallel_tool_calls=True``), ``--node`` picks one by node id or
 interrupt id (``inbox list`` shows both). The inbox's logic is in
-:mod:`dynavec_langgraph._inbox`; this package parses the arguments, prints and sets the exit
-code.
+:mod:`dynavec_langgraph._approvals.inbox`; this package parses the arguments, prints and sets the
+exit code.
 
 ``--server URL`` instead of ``--db``: the same listing and answers through a LangGraph API
 deployment's API (:mod:`dynavec_langgraph._remote.inbox`; needs the ``studio`` extra), never by

@@ -50,7 +50,7 @@ def _entries(n: int, what: str = "entr") -> str:
 
 def cmd_audit_verify(args: argparse.Namespace, out: TextIO) -> int:
     """``audit verify``: check the hash chain of the audit trails; exit 1 on tampering."""
-    from dynavec_langgraph._inbox import verify_trails
+    from dynavec_langgraph._approvals.inbox import verify_trails
     from dynavec_langgraph.savers import masked_url
 
     db_or_server(args)

@@ -119,8 +119,8 @@ def dump(value: Any) -> str:
 
 
 def show_pause(result: AgentResult, out: TextIO) -> None:
-    from dynavec_langgraph._digest import review_digest
-    from dynavec_langgraph._pause_value import interrupt_fields
+    from dynavec_langgraph._pauses.digest import review_digest
+    from dynavec_langgraph._pauses.value import interrupt_fields
 
     info = result.interrupt_payload or {}
     pending = info.get("pending") or [info]
@@ -145,7 +145,7 @@ def bound(decision: Any, digest: str | None) -> Any:
     """``--digest``: the decision bound to the pause the person read (docs/approval-uis.md)."""
     if digest is None:
         return decision
-    from dynavec_langgraph._digest import bind_decision
+    from dynavec_langgraph._pauses.digest import bind_decision
 
     if decision is None:
         raise CliError("--digest goes with a decision: add --decision (or --approve / --reject)")

@@ -125,7 +125,7 @@ def _drive(
 
 
 def _paused_now(agent: ReActAgent, thread_id: str) -> AgentResult:
-    from dynavec_langgraph._inbox import read_thread
+    from dynavec_langgraph._approvals.inbox import read_thread
 
     return _paused_result(agent, read_thread(agent.graph, thread_id), thread_id)
 
@@ -165,7 +165,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     decision = bound(decision, args.digest)
     with open_saver(args.db, must_exist=True) as saver:
         agent = demo_agent(saver)
-        from dynavec_langgraph._inbox import read_thread
+        from dynavec_langgraph._approvals.inbox import read_thread
         from dynavec_langgraph._resuming.answers import MISSING
 
         # read to show the pause and ask for the decision; every check is the guarded
@@ -184,7 +184,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _paused_result(agent: ReActAgent, snapshot: StateSnapshot, thread_id: str) -> AgentResult:
-    from dynavec_langgraph._view import build_result
+    from dynavec_langgraph._dynavec.view import build_result
 
     return build_result(
         dict(snapshot.values),

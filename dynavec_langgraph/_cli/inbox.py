@@ -28,9 +28,9 @@ from dynavec_langgraph._errors import webhook_url_text
 # Everything that imports LangGraph is imported inside the command that needs it, so that
 # `dynavec-langgraph --help` (and a mistyped command) answers at once.
 if TYPE_CHECKING:
+    from dynavec_langgraph._approvals.inbox import Graph, PendingApproval
     from dynavec_langgraph._audit.entries import AuditEvent
     from dynavec_langgraph._dynavec.records import AgentResult
-    from dynavec_langgraph._inbox import Graph, PendingApproval
     from dynavec_langgraph._types import JSONObject
 
 __all__ = [
@@ -51,8 +51,8 @@ _Row = TypeVar("_Row", bound=_Shown)
 
 def _graph(spec: str | None) -> Graph:
     """``--graph MODULE:ATTR``, or the demo agent by default."""
+    from dynavec_langgraph._approvals.inbox import load_graph
     from dynavec_langgraph._demo import create_demo_agent
-    from dynavec_langgraph._inbox import load_graph
 
     return load_graph(spec) if spec is not None else create_demo_agent()
 
@@ -72,7 +72,7 @@ def _inbox_source(args: argparse.Namespace) -> str:
 
 
 def cmd_inbox_list(args: argparse.Namespace, out: TextIO) -> int:
-    from dynavec_langgraph._inbox import graph_on, list_pending
+    from dynavec_langgraph._approvals.inbox import graph_on, list_pending
     from dynavec_langgraph._remote.inbox import ServerInbox
 
     where = _inbox_source(args)
@@ -142,9 +142,9 @@ def _answer_hint(args: argparse.Namespace, pending: int) -> str:
 
 
 def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
-    from dynavec_langgraph._inbox import graph_on, resume_graph
+    from dynavec_langgraph._approvals.inbox import graph_on, resume_graph
+    from dynavec_langgraph._dynavec.view import build_result
     from dynavec_langgraph._remote.inbox import ServerInbox
-    from dynavec_langgraph._view import build_result
 
     if args.link is not None:
         return _answer_link(args, out)
@@ -172,7 +172,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
         return _show_answered(args, result, out)
     graph = _graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:
-        from dynavec_langgraph._inbox import recording_on
+        from dynavec_langgraph._approvals.inbox import recording_on
 
         graph = recording_on(graph_on(graph, saver), saver, args.thread)
         after = resume_graph(
@@ -186,7 +186,7 @@ def cmd_inbox_answer(args: argparse.Namespace, out: TextIO) -> int:
 
 def _answer_link(args: argparse.Namespace, out: TextIO) -> int:
     """``inbox answer --server URL --link TOKEN``: the link's pause, answered as it says."""
-    from dynavec_langgraph._links import read_link
+    from dynavec_langgraph._approvals.links import read_link
     from dynavec_langgraph._remote.inbox import ServerInbox
 
     _inbox_source(args)
@@ -217,7 +217,7 @@ def _answer_link(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
-    from dynavec_langgraph._inbox import thread_history
+    from dynavec_langgraph._approvals.inbox import thread_history
 
     _inbox_source(args)
     if args.server is not None:
@@ -240,8 +240,8 @@ def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:
+    from dynavec_langgraph._approvals.inbox import notify_pending
     from dynavec_langgraph._audit.switch import NOTIFY_ENV
-    from dynavec_langgraph._inbox import notify_pending
 
     url = args.webhook or os.environ.get(NOTIFY_ENV)
     if not url:
@@ -270,7 +270,7 @@ def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_inbox_expire(args: argparse.Namespace, out: TextIO) -> int:
     """``inbox expire``: settle the expired approvals (run it from cron)."""
-    from dynavec_langgraph._inbox import expire_pending, graph_on
+    from dynavec_langgraph._approvals.inbox import expire_pending, graph_on
 
     graph = _graph(args.graph)
     with open_saver(args.db, must_exist=True) as saver:

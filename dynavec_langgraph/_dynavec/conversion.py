@@ -1,7 +1,7 @@
 """dynavec <-> LangChain messages: :func:`to_dynavec` and :func:`from_dynavec`.
 
 The conversation rules (the reducer, pending calls, run steps) live in
-:mod:`dynavec_langgraph._messages`; this module only converts one message at a time.
+:mod:`dynavec_langgraph._graph.messages`; this module only converts one message at a time.
 """
 
 from __future__ import annotations

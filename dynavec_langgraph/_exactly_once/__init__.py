@@ -13,8 +13,8 @@ another thread). A call run without a thread (no checkpointer) gets a random key
 process died (``on_crash``, see :data:`~.keys.OnCrash`). For ``"ask"`` and ``"fail"`` the tool node
 writes a durable start mark before the tool body runs, as a pending write on the checkpoint
 the node runs from (in the thread's own saver, with the machinery of
-:mod:`dynavec_langgraph._claims`: a task id and a channel of its own, which LangGraph ignores
-when it loads the checkpoint), and an end mark when the body ends (``done`` with the node's
+:mod:`dynavec_langgraph._exactly_once.claims`: a task id and a channel of its own, which LangGraph
+ignores when it loads the checkpoint), and an end mark when the body ends (``done`` with the node's
 update, ``closed`` when it paused, ``raised`` when it raised). A later run of the same call
 from the same checkpoint that finds a start mark without an end finds the call in doubt:
 

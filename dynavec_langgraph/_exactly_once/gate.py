@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from dynavec_langgraph._decisions import Decision, decision_schema, read_decision
 from dynavec_langgraph._errors import InDoubtCallError, InvalidDecisionError
 from dynavec_langgraph._exactly_once.keys import OnCrash
 from dynavec_langgraph._exactly_once.marks import (
@@ -18,9 +17,10 @@ from dynavec_langgraph._exactly_once.marks import (
     Where,
     mark,
 )
-from dynavec_langgraph._pause import answer_slot, ask
-from dynavec_langgraph._pause_value import DecisionKind, InterruptValue, ToolCallRef, pause_value
-from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._graph.run_data import RunData
+from dynavec_langgraph._pauses.ask import answer_slot, ask
+from dynavec_langgraph._pauses.decisions import Decision, decision_schema, read_decision
+from dynavec_langgraph._pauses.value import DecisionKind, InterruptValue, ToolCallRef, pause_value
 from dynavec_langgraph._types import JSONSchema, NodeUpdate, TypeAnnotation, UserPayload
 
 __all__ = ["STALE_TEXT", "Gate", "gate_of", "in_doubt_pause"]

@@ -20,8 +20,8 @@ from dynavec_langgraph._exactly_once.marks import (
     where_of,
 )
 from dynavec_langgraph._exactly_once.wait import astored, saved_in_background, stored
-from dynavec_langgraph._pause_value import ToolCallRef
-from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._graph.run_data import RunData
+from dynavec_langgraph._pauses.value import ToolCallRef
 from dynavec_langgraph._types import JSONObject, NodeUpdate
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from typing import Any, Final, Literal, get_args
 from langchain_core.runnables import RunnableConfig
 
 from dynavec_langgraph._errors import ToolContextError
+from dynavec_langgraph._graph.run_data import RunData
 from dynavec_langgraph._lg_names import NS_SEP
-from dynavec_langgraph._run_data import RunData
 
 __all__ = [
     "IDEMPOTENCY_KEY",

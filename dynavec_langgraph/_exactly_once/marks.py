@@ -12,9 +12,9 @@ from langgraph.config import get_store
 from langgraph.errors import GraphInterrupt
 
 from dynavec_langgraph._exactly_once.keys import NS_END
+from dynavec_langgraph._graph.run_data import RunData
 from dynavec_langgraph._lg_names import RESUME_WRITE
-from dynavec_langgraph._pause_value import ToolCallRef
-from dynavec_langgraph._run_data import RunData
+from dynavec_langgraph._pauses.value import ToolCallRef
 from dynavec_langgraph._types import JSONObject, NodeUpdate
 
 if TYPE_CHECKING:

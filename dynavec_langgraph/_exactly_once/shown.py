@@ -9,7 +9,7 @@ from langgraph.types import Interrupt
 
 from dynavec_langgraph._exactly_once.gate import in_doubt_pause
 from dynavec_langgraph._exactly_once.marks import PREFIX, START_CHANNEL, Marks, read_marks
-from dynavec_langgraph._pause_value import InterruptValue, ToolCallRef
+from dynavec_langgraph._pauses.value import InterruptValue, ToolCallRef
 from dynavec_langgraph._types import JSONMapping
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from dynavec_langgraph._errors import StorageError
 from dynavec_langgraph._exactly_once.marks import Where
-from dynavec_langgraph._pause_value import ToolCallRef
+from dynavec_langgraph._graph.run_data import RunData
+from dynavec_langgraph._pauses.value import ToolCallRef
 from dynavec_langgraph._persistence.stored import StoredCheckpoints
-from dynavec_langgraph._run_data import RunData
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import CheckpointSaver

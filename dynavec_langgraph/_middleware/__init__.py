@@ -17,7 +17,7 @@ functions it mirrors and the version checked: ``options`` (options, state schema
 (``wrap_model_call``, the bound model), ``tool_calls`` (``wrap_tool_call``),
 ``per_call_review`` (``HumanInTheLoopMiddleware``'s per-call review), ``graph`` (the graph's
 nodes and edges) and ``face`` (``create_agent``'s schemas, transformers and run config).
-:mod:`dynavec_langgraph._factory` is the only importer of this package.
+:mod:`dynavec_langgraph._graph.factory` is the only importer of this package.
 """
 
 from __future__ import annotations

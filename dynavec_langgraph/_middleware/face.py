@@ -19,8 +19,8 @@ from typing import (
 
 from typing_extensions import TypedDict as ExtTypedDict
 
+from dynavec_langgraph._graph.subagent_cause import with_tool_call_cause
 from dynavec_langgraph._middleware.hooks import REVIEWED_KEY
-from dynavec_langgraph._subagent_cause import with_tool_call_cause
 from dynavec_langgraph._types import UserPayload, UserState
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def create_agent_transformers(
 ) -> list[UserPayload]:
     """``create_agent``'s transformers in its order (its defaults, each middleware's
     ``transformers``, then ``transformers=``), each once (its ``_dedupe_transformers``), with
-    :class:`~dynavec_langgraph._subagent_cause.ToolCallCause` just before its
+    :class:`~dynavec_langgraph._graph.subagent_cause.ToolCallCause` just before its
     ``SubagentTransformer`` (the ``cause`` of a nested agent, docs/compatibility.md CA6)."""
     seen: set[int] = set()
     out: list[UserPayload] = []

@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 
-from dynavec_langgraph._agent_options import POST_MODEL_HOOK, PRE_MODEL_HOOK, AgentOptions
-from dynavec_langgraph._call_ids import calls_of
-from dynavec_langgraph._conversation_view import pending_calls
+from dynavec_langgraph._graph.call_ids import calls_of
+from dynavec_langgraph._graph.conversation_view import pending_calls
+from dynavec_langgraph._graph.nodes import NodeRunnable
+from dynavec_langgraph._graph.options import POST_MODEL_HOOK, PRE_MODEL_HOOK, AgentOptions
+from dynavec_langgraph._graph.routing import tools_router
+from dynavec_langgraph._graph.spec import AgentSpec
+from dynavec_langgraph._graph.state import TOOLS_NODE, steps_in_run
 from dynavec_langgraph._middleware.face import visible_schemas
 from dynavec_langgraph._middleware.hooks import (
     REVIEWED_KEY,
@@ -26,10 +30,6 @@ from dynavec_langgraph._middleware.hooks import (
 )
 from dynavec_langgraph._middleware.model_node import ExtendedNodes, runnable_calls
 from dynavec_langgraph._middleware.options import HOOKS, JUMPS
-from dynavec_langgraph._nodes import NodeRunnable
-from dynavec_langgraph._routing import tools_router
-from dynavec_langgraph._spec import AgentSpec
-from dynavec_langgraph._state import TOOLS_NODE, steps_in_run
 from dynavec_langgraph._types import UserPayload, UserState
 
 if TYPE_CHECKING:

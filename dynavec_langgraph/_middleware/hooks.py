@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from dynavec_langgraph._nodes import NodeRunnable
+from dynavec_langgraph._graph.nodes import NodeRunnable
 
 __all__ = [
     "REVIEWED_KEY",

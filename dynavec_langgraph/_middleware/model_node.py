@@ -2,8 +2,8 @@
 ``_chain_model_call_handlers`` and ``_build_commands`` (``wrap_model_call`` middleware composed
 around the model call), ``_get_bound_model`` (tools and the structured-output strategy bound),
 ``_handle_model_output`` and ``_patch_invalid_tool_calls``; on the tool node of the two-node
-graph (:class:`dynavec_langgraph._nodes.ReActNodes`). The mirrored sources are pinned by digest
-in tests/test_create_agent.py."""
+graph (:class:`dynavec_langgraph._graph.nodes.ReActNodes`). The mirrored sources are pinned by
+digest in tests/test_create_agent.py."""
 
 from __future__ import annotations
 
@@ -27,18 +27,18 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from dynavec_langgraph._agent_options import AgentOptions
-from dynavec_langgraph._call_ids import calls_of
-from dynavec_langgraph._conversation_view import new_turn, pending_calls
+from dynavec_langgraph._graph.call_ids import calls_of
+from dynavec_langgraph._graph.conversation_view import new_turn, pending_calls
+from dynavec_langgraph._graph.nodes import ReActNodes, model_kwargs, model_update
+from dynavec_langgraph._graph.options import AgentOptions
+from dynavec_langgraph._graph.spec import AgentSpec
+from dynavec_langgraph._graph.state import steps_in_run
 from dynavec_langgraph._middleware.hooks import overrides
 from dynavec_langgraph._middleware.structured import (
     Structured,
     structured_error,
     supports_provider_strategy,
 )
-from dynavec_langgraph._nodes import ReActNodes, model_kwargs, model_update
-from dynavec_langgraph._spec import AgentSpec
-from dynavec_langgraph._state import steps_in_run
 from dynavec_langgraph._types import NodeUpdate, StateUpdate, ToolArgs, UserPayload, UserState
 
 if TYPE_CHECKING:

@@ -44,7 +44,7 @@ from pydantic import (
     create_model,
 )
 
-from dynavec_langgraph._pause import answer_slot
+from dynavec_langgraph._pauses.ask import answer_slot
 
 __all__ = ["review_call"]
 

@@ -25,7 +25,7 @@ class Structured:
             ToolStrategy,
         )
 
-        from dynavec_langgraph._models import DynavecChatModel  # a dynavec model, adapted
+        from dynavec_langgraph._dynavec.models import DynavecChatModel  # a dynavec model, adapted
 
         if not isinstance(model, BaseChatModel) or isinstance(model, DynavecChatModel):
             raise TypeError(

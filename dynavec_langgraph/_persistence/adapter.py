@@ -70,12 +70,12 @@ from langgraph.checkpoint.base import Checkpoint as LGCheckpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from dynavec_langgraph._dynavec.view import interrupted_marker, json_metadata, state_view
 from dynavec_langgraph._errors import StorageError
-from dynavec_langgraph._messages import ConversationChannel, pending_calls
+from dynavec_langgraph._graph.messages import ConversationChannel, pending_calls
 from dynavec_langgraph._persistence.base import ThreadedAsyncSaver
 from dynavec_langgraph._persistence.records import Checkpoint
 from dynavec_langgraph._persistence.serde import safe_serializer
-from dynavec_langgraph._view import interrupted_marker, json_metadata, state_view
 
 if TYPE_CHECKING:
     from dynavec_langgraph._persistence.records import DynavecCheckpointer

@@ -9,7 +9,7 @@ run + resume does it several times.
 
 :class:`HistoryCache` is the saver the package's graphs are compiled with: it passes every call
 to the given saver (``inner``) and answers ``get_delta_channel_history`` for the graph's
-:class:`~dynavec_langgraph._messages.ConversationChannel` channels from the values it built
+:class:`~dynavec_langgraph._graph.messages.ConversationChannel` channels from the values it built
 before. The value of a channel at a checkpoint never changes (a checkpoint's ancestors and
 their writes are fixed once it has children), so it keeps, per thread, the value at the last
 few checkpoints it loaded (an LRU of threads). Loading a descendant of one of them reads only
@@ -132,7 +132,7 @@ class HistoryCache(DelegatingSaver):
 
     Example:
         >>> from langgraph.checkpoint.memory import InMemorySaver
-        >>> from dynavec_langgraph._messages import ConversationChannel
+        >>> from dynavec_langgraph._graph.messages import ConversationChannel
         >>> saver = HistoryCache(InMemorySaver(), {"messages": ConversationChannel()})
         >>> saver.kept_threads()
         []
@@ -417,7 +417,7 @@ def keep_conversations(saver: CheckpointSaver, channels: Mapping[str, object]) -
     """``saver`` wrapped in a :class:`HistoryCache` for the conversation channels among
     ``channels`` (a graph's ``{name: channel}``); ``saver`` itself when there are none or it
     is one already."""
-    from dynavec_langgraph._messages import ConversationChannel
+    from dynavec_langgraph._graph.messages import ConversationChannel
 
     kept = {k: c for k, c in channels.items() if isinstance(c, ConversationChannel)}
     if not kept or isinstance(saver, HistoryCache):

@@ -432,9 +432,9 @@ class _Session:
 
 _SESSIONS: ContextVar[tuple[_Session, ...]] = ContextVar("dynavec_resume_lock_sessions", default=())
 """The PostgreSQL sessions that hold a resume lock in this context. A lock taken inside another
-one on the same saver (the claim of a resumed call, :mod:`dynavec_langgraph._claims`, inside a
-door's thread lock) takes its advisory lock on the session that already holds one instead of a
-second connection: advisory locks are per session, so it excludes every other session exactly
+one on the same saver (the claim of a resumed call, :mod:`dynavec_langgraph._exactly_once.claims`,
+inside a door's thread lock) takes its advisory lock on the session that already holds one instead
+of a second connection: advisory locks are per session, so it excludes every other session exactly
 as before, and a nested lock of the same key is refused earlier, by the in-process lock. A task
 started inside the lock that outlives it (its context is a copy) finds the session closed and
 takes a connection of its own."""

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._messages import pending_calls
+from dynavec_langgraph._dynavec.view import json_metadata, state_view
+from dynavec_langgraph._graph.messages import pending_calls
 from dynavec_langgraph._types import JSONMapping, JSONObject
-from dynavec_langgraph._view import json_metadata, state_view
 
 if TYPE_CHECKING:
     from typing import TypeAlias

@@ -16,7 +16,7 @@ from dynavec_langgraph._audit.verify import TrailReport
 from dynavec_langgraph._dynavec.records import AgentResult, AgentState
 from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._extras import install_command, missing_extra
-from dynavec_langgraph._policy.doors import expiry_command, refuse_approver
+from dynavec_langgraph._pauses.policy.doors import expiry_command, refuse_approver
 from dynavec_langgraph._remote.audit import (
     aread_items,
     read_items,

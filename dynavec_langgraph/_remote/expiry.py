@@ -16,9 +16,9 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._policy.answers import expiry_answer
-from dynavec_langgraph._policy.doors import expired_pauses
-from dynavec_langgraph._policy.spec import EXPIRE
+from dynavec_langgraph._pauses.policy.answers import expiry_answer
+from dynavec_langgraph._pauses.policy.doors import expired_pauses
+from dynavec_langgraph._pauses.policy.spec import EXPIRE
 from dynavec_langgraph._remote.threads import Seen, messages_of
 from dynavec_langgraph._types import JSONMapping, JSONObject
 from dynavec_langgraph.exceptions import ApprovalTimeoutError

@@ -1,7 +1,7 @@
 """The approvals inbox against a LangGraph API deployment (``inbox ... --server URL``).
 
-The same rows and refusals as the database inbox (:mod:`dynavec_langgraph._inbox`), read and
-answered through the server's API, never by touching its database: listing searches the
+The same rows and refusals as the database inbox (:mod:`dynavec_langgraph._approvals.inbox`), read
+and answered through the server's API, never by touching its database: listing searches the
 interrupted threads (with the caller's credentials, so a server with auth applies its thread
 rules and lists only the threads the signed-in user may read), answering goes through
 :class:`~dynavec_langgraph.remote.RemoteReActAgent` (one run keyed by the interrupt id, refused
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._digest import review_digest
+from dynavec_langgraph._approvals.inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph._dynavec.records import AgentResult
 from dynavec_langgraph._errors import NothingToResumeError, not_paused_text
-from dynavec_langgraph._inbox import SEVERAL_HINT, InboxError, PendingApproval
-from dynavec_langgraph._pause_value import interrupt_fields
+from dynavec_langgraph._pauses.digest import review_digest
+from dynavec_langgraph._pauses.value import interrupt_fields
 from dynavec_langgraph._remote.agent import RemoteReActAgent
 from dynavec_langgraph._remote.errors import unknown_thread_text
 from dynavec_langgraph._remote.requests import check_server_url, server_thread_id

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from dynavec_langgraph._digest import refuse_stale, review_digest
+from dynavec_langgraph._approvals.links import REFUSED, link_answer, read_link
 from dynavec_langgraph._dynavec.records import AgentState
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
@@ -21,12 +21,12 @@ from dynavec_langgraph._errors import (
     not_paused_text,
     option_text,
 )
-from dynavec_langgraph._links import REFUSED, link_answer, read_link
-from dynavec_langgraph._policy.doors import expired_pauses
+from dynavec_langgraph._graph.run_data import durability
+from dynavec_langgraph._pauses.digest import refuse_stale, review_digest
+from dynavec_langgraph._pauses.policy.doors import expired_pauses
 from dynavec_langgraph._remote.errors import busy, unknown_thread_text
 from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph._resuming.answers import MISSING, Answer
-from dynavec_langgraph._run_data import durability
 from dynavec_langgraph._storable import brief, check_id, check_text
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 

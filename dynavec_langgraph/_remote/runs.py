@@ -7,8 +7,8 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dynavec_langgraph._claims import CLAIM_REFUSED
 from dynavec_langgraph._errors import ConcurrentResumeError, RemoteRunError
+from dynavec_langgraph._exactly_once.claims import CLAIM_REFUSED
 from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph._resuming.answers import schema_refusal
 from dynavec_langgraph._types import JSONMapping
@@ -87,7 +87,8 @@ def failures_since_last_result(runs: Sequence[JSONMapping]) -> list[JSONMapping]
 
 def refusal(run: JSONMapping, joined: Any) -> bool:
     """Whether a failed run is a resume the tool node's claim refused before the tool ran
-    (``dynavec_langgraph._claims``): its error's name (langgraph-api) or message (Aegra)."""
+    (``dynavec_langgraph._exactly_once.claims``): its error's name (langgraph-api) or message
+    (Aegra)."""
     if run.get("status") != "error":
         return False
     error = joined.get("__error__") if isinstance(joined, Mapping) else None

@@ -11,11 +11,11 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._dynavec.records import AgentResult, AgentState
+from dynavec_langgraph._dynavec.view import build_result
 from dynavec_langgraph._errors import NothingToResumeError, RemoteRunError
 from dynavec_langgraph._exactly_once.shown import noted_in_doubt
 from dynavec_langgraph._remote.errors import unknown_thread_text
 from dynavec_langgraph._types import JSONMapping, JSONObject
-from dynavec_langgraph._view import build_result
 
 
 @dataclass(frozen=True)

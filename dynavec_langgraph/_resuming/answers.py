@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Final, Protocol
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from dynavec_langgraph._decisions import refusal, resume_command
-from dynavec_langgraph._digest import stale_refusal
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
     InvalidInputError,
@@ -20,14 +18,16 @@ from dynavec_langgraph._errors import (
     not_storable_text,
 )
 from dynavec_langgraph._exactly_once.shown import superseded
-from dynavec_langgraph._pause_value import InterruptValue, describe_pending, interrupt_fields
-from dynavec_langgraph._policy.doors import (
+from dynavec_langgraph._pauses.decisions import refusal, resume_command
+from dynavec_langgraph._pauses.digest import stale_refusal
+from dynavec_langgraph._pauses.policy.doors import (
     approval_recorded,
     approver_required,
     refuse_approver,
     sign_resume,
 )
-from dynavec_langgraph._policy.spec import Approver
+from dynavec_langgraph._pauses.policy.spec import Approver
+from dynavec_langgraph._pauses.value import InterruptValue, describe_pending, interrupt_fields
 from dynavec_langgraph._storable import brief, check_text
 from dynavec_langgraph._types import UserPayload
 
@@ -106,7 +106,8 @@ class Answer:
         node: answer only this pending pause (a node id or an interrupt id) with ``decision``.
         several: what to tell a caller who gave one decision while several are pending.
         approver: who answers (a name or ``{"name", "roles"}``): sent with each decision for
-            a pause with an approval policy (:func:`dynavec_langgraph._policy.doors.sign_resume`).
+            a pause with an approval policy
+            (:func:`dynavec_langgraph._pauses.policy.doors.sign_resume`).
     """
 
     decision: UserPayload = MISSING

@@ -9,8 +9,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._conversation_view import pending_calls
-from dynavec_langgraph._digest import refuse_stale
 from dynavec_langgraph._errors import (
     DamagedThreadError,
     IncompatibleThreadError,
@@ -21,10 +19,12 @@ from dynavec_langgraph._errors import (
     no_pause_record_text,
     not_paused_text,
 )
+from dynavec_langgraph._graph.conversation_view import pending_calls
+from dynavec_langgraph._graph.state import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
-from dynavec_langgraph._pause_value import describe_pending, interrupt_fields
+from dynavec_langgraph._pauses.digest import refuse_stale
+from dynavec_langgraph._pauses.value import describe_pending, interrupt_fields
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume
-from dynavec_langgraph._state import TOOLS_METADATA_KEY, TOOLS_NODE
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import CheckpointSaver

@@ -13,10 +13,12 @@ from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.errors import is_invalid_resume
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._conversation_view import pending_calls
 from dynavec_langgraph._errors import NOTHING_TO_RESUME_TEXT, NothingToResumeError
 from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
-from dynavec_langgraph._nodes import until_done
+from dynavec_langgraph._graph.conversation_view import pending_calls
+from dynavec_langgraph._graph.nodes import until_done
+from dynavec_langgraph._graph.state import TOOLS_NODE
+from dynavec_langgraph._graph.tool_call import CompletedCall
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._resuming.answers import Answer, Resume, in_doubt_first, schema_refusal
 from dynavec_langgraph._resuming.checks import (
@@ -32,12 +34,10 @@ from dynavec_langgraph._resuming.reading import (
     read_thread_once,
     storage_guard,
 )
-from dynavec_langgraph._state import TOOLS_NODE
 from dynavec_langgraph._storable import check_id
-from dynavec_langgraph._tool_call import CompletedCall
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._pause_value import InterruptValue
+    from dynavec_langgraph._pauses.value import InterruptValue
     from dynavec_langgraph._types import CheckpointSaver, UserGraph
 
 __all__ = [

@@ -12,6 +12,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._errors import DynavecError, StorageError
+from dynavec_langgraph._graph.tool_call import CompletedCall
 from dynavec_langgraph._persistence.base import DelegatingSaver
 from dynavec_langgraph._persistence.connections import (
     is_schema_error,
@@ -21,7 +22,6 @@ from dynavec_langgraph._persistence.connections import (
 from dynavec_langgraph._persistence.history import HistoryCache
 from dynavec_langgraph._resuming.answers import MISSING
 from dynavec_langgraph._storable import brief
-from dynavec_langgraph._tool_call import CompletedCall
 from dynavec_langgraph._types import UserPayload
 from dynavec_langgraph.savers import describe_storage
 

@@ -78,7 +78,7 @@ def _from_langchain(lc_tool: BaseTool) -> AgentTool:
     result._origin = lc_tool
     result._schema_bound = True
     if isinstance(lc_tool.metadata, dict) and "asks" in lc_tool.metadata:
-        from dynavec_langgraph._policy.scope import declared_asks
+        from dynavec_langgraph._pauses.policy.scope import declared_asks
 
         declared_asks(result)  # metadata={"asks": [...]}: checked when the tool is taken
     return result

@@ -10,7 +10,7 @@ from dynavec_langgraph._tools.agent_tool import AgentTool
 from dynavec_langgraph._types import ForeignObject
 
 if TYPE_CHECKING:
-    from dynavec_langgraph._policy.spec import ApprovalPolicy
+    from dynavec_langgraph._pauses.policy.spec import ApprovalPolicy
 
 __all__ = ["attach_policy"]
 
@@ -19,13 +19,13 @@ def attach_policy(
     tools: ForeignObject, policy: ApprovalPolicy | Mapping[str, ApprovalPolicy]
 ) -> list[AgentTool]:
     """``tools`` (a list) with ``policy`` attached (the agent's ``approval_policy=``; read by
-    :func:`~dynavec_langgraph._policy.scope.policy_scope` around each call of the tool).
+    :func:`~dynavec_langgraph._pauses.policy.scope.policy_scope` around each call of the tool).
 
     Checked here, when the agent is built: the policy's type, tools to attach it to, node
     ids that can name a pause, the policy for each ``require_approval`` tool under that
     tool's own options, and each node id of a map against the node ids the tools ask
-    (:func:`~dynavec_langgraph._policy.scope.declared_asks`: a ``require_approval`` tool's, and
-    those a tool declares with ``asks=``). A tool's body chooses its node ids when it runs,
+    (:func:`~dynavec_langgraph._pauses.policy.scope.declared_asks`: a ``require_approval`` tool's,
+    and those a tool declares with ``asks=``). A tool's body chooses its node ids when it runs,
     so a key no tool declares is refused: it would apply to no pause the agent can know of
     (docs/approvals-in-production.md).
 
@@ -33,8 +33,8 @@ def attach_policy(
         InvalidOptionError: naming what cannot be used.
     """
     from dynavec_langgraph._errors import InvalidOptionError, option_text
-    from dynavec_langgraph._policy.scope import ApprovalPoint, declared_asks
-    from dynavec_langgraph._policy.spec import APPROVAL_POINT_KEY, POLICY_KEY, ApprovalPolicy
+    from dynavec_langgraph._pauses.policy.scope import ApprovalPoint, declared_asks
+    from dynavec_langgraph._pauses.policy.spec import APPROVAL_POINT_KEY, POLICY_KEY, ApprovalPolicy
 
     name, what = "approval_policy", "pass an ApprovalPolicy or {node_id: ApprovalPolicy}"
     if isinstance(policy, Mapping):

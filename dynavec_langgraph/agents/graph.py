@@ -5,9 +5,9 @@ reducers, traces, results and errors), compiled to a LangGraph ``StateGraph``; h
 
 from __future__ import annotations
 
-from dynavec_langgraph._flow.conditions import safe_eval_expr
-from dynavec_langgraph._flow.graph import AgentGraph, AgentState, FlowGraph, FlowState
-from dynavec_langgraph._flow.parts import (
+from dynavec_langgraph._dynavec.flow.conditions import safe_eval_expr
+from dynavec_langgraph._dynavec.flow.graph import AgentGraph, AgentState, FlowGraph, FlowState
+from dynavec_langgraph._dynavec.flow.parts import (
     BaseNode,
     Edge,
     FunctionNode,
@@ -20,7 +20,7 @@ from dynavec_langgraph._flow.parts import (
     append_reducer,
     default_reducer,
 )
-from dynavec_langgraph._flow.results import GraphResult, NodeTrace
+from dynavec_langgraph._dynavec.flow.results import GraphResult, NodeTrace
 
 __all__ = [
     "AgentGraph",

@@ -7,7 +7,7 @@ A dynavec chat model subclasses :class:`ChatModel` and implements ``invoke(messa
 tools=None, **kwargs) -> ChatResult``; ``stream``, ``ainvoke`` and ``astream`` have defaults
 built on it. Such a model can be passed to :class:`~dynavec_langgraph.ReActAgent` and
 :func:`~dynavec_langgraph.create_react_agent` as is: the agent adapts it to LangChain
-(:class:`~dynavec_langgraph._models.DynavecChatModel`), calls ``invoke`` from ``run`` /
+(:class:`~dynavec_langgraph._dynavec.models.DynavecChatModel`), calls ``invoke`` from ``run`` /
 ``resume`` and ``ainvoke`` from ``arun`` / ``aresume``. See ``docs/compatibility.md``.
 
 Example:

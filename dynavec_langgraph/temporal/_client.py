@@ -24,6 +24,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from dynavec_langgraph._approvals.inbox import PendingApproval
 from dynavec_langgraph._dynavec.records import AgentResult
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
@@ -34,7 +35,6 @@ from dynavec_langgraph._errors import (
     ThreadPausedError,
     not_paused_text,
 )
-from dynavec_langgraph._inbox import PendingApproval
 from dynavec_langgraph._resuming.answers import MISSING
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph.temporal._shapes import (

@@ -37,6 +37,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from dynavec_langgraph._dynavec.view import build_result
 from dynavec_langgraph._errors import (
     DynavecError,
     InDoubtCallError,
@@ -44,8 +45,7 @@ from dynavec_langgraph._errors import (
     InvalidOptionError,
 )
 from dynavec_langgraph._extras import install_command, missing_extra
-from dynavec_langgraph._policy.answers import expiry_answer
-from dynavec_langgraph._view import build_result
+from dynavec_langgraph._pauses.policy.answers import expiry_answer
 from dynavec_langgraph.temporal._shapes import (
     ANSWER,
     EXPIRE,

@@ -34,14 +34,14 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from langgraph.types import Interrupt
 
-    from dynavec_langgraph._digest import refuse_stale
     from dynavec_langgraph._errors import (
         ConcurrentResumeError,
         DynavecError,
         NothingToResumeError,
         not_paused_text,
     )
-    from dynavec_langgraph._policy.doors import expired_pauses
+    from dynavec_langgraph._pauses.digest import refuse_stale
+    from dynavec_langgraph._pauses.policy.doors import expired_pauses
     from dynavec_langgraph._resuming.answers import MISSING, Answer
     from dynavec_langgraph.exceptions import ApprovalTimeoutError
     from dynavec_langgraph.temporal._shapes import (

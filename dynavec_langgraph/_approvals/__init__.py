@@ -1,0 +1,1 @@
+"""Approvals outside the graph: the inbox and signed approval links."""
