@@ -3,16 +3,7 @@
 
 from __future__ import annotations
 
-from dynavec_langgraph._dynavec.connectors import (
-    create_http_tool,
-    create_python_code_tool,
-    mcp_tools_from_session,
-    mcp_tools_from_session_async,
-)
+from dynavec_langgraph import connectors as _same
+from dynavec_langgraph.connectors import *  # noqa: F403  (this face is that one under dynavec's name)
 
-__all__ = [
-    "create_http_tool",
-    "create_python_code_tool",
-    "mcp_tools_from_session",
-    "mcp_tools_from_session_async",
-]
+__all__ = _same.__all__
