@@ -157,8 +157,9 @@ def on_decision(
     """Record a decision ``ask`` read for the pause ``value`` (its ``index``-th ask):
     accepted, or refused with the reason ``refused``. A no-op unless recording is on.
 
-    An approval policy's loop (``dynavec_langgraph._pauses.policy.ask.ask_with_policy``) names its
-    own ``kind`` (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``, and
+    An approval policy's rules in the ask loop
+    (``dynavec_langgraph._pauses.policy.ask.PolicyRules``) name their own ``kind``
+    (``"expired"``), ``outcome`` (``"approval 1 of 2"``) and approver ``who``, and
     how ``who`` was identified: ``authenticated_by`` ``"server"`` (the user a LangGraph API
     server with auth signed in) or ``"explicit"`` (named in the answer or the run's config),
     stored as the entry's ``authenticated_by``. A plain pause names none: on a server with

@@ -53,8 +53,8 @@ def _still_asked(item: Interrupt, after: Seen) -> bool:
 
 
 def _expiry_told(item: Interrupt, state: JSONMapping, after: Seen) -> bool:
-    """Whether the tool answer of ``item``'s call gives its expiry reason (``ask_with_policy``
-    settles with ``the approval of NODE expired at DEADLINE``)."""
+    """Whether the tool answer of ``item``'s call gives its expiry reason (the ask loop under a
+    policy settles with ``the approval of NODE expired at DEADLINE``)."""
     reason = f"the approval of {item.value.get('node_id')!r} expired at {state['expires_at']}"
     call = _call_id(item)
     return call is not None and any(
