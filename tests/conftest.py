@@ -78,6 +78,7 @@ SERVICE_TESTS = frozenset(
         "test_the_cli_refuses_a_lone_surrogate_in_a_decision",
         "test_the_command_line_records_its_answers_on_an_audited_thread",
         "test_the_demo_command_line_shows_the_digest_and_resume_takes_it",
+        "test_the_payment_service_starts_once_and_again_after_a_stop",
         "test_the_trail_survives_a_restart_and_a_later_failure_of_the_run",
     }
 )
