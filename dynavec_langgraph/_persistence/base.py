@@ -35,7 +35,6 @@ from typing import (
     TYPE_CHECKING,
     Any,
     Concatenate,
-    Generic,
     ParamSpec,
     Self,
     TypeAlias,
@@ -45,6 +44,8 @@ from typing import (
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from dynavec_langgraph._plans import PlanRun
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import CheckpointSaver
@@ -91,29 +92,10 @@ def ask(
     return cast(R, answer)
 
 
-class _Run(Generic[R]):
-    """One run of a plan: each call's answer sent in, or its error thrown in (so a ``with``
-    around a call in the plan sees it), until the plan returns."""
-
-    def __init__(self, plan: SaverPlan[R]) -> None:
-        self._plan = plan
-        self.answer: object = None
-        self.error: BaseException | None = None
-
-    def next_call(self) -> SaverCall | None:
-        """The plan's next call, or ``None`` once it returned (its result in :attr:`result`)."""
-        error, self.error = self.error, None
-        try:
-            return self._plan.throw(error) if error is not None else self._plan.send(self.answer)
-        except StopIteration as done:
-            self.result: R = done.value
-            return None
-
-
 def run_plan(plan: SaverPlan[R]) -> R:
     """The sync twin's run: each call made as it is (its error thrown into the plan)."""
-    run = _Run(plan)
-    while (call := run.next_call()) is not None:
+    run = PlanRun(plan)
+    for call in run:
         try:
             run.answer = getattr(call.saver, call.name)(*call.args, **call.kwargs)
         except BaseException as error:  # raised in the plan, at its ``yield``
@@ -123,8 +105,8 @@ def run_plan(plan: SaverPlan[R]) -> R:
 
 async def arun_plan(plan: SaverPlan[R]) -> R:
     """The async twin's run: each call's async twin awaited (its error thrown into the plan)."""
-    run = _Run(plan)
-    while (call := run.next_call()) is not None:
+    run = PlanRun(plan)
+    for call in run:
         try:
             run.answer = await getattr(call.saver, "a" + call.name)(*call.args, **call.kwargs)
         except BaseException as error:  # raised in the plan, at its ``yield``

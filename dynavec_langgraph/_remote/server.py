@@ -13,11 +13,12 @@ import time
 from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
 from dynavec_langgraph._exactly_once.marks import NOTE_NS
+from dynavec_langgraph._plans import PlanRun
 from dynavec_langgraph._remote.errors import lost, not_found
 from dynavec_langgraph._remote.runs import (
     HISTORY_PAGE,
@@ -87,37 +88,13 @@ def _poll() -> _Pause:
     return _Pause(POLL)
 
 
-class _Steps(Generic[T]):
-    """A plan being run: its steps, each answered (:attr:`answer`) or failed
-    (:meth:`answering`) by the driver, then what the plan returned (:attr:`result`)."""
-
-    result: T
-
-    def __init__(self, plan: Plan[T]) -> None:
-        self.plan = plan
-        self.answer: ForeignObject = None
-        self.error: Exception | None = None
-
-    def __iter__(self) -> Iterator[Call | _Pause]:
-        while True:
-            try:
-                if self.error is None:
-                    step = self.plan.send(self.answer)
-                else:
-                    step = self.plan.throw(self.error)
-            except StopIteration as done:
-                self.result = done.value
-                return
-            self.answer, self.error = None, None
-            yield step
-
-    @contextmanager
-    def answering(self) -> Iterator[None]:
-        """A request's failure goes back into the plan, which handles it or raises it on."""
-        try:
-            yield
-        except Exception as error:
-            self.error = error
+@contextmanager
+def _answering(run: PlanRun[Call | _Pause, T]) -> Iterator[None]:
+    """A request's failure goes back into the plan, which handles it or raises it on."""
+    try:
+        yield
+    except Exception as error:
+        run.error = error
 
 
 class ServerThreads:
@@ -133,23 +110,21 @@ class ServerThreads:
 
     def sent(self, plan: Plan[T]) -> T:
         """Run ``plan`` on the sync client."""
-        steps = _Steps(plan)
-        for step in steps:
-            with steps.answering():
-                steps.answer = (
-                    _sleep(step) if isinstance(step, _Pause) else step.on(self.sync_client)
-                )
-        return steps.result
+        run = PlanRun(plan)
+        for step in run:
+            with _answering(run):
+                run.answer = _sleep(step) if isinstance(step, _Pause) else step.on(self.sync_client)
+        return run.result
 
     async def asent(self, plan: Plan[T]) -> T:
         """Run ``plan`` on the async client."""
-        steps = _Steps(plan)
-        for step in steps:
-            with steps.answering():
-                steps.answer = await (
+        run = PlanRun(plan)
+        for step in run:
+            with _answering(run):
+                run.answer = await (
                     _asleep(step) if isinstance(step, _Pause) else step.on(self.client)
                 )
-        return steps.result
+        return run.result
 
     def waiting(self, sid: str, run_id: str) -> Plan[tuple[ForeignObject, JSONMapping]]:
         """Join the run until it is no longer in flight (a join may return early: Aegra's
