@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from benchmarks.savers import SaverName, async_postgres_saver, forget, open_saver, stored_bytes
 from benchmarks.systems import (
@@ -311,10 +311,16 @@ def compiled_as_installed() -> None:
         compileall.compile_dir(folder, quiet=1)
 
 
+RESUMED: Final[tuple[VariantName, ...]] = (*SYSTEMS, FLOOR)
+"""The systems the fresh-process resume times: the four and the floor."""
+
+
 def fresh_process_resume(
     settings: Settings, workdir: Path, log: Callable[[str], None]
 ) -> list[Row]:
-    """Pause threads in a SQLite file here, resume each in a new ``python`` process."""
+    """Pause threads in a SQLite file here, resume each in a new ``python`` process.
+
+    The floor resumes too: what LangGraph alone costs for the same fresh-process resume."""
     from benchmarks.savers import sqlite_saver
 
     compiled_as_installed()
@@ -323,7 +329,7 @@ def fresh_process_resume(
     saver = sqlite_saver(db)
     threads: dict[str, list[str]] = {}
     try:
-        for name in SYSTEMS:
+        for name in RESUMED:
             system = build(name, saver, script=Script(steps=settings.resume_history, approval=True))
             threads[name] = []
             for _ in range(settings.resume_reps):
@@ -334,7 +340,7 @@ def fresh_process_resume(
                 threads[name].append(tid)
     finally:
         saver.conn.close()
-    samples: dict[str, list[Row]] = {n: [] for n in SYSTEMS}
+    samples: dict[str, list[Row]] = {n: [] for n in RESUMED}
 
     def child(name: VariantName, r: int) -> Row:
         start = time.perf_counter()
@@ -354,11 +360,11 @@ def fresh_process_resume(
         result["process_ms"] = wall
         return result
 
-    runs = [(name, r) for r in range(settings.resume_reps) for name in _rotation(r)]
+    runs = [(name, r) for r in range(settings.resume_reps) for name in _rotation(r, RESUMED)]
     for (ran, _), result in zip(runs, _in_jobs(settings.jobs, child, runs), strict=True):
         samples[ran].append(result)
     rows = []
-    for name in SYSTEMS:
+    for name in RESUMED:
         keys = ("import_ms", "setup_ms", "invoke_ms", "resume_ms", "process_ms")
         row: Row = {
             "system": name,

@@ -21,7 +21,7 @@ def main(argv: list[str]) -> int:
     name, db, thread_id = argv
     from benchmarks import savers, systems
 
-    system_name = cast(systems.SystemName, name)
+    system_name = cast(systems.VariantName, name)
     systems.import_system(system_name)
     t1 = time.perf_counter()
     saver = savers.sqlite_saver(Path(db))

@@ -232,9 +232,12 @@ def _agent_outcome(result: Any) -> Outcome:
     return Outcome(interrupted, answer, observations)
 
 
-def import_system(name: SystemName) -> None:
+def import_system(name: VariantName) -> None:
     """Import the modules ``name`` needs (the resume benchmark times this separately)."""
-    if name.startswith("dynavec"):
+    if name == FLOOR:  # what floor_graph and its tools use
+        import langchain_core.tools  # noqa: F401
+        import langgraph.graph
+    elif name.startswith("dynavec"):
         from dynavec_langgraph import ReActAgent, create_react_agent  # noqa: F401
     elif name == "create_agent":
         import langchain.agents  # noqa: F401

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.long_thread import LONG_SAVERS, LONG_SYSTEMS
-from benchmarks.measure import IMPORTS, MIDDLEWARE_SAVERS, MIDDLEWARE_SYSTEMS, Settings
+from benchmarks.measure import IMPORTS, MIDDLEWARE_SAVERS, MIDDLEWARE_SYSTEMS, RESUMED, Settings
 from benchmarks.savers import SAVERS
 from benchmarks.systems import FLOOR, SYNC_GRAPH, SYSTEMS, TIMED
 
@@ -67,7 +67,7 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     assert memory == set(product(SAVERS, SYSTEMS))
 
     resumed = {r["system"]: r for r in results["resume"]}
-    assert set(resumed) == set(SYSTEMS)
+    assert set(resumed) == set(RESUMED) == {*SYSTEMS, FLOOR}
     for row in resumed.values():
         assert row["import_ms"] > 0 and row["invoke_ms"] > 0
         assert row["resume_ms"] >= row["invoke_ms"]
@@ -127,6 +127,7 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
     markdown = (tmp_path / "results.md").read_text()
     assert "### Targets" in markdown and all(s in markdown for s in TIMED)
     assert f"dynavec_graph / {FLOOR}" in markdown
+    assert "the floor (LangGraph alone)" in markdown  # the fresh resume's floor, for information
     assert all(f"awaits {ms:g} ms" in markdown for ms in quick.io_latencies_ms)
     assert "One long thread" in markdown and "paused threads" in markdown
     assert markdown in proc.stdout
