@@ -18,7 +18,8 @@ from dynavec_langgraph._graph.options import (
     AgentOptions,
     resolve_prompt,
 )
-from dynavec_langgraph._middleware.hooks import REVIEWED_KEY, overrides
+from dynavec_langgraph._middleware.hooks import overrides
+from dynavec_langgraph._names import REVIEWED_KEY
 from dynavec_langgraph._types import UserPayload, UserState
 
 __all__ = [
