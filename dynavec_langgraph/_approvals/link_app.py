@@ -20,8 +20,9 @@ from dynavec_langgraph._errors import (
     InvalidLinkError,
     InvalidOptionError,
     NothingToResumeError,
+    install_command,
 )
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._names import LINK_KEYS_ENV, LINK_PATH
 from dynavec_langgraph._pauses.digest import review_digest
 from dynavec_langgraph._pauses.policy.doors import expired_pauses

@@ -17,7 +17,8 @@ from langchain_core.messages import SystemMessage
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._errors import install_command
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._graph.factory import build_agent
 from dynavec_langgraph._graph.spec import AgentFace, AgentSpec
 from dynavec_langgraph._names import CREATE_AGENT_MODEL_NODE

@@ -43,8 +43,9 @@ from dynavec_langgraph._errors import (
     InDoubtCallError,
     InvalidDecisionError,
     InvalidOptionError,
+    install_command,
 )
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._names import NOTIFY_ACTIVITY, SEGMENT_ACTIVITY
 from dynavec_langgraph._pauses.policy.answers import expiry_answer
 from dynavec_langgraph.temporal._shapes import (
