@@ -83,8 +83,8 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
-        "foundations: errors, LangGraph names, messages and records, the audit trail's storage, "
-        "the resume locks, the chat-model types, dynavec's self-contained topics",
+        "foundations: errors, wire names, LangGraph names, messages and records, the audit "
+        "trail's storage, the resume locks, the chat-model types, dynavec's self-contained topics",
         frozenset(
             {
                 "_approvals", "_approvals.links", "_audit", "_audit.entries", "_audit.in_graph",
