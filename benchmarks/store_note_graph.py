@@ -10,7 +10,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.config import get_store
 
 from dynavec_langgraph import create_react_agent, idempotency_key, tool
-from dynavec_langgraph._exactly_once.marks import NOTE_NS
+from dynavec_langgraph._names import NOTE_NS
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
 __all__ = ["ask_graph", "plain_graph", "writes_graph"]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from dynavec_langgraph._graph.factory import create_react_agent
 from dynavec_langgraph._graph.run_data import current_run
+from dynavec_langgraph._names import LEDGER_ENV
 from dynavec_langgraph._tools.agent_tool import AgentTool, tool
 from dynavec_langgraph.interrupt import Rejected, interrupt
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
@@ -29,7 +30,6 @@ __all__ = [
     "DEFAULT_RECIPIENT",
     "DEMO_SYSTEM_PROMPT",
     "DEMO_TOOLS",
-    "LEDGER_ENV",
     "OPENING_BALANCE",
     "TransferDecision",
     "create_demo_agent",
@@ -48,8 +48,6 @@ DEFAULT_RECIPIENT = "landlord"
 """The recipient the scripted demo model pays."""
 OPENING_BALANCE = 1000
 """The demo ledger's balance before any transfer."""
-LEDGER_ENV = "DYNAVEC_DEMO_LEDGER"
-"""The environment variable naming the demo ledger's file."""
 DEMO_SYSTEM_PROMPT = (
     "You are a banking assistant. When the user asks to pay or transfer money, call "
     "get_balance, then transfer_funds with the amount and the recipient, one tool call per "

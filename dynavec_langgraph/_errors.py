@@ -470,6 +470,17 @@ def unapplied_resume_text(thread_id: str, given: str) -> str:
     )
 
 
+def install_command(extra: str) -> str:
+    """The command that installs ``extra``: what every missing-extra message ends with
+    (``MissingDependencyError``'s, ``_extras.missing_extra``'s and the hints that name one).
+
+    Example:
+        >>> install_command("sqlite")
+        "pip install 'dynavec-langgraph[sqlite]'"
+    """
+    return f"pip install 'dynavec-langgraph[{extra}]'"
+
+
 def webhook_url_text(given: str) -> str:
     """A notification receiver that is no web URL (``given``: the option and its value)."""
     return f"{given}: a webhook URL starts with http:// or https://"

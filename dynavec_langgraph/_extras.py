@@ -1,6 +1,6 @@
 """The one home of the "missing extra" error: a feature whose optional dependencies are not
 installed raises :func:`missing_extra`'s error, which names the extra to install
-(:func:`install_command`: ``pip install 'dynavec-langgraph[sqlite]'``).
+(``_errors.install_command``: ``pip install 'dynavec-langgraph[sqlite]'``).
 
 The error is a :class:`~dynavec_langgraph.exceptions.MissingDependencyError` (an
 ``ImportError``, with ``feature``, ``package`` and ``extra``), worded as dynavec words it
@@ -9,19 +9,10 @@ unless the caller says more (what works without the extra).
 
 from __future__ import annotations
 
+from dynavec_langgraph._errors import install_command
 from dynavec_langgraph.exceptions import MissingDependencyError
 
-__all__ = ["install_command", "missing_extra", "missing_package"]
-
-
-def install_command(extra: str) -> str:
-    """The command that installs ``extra`` (the text ``MissingDependencyError`` ends with).
-
-    Example:
-        >>> install_command("sqlite")
-        "pip install 'dynavec-langgraph[sqlite]'"
-    """
-    return f"pip install 'dynavec-langgraph[{extra}]'"
+__all__ = ["missing_extra", "missing_package"]
 
 
 def missing_package(error: ImportError, default: str, *named: str) -> str:
@@ -47,7 +38,7 @@ def missing_extra(
         package: the package that is missing (``"boto3"``).
         extra: the extra that installs it (``"dynamodb"``).
         text: the message, when it says more than dynavec's wording (it names
-            :func:`install_command`'s command).
+            ``install_command``'s command).
 
     Example:
         >>> error = missing_extra("DynamoDBCheckpointer", "boto3", "dynamodb")

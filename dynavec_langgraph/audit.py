@@ -17,13 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynavec_langgraph._audit.entries import (
-    APPROVER_KEY,
-    GENESIS,
-    SURFACE_KEY,
-    AuditEvent,
-    entry_hash,
-)
+from dynavec_langgraph._audit.entries import GENESIS, AuditEvent, entry_hash
 from dynavec_langgraph._audit.notifications import (
     Delivery,
     deliver,
@@ -32,9 +26,9 @@ from dynavec_langgraph._audit.notifications import (
     outbox,
     wait_for_deliveries,
 )
-from dynavec_langgraph._audit.switch import AUDIT_KEY, NOTIFY_KEY
 from dynavec_langgraph._audit.trail import aaudit_trail, arecord, audit_trail, record
 from dynavec_langgraph._audit.verify import ThreadTrail, TrailProblem, TrailReport
+from dynavec_langgraph._names import APPROVER_KEY, AUDIT_KEY, NOTIFY_KEY, SURFACE_KEY
 
 __all__ = [
     "APPROVER_KEY",

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from dynavec_langgraph._demo import (
     DEFAULT_OPENAI_MODEL,
-    LEDGER_ENV,
     TransferDecision,
     create_demo_agent,
     demo_model,
@@ -39,6 +38,7 @@ from dynavec_langgraph._demo import (
     get_balance,
     transfer_funds,
 )
+from dynavec_langgraph._names import LEDGER_ENV
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",

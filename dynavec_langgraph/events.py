@@ -15,7 +15,7 @@ from langgraph.types import StreamMode
 
 from dynavec_langgraph._dynavec.conversion import to_dynavec
 from dynavec_langgraph._dynavec.records import AgentResult, ToolCall
-from dynavec_langgraph._graph.state import AGENT_NODE, TOOLS_NODE
+from dynavec_langgraph._names import AGENT_NODE, TOOLS_NODE
 from dynavec_langgraph._pauses.value import interrupt_fields
 
 __all__ = [

@@ -33,6 +33,7 @@ from dynavec_langgraph._errors import (
     InvalidDecisionError,
     NothingToResumeError,
     ThreadPausedError,
+    install_command,
 )
 
 __all__ = [
@@ -128,7 +129,7 @@ class MissingDependencyError(DynavecError, ImportError):
         self.extra = extra
         super().__init__(
             f"{feature} requires the {package!r} package. Install it with:  "
-            f"pip install 'dynavec-langgraph[{extra}]'"
+            + install_command(extra)
         )
 
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 from typing import Any
 
 from dynavec_langgraph._approvals.link_app import approval_links, create_app
-from dynavec_langgraph._approvals.links import LINK_KEYS_ENV, LinkClaims, LinkKeys, verify_link
+from dynavec_langgraph._approvals.links import LinkClaims, LinkKeys, verify_link
 from dynavec_langgraph._errors import InvalidLinkError
+from dynavec_langgraph._names import LINK_KEYS_ENV
 
 __all__ = [
     "LINK_KEYS_ENV",

@@ -37,7 +37,7 @@ from langgraph.types import interrupt as lg_interrupt
 from psycopg.rows import dict_row
 
 from dynavec_langgraph import ConcurrentResumeError, ReActAgent, create_react_agent, interrupt, tool
-from dynavec_langgraph._exactly_once.claims import CLAIM_CHANNEL
+from dynavec_langgraph._names import CLAIM_CHANNEL
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph.checkpoint import Checkpoint
 from dynavec_langgraph.dynamodb import from_url

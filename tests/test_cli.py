@@ -463,7 +463,8 @@ def test_inbox_token_is_for_a_server_and_is_read_from_the_environment(
     """``--token`` (or ``DYNAVEC_SERVER_TOKEN``) goes to ``--server`` as a bearer token
     (tests/test_approvals_auth_server.py sends it to a server with auth)."""
     from dynavec_langgraph._cli import build_parser
-    from dynavec_langgraph._cli.common import TOKEN_ENV, server_headers
+    from dynavec_langgraph._cli.common import server_headers
+    from dynavec_langgraph._names import TOKEN_ENV
 
     err = cli.main("inbox", "list", "--db", "x.db", "--token", "t0k", code=2)
     assert "--token is for --server" in err

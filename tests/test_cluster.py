@@ -51,7 +51,7 @@ from dynavec_langgraph import (
 )
 from dynavec_langgraph._cli import main
 from dynavec_langgraph._demo import DEMO_SYSTEM_PROMPT, DEMO_TOOLS
-from dynavec_langgraph._exactly_once.marks import NOTE_NS
+from dynavec_langgraph._names import NOTE_NS
 from dynavec_langgraph._remote.server import Plan
 from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph.demo import LEDGER_ENV, demo_model

@@ -37,8 +37,8 @@ from dynavec_langgraph import (
     tool,
 )
 from dynavec_langgraph._exactly_once.keys import OnCrash
-from dynavec_langgraph._exactly_once.marks import NOTE_NS, PREFIX, START_CHANNEL
 from dynavec_langgraph._exactly_once.shown import noted_in_doubt
+from dynavec_langgraph._names import NOTE_NS, START_CHANNEL, START_PREFIX
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.children.scenario import ROOT, TIMEOUT, wait_for
 from tests.children.warm import Child
@@ -1061,7 +1061,7 @@ def test_a_nested_agents_note_names_its_subgraphs_checkpoint() -> None:
     where = {"thread_id": "n"} | {k: note[k] for k in ("checkpoint_ns", "checkpoint_id")}
     ran_from = saver.get_tuple({"configurable": where})
     assert ran_from is not None and ran_from.checkpoint["id"] == note["checkpoint_id"]
-    assert any(w[0].startswith(PREFIX) for w in ran_from.pending_writes or [])  # its marks
+    assert any(w[0].startswith(START_PREFIX) for w in ran_from.pending_writes or [])  # its marks
     value = {"node_id": "approve_pay", "tool_call": note["call"], "payload": {}}
     pending = [{"id": "i1", "value": value}]
     shown = {"": "parent-checkpoint", note["checkpoint_ns"]: note["checkpoint_id"]}

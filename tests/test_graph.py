@@ -30,8 +30,8 @@ from langgraph.types import Command, StateSnapshot
 
 from dynavec_langgraph import AgentTool, Message, ToolCall, create_react_agent, interrupt, tool
 from dynavec_langgraph._dynavec.conversion import from_dynavec
-from dynavec_langgraph._graph.nodes import MODEL_KWARGS_KEY
 from dynavec_langgraph._graph.state import MessageStorage
+from dynavec_langgraph._names import MODEL_KWARGS_KEY
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.openai_server import OpenAIServer
 

@@ -83,8 +83,8 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
-        "foundations: errors, LangGraph names, messages and records, the audit trail's storage, "
-        "the resume locks, the chat-model types, dynavec's self-contained topics",
+        "foundations: errors, wire names, LangGraph names, messages and records, the audit "
+        "trail's storage, the resume locks, the chat-model types, dynavec's self-contained topics",
         frozenset(
             {
                 "_approvals", "_approvals.links", "_audit", "_audit.entries", "_audit.in_graph",
@@ -92,7 +92,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "_audit.verify", "_dynavec", "_dynavec.conversion", "_dynavec.memory",
                 "_dynavec.planner", "_dynavec.records", "_dynavec.supervisor", "_errors", "_extras",
                 "_graph", "_graph.call_ids", "_graph.conversation_view", "_graph.messages",
-                "_graph.run_data", "_graph.subagent_cause", "_lg_names", "_pauses",
+                "_graph.run_data", "_graph.subagent_cause", "_lg_names", "_names", "_pauses",
                 "_pauses.digest", "_persistence.dynamodb.values", "_persistence.kinds",
                 "_persistence.locks", "_persistence.serde", "_persistence.stored", "_plans",
                 "_storable",
@@ -435,6 +435,50 @@ def test_database_url_schemes_are_written_in_savers_only() -> None:
     found = [f"{m}: {p}" for m in MODULES if m != "savers" for p in prefixes if p in _source(m)]
     assert found == []
     assert '"postgres://"' in (PACKAGE / "savers.py").read_text()
+
+
+WIRE_PREFIX = "dynavec"
+"""The prefix of the package's wire names (``dynavec_audit``, ``DYNAVEC_AUDIT``,
+``DynavecThread``, ``dynavec-claim:`` ...), in any case."""
+
+
+def _wire_name_declared(node: ast.AST) -> bool:
+    """``NAME: Final = "dynavec..."`` or ``NAME = "DYNAVEC..."``: a string constant (a name in
+    capitals, or one annotated ``Final``) whose value starts with :data:`WIRE_PREFIX`."""
+    target: ast.expr
+    if isinstance(node, ast.AnnAssign):
+        target, value = node.target, node.value
+        final = "Final" in ast.unparse(node.annotation)
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, value, final = node.targets[0], node.value, False
+    else:
+        return False
+    return (
+        isinstance(target, ast.Name)
+        and (final or target.id.lstrip("_").isupper())
+        and isinstance(value, ast.Constant)
+        and isinstance(value.value, str)
+        and value.value.lower().startswith(WIRE_PREFIX)
+    )
+
+
+def test_wire_names_are_declared_in_names_only() -> None:
+    """Every name the package writes where others read it (a config key, an environment
+    variable, a store or checkpoint namespace, a Temporal workflow ...) is declared once, in
+    ``_names``, and imported from there (issue 39): no other module declares a string constant
+    with the wire prefix."""
+    found = [
+        f"{m}: {ast.unparse(node)}"
+        for m in MODULES
+        if m != "_names"
+        for node in _nodes(m)
+        if _wire_name_declared(node)
+    ]
+    assert found == []
+    declared = [n for n in _nodes("_names") if _wire_name_declared(n)]
+    assert len(declared) > 30  # the check sees the declarations it forbids elsewhere
+    probe = ast.parse('A: Final = "dynavec_x"\n_B = "DYNAVEC_Y"\nc = "dynavec"\nD = "other"')
+    assert [_wire_name_declared(n) for n in probe.body] == [True, True, False, False]
 
 
 def test_only_the_interrupt_module_pauses_and_builds_the_pause_value() -> None:

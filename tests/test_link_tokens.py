@@ -31,7 +31,8 @@ from dynavec_langgraph import (
     create_react_agent,
     tool,
 )
-from dynavec_langgraph._approvals.links import USED_NS, link_answer, read_link, sign_link
+from dynavec_langgraph._approvals.links import link_answer, read_link, sign_link
+from dynavec_langgraph._names import USED_NS
 from dynavec_langgraph.approval import require_approval
 from dynavec_langgraph.audit import audit_trail
 from dynavec_langgraph.links import LinkKeys, approval_links, create_app, verify_link

@@ -12,7 +12,8 @@ import pytest
 import dynavec_langgraph
 from dynavec_langgraph import MissingDependencyError
 from dynavec_langgraph._cli.db import open_saver
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._errors import install_command
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph.savers import resolve_checkpointer
 
 PACKAGE = Path(dynavec_langgraph.__file__).parent
@@ -82,9 +83,9 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 
 def test_no_module_but_the_helper_builds_the_install_command() -> None:
-    """``pip install 'dynavec-langgraph[...]'`` is built by ``_extras`` (and by
-    ``MissingDependencyError``, in dynavec's wording) only; every other message calls the
-    helper (docstrings may show the command)."""
+    """``pip install 'dynavec-langgraph[...]'`` is built by ``_errors.install_command``
+    only; every other message, ``MissingDependencyError``'s too, calls it (docstrings may
+    show the command)."""
     writers: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text())
@@ -97,4 +98,4 @@ def test_no_module_but_the_helper_builds_the_install_command() -> None:
                 and id(node) not in docs
             ):
                 writers.add(str(path.relative_to(PACKAGE)))
-    assert sorted(writers) == ["_extras.py", "exceptions.py"]
+    assert sorted(writers) == ["_errors.py"]

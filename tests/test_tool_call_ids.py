@@ -26,7 +26,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from dynavec_langgraph import ReActAgent, create_react_agent, interrupt, tool
-from dynavec_langgraph._graph.messages import ORIGINAL_CALL_IDS_KEY, merge_conversation
+from dynavec_langgraph._graph.messages import merge_conversation
+from dynavec_langgraph._names import ORIGINAL_CALL_IDS_KEY
 from dynavec_langgraph.testing import ScriptedChatModel
 from tests.openai_server import OpenAIServer, chat_openai, validate
 

@@ -28,7 +28,7 @@ from dynavec_langgraph._errors import ApprovalPolicyError
 from dynavec_langgraph._graph.factory import build_agent, with_bookkeeping
 from dynavec_langgraph._graph.run_data import CompletedCall, durability
 from dynavec_langgraph._graph.spec import AgentSpec, check_max_steps, prebuilt_options
-from dynavec_langgraph._graph.state import AGENT_NODE
+from dynavec_langgraph._names import AGENT_NODE
 from dynavec_langgraph._pauses.policy.doors import agent_clock
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock

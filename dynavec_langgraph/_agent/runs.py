@@ -21,7 +21,7 @@ from dynavec_langgraph._errors import CheckpointNotFoundError, ThreadPausedError
 from dynavec_langgraph._exactly_once.shown import shown_first
 from dynavec_langgraph._graph.conversation_view import pending_calls
 from dynavec_langgraph._graph.run_data import CompletedCall, run_config
-from dynavec_langgraph._graph.state import AGENT_NODE
+from dynavec_langgraph._names import AGENT_NODE
 from dynavec_langgraph._pauses.policy.doors import expiry_command
 from dynavec_langgraph._pauses.policy.events import raise_timeouts
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver

@@ -37,13 +37,14 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
-from dynavec_langgraph._audit.entries import AUDIT_NS, AuditEvent, Notifier
+from dynavec_langgraph._audit.entries import AuditEvent, Notifier
 from dynavec_langgraph._audit.notifications import SWEEPER_BACKOFF, deliver
 from dynavec_langgraph._audit.trail import audit_refusals, audit_trail, with_audit
 from dynavec_langgraph._audit.verify import TrailReport, check_thread, trail_thread_ids
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
 from dynavec_langgraph._exactly_once.shown import shown_first
 from dynavec_langgraph._graph.run_data import durability
+from dynavec_langgraph._names import AUDIT_NS
 from dynavec_langgraph._pauses.digest import review_digest
 from dynavec_langgraph._pauses.policy.answers import expiry_answer
 from dynavec_langgraph._pauses.policy.doors import expired_pauses

@@ -13,22 +13,17 @@ from urllib.parse import parse_qs
 import httpx
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._approvals.links import (
-    LINK_KEYS_ENV,
-    LINK_PATH,
-    LinkClaims,
-    LinkKeys,
-    pause_links,
-    verify_link,
-)
+from dynavec_langgraph._approvals.links import LinkClaims, LinkKeys, pause_links, verify_link
 from dynavec_langgraph._errors import (
     ConcurrentResumeError,
     InvalidDecisionError,
     InvalidLinkError,
     InvalidOptionError,
     NothingToResumeError,
+    install_command,
 )
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._extras import missing_extra
+from dynavec_langgraph._names import LINK_KEYS_ENV, LINK_PATH
 from dynavec_langgraph._pauses.digest import review_digest
 from dynavec_langgraph._pauses.policy.doors import expired_pauses
 from dynavec_langgraph.exceptions import ApprovalTimeoutError

@@ -37,15 +37,11 @@ from typing import Any, Final
 
 from dynavec_langgraph._errors import InvalidLinkError, InvalidOptionError, option_text
 from dynavec_langgraph._graph.run_data import current_run
+from dynavec_langgraph._names import LINK_BASE_URL_ENV, LINK_KEY, LINK_KEYS_ENV, LINK_PATH, USED_NS
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 __all__ = [
-    "LINK_BASE_URL_ENV",
-    "LINK_KEY",
-    "LINK_KEYS_ENV",
-    "LINK_PATH",
     "REFUSED",
-    "USED_NS",
     "LinkClaims",
     "LinkKeys",
     "answer_of_link",
@@ -59,18 +55,6 @@ __all__ = [
     "verify_link",
 ]
 
-LINK_KEYS_ENV: Final = "DYNAVEC_LINK_KEYS"
-"""The environment variable holding the deployment's link keys: ``KEY_ID=SECRET`` pairs
-separated by commas, the current (signing) key first, e.g. ``2026-12=...,2026-06=...``."""
-LINK_BASE_URL_ENV: Final = "DYNAVEC_LINK_BASE_URL"
-"""The environment variable with the server's public URL: when it and :data:`LINK_KEYS_ENV` are
-set, each pause notification carries signed links for the pause's named approvers."""
-LINK_PATH: Final = "/dynavec/link"
-"""Where the link endpoint serves the links: ``{base_url}{LINK_PATH}/{token}``."""
-LINK_KEY: Final = "dynavec_link"
-"""The resume value of a link: ``{"dynavec_link": TOKEN}``."""
-USED_NS: Final = "dynavec_links_used"
-"""The store namespace binding each used token's nonce to the answer that used it."""
 REFUSED: Final = "approval link"
 """Every refusal of a link starts with these words (a door tells a refused link from other
 refusals of the paused tool by them)."""

@@ -24,14 +24,9 @@ from dynavec_langgraph._storable import (
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 __all__ = [
-    "APPROVER_KEY",
-    "AUDIT_NS",
     "AUTHENTICATED_BY",
-    "ENTRY_TASK",
     "GENESIS",
-    "OUTBOX_NS",
     "SURFACES",
-    "SURFACE_KEY",
     "TAMPERING",
     "AuditEvent",
     "EventFields",
@@ -46,14 +41,6 @@ __all__ = [
     "now",
 ]
 
-AUDIT_NS: Final = "dynavec_audit"
-"""The checkpoint namespace (or store namespace prefix) of the audit trail."""
-OUTBOX_NS: Final = "dynavec_outbox"
-"""The checkpoint namespace (or store namespace prefix) of the notification outbox."""
-SURFACE_KEY: Final = "dynavec_surface"
-"""``config["configurable"][SURFACE_KEY]``: which surface answers (``api``, ``cli``, ...)."""
-APPROVER_KEY: Final = "dynavec_approver"
-"""``config["configurable"][APPROVER_KEY]``: who answers (also read from the decision)."""
 
 SURFACES: Final = ("api", "cli", "inbox", "server", "ui", "graph", "sweeper")
 """Where a decision came from: ``ReActAgent`` (api), the command line, the inbox commands, a
@@ -71,8 +58,6 @@ GENESIS: Final = "0" * 64
 """The ``prev_hash`` of a thread's first chained entry."""
 TAMPERING: Final = ("edited", "deleted", "reordered", "inserted")
 """The kinds of :class:`TrailProblem`."""
-ENTRY_TASK: Final = "dynavec_audit"
-"""The task id of the pending write holding a chained entry on a checkpointer."""
 
 Notifier = str | Callable[[JSONObject], Any]
 """A webhook URL (the body is POSTed as JSON; any 2xx is delivered) or a callable given the body

@@ -13,17 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 from langgraph.types import Interrupt
 
-from dynavec_langgraph._audit.entries import (
-    APPROVER_KEY,
-    AUDIT_NS,
-    OUTBOX_NS,
-    SURFACE_KEY,
-    SURFACES,
-    Notifier,
-    event_id,
-    first_text,
-    make_event,
-)
+from dynavec_langgraph._audit.entries import SURFACES, Notifier, event_id, first_text, make_event
 from dynavec_langgraph._audit.notifications import (
     deliver_soon,
     digest_of,
@@ -33,6 +23,7 @@ from dynavec_langgraph._audit.notifications import (
 from dynavec_langgraph._audit.storage import last_task, write
 from dynavec_langgraph._audit.switch import audit_flag, notifier
 from dynavec_langgraph._graph.run_data import SignedIn
+from dynavec_langgraph._names import APPROVER_KEY, AUDIT_NS, OUTBOX_NS, SURFACE_KEY
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 if TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from dynavec_langgraph._approvals.links import notification_links
 from dynavec_langgraph._audit.entries import (
-    OUTBOX_NS,
     Notifier,
     check_entry,
     event_id,
@@ -21,6 +20,7 @@ from dynavec_langgraph._audit.entries import (
 )
 from dynavec_langgraph._audit.storage import check_target, read, write
 from dynavec_langgraph._errors import InvalidInputError
+from dynavec_langgraph._names import OUTBOX_NS
 from dynavec_langgraph._storable import brief, check_id
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 

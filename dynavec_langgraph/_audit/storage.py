@@ -17,8 +17,16 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeGuard, cast
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, empty_checkpoint
 from langgraph.store.base import BaseStore
 
-from dynavec_langgraph._audit.entries import AUDIT_NS, ENTRY_TASK, GENESIS, canonical, entry_hash
+from dynavec_langgraph._audit.entries import GENESIS, canonical, entry_hash
 from dynavec_langgraph._errors import StorageError
+from dynavec_langgraph._names import (
+    AUDIT_NS,
+    AUDIT_SLOT_PREFIX,
+    ENTRY_META_KEY,
+    ENTRY_TASK,
+    EVENT_ID_KEY,
+    SEQ_KEY,
+)
 from dynavec_langgraph._persistence.kinds import stored_in
 
 if TYPE_CHECKING:
@@ -49,13 +57,6 @@ __all__ = [
     "write",
 ]
 
-_META: Final = "dynavec_entry"
-"""The metadata key of an outbox entry (and of an audit entry written before the chain), and
-the channel of the pending write holding a chained audit entry."""
-_ID: Final = "dynavec_event_id"
-_SLOT: Final = "dynavec-audit-"
-"""Chained entry ``n`` lives on the checkpoint ``f"{_SLOT}{n:012d}"`` of :data:`AUDIT_NS`."""
-_SEQ: Final = "dynavec_seq"
 _ATTEMPTS: Final = 50
 """Appends of one entry that lost its place to another writer before giving up."""
 
@@ -77,8 +78,8 @@ def _config(thread_id: str, ns: str) -> RunnableConfig:
 def _entry_checkpoint(entry: JSONMapping) -> tuple[Checkpoint, CheckpointMetadata]:
     checkpoint = empty_checkpoint()
     metadata: JSONObject = {"source": "update", "step": -1, "parents": {}}
-    metadata[_ID] = entry["event_id"]
-    metadata[_META] = json.dumps(entry, default=repr, ensure_ascii=False)
+    metadata[EVENT_ID_KEY] = entry["event_id"]
+    metadata[ENTRY_META_KEY] = json.dumps(entry, default=repr, ensure_ascii=False)
     return checkpoint, cast("CheckpointMetadata", metadata)  # its own keys too: kept as given
 
 
@@ -86,14 +87,14 @@ def _slot(thread_id: str, seq: int) -> tuple[RunnableConfig, Checkpoint, Checkpo
     """The config, checkpoint and metadata of the checkpoint holding chained entry ``seq``:
     the same for every writer, so saving it again changes nothing that is read."""
     checkpoint = empty_checkpoint()
-    checkpoint["id"] = f"{_SLOT}{seq:012d}"
-    metadata: JSONObject = {"source": "update", "step": -1, "parents": {}, _SEQ: seq}
+    checkpoint["id"] = f"{AUDIT_SLOT_PREFIX}{seq:012d}"
+    metadata: JSONObject = {"source": "update", "step": -1, "parents": {}, SEQ_KEY: seq}
     return _config(thread_id, AUDIT_NS), checkpoint, cast("CheckpointMetadata", metadata)
 
 
 def _slot_seq(checkpoint_id: str) -> int | None:
     """The ``seq`` of a chain slot's checkpoint id; ``None`` for any other id."""
-    digits = checkpoint_id.removeprefix(_SLOT)
+    digits = checkpoint_id.removeprefix(AUDIT_SLOT_PREFIX)
     if digits == checkpoint_id or len(digits) != 12 or not digits.isdigit():
         return None
     return int(digits)
@@ -131,7 +132,7 @@ def _found_in(tuples: Iterable[CheckpointTuple]) -> list[Found]:
             found.append(Found(cid, None, earlier))
         slot = _slot_seq(cid)
         for task_id, channel, value in t.pending_writes or ():
-            if channel == _META:
+            if channel == ENTRY_META_KEY:
                 place = slot if task_id == ENTRY_TASK else None
                 found.append(Found(cid, place, _from_blob(value)))
     return found
@@ -174,7 +175,7 @@ def _won(claimed: CheckpointTuple | None, linked: JSONMapping) -> bool:
     """Whether the checkpoint tuple of a slot holds ``linked`` (this writer got the slot):
     the same hash, which covers all of it."""
     for task_id, channel, value in getattr(claimed, "pending_writes", None) or ():
-        if task_id == ENTRY_TASK and channel == _META:
+        if task_id == ENTRY_TASK and channel == ENTRY_META_KEY:
             return bool((_from_blob(value) or {}).get("hash") == linked["hash"])
     return False
 
@@ -330,7 +331,7 @@ class _SaverTrail:
     def claim(self, seq: int, entry: JSONObject) -> bool:
         config, checkpoint, metadata = _slot(self.thread_id, seq)
         stored = self.saver.put(config, checkpoint, metadata, {})
-        self.saver.put_writes(stored, [(_META, canonical(entry))], ENTRY_TASK)
+        self.saver.put_writes(stored, [(ENTRY_META_KEY, canonical(entry))], ENTRY_TASK)
         return _won(self.saver.get_tuple(stored), entry)
 
 
@@ -347,7 +348,7 @@ class _ASaverTrail:
     async def claim(self, seq: int, entry: JSONObject) -> bool:
         config, checkpoint, metadata = _slot(self.thread_id, seq)
         stored = await self.saver.aput(config, checkpoint, metadata, {})
-        await self.saver.aput_writes(stored, [(_META, canonical(entry))], ENTRY_TASK)
+        await self.saver.aput_writes(stored, [(ENTRY_META_KEY, canonical(entry))], ENTRY_TASK)
         return _won(await self.saver.aget_tuple(stored), entry)
 
 
@@ -500,7 +501,7 @@ def _in_task(
 
 
 def _exists(target: Saver, ns: str, thread_id: str, eid: str) -> bool:
-    return bool(list(target.list(_config(thread_id, ns), filter={_ID: eid}, limit=1)))
+    return bool(list(target.list(_config(thread_id, ns), filter={EVENT_ID_KEY: eid}, limit=1)))
 
 
 def write(target: Target, ns: str, thread_id: str, entry: JSONObject) -> JSONObject | None:
@@ -542,7 +543,9 @@ async def awrite(target: Target, ns: str, thread_id: str, entry: JSONObject) -> 
         return entry
     if ns == AUDIT_NS:
         return await _arun(_ASaverTrail(target, thread_id), thread_id, entry)
-    found = [t async for t in target.alist(_config(thread_id, ns), filter={_ID: eid}, limit=1)]
+    found = [
+        t async for t in target.alist(_config(thread_id, ns), filter={EVENT_ID_KEY: eid}, limit=1)
+    ]
     if not found:
         checkpoint, metadata = _entry_checkpoint(entry)
         await target.aput(_config(thread_id, ns), checkpoint, metadata, {})
@@ -550,7 +553,7 @@ async def awrite(target: Target, ns: str, thread_id: str, entry: JSONObject) -> 
 
 
 def _decode(metadata: JSONMapping) -> JSONObject | None:
-    raw = metadata.get(_META)
+    raw = metadata.get(ENTRY_META_KEY)
     if not isinstance(raw, str):
         return None
     try:

@@ -9,30 +9,18 @@ server deployment sets them once for every graph).
 from __future__ import annotations
 
 import os
-from typing import Any, Final
+from typing import Any
 
 from dynavec_langgraph._errors import InvalidOptionError, option_text
+from dynavec_langgraph._names import AUDIT_ENV, AUDIT_KEY, NOTIFY_ENV, NOTIFY_KEY
 from dynavec_langgraph._types import JSONMapping, UserPayload
 
 __all__ = [
-    "AUDIT_ENV",
-    "AUDIT_KEY",
-    "NOTIFY_ENV",
-    "NOTIFY_KEY",
     "audit_flag",
     "check_audit",
     "notifier",
     "switched_on",
 ]
-
-AUDIT_KEY: Final = "dynavec_audit"
-"""``config["configurable"][AUDIT_KEY] = True`` records the graph's decisions and pauses."""
-NOTIFY_KEY: Final = "dynavec_notify"
-"""``config["configurable"][NOTIFY_KEY]``: a webhook URL or a callable, called for every pause."""
-AUDIT_ENV: Final = "DYNAVEC_AUDIT"
-"""``DYNAVEC_AUDIT=1`` records every graph's decisions (for a server deployment)."""
-NOTIFY_ENV: Final = "DYNAVEC_NOTIFY_URL"
-"""``DYNAVEC_NOTIFY_URL=https://...``: the webhook of every graph (for a server deployment)."""
 
 
 def audit_flag(conf: JSONMapping) -> bool:

@@ -9,9 +9,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Unpack
 
 from dynavec_langgraph._audit.entries import (
-    APPROVER_KEY,
-    AUDIT_NS,
-    SURFACE_KEY,
     AuditEvent,
     EventFields,
     Notifier,
@@ -19,8 +16,9 @@ from dynavec_langgraph._audit.entries import (
     make_event,
 )
 from dynavec_langgraph._audit.storage import aread, awrite, check_target, read, write
-from dynavec_langgraph._audit.switch import AUDIT_KEY, NOTIFY_KEY, audit_flag
+from dynavec_langgraph._audit.switch import audit_flag
 from dynavec_langgraph._errors import webhook_url_text
+from dynavec_langgraph._names import APPROVER_KEY, AUDIT_KEY, AUDIT_NS, NOTIFY_KEY, SURFACE_KEY
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 

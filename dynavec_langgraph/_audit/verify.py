@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from langgraph.store.base import BaseStore
 
-from dynavec_langgraph._audit.entries import AUDIT_NS, GENESIS, entry_hash
+from dynavec_langgraph._audit.entries import GENESIS, entry_hash
 from dynavec_langgraph._audit.storage import (
     PAGE,
     Found,
@@ -19,6 +19,7 @@ from dynavec_langgraph._audit.storage import (
     is_seq,
     stored,
 )
+from dynavec_langgraph._names import AUDIT_NS
 from dynavec_langgraph._persistence.kinds import stored_in
 from dynavec_langgraph._types import JSONMapping, JSONObject
 

@@ -78,8 +78,6 @@ from dynavec_langgraph._cli.audit import cmd_audit_verify
 from dynavec_langgraph._cli.common import (
     DEFAULT_DB,
     DEFAULT_MESSAGE,
-    PROG,
-    TOKEN_ENV,
     CliError,
     for_the_cli,
     invocation,
@@ -100,6 +98,7 @@ from dynavec_langgraph._errors import (
     NothingToResumeError,
     ThreadPausedError,
 )
+from dynavec_langgraph._names import PROG, TOKEN_ENV
 
 __all__ = ["build_parser", "main"]
 

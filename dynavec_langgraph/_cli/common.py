@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from dynavec_langgraph._names import PROG, TOKEN_ENV
+
 # Everything that imports LangGraph is imported inside the command that needs it, so that
 # `dynavec-langgraph --help` (and a mistyped command) answers at once.
 if TYPE_CHECKING:
@@ -21,8 +23,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_DB",
     "DEFAULT_MESSAGE",
-    "PROG",
-    "TOKEN_ENV",
     "CliError",
     "bound",
     "db_or_server",
@@ -36,13 +36,10 @@ __all__ = [
     "show_pause",
 ]
 
-PROG: Final = "dynavec-langgraph"
 DEFAULT_DB: Final = "./dynavec-demo.db"
 """The SQLite file of ``--db`` when none is given."""
 DEFAULT_MESSAGE: Final = "Pay 120 to landlord"
 """The demo's request when none is given."""
-TOKEN_ENV: Final = "DYNAVEC_SERVER_TOKEN"
-"""The bearer token ``inbox ... --server`` sends when ``--token`` is not given."""
 _DECISION_WORDS: Final = {
     "approve": "approved",
     "approved": "approved",

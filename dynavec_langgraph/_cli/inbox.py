@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
 from dynavec_langgraph._cli.common import (
-    PROG,
     CliError,
     bound,
     db_or_server,
@@ -24,6 +23,7 @@ from dynavec_langgraph._cli.common import (
 )
 from dynavec_langgraph._cli.db import open_saver
 from dynavec_langgraph._errors import webhook_url_text
+from dynavec_langgraph._names import PROG
 
 # Everything that imports LangGraph is imported inside the command that needs it, so that
 # `dynavec-langgraph --help` (and a mistyped command) answers at once.
@@ -241,7 +241,7 @@ def cmd_inbox_history(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_inbox_notify(args: argparse.Namespace, out: TextIO) -> int:
     from dynavec_langgraph._approvals.inbox import notify_pending
-    from dynavec_langgraph._audit.switch import NOTIFY_ENV
+    from dynavec_langgraph._names import NOTIFY_ENV
 
     url = args.webhook or os.environ.get(NOTIFY_ENV)
     if not url:

@@ -70,6 +70,7 @@ from dynavec_langgraph._errors import ConcurrentResumeError
 from dynavec_langgraph._graph.call_ids import ToolCallRef
 from dynavec_langgraph._graph.run_data import RunData
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE, RESUME_WRITE
+from dynavec_langgraph._names import CLAIM_CHANNEL, CLAIM_PREFIX
 from dynavec_langgraph._pauses.ask import open_pauses
 from dynavec_langgraph._pauses.value import interrupt_fields
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
@@ -80,11 +81,8 @@ if TYPE_CHECKING:
 
     from dynavec_langgraph._types import Saver
 
-__all__ = ["CLAIM_CHANNEL", "CLAIM_REFUSED", "aclaimed", "claimed"]
+__all__ = ["CLAIM_REFUSED", "aclaimed", "claimed"]
 
-CLAIM_CHANNEL: Final = "__dynavec_claim__"
-"""The channel of the claim writes (no channel of the graph has this name)."""
-_CLAIM_PREFIX: Final = "dynavec-claim:"
 _INTERRUPT: Final = INTERRUPT_WRITE
 _RESUME: Final = RESUME_WRITE
 _BUSY: Final = "is being resumed by another caller right now"
@@ -213,7 +211,7 @@ def _plan(
         return _Plan(refusal=_BUSY)
     # open claims left by callers that died mid-call are in doubt: run again, a new attempt
     attempt = max(mine, default=-1) + 1
-    task_id = f"{_CLAIM_PREFIX}{call_id}:{answered}:{attempt}"
+    task_id = f"{CLAIM_PREFIX}{call_id}:{answered}:{attempt}"
     return _Plan(task_id=task_id, pauses=pauses, nodes=nodes, recorded=answered)
 
 
@@ -256,7 +254,7 @@ def _claims_of(
     """The claims of ``call_id`` on a checkpoint: ``{answer: {attempt: {state: mark}}}`` (the
     task id ``dynavec-claim:<call id>:<answer>:<attempt>[:<end>]``; read from its end, since a
     call id may hold ``:``)."""
-    prefix = f"{_CLAIM_PREFIX}{call_id}:"
+    prefix = f"{CLAIM_PREFIX}{call_id}:"
     claims: dict[int, dict[int, dict[str, JSONObject]]] = {}
     for tid, channel, value in writes:
         if channel != CLAIM_CHANNEL or not tid.startswith(prefix) or not isinstance(value, dict):

@@ -9,15 +9,9 @@ from typing import Final
 
 from dynavec_langgraph._errors import InDoubtCallError, InvalidDecisionError
 from dynavec_langgraph._exactly_once.keys import OnCrash
-from dynavec_langgraph._exactly_once.marks import (
-    PREFIX,
-    START_CHANNEL,
-    Marks,
-    MarkWrites,
-    Where,
-    mark,
-)
+from dynavec_langgraph._exactly_once.marks import Marks, MarkWrites, Where, mark
 from dynavec_langgraph._graph.run_data import RunData
+from dynavec_langgraph._names import START_CHANNEL, START_PREFIX
 from dynavec_langgraph._pauses.ask import answer_slot, ask
 from dynavec_langgraph._pauses.decisions import Decision, decision_schema, read_decision
 from dynavec_langgraph._pauses.value import DecisionKind, InterruptValue, ToolCallRef, pause_value
@@ -50,7 +44,7 @@ class Gate:
 
     @property
     def prefix(self) -> str:
-        return f"{PREFIX}{self.key}:"
+        return f"{START_PREFIX}{self.key}:"
 
     @property
     def available(self) -> int:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from dynavec_langgraph._exactly_once.gate import Gate, gate_of
 from dynavec_langgraph._exactly_once.keys import OnCrash
 from dynavec_langgraph._exactly_once.marks import (
-    NOTE_NS,
     Where,
     aheld_marks,
     end_mark,
@@ -21,6 +20,7 @@ from dynavec_langgraph._exactly_once.marks import (
 )
 from dynavec_langgraph._exactly_once.wait import astored, saved_in_background, stored
 from dynavec_langgraph._graph.run_data import RunData
+from dynavec_langgraph._names import NOTE_NS
 from dynavec_langgraph._pauses.value import ToolCallRef
 from dynavec_langgraph._types import JSONObject, NodeUpdate
 

@@ -14,9 +14,9 @@ from langchain_core.runnables import RunnableConfig
 from dynavec_langgraph._errors import ToolContextError
 from dynavec_langgraph._graph.run_data import RunData
 from dynavec_langgraph._lg_names import NS_SEP
+from dynavec_langgraph._names import IDEMPOTENCY_KEY
 
 __all__ = [
-    "IDEMPOTENCY_KEY",
     "NS_END",
     "OnCrash",
     "call_key",
@@ -30,9 +30,6 @@ __all__ = [
 
 OnCrash = Literal["retry", "ask", "fail"]
 """What happens to a tool call that was running when its process died (module doc)."""
-IDEMPOTENCY_KEY: Final = "dynavec_idempotency_key"
-"""``config["configurable"][IDEMPOTENCY_KEY]``: the running call's key, in the config a
-LangChain tool gets (``ToolRuntime.config``, a ``config: RunnableConfig`` parameter)."""
 _NS_SEP: Final = NS_SEP
 NS_END: Final = ":"
 _running_key: ContextVar[str | None] = ContextVar("dynavec_idempotency_key", default=None)

@@ -14,6 +14,7 @@ from langgraph.errors import GraphInterrupt
 from dynavec_langgraph._exactly_once.keys import NS_END
 from dynavec_langgraph._graph.run_data import RunData
 from dynavec_langgraph._lg_names import RESUME_WRITE
+from dynavec_langgraph._names import START_CHANNEL
 from dynavec_langgraph._pauses.value import ToolCallRef
 from dynavec_langgraph._types import JSONObject, NodeUpdate
 
@@ -24,9 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HELD_DEPTH",
-    "NOTE_NS",
-    "PREFIX",
-    "START_CHANNEL",
     "Marks",
     "Where",
     "aheld_marks",
@@ -39,9 +37,6 @@ __all__ = [
     "where_of",
 ]
 
-START_CHANNEL: Final = "__dynavec_started__"
-"""The channel of the start / end marks (no channel of the graph has this name)."""
-PREFIX: Final = "dynavec-start:"
 _RESUME: Final = RESUME_WRITE
 
 
@@ -190,10 +185,6 @@ def end_mark(prefix: str, attempt: int, error: BaseException | None, result: obj
     if error is None:
         return mark(prefix, attempt, "done", result=result if isinstance(result, dict) else None)
     return mark(prefix, attempt, "closed" if isinstance(error, GraphInterrupt) else "raised")
-
-
-NOTE_NS: Final = "dynavec_in_doubt"
-"""The store namespace ``(NOTE_NS, thread_id)`` of the notes of running ``"ask"`` calls."""
 
 
 def note(where: Where, call: ToolCallRef, key: str, attempt: int) -> JSONObject:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from langgraph.types import Interrupt
 
 from dynavec_langgraph._exactly_once.gate import in_doubt_pause
-from dynavec_langgraph._exactly_once.marks import PREFIX, START_CHANNEL, Marks, read_marks
+from dynavec_langgraph._exactly_once.marks import Marks, read_marks
+from dynavec_langgraph._names import START_CHANNEL, START_PREFIX
 from dynavec_langgraph._pauses.value import InterruptValue, ToolCallRef
 from dynavec_langgraph._types import JSONMapping
 
@@ -30,13 +31,13 @@ def in_doubt_pauses(
     that only reads shows that question instead (one read of ``tup``, done by the caller)."""
     by_call: dict[str, tuple[str, Marks]] = {}
     for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
-        if channel != START_CHANNEL or not str(tid).startswith(PREFIX):
+        if channel != START_CHANNEL or not str(tid).startswith(START_PREFIX):
             continue
         if not isinstance(value, dict) or value.get("state") != "start":
             continue
         if value.get("call") and value.get("policy") == "ask":  # "fail" stops the run instead
-            key = str(tid)[len(PREFIX) :].rsplit(":", 2)[0]
-            by_call[str(value["call"])] = (key, read_marks(tup, f"{PREFIX}{key}:", ""))
+            key = str(tid)[len(START_PREFIX) :].rsplit(":", 2)[0]
+            by_call[str(value["call"])] = (key, read_marks(tup, f"{START_PREFIX}{key}:", ""))
     found: dict[str, InterruptValue] = {}
     for pending in interrupts:
         value = getattr(pending, "value", None)

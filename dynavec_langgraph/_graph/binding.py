@@ -71,7 +71,7 @@ def bind_model(
         try:
             from langchain.chat_models import init_chat_model
         except ImportError:  # pragma: no cover - depends on the installed extras
-            from dynavec_langgraph._extras import install_command
+            from dynavec_langgraph._errors import install_command
 
             raise TypeError(
                 f"model={model!r}: a 'provider:model' string needs the `langchain` package "

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall as LCToolCall
 from typing_extensions import TypedDict
 
+from dynavec_langgraph._names import ORIGINAL_CALL_IDS_KEY
+
 __all__ = [
-    "ORIGINAL_CALL_IDS_KEY",
     "Taken",
     "ToolCallRef",
     "all_calls",
@@ -41,9 +42,6 @@ class ToolCallRef(TypedDict):
 
 
 _CALL_NAMESPACE = uuid.UUID("0b7e5a3c-2f4d-4c1e-9a8b-5d6e7f8a9b0c")
-ORIGINAL_CALL_IDS_KEY: Final = "dynavec_original_tool_call_ids"
-"""``AIMessage.response_metadata[ORIGINAL_CALL_IDS_KEY]``: ``{new id: the provider's id}`` for
-the calls of that message whose id was replaced (see :func:`unique_call_ids`)."""
 
 
 def _fresh_call_id(message_id: Any, position: int, taken: Callable[[str], bool]) -> str:

@@ -11,15 +11,17 @@ output schemas and run config.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import SystemMessage
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._errors import install_command
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._graph.factory import build_agent
 from dynavec_langgraph._graph.spec import AgentFace, AgentSpec
+from dynavec_langgraph._names import CREATE_AGENT_MODEL_NODE
 from dynavec_langgraph._types import ToolArgs, UserPayload
 
 if TYPE_CHECKING:
@@ -34,10 +36,8 @@ if TYPE_CHECKING:
         SchemaOption,
     )
 
-__all__ = ["CREATE_AGENT_MODEL_NODE", "create_agent"]
+__all__ = ["create_agent"]
 
-CREATE_AGENT_MODEL_NODE: Final = "model"
-"""The name of the model node in ``create_agent``'s graph."""
 _UNBOUNDED_STEPS = 10**9  # create_agent bounds a run by its recursion limit only
 
 

@@ -47,17 +47,10 @@ from dynavec_langgraph._graph.routing import (
     tools_router,
 )
 from dynavec_langgraph._graph.spec import DEFAULT_VERSION, AgentSpec, prebuilt_options
-from dynavec_langgraph._graph.state import (
-    AGENT_NODE,
-    BOOKKEEPING,
-    TOOLS_METADATA_KEY,
-    TOOLS_NODE,
-    FullReActState,
-    MessageStorage,
-    ReActState,
-)
+from dynavec_langgraph._graph.state import BOOKKEEPING, FullReActState, MessageStorage, ReActState
 from dynavec_langgraph._graph.tool_call import error_observation
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE, STRICT_RESUME, loaded_prebuilt
+from dynavec_langgraph._names import AGENT_NODE, TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._pauses.digest import decision_digest, review_digest
 from dynavec_langgraph._pauses.value import describe_pending
 from dynavec_langgraph._persistence.history import HistoryCache, keep_conversations

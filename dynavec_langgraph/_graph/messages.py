@@ -59,7 +59,6 @@ from langgraph.checkpoint.base import PendingWrite
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from dynavec_langgraph._graph.call_ids import (
-    ORIGINAL_CALL_IDS_KEY,
     Taken,
     all_calls,
     answer_renamed,
@@ -80,7 +79,6 @@ from dynavec_langgraph._graph.conversation_view import (
 )
 
 __all__ = [
-    "ORIGINAL_CALL_IDS_KEY",
     "Conversation",
     "ConversationChannel",
     "add_conversation",

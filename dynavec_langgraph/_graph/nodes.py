@@ -25,7 +25,7 @@ from dynavec_langgraph._exactly_once.claims import aclaimed, claimed
 from dynavec_langgraph._exactly_once.guarded import aguarded, guarded
 from dynavec_langgraph._exactly_once.keys import OnCrash, declared_on_crash, on_crash_of
 from dynavec_langgraph._graph.messages import new_turn, pending_calls
-from dynavec_langgraph._graph.run_data import MODEL_KWARGS_KEY, RunData
+from dynavec_langgraph._graph.run_data import RunData
 from dynavec_langgraph._graph.spec import AgentSpec
 from dynavec_langgraph._graph.state import ReActState, steps_in_run
 from dynavec_langgraph._graph.tasks import foreign_task, next_task
@@ -37,7 +37,6 @@ if TYPE_CHECKING:  # imported by the factory, which builds the ToolNode these no
     from langgraph.prebuilt import ToolNode
 
 __all__ = [
-    "MODEL_KWARGS_KEY",
     "NodeRunnable",
     "OwnTools",
     "ReActNodes",

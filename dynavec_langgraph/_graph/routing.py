@@ -12,8 +12,9 @@ from dynavec_langgraph._graph.conversation_view import pending_calls
 
 if TYPE_CHECKING:
     from dynavec_langgraph._graph.nodes import ReActNodes
-from dynavec_langgraph._graph.state import AGENT_NODE, TOOLS_NODE, steps_in_run
+from dynavec_langgraph._graph.state import steps_in_run
 from dynavec_langgraph._graph.tasks import all_tasks
+from dynavec_langgraph._names import AGENT_NODE, TOOLS_NODE
 
 __all__ = [
     "route_after_agent",

@@ -30,6 +30,12 @@ from dynavec_langgraph._lg_names import (
     SCRATCHPAD,
     SENT_AT,
 )
+from dynavec_langgraph._names import (
+    COMPLETED_CALLS_KEY,
+    IN_DOUBT_KEY,
+    MODEL_KWARGS_KEY,
+    PLAIN_APPROVER_KEY,
+)
 from dynavec_langgraph._storable import check_id
 
 if TYPE_CHECKING:
@@ -40,12 +46,8 @@ if TYPE_CHECKING:
     from dynavec_langgraph._types import CheckpointSaver, NodeUpdate, UserPayload
 
 __all__ = [
-    "APPROVER_KEY",
     "AUTH_PERMISSIONS_KEY",
     "AUTH_USER_KEY",
-    "COMPLETED_CALLS_KEY",
-    "IN_DOUBT_KEY",
-    "MODEL_KWARGS_KEY",
     "CompletedCall",
     "EntryPoint",
     "RunData",
@@ -55,17 +57,6 @@ __all__ = [
     "run_config",
 ]
 
-MODEL_KWARGS_KEY: Final = "dynavec_model_kwargs"
-"""``config["configurable"][MODEL_KWARGS_KEY]``: extra keyword arguments for the model call."""
-COMPLETED_CALLS_KEY: Final = "dynavec_completed_calls"
-"""``config["configurable"][COMPLETED_CALLS_KEY]``: a dict the caller owns, ``{call id:
-CompletedCall}``. The tool node records each call that ran there before LangGraph saves its
-result, and answers a call found there from the record instead of running it again. So when
-saving fails after a tool ran (database down, disk read-only), the caller knows which calls ran,
-and a retry with the same dict does not repeat them. ``ReActAgent`` keeps one per thread."""
-APPROVER_KEY: Final = "approver"
-"""``config["configurable"]["approver"]``: who answers, for a raw graph resumed with a plain
-decision (the resume value's envelope, ``_policy.answers.approver_decision``, wins)."""
 AUTH_USER_KEY: Final = "langgraph_auth_user"
 """``config["configurable"]["langgraph_auth_user"]``: the user a LangGraph API server with custom
 auth (``langgraph.json`` ``"auth"``, a ``langgraph_sdk.Auth`` handler) signed in for the run,
@@ -74,10 +65,6 @@ field). ``langgraph-api`` sets it on every run and strips it from what a client 
 without auth sets ``None``. Aegra 0.6.0 keeps one a client sent (docs/scale-out.md)."""
 AUTH_PERMISSIONS_KEY: Final = "langgraph_auth_permissions"
 """``config["configurable"]["langgraph_auth_permissions"]``: that user's permissions."""
-IN_DOUBT_KEY: Final = "dynavec_in_doubt"
-"""``config["configurable"][IN_DOUBT_KEY] = {call_id: "retry" | "skip"}``: settles in-doubt
-calls of ``on_crash="fail"`` tools on the next run (run again with the same key / answer as
-not run again)."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +187,7 @@ class RunData:
     in_doubt: Mapping[str, str] = field(default_factory=dict)
     """``{call id: "retry" | "skip"}`` (:data:`IN_DOUBT_KEY`)."""
     approver: object = None
-    """Who answers a plain decision of this run (:data:`APPROVER_KEY`), ``None`` if unsaid."""
+    """Who answers a plain decision of this run (:data:`PLAIN_APPROVER_KEY`), ``None`` if unsaid."""
     signed_in: SignedIn | None = None
     """The user a LangGraph API server with auth signed in for this run, ``None`` without one
     (in-process runs, a server without auth)."""
@@ -232,7 +219,7 @@ class RunData:
             model_kwargs=conf.get(MODEL_KWARGS_KEY) or {},
             completed=completed if isinstance(completed, dict) else {},
             in_doubt=_in_doubt(conf.get(IN_DOUBT_KEY)),
-            approver=conf.get(APPROVER_KEY),
+            approver=conf.get(PLAIN_APPROVER_KEY),
             signed_in=SignedIn.of(conf),
             answers=_answers(conf.get(SCRATCHPAD)),
             null_answer=_null_answer(conf.get(SCRATCHPAD)),

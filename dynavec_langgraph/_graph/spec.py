@@ -14,7 +14,8 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
-from dynavec_langgraph._graph.state import AGENT_NODE, MessageStorage
+from dynavec_langgraph._graph.state import MessageStorage
+from dynavec_langgraph._names import AGENT_NODE
 from dynavec_langgraph._types import ToolArgs, UserPayload
 
 if TYPE_CHECKING:

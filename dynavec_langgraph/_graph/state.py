@@ -13,10 +13,7 @@ from dynavec_langgraph._graph.conversation_view import run_steps
 from dynavec_langgraph._graph.messages import ConversationChannel, add_conversation
 
 __all__ = [
-    "AGENT_NODE",
     "BOOKKEEPING",
-    "TOOLS_METADATA_KEY",
-    "TOOLS_NODE",
     "FullReActState",
     "MessageStorage",
     "ReActState",
@@ -24,13 +21,6 @@ __all__ = [
     "steps_in_run",
 ]
 
-AGENT_NODE: Final = "agent"
-"""The name of the graph's model node."""
-TOOLS_NODE: Final = "tools"
-"""The name of the graph's tool node."""
-TOOLS_METADATA_KEY: Final = "dynavec_tools"
-"""``graph.config["metadata"][TOOLS_METADATA_KEY]``: the names of the graph's tools (a list,
-so it is never copied into checkpoint metadata)."""
 
 MessageStorage = Literal["delta", "full"]
 """How checkpoints store ``messages``: ``"delta"`` stores each step's new messages

@@ -30,11 +30,9 @@ from langchain_core.messages import BaseMessage
 from langgraph.stream import ProtocolEvent, StreamTransformer
 
 from dynavec_langgraph._graph.conversation_view import pending_calls
+from dynavec_langgraph._names import TOOLS_NODE
 
 __all__ = ["ToolCallCause", "with_tool_call_cause"]
-
-TOOL_NODE = "tools"
-"""The name of this package's tool node (``_state.TOOLS_NODE``)."""
 
 
 def _call_of(task_input: Any) -> dict[str, Any] | None:
@@ -66,7 +64,7 @@ class ToolCallCause(StreamTransformer):
         if (
             tuple(params.get("namespace") or ()) != self.scope
             or not isinstance(data, Mapping)
-            or data.get("name") != TOOL_NODE
+            or data.get("name") != TOOLS_NODE
             or "result" in data
         ):
             return True

@@ -16,7 +16,8 @@ from dynavec_langgraph._errors import DamagedThreadError, damaged_text
 from dynavec_langgraph._graph.call_ids import calls_of
 from dynavec_langgraph._graph.conversation_view import pending_calls
 from dynavec_langgraph._graph.run_data import current_run
-from dynavec_langgraph._graph.state import TOOLS_NODE, ReActState, steps_in_run
+from dynavec_langgraph._graph.state import ReActState, steps_in_run
+from dynavec_langgraph._names import TOOLS_NODE
 
 __all__ = ["ToolTask", "all_tasks", "foreign_task", "next_task", "turn_of"]
 

@@ -23,9 +23,10 @@ from dynavec_langgraph._errors import ApprovalPolicyError, InterruptCallError, I
 from dynavec_langgraph._exactly_once.keys import call_key, keyed, with_key
 from dynavec_langgraph._graph.call_ids import ToolCallRef
 from dynavec_langgraph._graph.messages import calls_of
-from dynavec_langgraph._graph.run_data import COMPLETED_CALLS_KEY, CompletedCall, RunData
-from dynavec_langgraph._graph.state import AGENT_NODE, TOOLS_NODE, shared_change
+from dynavec_langgraph._graph.run_data import CompletedCall, RunData
+from dynavec_langgraph._graph.state import shared_change
 from dynavec_langgraph._graph.tasks import ToolTask, turn_of
+from dynavec_langgraph._names import AGENT_NODE, TOOLS_NODE
 from dynavec_langgraph._pauses.ask import current_tool_call, running_tool_call
 from dynavec_langgraph._pauses.policy.scope import policy_scope
 from dynavec_langgraph._tools.agent_tool import AgentTool, running_in_agent
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from dynavec_langgraph._types import GraphCommand
 
 __all__ = [
-    "COMPLETED_CALLS_KEY",
     "CompletedCall",
     "ToolCallRun",
     "error_observation",

@@ -20,7 +20,7 @@ from typing import (
 from typing_extensions import TypedDict as ExtTypedDict
 
 from dynavec_langgraph._graph.subagent_cause import with_tool_call_cause
-from dynavec_langgraph._middleware.hooks import REVIEWED_KEY
+from dynavec_langgraph._names import REVIEWED_KEY
 from dynavec_langgraph._types import UserPayload, UserState
 
 if TYPE_CHECKING:

@@ -18,10 +18,9 @@ from dynavec_langgraph._graph.nodes import NodeRunnable
 from dynavec_langgraph._graph.options import POST_MODEL_HOOK, PRE_MODEL_HOOK, AgentOptions
 from dynavec_langgraph._graph.routing import tools_router
 from dynavec_langgraph._graph.spec import AgentSpec
-from dynavec_langgraph._graph.state import TOOLS_NODE, steps_in_run
+from dynavec_langgraph._graph.state import steps_in_run
 from dynavec_langgraph._middleware.face import visible_schemas
 from dynavec_langgraph._middleware.hooks import (
-    REVIEWED_KEY,
     can_jump_to,
     hook_node,
     hook_trace_policy,
@@ -30,6 +29,7 @@ from dynavec_langgraph._middleware.hooks import (
 )
 from dynavec_langgraph._middleware.model_node import ExtendedNodes, runnable_calls
 from dynavec_langgraph._middleware.options import HOOKS, JUMPS
+from dynavec_langgraph._names import REVIEWED_KEY, TOOLS_NODE
 from dynavec_langgraph._types import UserPayload, UserState
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from dynavec_langgraph._graph.nodes import NodeRunnable
+from dynavec_langgraph._names import REVIEWED_KEY
 
 __all__ = [
-    "REVIEWED_KEY",
     "can_jump_to",
     "hook_node",
     "hook_trace_policy",
@@ -78,11 +78,6 @@ def hook_trace_policy(own: Any) -> Any:
     return TracePolicy(
         process_inputs=transform("process_inputs"), process_outputs=transform("process_outputs")
     )
-
-
-REVIEWED_KEY = "dynavec_reviewed"
-"""State key: the id of the latest assistant message whose calls passed the after-model hooks
-(so new input on a thread paused later, in a tool, does not send them through again)."""
 
 
 def last_ai_id(state: Any) -> str | None:

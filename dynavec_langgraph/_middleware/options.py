@@ -11,14 +11,16 @@ from typing import Annotated, NotRequired, TypedDict, get_type_hints
 from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
 
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._errors import install_command
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._graph.options import (
     POST_MODEL_HOOK,
     PRE_MODEL_HOOK,
     AgentOptions,
     resolve_prompt,
 )
-from dynavec_langgraph._middleware.hooks import REVIEWED_KEY, overrides
+from dynavec_langgraph._middleware.hooks import overrides
+from dynavec_langgraph._names import REVIEWED_KEY
 from dynavec_langgraph._types import UserPayload, UserState
 
 __all__ = [

@@ -18,6 +18,7 @@ from dynavec_langgraph._errors import (
     InvalidOptionError,
     option_text,
 )
+from dynavec_langgraph._names import APPROVAL_POINT_KEY
 from dynavec_langgraph._pauses.ask import ask, current_tool_call
 from dynavec_langgraph._pauses.decisions import (
     Decision,
@@ -28,7 +29,7 @@ from dynavec_langgraph._pauses.decisions import (
 )
 from dynavec_langgraph._pauses.policy.ask import rules_for
 from dynavec_langgraph._pauses.policy.scope import ApprovalPoint, checked_options, policy_for
-from dynavec_langgraph._pauses.policy.spec import APPROVAL_POINT_KEY, EXPIRE, ApprovalPolicy
+from dynavec_langgraph._pauses.policy.spec import EXPIRE, ApprovalPolicy
 from dynavec_langgraph._pauses.signed_in import needs_worker_thread
 from dynavec_langgraph._pauses.value import ALL_DECISIONS, DecisionKind, InterruptValue, pause_value
 from dynavec_langgraph._tools.adapters import as_tools

@@ -36,15 +36,12 @@ import os
 from dataclasses import dataclass
 from typing import Final
 
-from dynavec_langgraph._approvals.links import LINK_KEYS_ENV
 from dynavec_langgraph._errors import InvalidDecisionError
 from dynavec_langgraph._graph.run_data import SignedIn, current_run
+from dynavec_langgraph._names import ANSWERED_BY_NS, LINK_KEYS_ENV
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
-__all__ = ["ANSWERED_BY_NS", "Answerer", "answered_by", "needs_worker_thread"]
-
-ANSWERED_BY_NS: Final = "dynavec_answered_by"
-"""The store namespace of the entries saying who gave each answer (on servers with auth)."""
+__all__ = ["Answerer", "answered_by", "needs_worker_thread"]
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from dynavec_langgraph._audit.entries import AuditEvent
 from dynavec_langgraph._audit.switch import check_audit
 from dynavec_langgraph._audit.verify import TrailReport
 from dynavec_langgraph._dynavec.records import AgentResult, AgentState
-from dynavec_langgraph._errors import ConcurrentResumeError
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._errors import ConcurrentResumeError, install_command
+from dynavec_langgraph._extras import missing_extra
 from dynavec_langgraph._pauses.policy.doors import expiry_command, refuse_approver
 from dynavec_langgraph._remote.audit import (
     aread_items,

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dynavec_langgraph._audit.entries import AUDIT_NS, SURFACE_KEY, AuditEvent, make_event
+from dynavec_langgraph._audit.entries import AuditEvent, make_event
 from dynavec_langgraph._audit.storage import append_item, ordered
-from dynavec_langgraph._audit.switch import AUDIT_KEY, NOTIFY_KEY
 from dynavec_langgraph._audit.trail import events_of
 from dynavec_langgraph._audit.verify import TrailReport, check_items
+from dynavec_langgraph._names import AUDIT_KEY, AUDIT_NS, NOTIFY_KEY, SURFACE_KEY
 from dynavec_langgraph._types import JSONMapping, JSONObject, UserPayload
 
 __all__ = ["events_of_items", "run_config", "verify_items"]

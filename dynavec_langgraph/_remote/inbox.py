@@ -21,6 +21,7 @@ from langgraph.types import Interrupt
 from dynavec_langgraph._approvals.inbox import SEVERAL_HINT, InboxError, PendingApproval
 from dynavec_langgraph._dynavec.records import AgentResult
 from dynavec_langgraph._errors import NothingToResumeError, not_paused_text
+from dynavec_langgraph._names import PROG
 from dynavec_langgraph._pauses.digest import review_digest
 from dynavec_langgraph._pauses.value import interrupt_fields
 from dynavec_langgraph._remote.agent import RemoteReActAgent
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerInbox"]
 
-_PROG = "dynavec-langgraph"
 _PAGE = 100
 
 
@@ -101,7 +101,7 @@ class ServerInbox:
             raise InboxError(f"--server: {error}") from None
 
     def _list_hint(self) -> str:
-        return f"`{_PROG} inbox list --server {shlex.quote(self.url)}` shows the paused threads"
+        return f"`{PROG} inbox list --server {shlex.quote(self.url)}` shows the paused threads"
 
     def pending(self) -> list[PendingApproval]:
         """Every pending approval, newest thread first: the paused threads' pauses, each

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from dynavec_langgraph._errors import ConcurrentResumeError, RemoteRunError
 from dynavec_langgraph._exactly_once.claims import CLAIM_REFUSED
+from dynavec_langgraph._names import ANSWERS_TAG_PREFIX
 from dynavec_langgraph._remote.threads import Seen
 from dynavec_langgraph._resuming.answers import schema_refusal
 from dynavec_langgraph._types import JSONMapping
@@ -113,14 +114,9 @@ def unsettled(runs: Sequence[JSONMapping], run_id: str, since: str | None) -> bo
     return False
 
 
-_ANSWERS = "dynavec-answers:"
-"""The prefix of the run-config tags naming the interrupt ids a resume answers (Aegra keeps a
-run's config, not its command)."""
-
-
 def tagged(resume: JSONMapping) -> Config:
     """The run config of a resume: a tag per interrupt id it answers."""
-    return {"tags": [f"{_ANSWERS}{key}" for key in sorted(map(str, resume))]}
+    return {"tags": [f"{ANSWERS_TAG_PREFIX}{key}" for key in sorted(map(str, resume))]}
 
 
 def _answers_any(run: JSONMapping, interrupt_ids: Collection[str]) -> bool:
@@ -131,7 +127,9 @@ def _answers_any(run: JSONMapping, interrupt_ids: Collection[str]) -> bool:
     if isinstance(resume, Mapping) and all(_INTERRUPT_ID.fullmatch(str(k)) for k in resume):
         return bool(set(map(str, resume)) & set(interrupt_ids))
     tags = (run.get("config") or {}).get("tags") or []
-    tagged = {str(t)[len(_ANSWERS) :] for t in tags if str(t).startswith(_ANSWERS)}
+    tagged = {
+        str(t)[len(ANSWERS_TAG_PREFIX) :] for t in tags if str(t).startswith(ANSWERS_TAG_PREFIX)
+    }
     if resume is None and tagged:
         return bool(tagged & set(interrupt_ids))
     return True  # new input, a plain resume value, or no command: it moved the thread

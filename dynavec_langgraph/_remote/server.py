@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
-from dynavec_langgraph._exactly_once.marks import NOTE_NS
+from dynavec_langgraph._names import NOTE_NS
 from dynavec_langgraph._plans import PlanRun
 from dynavec_langgraph._remote.errors import lost, not_found
 from dynavec_langgraph._remote.runs import (

@@ -20,8 +20,8 @@ from dynavec_langgraph._errors import (
     not_paused_text,
 )
 from dynavec_langgraph._graph.conversation_view import pending_calls
-from dynavec_langgraph._graph.state import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._lg_names import INTERRUPT_WRITE
+from dynavec_langgraph._names import TOOLS_METADATA_KEY, TOOLS_NODE
 from dynavec_langgraph._pauses.digest import refuse_stale
 from dynavec_langgraph._pauses.value import describe_pending, interrupt_fields
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume

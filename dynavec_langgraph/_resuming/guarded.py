@@ -17,8 +17,8 @@ from dynavec_langgraph._errors import NOTHING_TO_RESUME_TEXT, NothingToResumeErr
 from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
 from dynavec_langgraph._graph.conversation_view import pending_calls
 from dynavec_langgraph._graph.nodes import until_done
-from dynavec_langgraph._graph.state import TOOLS_NODE
 from dynavec_langgraph._graph.tool_call import CompletedCall
+from dynavec_langgraph._names import TOOLS_NODE
 from dynavec_langgraph._persistence.locks import aresume_lock, resume_lock
 from dynavec_langgraph._resuming.answers import Answer, Resume, in_doubt_first, schema_refusal
 from dynavec_langgraph._resuming.checks import (

@@ -393,8 +393,8 @@ def _with_asks(agent_tool: AgentTool, asks: Sequence[str] | None) -> AgentTool:
     """``@tool(asks=[...])``: the node ids kept in the tool's ``metadata["asks"]`` (where a
     LangChain tool declares them too; docs/approvals-in-production.md)."""
     if asks is not None:
+        from dynavec_langgraph._names import ASKS_KEY
         from dynavec_langgraph._pauses.policy.scope import check_asks
-        from dynavec_langgraph._pauses.policy.spec import ASKS_KEY
 
         declared = list(check_asks(asks, agent_tool.name))
         agent_tool.metadata = {**(agent_tool.metadata or {}), ASKS_KEY: declared}

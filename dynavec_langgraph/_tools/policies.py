@@ -33,8 +33,9 @@ def attach_policy(
         InvalidOptionError: naming what cannot be used.
     """
     from dynavec_langgraph._errors import InvalidOptionError, option_text
+    from dynavec_langgraph._names import APPROVAL_POINT_KEY, POLICY_KEY
     from dynavec_langgraph._pauses.policy.scope import ApprovalPoint, declared_asks
-    from dynavec_langgraph._pauses.policy.spec import APPROVAL_POINT_KEY, POLICY_KEY, ApprovalPolicy
+    from dynavec_langgraph._pauses.policy.spec import ApprovalPolicy
 
     name, what = "approval_policy", "pass an ApprovalPolicy or {node_id: ApprovalPolicy}"
     if isinstance(policy, Mapping):

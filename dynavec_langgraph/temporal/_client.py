@@ -35,6 +35,7 @@ from dynavec_langgraph._errors import (
     ThreadPausedError,
     not_paused_text,
 )
+from dynavec_langgraph._names import WORKFLOW_NAME
 from dynavec_langgraph._resuming.answers import MISSING
 from dynavec_langgraph._storable import check_id
 from dynavec_langgraph.temporal._shapes import (
@@ -45,12 +46,7 @@ from dynavec_langgraph.temporal._shapes import (
     decode_result,
     rebuild_error,
 )
-from dynavec_langgraph.temporal._workflow import (
-    WORKFLOW_NAME,
-    AnswerInput,
-    ThreadWorkflow,
-    workflow_id,
-)
+from dynavec_langgraph.temporal._workflow import AnswerInput, ThreadWorkflow, workflow_id
 
 if TYPE_CHECKING:
     from dynavec_langgraph._types import Approver, UserPayload

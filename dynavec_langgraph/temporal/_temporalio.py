@@ -7,7 +7,8 @@ Raises:
 
 from __future__ import annotations
 
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._errors import install_command
+from dynavec_langgraph._extras import missing_extra
 
 try:
     import temporalio  # noqa: F401  (the extra's presence)

@@ -43,8 +43,10 @@ from dynavec_langgraph._errors import (
     InDoubtCallError,
     InvalidDecisionError,
     InvalidOptionError,
+    install_command,
 )
-from dynavec_langgraph._extras import install_command, missing_extra
+from dynavec_langgraph._extras import missing_extra
+from dynavec_langgraph._names import NOTIFY_ACTIVITY, SEGMENT_ACTIVITY
 from dynavec_langgraph._pauses.policy.answers import expiry_answer
 from dynavec_langgraph.temporal._shapes import (
     ANSWER,
@@ -56,12 +58,7 @@ from dynavec_langgraph.temporal._shapes import (
     encode_result,
     error_info,
 )
-from dynavec_langgraph.temporal._workflow import (
-    NOTIFY_ACTIVITY,
-    SEGMENT_ACTIVITY,
-    NotifyWorkflow,
-    ThreadWorkflow,
-)
+from dynavec_langgraph.temporal._workflow import NotifyWorkflow, ThreadWorkflow
 
 if TYPE_CHECKING:
     from langgraph.types import StateSnapshot

@@ -40,6 +40,14 @@ with workflow.unsafe.imports_passed_through():
         NothingToResumeError,
         not_paused_text,
     )
+    from dynavec_langgraph._names import (
+        NOTIFY_ACTIVITY,
+        NOTIFY_WORKFLOW_ID_PREFIX,
+        NOTIFY_WORKFLOW_NAME,
+        SEGMENT_ACTIVITY,
+        THREAD_WORKFLOW_ID_PREFIX,
+        WORKFLOW_NAME,
+    )
     from dynavec_langgraph._pauses.digest import refuse_stale
     from dynavec_langgraph._pauses.policy.doors import expired_pauses
     from dynavec_langgraph._resuming.answers import MISSING, Answer
@@ -57,9 +65,6 @@ with workflow.unsafe.imports_passed_through():
     )
 
 __all__ = [
-    "NOTIFY_ACTIVITY",
-    "SEGMENT_ACTIVITY",
-    "WORKFLOW_NAME",
     "AnswerInput",
     "Notice",
     "NotifyWorkflow",
@@ -67,10 +72,6 @@ __all__ = [
     "workflow_id",
 ]
 
-WORKFLOW_NAME: Final = "DynavecThread"
-NOTIFY_WORKFLOW_NAME: Final = "DynavecNotify"
-SEGMENT_ACTIVITY: Final = "dynavec_segment"
-NOTIFY_ACTIVITY: Final = "dynavec_notify"
 _RETRY: Final = RetryPolicy(
     initial_interval=timedelta(seconds=0.5),
     backoff_coefficient=2.0,
@@ -89,7 +90,7 @@ def workflow_id(thread_id: str) -> str:
         >>> workflow_id("rent")
         'dynavec-thread:rent'
     """
-    return f"dynavec-thread:{thread_id}"
+    return f"{THREAD_WORKFLOW_ID_PREFIX}{thread_id}"
 
 
 @dataclass
@@ -257,7 +258,7 @@ class ThreadWorkflow:
         await workflow.start_child_workflow(
             NotifyWorkflow.run,
             Notice(tid, new),
-            id=f"dynavec-notify:{tid}:{new[0].interrupt_id}",
+            id=f"{NOTIFY_WORKFLOW_ID_PREFIX}{tid}:{new[0].interrupt_id}",
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
 

@@ -27,7 +27,6 @@ from dynavec_langgraph._dynavec.flow.parts import (
 )
 from dynavec_langgraph._dynavec.flow.results import GraphResult
 from dynavec_langgraph._dynavec.flow.rounds import (
-    CONTEXT_KEY,
     DISPATCH_NODE,
     RESERVED_NAMES,
     RUN_KEY,
@@ -48,6 +47,7 @@ from dynavec_langgraph._errors import (
     no_decision_text,
     not_paused_text,
 )
+from dynavec_langgraph._names import FLOW_CONTEXT_KEY
 from dynavec_langgraph._pauses.value import interrupt_fields
 from dynavec_langgraph._types import JSONObject, UserPayload, UserValues
 
@@ -391,7 +391,7 @@ class AgentGraph:
         self, thread_id: str, ctx: RunContext, max_steps: int, max_workers: int
     ) -> RunnableConfig:
         return {
-            "configurable": {"thread_id": thread_id, CONTEXT_KEY: ctx},
+            "configurable": {"thread_id": thread_id, FLOW_CONTEXT_KEY: ctx},
             "recursion_limit": _recursion_limit(max_steps),
             "max_concurrency": max_workers,
         }

@@ -20,10 +20,10 @@ from dynavec_langgraph._dynavec.flow.parts import (
     ReducerFn,
 )
 from dynavec_langgraph._dynavec.flow.results import NodeTrace
+from dynavec_langgraph._names import FLOW_CONTEXT_KEY
 from dynavec_langgraph._types import JSONObject, StateUpdate, UserValues
 
 __all__ = [
-    "CONTEXT_KEY",
     "DISPATCH_NODE",
     "RESERVED_NAMES",
     "RESULT_KEY",
@@ -52,8 +52,6 @@ RESERVED_NAMES = frozenset(
     {START, END, START_NODE, DISPATCH_NODE, STATE_KEY, RESULT_KEY, RUN_KEY, OUTCOMES_KEY}
 )
 """Names a dynavec node cannot take: the LangGraph graph's own nodes and state keys."""
-CONTEXT_KEY = "dynavec_flow_context"
-"""``config["configurable"]`` key of the in-process context of one invocation."""
 
 
 # --- the run's bookkeeping (JSON, in the flow_run channel) ----------------------------------
@@ -108,7 +106,7 @@ class RunContext:
 
 
 def _context(config: RunnableConfig) -> RunContext:
-    found = (config.get("configurable") or {}).get(CONTEXT_KEY)
+    found = (config.get("configurable") or {}).get(FLOW_CONTEXT_KEY)
     return found if isinstance(found, RunContext) else RunContext()
 
 

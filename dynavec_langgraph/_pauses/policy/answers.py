@@ -4,7 +4,6 @@ may approve."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
 
 from dynavec_langgraph._errors import (
     InvalidDecisionError,
@@ -13,6 +12,7 @@ from dynavec_langgraph._errors import (
     option_text,
 )
 from dynavec_langgraph._graph.run_data import current_run
+from dynavec_langgraph._names import EXPIRED_KEY
 from dynavec_langgraph._pauses.policy.spec import PERMISSION, ROLE, ApprovalPolicy, Approver
 from dynavec_langgraph._pauses.signed_in import Answerer
 from dynavec_langgraph._types import ApproverRule, JSONMapping, JSONObject, UserPayload
@@ -28,9 +28,6 @@ __all__ = [
 ]
 
 
-_EXPIRED_KEY: Final = "dynavec_expired"
-
-
 def approver_decision(decision: UserPayload, approver: Approver) -> JSONObject:
     """The resume value of ``decision`` given by ``approver``: what the doors send, and
     what a raw-graph caller sends (``Command(resume=approver_decision("approved", "alice"))``)."""
@@ -40,11 +37,11 @@ def approver_decision(decision: UserPayload, approver: Approver) -> JSONObject:
 def expiry_answer() -> JSONObject:
     """The resume value that settles an expired pause (the tool checks the deadline itself:
     before it, this answer is refused and the pause stays)."""
-    return {_EXPIRED_KEY: True}
+    return {EXPIRED_KEY: True}
 
 
 def is_expiry(raw: UserPayload) -> bool:
-    return isinstance(raw, dict) and set(raw) == {_EXPIRED_KEY}
+    return isinstance(raw, dict) and set(raw) == {EXPIRED_KEY}
 
 
 def unwrap(raw: UserPayload, from_config: bool) -> tuple[JSONObject | None, UserPayload]:

@@ -10,12 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynavec_langgraph._errors import InvalidOptionError, option_text
-from dynavec_langgraph._pauses.policy.spec import (
-    APPROVAL_POINT_KEY,
-    ASKS_KEY,
-    POLICY_KEY,
-    ApprovalPolicy,
-)
+from dynavec_langgraph._names import APPROVAL_POINT_KEY, ASKS_KEY, POLICY_KEY
+from dynavec_langgraph._pauses.policy.spec import ApprovalPolicy
 
 __all__ = [
     "ApprovalPoint",

@@ -16,12 +16,9 @@ from dynavec_langgraph._graph.run_data import current_run
 from dynavec_langgraph._types import ApproverRule
 
 __all__ = [
-    "APPROVAL_POINT_KEY",
-    "ASKS_KEY",
     "EXPIRE",
     "MAX_EXPIRES_IN",
     "PERMISSION",
-    "POLICY_KEY",
     "ROLE",
     "ApprovalPolicy",
     "ApprovalPolicyOption",
@@ -32,27 +29,6 @@ __all__ = [
 EXPIRE: Final = "raise"
 """``on_expire=EXPIRE``: the doors of this package raise dynavec's ``ApprovalTimeoutError``
 after settling the pause (the tool is answered with a rejection)."""
-
-
-POLICY_KEY: Final = "dynavec_approval_policy"
-"""``tool.metadata[POLICY_KEY]``: the approval policy the agent attached to an ``AgentTool``
-(``approval_policy=``, :func:`~dynavec_langgraph._tools.policies.attach_policy`), read by
-:func:`policy_scope`."""
-
-
-APPROVAL_POINT_KEY: Final = "dynavec_approval_point"
-"""``tool.metadata[APPROVAL_POINT_KEY]``: the :class:`ApprovalPoint` of a
-:func:`~dynavec_langgraph.approval.require_approval` tool, read by ``attach_policy`` to check
-the agent's policy for it when the agent is built."""
-
-
-ASKS_KEY: Final = "asks"
-"""``tool.metadata[ASKS_KEY]``: the node ids a tool's body may pass to ``interrupt()``
-(``@tool(asks=[...])``; a LangChain tool: ``metadata={"asks": [...]}``). A tool's body
-chooses its node ids when it runs, so this is the only way the agent can know them when it
-is built: ``attach_policy`` refuses a key of ``approval_policy={node_id: ...}`` that no
-``require_approval`` tool and no declaration names, and ``interrupt()`` refuses a node id its
-declaring tool did not declare (docs/approvals-in-production.md)."""
 
 
 MAX_EXPIRES_IN: Final = timedelta(days=36525)
