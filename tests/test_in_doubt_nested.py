@@ -214,7 +214,8 @@ def test_nested_after_a_crash_behind_an_approval_the_raw_parent_graph_asks_in_do
 ) -> None:
     """LangGraph's own doors on the parent: ``invoke(None)`` shows the in-doubt pause;
     ``Command(resume="approved")`` (the stale approval's answer) is not applied: the in-doubt
-    pause is pending with ``payload["superseded"]``; nothing runs."""
+    pause is pending with ``payload["superseded"]``; nothing runs. Approved, it asks the
+    approval again; approved, the call runs again under its key: two requests, one charge."""
     key = _approved_and_killed(db, service, tmp_path, "resume")
     env = _env(service, tmp_path)
 
@@ -228,3 +229,11 @@ def test_nested_after_a_crash_behind_an_approval_the_raw_parent_graph_asks_in_do
     (value,) = moved["interrupts"]
     assert value["payload"]["superseded"] is True and value["payload"]["idempotency_key"] == key
     assert _requests(service) == [key]  # nothing ran
+
+    again = _run(db, "nested", env, "raw", "resume", "t1", json.dumps({"type": "approve"}))
+    assert again["ok"] and _nodes(again) == ["approve_pay"], again  # the approval, again
+    assert _requests(service) == [key]
+    done = _run(db, "nested", env, "raw", "resume", "t1", json.dumps("approved"))
+    assert done["ok"] and done["interrupts"] == [], done
+    assert "charged ch_1 (42) replayed=True" in done["messages"][-2]
+    assert _requests(service) == [key, key] and len(service.stats()["charges"]) == 1
