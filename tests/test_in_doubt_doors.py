@@ -299,6 +299,28 @@ def test_after_a_crash_behind_an_approval_the_inbox_lists_the_in_doubt_question_
     assert _cli(env, "list", *where, "--json").stdout.strip() in ("[]", "")
 
 
+@pytest.mark.service  # child processes and the payment service
+def test_after_a_crash_behind_an_approval_an_answer_by_the_approvals_id_is_refused(
+    db: str, service: PaymentService, tmp_path: Path
+) -> None:
+    """The approval answered by its interrupt id (as the package's doors answer) in the run
+    that died: that answer was lost with the run, so LangGraph gives the in-doubt question the
+    approval's id. ``inbox answer --node <that id>`` was meant for the approval: refused
+    (exit 2), nothing runs, not taken as "run it again"."""
+    env = _env(service, tmp_path)
+    paused = _run(db, "approval", env, "raw", "run", "t1", "pay the invoice")
+    assert _nodes(paused) == ["approve_pay"]
+    key = _crash(db, "approval", service, tmp_path, "raw", "resume-id", "t1", '"approved"')
+    where = ("--db", db, "--graph", f"{CHILD}:graph_approval")
+    [row] = json.loads(_cli(env, "list", *where, "--json").stdout)
+    assert row["node_id"] == "in_doubt_pay"
+    decided = ("--node", row["interrupt_id"], "--decision", json.dumps({"type": "approve"}))
+    refused = _cli(env, "answer", *where, "--thread", "t1", *decided)
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert "may or may not have run" in refused.stderr and key in refused.stderr
+    assert len(service.stats()["requests"]) == 1
+
+
 # --- in-process: the async tool node, and what the remote client reads ----------------------
 
 

@@ -43,7 +43,7 @@ from dynavec_langgraph._agui.events import (
 )
 from dynavec_langgraph._agui.pauses import pending_pauses, to_interrupt
 from dynavec_langgraph._errors import DynavecError, InvalidInputError, InvalidOptionError
-from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
+from dynavec_langgraph._exactly_once.shown import ain_nested, in_doubt_pauses
 from dynavec_langgraph._pauses.decisions import explain_refusal
 from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
@@ -89,7 +89,9 @@ async def _ask_in_doubt(graph: Any, config: RunnableConfig, thread_id: str) -> N
     async with aresume_lock(saver, thread_id):
         snapshot = await graph.aget_state(config)
         if snapshot.interrupts and in_doubt_pauses(
-            await saver.aget_tuple(config), snapshot.interrupts
+            await saver.aget_tuple(config),
+            snapshot.interrupts,
+            await ain_nested(graph, saver, config, snapshot),  # an agent in a parent graph
         ):
             await graph.ainvoke(None, config)
 

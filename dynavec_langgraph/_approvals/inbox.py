@@ -42,7 +42,7 @@ from dynavec_langgraph._audit.notifications import SWEEPER_BACKOFF, deliver
 from dynavec_langgraph._audit.trail import audit_refusals, audit_trail, with_audit
 from dynavec_langgraph._audit.verify import TrailReport, check_thread, trail_thread_ids
 from dynavec_langgraph._errors import DynavecError, InboxError, StorageError, stopped_text
-from dynavec_langgraph._exactly_once.shown import shown_first
+from dynavec_langgraph._exactly_once.shown import in_nested, shown_first
 from dynavec_langgraph._graph.run_data import durability
 from dynavec_langgraph._names import AUDIT_NS
 from dynavec_langgraph._pauses.digest import review_digest
@@ -136,14 +136,19 @@ def pending_approvals(snapshot: StateSnapshot, thread_id: str) -> list[PendingAp
     return rows
 
 
-def in_doubt_first(saver: Saver, snapshot: StateSnapshot, thread_id: str) -> StateSnapshot:
+def in_doubt_first(
+    app: Graph, saver: Saver, snapshot: StateSnapshot, thread_id: str
+) -> StateSnapshot:
     """``snapshot`` with each pause whose approved call's run died (the call may have run)
     shown as the call's in-doubt question, which the next run asks first
     (:func:`~dynavec_langgraph._exactly_once.shown.shown_first`; one more read of the thread when
-    it is paused)."""
+    it is paused; for an agent nested in a parent graph, ``app``, also its subgraph's
+    checkpoint: :func:`~dynavec_langgraph._exactly_once.shown.in_nested`)."""
     if not snapshot.interrupts:
         return snapshot
-    shown: StateSnapshot = shown_first(snapshot, saver.get_tuple(thread_config(thread_id)))
+    config = thread_config(thread_id)
+    nested = in_nested(app, saver, config, snapshot)
+    shown: StateSnapshot = shown_first(snapshot, saver.get_tuple(config), nested)
     return shown
 
 
@@ -216,7 +221,7 @@ def list_pending(
             try:
                 snapshot = read_thread(app, tid)
                 refuse_if_damaged(snapshot, tid)
-                rows += pending_approvals(in_doubt_first(saver, snapshot, tid), tid)
+                rows += pending_approvals(in_doubt_first(app, saver, snapshot, tid), tid)
                 if unreadable is not None and snapshot.next and may_be_paused_elsewhere(snapshot):
                     unreadable.append(stopped_text(tid, ", ".join(map(repr, snapshot.next))))
             except StorageError as error:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from langgraph.types import Interrupt
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Interrupt, StateSnapshot
 
 from dynavec_langgraph._exactly_once.gate import in_doubt_pause
 from dynavec_langgraph._exactly_once.marks import Marks, read_marks
@@ -15,29 +16,43 @@ from dynavec_langgraph._types import JSONMapping
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import CheckpointTuple
-    from langgraph.types import StateSnapshot
 
-__all__ = ["in_doubt_pauses", "noted_in_doubt", "shown_first", "superseded"]
+    from dynavec_langgraph._types import CheckpointSaver
+
+__all__ = [
+    "ain_nested",
+    "in_doubt_pauses",
+    "in_nested",
+    "noted_in_doubt",
+    "shown_first",
+    "superseded",
+]
 
 
 def in_doubt_pauses(
-    tup: CheckpointTuple | None, interrupts: Sequence[Interrupt]
+    tup: CheckpointTuple | None,
+    interrupts: Sequence[Interrupt],
+    nested: Sequence[CheckpointTuple | None] = (),
 ) -> dict[str, InterruptValue]:
     """The pending pauses that a crash made stale: ``{interrupt id: the in-doubt question}``
     for each pause in ``interrupts`` (a thread's ``Interrupt``s, as stored in checkpoint
     ``tup``) whose tool call started running after it and never ended (a start mark with no
     end and no doubt yet: the run that resumed it died). The thread still lists the pause,
     but the next run of the call asks the in-doubt question first (:class:`Gate`); a door
-    that only reads shows that question instead (one read of ``tup``, done by the caller)."""
+    that only reads shows that question instead (one read of ``tup``, done by the caller).
+    ``nested``: the checkpoints of the thread's pending subgraphs (:func:`in_nested`), where an
+    agent nested in a parent graph writes its marks (a parent's ``interrupts`` list its
+    subgraphs' pauses)."""
     by_call: dict[str, tuple[str, Marks]] = {}
-    for tid, channel, value in (tup.pending_writes if tup is not None else None) or []:
-        if channel != START_CHANNEL or not str(tid).startswith(START_PREFIX):
-            continue
-        if not isinstance(value, dict) or value.get("state") != "start":
-            continue
-        if value.get("call") and value.get("policy") == "ask":  # "fail" stops the run instead
-            key = str(tid)[len(START_PREFIX) :].rsplit(":", 2)[0]
-            by_call[str(value["call"])] = (key, read_marks(tup, f"{START_PREFIX}{key}:", ""))
+    for stored in (tup, *nested):
+        for tid, channel, value in (stored.pending_writes if stored is not None else None) or []:
+            if channel != START_CHANNEL or not str(tid).startswith(START_PREFIX):
+                continue
+            if not isinstance(value, dict) or value.get("state") != "start":
+                continue
+            if value.get("call") and value.get("policy") == "ask":  # "fail" stops the run
+                key = str(tid)[len(START_PREFIX) :].rsplit(":", 2)[0]
+                by_call[str(value["call"])] = (key, read_marks(stored, f"{START_PREFIX}{key}:", ""))
     found: dict[str, InterruptValue] = {}
     for pending in interrupts:
         value = getattr(pending, "value", None)
@@ -56,14 +71,60 @@ def in_doubt_pauses(
     return found
 
 
-def shown_first(snapshot: StateSnapshot, tup: CheckpointTuple | None) -> StateSnapshot:
-    """``snapshot`` (a thread's ``StateSnapshot``, read with its checkpoint ``tup``) as a door
-    that only reads shows it: each pause whose approved call's run died (the call may have
-    run) replaced by the call's in-doubt question, which the next run asks first
-    (:func:`in_doubt_pauses`); ``snapshot`` itself when there is none."""
+def _pending_subgraphs(snapshot: StateSnapshot) -> bool:
+    """Whether ``snapshot`` (read without ``subgraphs=True``) has a task that is a subgraph:
+    LangGraph sets such a task's ``state`` to the config of the subgraph's checkpoints."""
+    return any(task.state is not None for task in snapshot.tasks)
+
+
+def _subgraph_configs(snapshot: StateSnapshot) -> Iterator[RunnableConfig]:
+    """The config (with its ``checkpoint_ns`` and ``checkpoint_id``) of each pending
+    subgraph's latest checkpoint in ``snapshot`` read with ``subgraphs=True`` (each task's
+    ``state`` is then the subgraph's ``StateSnapshot``), nested ones too."""
+    for task in snapshot.tasks:
+        if isinstance(task.state, StateSnapshot):
+            yield task.state.config
+            yield from _subgraph_configs(task.state)
+
+
+def in_nested(
+    graph: Any, saver: CheckpointSaver, config: RunnableConfig, snapshot: StateSnapshot
+) -> list[CheckpointTuple | None]:
+    """An agent nested in a parent graph (the package's compiled agent as a node of a parent
+    ``StateGraph``) writes its marks on its subgraph's checkpoint, not the thread's: the
+    latest checkpoint of each subgraph pending in ``snapshot`` (``graph``'s state of
+    ``config``), for :func:`in_doubt_pauses`. Reads nothing for a thread without a paused
+    subgraph (the package's own agent graph has none); else the state once more with
+    ``subgraphs=True`` (LangGraph's public ``get_state``) and each subgraph's checkpoint."""
+    if not snapshot.interrupts or not _pending_subgraphs(snapshot):
+        return []
+    deep = graph.get_state(config, subgraphs=True)
+    return [saver.get_tuple(found) for found in _subgraph_configs(deep)]
+
+
+async def ain_nested(
+    graph: Any, saver: CheckpointSaver, config: RunnableConfig, snapshot: StateSnapshot
+) -> list[CheckpointTuple | None]:
+    """Async twin of :func:`in_nested`."""
+    if not snapshot.interrupts or not _pending_subgraphs(snapshot):
+        return []
+    deep = await graph.aget_state(config, subgraphs=True)
+    return [await saver.aget_tuple(found) for found in _subgraph_configs(deep)]
+
+
+def shown_first(
+    snapshot: StateSnapshot,
+    tup: CheckpointTuple | None,
+    nested: Sequence[CheckpointTuple | None] = (),
+) -> StateSnapshot:
+    """``snapshot`` (a thread's ``StateSnapshot``, read with its checkpoint ``tup``; ``nested``:
+    its pending subgraphs', :func:`in_nested`) as a door that only reads shows it: each pause
+    whose approved call's run died (the call may have run) replaced by the call's in-doubt
+    question, which the next run asks first (:func:`in_doubt_pauses`); ``snapshot`` itself
+    when there is none."""
     if not snapshot.interrupts:
         return snapshot
-    stale = in_doubt_pauses(tup, snapshot.interrupts)
+    stale = in_doubt_pauses(tup, snapshot.interrupts, nested)
     if not stale:
         return snapshot
     shown = tuple(

@@ -272,17 +272,22 @@ def in_doubt_first(
 ) -> None:
     """After a door surfaced the in-doubt question of a call whose approved run died
     (:func:`~dynavec_langgraph._exactly_once.shown.in_doubt_pauses`): an answer that names that
-    question (its node id or interrupt id) goes on to it; any other was meant for the pause
-    the thread showed before.
+    question (its node id, or its interrupt id unless that is the id of a pause the thread
+    showed before: LangGraph may give the question the approval's id) goes on to it; any other
+    was meant for the pause the thread showed before.
 
     Raises:
         StaleDecisionError: the answer does not name the in-doubt question; nothing was
             applied and nothing ran, the question is pending now.
     """
-    asked = [i for i in after.interrupts if i.id not in {p.id for p in before.interrupts}]
+    shown_ids = {p.id for p in before.interrupts}
+    asked = [i for i in after.interrupts if i.id not in shown_ids]
     asked += [i for i in after.interrupts if isinstance(i.value, Mapping)
               and i.value.get("node_id") in {v["node_id"] for v in stale.values()}]  # fmt: skip
-    names = {i.id for i in asked} | {
+    # LangGraph keys an interrupt's id by the answers its task stored (langgraph 1.2
+    # types._interrupt_id); the approval's answer, sent by id, died with the run, so the
+    # question can get the approval's id: that id was the old pause's, it names nothing new
+    names = {i.id for i in asked if i.id not in shown_ids} | {
         i.value.get("node_id") for i in asked if isinstance(i.value, Mapping)
     }
     given = {answer.node} if answer.node is not None else set(answer.decisions or {})

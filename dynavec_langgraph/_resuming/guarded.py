@@ -4,7 +4,7 @@ checks and the command, in that order."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,7 @@ from langgraph.errors import is_invalid_resume
 from langgraph.types import StateSnapshot
 
 from dynavec_langgraph._errors import NOTHING_TO_RESUME_TEXT, NothingToResumeError
-from dynavec_langgraph._exactly_once.shown import in_doubt_pauses
+from dynavec_langgraph._exactly_once.shown import ain_nested, in_doubt_pauses, in_nested
 from dynavec_langgraph._graph.conversation_view import pending_calls
 from dynavec_langgraph._graph.nodes import until_done
 from dynavec_langgraph._graph.tool_call import CompletedCall
@@ -90,14 +90,19 @@ def _planned(
 
 
 def _stale_pauses(
-    graph: UserGraph, snapshot: StateSnapshot, stored: CheckpointTuple | None, thread_id: str
+    graph: UserGraph,
+    snapshot: StateSnapshot,
+    stored: CheckpointTuple | None,
+    thread_id: str,
+    nested: Sequence[CheckpointTuple | None],
 ) -> dict[str, InterruptValue]:
     """The thread as read under its lock, checked: a pause another process may own is refused
     (:func:`refuse_foreign_pause`); the pauses whose approved call's run died (their in-doubt
-    question comes first)."""
+    question comes first; ``nested``: the checkpoints of its pending subgraphs, where an agent
+    nested in a parent graph keeps its marks)."""
     if may_be_paused_elsewhere(snapshot):
         refuse_foreign_pause(graph, stored, snapshot, thread_id)
-    return in_doubt_pauses(stored, snapshot.interrupts)
+    return in_doubt_pauses(stored, snapshot.interrupts, nested)
 
 
 @contextmanager
@@ -131,7 +136,8 @@ def resuming(
             check_id(thread_id, "thread_id")
             stack.enter_context(resume_lock(saver, thread_id))
             snapshot, stored = read_thread_once(graph, saver, config, thread_id)
-            stale = _stale_pauses(graph, snapshot, stored, thread_id)
+            nested = in_nested(graph, saver, config, snapshot)
+            stale = _stale_pauses(graph, snapshot, stored, thread_id, nested)
             if stale:  # the approved call's run died: its in-doubt question comes first
                 graph.invoke(None, config)  # asks it (nothing runs), under the lock
                 after = read_thread(graph, config, thread_id)
@@ -164,7 +170,8 @@ async def aresuming(
             await stack.enter_async_context(aresume_lock(saver, thread_id))
             await stack.enter_async_context(asaved_on_cancel(graph, config, record))
             snapshot, stored = await aread_thread_once(graph, saver, config, thread_id)
-            stale = _stale_pauses(graph, snapshot, stored, thread_id)
+            nested = await ain_nested(graph, saver, config, snapshot)
+            stale = _stale_pauses(graph, snapshot, stored, thread_id, nested)
             if stale:  # as in resuming()
                 await graph.ainvoke(None, config)
                 after = await aread_thread(graph, config, thread_id)

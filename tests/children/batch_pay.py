@@ -10,18 +10,23 @@ The payment service's URL is ``$DYNAVEC_TEST_PAY_SERVICE``; with ``$DYNAVEC_TEST
 SIGKILLs the process there (the charge went out, the tool never returned). ``a`` (``on_crash=
 "retry"``) appends a line to ``<folder of DB>/a.log`` each time it runs.
 
-Shapes: ``batch`` (``parallel_tool_calls=True``; the model's turn is ``[a, pay]``) and
-``approval`` (``require_approval(pay)``; the turn is ``[pay]``). ``graph_batch`` and
-``graph_approval`` are the same agents compiled without a checkpointer, for ``inbox --graph``.
+Shapes: ``batch`` (``parallel_tool_calls=True``; the model's turn is ``[a, pay]``),
+``approval`` (``require_approval(pay)``; the turn is ``[pay]``) and ``nested`` (the
+``approval`` agent as the node ``payments`` of a parent ``StateGraph``, the parent compiled
+with the checkpointer; door ``raw`` only: ``ReActAgent`` builds its own graph).
+``graph_batch``, ``graph_approval`` and ``graph_nested`` are the same graphs compiled without a
+checkpointer, for ``inbox --graph``.
 
 DOOR ``raw`` (the compiled graph, LangGraph's default durability), ``agent``
 (``ReActAgent``), ``async`` (its ``arun`` / ``aresume``) or ``astream`` (its ``astream`` /
 ``astream_resume``, read to the end). ACTION ``run`` (ARG: the user's message),
 ``continue`` (``invoke(None)`` / ``resume(thread_id=...)``), ``resume`` (ARG: the decision as
-JSON), ``decide`` (not ``raw``; ARG: ``decisions`` as JSON, ``{node_id: decision}``),
-``views`` (not ``raw``: prints what the read-only doors show, :func:`_views`). The line is
-``{"ok": true, "interrupts": [values], "messages": [contents]}`` or ``{"ok": false, "error":
-<class name>, "message": ..., "interrupts": [...]}`` (the pauses pending after the error).
+JSON), ``resume-id`` (``raw`` only: the decision sent by the one pending pause's interrupt id,
+as the package's doors send it), ``decide`` (not ``raw``; ARG: ``decisions`` as JSON,
+``{node_id: decision}``), ``views`` (not ``raw``: prints what the read-only doors show,
+:func:`_views`). The line is ``{"ok": true, "interrupts": [values], "messages": [contents]}``
+or ``{"ok": false, "error": <class name>, "message": ..., "interrupts": [...]}`` (the pauses
+pending after the error).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Command
 
 from dynavec_langgraph import (
@@ -102,7 +108,12 @@ def _tools(shape: str) -> list[Any]:
 
 
 def build(shape: str, checkpointer: Any = None) -> Any:
-    """The agent of ``shape`` as a compiled graph."""
+    """The agent of ``shape`` as a compiled graph (``nested``: the parent graph)."""
+    if shape == "nested":
+        parent = StateGraph(MessagesState)
+        parent.add_node("payments", build("approval"))  # the agent as a subgraph
+        parent.add_edge(START, "payments")
+        return parent.compile(checkpointer=checkpointer)
     return create_react_agent(
         ScriptedChatModel(policy=_policy(shape)),
         _tools(shape),
@@ -113,6 +124,7 @@ def build(shape: str, checkpointer: Any = None) -> Any:
 
 graph_batch = build("batch")
 graph_approval = build("approval")
+graph_nested = build("nested")
 
 
 def _connection(db: str) -> str:
@@ -181,13 +193,17 @@ async def _async_door(
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", required=True)
-    parser.add_argument("--shape", choices=["batch", "approval"], required=True)
+    parser.add_argument("--shape", choices=["batch", "approval", "nested"], required=True)
     parser.add_argument("door", choices=["raw", "agent", "async", "astream"])
-    parser.add_argument("action", choices=["run", "continue", "resume", "decide", "views"])
+    parser.add_argument(
+        "action", choices=["run", "continue", "resume", "resume-id", "decide", "views"]
+    )
     parser.add_argument("thread")
     parser.add_argument("arg", nargs="?")
     args = parser.parse_args()
     _BATCH[0] = args.shape == "batch"
+    if args.shape == "nested" and args.door != "raw":
+        parser.error("--shape nested: door raw only (ReActAgent builds its own graph)")
     config: RunnableConfig = {"configurable": {"thread_id": args.thread}}
     with open_saver(args.db) as saver:
         graph = build(args.shape, saver)
@@ -197,6 +213,9 @@ def main() -> None:
                     graph.invoke({"messages": [("user", args.arg)]}, config)
                 elif args.action == "continue":
                     graph.invoke(None, config)
+                elif args.action == "resume-id":  # by interrupt id, as the package's doors
+                    (pending,) = graph.get_state(config).interrupts
+                    graph.invoke(Command(resume={pending.id: json.loads(args.arg)}), config)
                 else:
                     graph.invoke(Command(resume=json.loads(args.arg)), config)
             else:
