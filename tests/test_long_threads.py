@@ -238,3 +238,39 @@ def test_a_result_is_the_callers_to_change(tmp_path: Path) -> None:
         second = agent.run("pay the rent", thread_id="t")
         assert second.interrupt_payload is not None
         assert [m.to_dict() for m in second.interrupt_payload["messages"]][: len(kept)] == kept
+        # no object of the first result is in the second one (so no later edit reaches it)
+        mine = {id(o) for m in first.interrupt_payload["messages"] for o in (m, m.tool_calls)}
+        mine |= {id(c) for m in first.interrupt_payload["messages"] for c in m.tool_calls}
+        theirs = [o for m in second.interrupt_payload["messages"] for o in (m, m.tool_calls)]
+        theirs += [c for m in second.interrupt_payload["messages"] for c in m.tool_calls]
+        assert not [o for o in theirs if id(o) in mine]
+        asked.role, asked.tool_call_id = "user", "edited"  # the other two fields
+        agent.resume(thread_id="t", human_decision="approved")
+        fourth = agent.run("pay the rent", thread_id="t")
+        assert fourth.interrupt_payload is not None
+        assert [m.to_dict() for m in fourth.interrupt_payload["messages"]][: len(kept)] == kept
+
+
+def test_the_copy_of_a_kept_record_sets_every_field() -> None:
+    """``own_copies`` sets the fields of ``Message`` and ``ToolCall`` by name: a new field
+    must be added there too (this list fails first), and a copy equals its record."""
+    from dataclasses import fields
+
+    from dynavec_langgraph._dynavec.view import own_copies
+    from dynavec_langgraph.records import Message, ToolCall
+
+    assert [f.name for f in fields(Message)] == ["role", "content", "tool_calls", "tool_call_id"]
+    assert [f.name for f in fields(ToolCall)] == ["id", "name", "arguments"]
+    records = [
+        Message("user", "goal"),
+        Message("assistant", None, [ToolCall("c1", "transfer", '{"amount": 1}')]),
+        Message("tool", "done", tool_call_id="c1"),
+    ]
+    copies = own_copies(records)
+    assert copies == records
+    assert [vars(c) for c in copies] == [vars(Message(**vars(r))) for r in records]
+    assert all(
+        c is not r and c.tool_calls is not r.tool_calls
+        for c, r in zip(copies, records, strict=True)
+    )
+    assert copies[1].tool_calls[0] is not records[1].tool_calls[0]

@@ -56,32 +56,43 @@ def step_records(messages: Sequence[BaseMessage]) -> list[AgentStep]:
 _new = object.__new__
 
 
-def _fresh(record: Message) -> Message:
-    """A copy of a kept record (the caller may change what it gets).
+def own_copies(records: Sequence[Message]) -> list[Message]:
+    """Copies of kept records, each the caller's to change (new messages, new tool-call
+    lists, new tool calls; the field values, strings, are shared).
 
-    Built without the dataclass ``__init__`` (a copy of the instance dict, new tool-call
-    objects): a pause late in a long thread copies every message of the conversation, and
-    this copy costs about a third of constructing each one (``benchmarks/long_thread.py``)."""
-    copy: Message = _new(Message)
-    fields = record.__dict__.copy()
-    calls = []
-    for c in record.tool_calls:
-        call: ToolCall = _new(ToolCall)
-        call.__dict__ = c.__dict__.copy()
-        calls.append(call)
-    fields["tool_calls"] = calls
-    copy.__dict__ = fields
-    return copy
+    Built without the dataclass ``__init__`` and without an instance ``__dict__`` (each
+    field set on a bare instance, so CPython keeps the values inline): a pause late in a long
+    thread copies every message of the conversation, and this copy costs about half of
+    constructing each one and three quarters of copying its ``__dict__`` (docs/benchmarks.md,
+    "The long thread of ReActAgent"). It sets the fields of :class:`Message` and
+    :class:`ToolCall` by name: ``tests/test_long_threads.py`` pins that list."""
+    out: list[Message] = []
+    append = out.append
+    for record in records:
+        calls: list[ToolCall] = []
+        for c in record.tool_calls:
+            call: ToolCall = _new(ToolCall)
+            call.id = c.id
+            call.name = c.name
+            call.arguments = c.arguments
+            calls.append(call)
+        copy: Message = _new(Message)  # the fields in the dataclass's order, as __init__ sets them
+        copy.role = record.role
+        copy.content = record.content
+        copy.tool_calls = calls
+        copy.tool_call_id = record.tool_call_id
+        append(copy)
+    return out
 
 
 def dynavec_messages(prompt: str | None, messages: Sequence[BaseMessage]) -> list[Message]:
     """dynavec's messages of a conversation, the system prompt first when there is one.
 
     Each message of a thread's conversation is converted once (:func:`converted`); every
-    result gets its own copies, so a pause late in a long thread costs a copy per message,
-    not a conversion."""
+    result gets its own copies (:func:`own_copies`), so a pause late in a long thread costs
+    a copy per message, not a conversion."""
     head = [Message("system", prompt)] if prompt else []
-    return head + [_fresh(r) for r in converted(messages, to_dynavec)]
+    return head + own_copies(converted(messages, to_dynavec))
 
 
 def build_result(
