@@ -9,8 +9,7 @@ interrupt value is read with :func:`~dynavec_langgraph._pauses.value.interrupt_f
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Interrupt
@@ -21,6 +20,7 @@ from dynavec_langgraph._graph.call_ids import calls_of
 from dynavec_langgraph._graph.conversation_view import converted, pending_calls
 from dynavec_langgraph._pauses.digest import review_digest
 from dynavec_langgraph._pauses.value import interrupt_fields
+from dynavec_langgraph._types import ForeignObject, JSONMapping, JSONObject, UserValues
 
 __all__ = [
     "build_result",
@@ -96,7 +96,7 @@ def dynavec_messages(prompt: str | None, messages: Sequence[BaseMessage]) -> lis
 
 
 def build_result(
-    values: dict[str, Any],
+    values: UserValues,
     interrupts: Sequence[Interrupt],
     *,
     thread_id: str,
@@ -163,7 +163,7 @@ def interrupted_output(node_id: str | None) -> str:
     return f"Execution interrupted at node {node_id!r}"
 
 
-def interrupted_marker(first: Any, step: int, thread_id: str) -> dict[str, Any]:
+def interrupted_marker(first: ForeignObject, step: int, thread_id: str) -> JSONObject:
     """``state["interrupted"]`` of a record paused at ``first`` (an ``Interrupt`` or its value)."""
     fields = interrupt_fields(first)
     return {
@@ -176,11 +176,11 @@ def interrupted_marker(first: Any, step: int, thread_id: str) -> dict[str, Any]:
 
 
 def state_view(
-    values: Mapping[str, Any],
-    interrupts: Sequence[Any],
+    values: JSONMapping,
+    interrupts: Sequence[ForeignObject],
     thread_id: str,
     system_prompt: str | None = None,
-) -> tuple[str, int, dict[str, Any]]:
+) -> tuple[str, int, JSONObject]:
     """``(node_id, step, state)`` of a ReAct graph state, in docs/compatibility.md §5's layout."""
     messages: list[BaseMessage] = [
         m for m in values.get("messages") or [] if isinstance(m, BaseMessage)
@@ -189,12 +189,12 @@ def state_view(
         {"messages": messages}, [], thread_id=thread_id, max_steps=0, system_prompt=None
     )
     steps = result.steps
-    head: list[dict[str, Any]] = (
+    head: list[JSONObject] = (
         [{"role": "system", "content": system_prompt, "tool_call_id": None, "tool_calls": []}]
         if system_prompt
         else []
     )
-    state: dict[str, Any] = {
+    state: JSONObject = {
         "goal": _goal(messages),
         "messages": head + [to_dynavec(m).to_dict() for m in messages],
         "steps": [s.to_dict() for s in steps],
@@ -219,9 +219,9 @@ def state_view(
     return f"step_{len(steps)}", len(steps), state
 
 
-def json_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+def json_metadata(metadata: JSONMapping) -> JSONObject:
     """The JSON-safe part of LangGraph's checkpoint metadata, as dynavec records keep it."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for key, value in metadata.items():
         if isinstance(value, str | int | float | bool) or value is None:
             out[key] = value
