@@ -10,6 +10,12 @@
 - ``SCRATCHPAD``: the task config's ``configurable`` key holding the task's scratchpad, whose
   ``resume`` list is the answers the task has for its pauses in this run (those recorded when
   the run loaded the checkpoint, then the one this run gives, if it answers the task);
+- ``RESUME_MAP``: the run config's ``configurable`` key holding a run's decisions given by
+  interrupt id (``Command(resume={id: value})``; ``langgraph._internal._constants.
+  CONFIG_KEY_RESUME_MAP``, set by ``langgraph.pregel._loop`` for the run and seen by every
+  subgraph it runs). Such a run carries no decision without an id, so a decision without one
+  that its checkpoint still holds is left over from an earlier run. Pinned by
+  ``tests/test_stale_plain_answer.py``.
 - ``INTERRUPT_WRITE`` / ``RESUME_WRITE``: the pending-write channels of a paused task (its
   interrupts, the decisions given to it) (``langgraph._internal._constants``);
 - ``STRICT_RESUME``: the run config's ``configurable`` key that switches on strict resume
@@ -35,6 +41,7 @@ __all__ = [
     "DURABILITY",
     "INTERRUPT_WRITE",
     "NS_SEP",
+    "RESUME_MAP",
     "RESUME_WRITE",
     "RESUMING",
     "SCRATCHPAD",
@@ -48,6 +55,7 @@ DURABILITY: Final = "__pregel_durability"
 NS_SEP: Final = "|"
 INTERRUPT_WRITE: Final = "__interrupt__"
 RESUME_WRITE: Final = "__resume__"
+RESUME_MAP: Final = "__pregel_resume_map"
 RESUMING: Final = "__pregel_resuming"
 SCRATCHPAD: Final = "__pregel_scratchpad"
 STRICT_RESUME: Final = "__pregel_strict_resume"  # langgraph 1.2.20+ (read from 1.2.24)

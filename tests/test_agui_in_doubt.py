@@ -113,7 +113,10 @@ def test_after_a_crash_behind_an_approval_the_old_approvals_answer_is_refused(
     """Paused for approval through AG-UI, approved by another process that was killed while
     ``pay`` ran: the thread still lists the approval. Its answer (the approval's id) gets
     ``RUN_ERROR``, nothing runs; the next run shows the in-doubt question; the approval's id
-    is stale from then on; approve runs ``pay`` again under its key (the approval was given)."""
+    is stale from then on; approving it asks the approval again (the plain answer the killed
+    process was given stays on the checkpoint, but a run answered by id does not take it: it
+    was given for the pause before the crash); approving that runs ``pay`` again under its
+    key."""
     db = str(tmp_path / "agui.db")
     message = {"id": "m1", "role": "user", "content": "pay the invoice"}
     [approval] = interrupts(agui.run("approval", "t1", messages=[message]))
@@ -130,7 +133,10 @@ def test_after_a_crash_behind_an_approval_the_old_approvals_answer_is_refused(
     assert stale["code"] == "STALE_INTERRUPT" and pause["id"] in stale["message"]
     assert len(service.stats()["requests"]) == 1
 
-    done = agui.run("approval", "t1", resume=[answer(pause["id"], APPROVE)])
+    [asked] = interrupts(agui.run("approval", "t1", resume=[answer(pause["id"], APPROVE)]))
+    assert asked["metadata"]["nodeId"] == "approve_pay"  # asked again: not the kept answer
+    assert len(service.stats()["requests"]) == 1
+    done = agui.run("approval", "t1", resume=[answer(asked["id"], APPROVE)])
     assert finished(done).endswith("charged ch_1 (42) replayed=True")
     stats = service.stats()
     assert [r["key"] for r in stats["requests"]] == [key, key] and len(stats["charges"]) == 1

@@ -26,6 +26,7 @@ from dynavec_langgraph._lg_names import (
     CHECKPOINT_MAP,
     DURABILITY,
     NS_SEP,
+    RESUME_MAP,
     RESUMING,
     SCRATCHPAD,
     SENT_AT,
@@ -53,6 +54,7 @@ __all__ = [
     "RunData",
     "SignedIn",
     "current_run",
+    "drop_left_over_answer",
     "durability",
     "run_config",
 ]
@@ -197,7 +199,9 @@ class RunData:
     this run's own decision if it answers the task (``None``: LangGraph does not say)."""
     null_answer: bool = False
     """Whether the run carries a decision given without an interrupt id
-    (``Command(resume=value)``) that no pause has taken yet when the node starts."""
+    (``Command(resume=value)``) that no pause has taken yet when the node starts. A run given
+    its decisions by interrupt id carries none: one its checkpoint still holds is left over
+    (:func:`drop_left_over_answer`)."""
     sent_at: float | None = None
     """When the request that created this run reached a LangGraph API server (seconds, the
     server's clock; :data:`~dynavec_langgraph._lg_names.SENT_AT`), ``None`` when unsaid (in
@@ -222,7 +226,7 @@ class RunData:
             approver=conf.get(PLAIN_APPROVER_KEY),
             signed_in=SignedIn.of(conf),
             answers=_answers(conf.get(SCRATCHPAD)),
-            null_answer=_null_answer(conf.get(SCRATCHPAD)),
+            null_answer=not conf.get(RESUME_MAP) and _null_answer(conf.get(SCRATCHPAD)),
             sent_at=_sent_at(conf.get(SENT_AT)),
         )
 
@@ -271,6 +275,33 @@ def _answers(scratchpad: object) -> tuple[UserPayload, ...] | None:
 def _null_answer(scratchpad: object) -> bool:
     peek = getattr(scratchpad, "get_null_resume", None)
     return callable(peek) and peek(False) is not None  # False: look, do not take it
+
+
+def drop_left_over_answer() -> None:
+    """Keep a decision an earlier run gave without an interrupt id from answering a pause of
+    this run, when this run was given its decisions by interrupt id.
+
+    LangGraph keeps a ``Command(resume=value)`` on the checkpoint it resumed until that
+    graph's step ends, and hands it to the next pause no answer addresses, in whichever later
+    run asks it: a parent graph whose subgraph pauses again, or a run that died after the
+    pause it answered (langgraph 1.2.24, ``interrupt`` in ``langgraph/types.py`` reading the
+    scratchpad's ``get_null_resume``). A person who answers by interrupt id (every door of the
+    package does) answers one pause; the kept value, given for a pause that is gone, must not
+    answer the next one. A run resumed by id carries no value without one
+    (:data:`~dynavec_langgraph._lg_names.RESUME_MAP`), so the one kept is taken out of this
+    run, unused, before the package's pause asks: LangGraph's own taking of it, in memory only,
+    as ``interrupt`` does. Pinned by ``tests/test_stale_plain_answer.py``."""
+    from langgraph.config import get_config  # at first use: not at the package's import
+
+    try:
+        conf = get_config().get("configurable") or {}
+    except RuntimeError:  # called directly, outside a graph run
+        return
+    if not conf.get(RESUME_MAP):
+        return
+    take = getattr(conf.get(SCRATCHPAD), "get_null_resume", None)
+    if callable(take):
+        take(True)  # True: take it (LangGraph keeps it nowhere else in this run)
 
 
 def _sent_at(value: object) -> float | None:

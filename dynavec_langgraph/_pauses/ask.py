@@ -19,6 +19,7 @@ from langgraph.types import interrupt as lg_interrupt
 from dynavec_langgraph._approvals.links import LinkKeys, answer_of_link, link_of, redacted
 from dynavec_langgraph._audit.hooks import recorder
 from dynavec_langgraph._errors import InvalidDecisionError, InvalidLinkError
+from dynavec_langgraph._graph.run_data import drop_left_over_answer
 from dynavec_langgraph._pauses.decisions import explain_refusal, short_repr
 from dynavec_langgraph._pauses.digest import check_bound, counting_slots, next_slot, pause_digest
 from dynavec_langgraph._pauses.value import InterruptValue, ToolCallRef
@@ -48,6 +49,7 @@ def answer_slot(value: object, schema: JSONSchema | type | None = None) -> UserP
     ``answer_slot(None)``) and the per-call review of a redirected edit
     (``dynavec_langgraph._middleware.per_call_review``, whose ``schema`` is a type, as
     LangChain's) all pause through it."""
+    drop_left_over_answer()  # a decision an earlier run gave without an id answers nothing here
     answer = lg_interrupt(value) if schema is None else lg_interrupt(value, response_schema=schema)
     read = _answers_read.get()
     if read is not None:
