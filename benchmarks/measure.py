@@ -21,6 +21,7 @@ from typing import Any, Final
 from benchmarks.savers import SaverName, async_postgres_saver, forget, open_saver, stored_bytes
 from benchmarks.systems import (
     ANSWER,
+    BOOKKEEPING,
     CREATE_AGENT_FACE,
     DECISION,
     FLOOR,
@@ -30,7 +31,9 @@ from benchmarks.systems import (
     Script,
     System,
     VariantName,
+    bookkeeping_graph,
     build,
+    config,
 )
 
 MIDDLEWARE_SYSTEMS: tuple[VariantName, ...] = (
@@ -272,29 +275,50 @@ def storage(
     drop_database: Callable[[str], None],
     log: Callable[[str], None],
 ) -> list[Row]:
-    """Bytes stored after N steps (one call per step), each on a fresh checkpointer."""
+    """Bytes stored after N steps (one call per step), each on a fresh checkpointer; and the
+    floor, :data:`~benchmarks.systems.BOOKKEEPING`: LangGraph alone making the package graph's
+    checkpoints (counted and compared) with no message in them."""
     rows: list[Row] = []
     for kind in settings.savers:
         if kind == "none":
             continue
         for steps in settings.storage_steps:
-            for name in SYSTEMS:
+            made: dict[str, int] = {}
+            for name in (*SYSTEMS, BOOKKEEPING):
                 uri = new_database() if kind == "postgres" else None
                 try:
                     with open_saver(kind, workdir, uri) as saver:
                         before = 0 if kind == "memory" else stored_bytes(kind, saver)
-                        system = build(name, saver, script=Script(steps=steps))
-                        _check_run(name, system.run(), steps, 1)
+                        _store_run(name, saver, steps)
                         size = stored_bytes(kind, saver) - before
+                        made[name] = sum(1 for _ in saver.list(None))
                 finally:
                     if uri is not None:
                         drop_database(uri)
                 rows.append({"saver": kind, "steps": steps, "system": name, "bytes": size})
+            if made[BOOKKEEPING] != made[SYSTEMS[0]]:
+                raise BenchmarkError(
+                    f"the storage floor made {made[BOOKKEEPING]} checkpoints for {steps} steps, "
+                    f"{SYSTEMS[0]} {made[SYSTEMS[0]]}: they must make the same"
+                )
             log(
                 f"storage {kind:8} steps={steps:<4} "
-                + "  ".join(f"{r['system']}={r['bytes']}" for r in rows[-len(SYSTEMS) :])
+                + "  ".join(f"{r['system']}={r['bytes']}" for r in rows[-len(SYSTEMS) - 1 :])
             )
     return rows
+
+
+def _store_run(name: str, saver: Any, steps: int) -> None:
+    """Run ``name`` (a system, or the storage floor) for ``steps`` one-call steps on ``saver``."""
+    if name == BOOKKEEPING:
+        limit = 2 * steps + 10
+        bookkeeping_graph(steps, saver).invoke(
+            {"n": 0}, {**config("floor"), "recursion_limit": limit}
+        )
+        return
+    variant = next(s for s in SYSTEMS if s == name)
+    system = build(variant, saver, script=Script(steps=steps))
+    _check_run(name, system.run(), steps, 1)
 
 
 def compiled_as_installed() -> None:

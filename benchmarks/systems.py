@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from typing_extensions import TypedDict
 
 from dynavec_langgraph.testing import ScriptedChatModel, Turn
 
@@ -36,6 +37,10 @@ FLOOR: Final = "floor"
 tool calls with the same checkpoints as the package's graph (one checkpointed step per model
 turn and per tool call) and nothing else: what LangGraph itself costs (time per step only)."""
 TIMED: Final[tuple[VariantName, ...]] = (*SYSTEMS, SYNC_GRAPH, FLOOR)
+BOOKKEEPING: Final = "bookkeeping"
+"""The storage part's floor: LangGraph alone making the same checkpoints as the package's
+graph for the same steps and storing no message (:func:`bookkeeping_graph`): what LangGraph's
+own checkpoint records take, before any conversation is stored."""
 CREATE_AGENT_FACE: Final = "dynavec_create_agent"
 """``dynavec_langgraph.create_agent`` (create_agent's face of the package's factory), built with
 the same tools and middleware as ``langchain.agents.create_agent``: the middleware part."""
@@ -378,4 +383,36 @@ def floor_graph(model: ScriptedChatModel, checkpointer: Any) -> Any:
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", after_agent, ["tools", END])
     graph.add_conditional_edges("tools", route, ["tools", "agent"])
+    return graph.compile(checkpointer=checkpointer)
+
+
+class Count(TypedDict):
+    """The storage floor's whole state: a step counter."""
+
+    n: int
+
+
+def bookkeeping_graph(steps: int, checkpointer: Any) -> Any:
+    """The storage floor: a plain LangGraph ``StateGraph`` of two nodes ("agent" and "tools",
+    as the package's graph) passing a step counter, making the checkpoints the package's graph
+    makes for ``steps`` steps of one call each (a model turn and a tool call per step, then the
+    answer) and storing nothing else. Run it with ``{"n": 0}`` and a recursion limit above
+    ``2 * steps + 2``."""
+    from langgraph.graph import END, START, StateGraph
+
+    def agent(state: Count) -> Count:
+        return {"n": state["n"] + 1}
+
+    def tools(state: Count) -> Count:
+        return {"n": state["n"]}
+
+    def after_agent(state: Count) -> str:
+        return "tools" if state["n"] <= steps else END
+
+    graph = StateGraph(Count)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", tools)
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", after_agent, ["tools", END])
+    graph.add_edge("tools", "agent")
     return graph.compile(checkpointer=checkpointer)

@@ -16,7 +16,7 @@ from typing import Any
 from benchmarks.long_thread import LONG_SAVERS, LONG_SYSTEMS
 from benchmarks.measure import IMPORTS, MIDDLEWARE_SAVERS, MIDDLEWARE_SYSTEMS, RESUMED, Settings
 from benchmarks.savers import SAVERS
-from benchmarks.systems import FLOOR, SYNC_GRAPH, SYSTEMS, TIMED
+from benchmarks.systems import BOOKKEEPING, FLOOR, SYNC_GRAPH, SYSTEMS, TIMED
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,9 +59,13 @@ def test_quick_benchmark_reports_every_system_and_case(tmp_path: Path) -> None:
 
     stored = {(r["saver"], r["steps"], r["system"]): r["bytes"] for r in results["storage"]}
     assert set(stored) == set(
-        product(("memory", "sqlite", "postgres"), quick.storage_steps, SYSTEMS)
+        product(("memory", "sqlite", "postgres"), quick.storage_steps, (*SYSTEMS, BOOKKEEPING))
     )
     assert all(size > 0 for size in stored.values())
+    for saver, steps in product(("sqlite", "postgres"), quick.storage_steps):  # the floor
+        assert stored[(saver, steps, BOOKKEEPING)] <= stored[(saver, steps, "dynavec_graph")]
+    bytes_target = next(t for t in results["targets"] if t["target"].startswith("bytes at"))
+    assert "the floor (LangGraph's own records of the same checkpoints" in bytes_target["detail"]
 
     memory = {(r["saver"], r["system"]) for r in results["memory"] if r["peak_bytes"] > 0}
     assert memory == set(product(SAVERS, SYSTEMS))
