@@ -154,7 +154,17 @@ class NotFoundError(DynavecError, LookupError):
     """dynavec's name for a document or record that does not exist."""
 
 
-class ItemTooLargeError(DynavecError, ValueError):
+class _ItemError(DynavecError):
+    """An error about one stored item: keeps its ``doc_id`` and ``namespace`` and names it so
+    in its text (``what``: the rest of the sentence)."""
+
+    def __init__(self, doc_id: str, namespace: str, what: str) -> None:
+        self.doc_id = doc_id
+        self.namespace = namespace
+        super().__init__(f"Item {doc_id!r} in namespace {namespace!r} {what}.")
+
+
+class ItemTooLargeError(_ItemError, ValueError):
     """An item over the storage's size limit: ``(doc_id, namespace, size_bytes, limit_bytes)``.
 
     Example:
@@ -163,17 +173,13 @@ class ItemTooLargeError(DynavecError, ValueError):
     """
 
     def __init__(self, doc_id: str, namespace: str, size_bytes: int, limit_bytes: int) -> None:
-        self.doc_id = doc_id
-        self.namespace = namespace
         self.size_bytes = size_bytes
         self.limit_bytes = limit_bytes
-        super().__init__(
-            f"Item {doc_id!r} in namespace {namespace!r} is {size_bytes} bytes, over the limit "
-            f"of {limit_bytes} bytes."
-        )
+        over = f"is {size_bytes} bytes, over the limit of {limit_bytes} bytes"
+        super().__init__(doc_id, namespace, over)
 
 
-class ConflictError(DynavecError, RuntimeError):
+class ConflictError(_ItemError, RuntimeError):
     """A write that expected another version: ``(doc_id, namespace, expected_version)``.
 
     Example:
@@ -182,10 +188,5 @@ class ConflictError(DynavecError, RuntimeError):
     """
 
     def __init__(self, doc_id: str, namespace: str, expected_version: int | None) -> None:
-        self.doc_id = doc_id
-        self.namespace = namespace
         self.expected_version = expected_version
-        super().__init__(
-            f"Item {doc_id!r} in namespace {namespace!r} is not at the expected version "
-            f"{expected_version}."
-        )
+        super().__init__(doc_id, namespace, f"is not at the expected version {expected_version}")

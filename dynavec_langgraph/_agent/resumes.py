@@ -30,7 +30,7 @@ from dynavec_langgraph._graph.run_data import CompletedCall, run_config
 from dynavec_langgraph._pauses.policy.events import raise_timeouts
 from dynavec_langgraph._persistence.adapter import DynavecCheckpointSaver
 from dynavec_langgraph._resuming.answers import MISSING, Answer, Resume, check_state, check_storable
-from dynavec_langgraph._resuming.guarded import aresuming, resuming
+from dynavec_langgraph._resuming.guarded import GuardedResume, aresuming, resuming
 from dynavec_langgraph._storable import brief, check_text
 from dynavec_langgraph._types import JSONObject
 
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from dynavec_langgraph._audit.storage import Target
     from dynavec_langgraph._types import (
         Approver,
-        CheckpointSaver,
         CompiledAgent,
         StateUpdate,
         UserPayload,
@@ -124,8 +123,7 @@ class _ResumeCall:
     """What one resume call hands the guarded resume, for either door."""
 
     tid: str
-    resuming: tuple[CompiledAgent, CheckpointSaver, str | None, Answer, RunnableConfig]
-    """The guarded resume's first arguments (graph, saver, thread, answer, config)."""
+    resuming: GuardedResume
     seed: _SeedCore | None
 
     def seeder(
@@ -265,7 +263,7 @@ class Resumes(AgentCore):
             seed = call.seeder(drive, self._calls())
             with (
                 self._refusals(reply),
-                resuming(*call.resuming, record=record, seed=seed) as plan,
+                resuming(call.resuming, seed) as plan,
                 raise_timeouts(call.tid),
             ):
                 yield call.tid, plan
@@ -277,7 +275,7 @@ class Resumes(AgentCore):
             call = self._resume_call(reply, record)
             aseed = call.seeder(lambda core: core, self._acalls())
             with self._refusals(reply):
-                async with aresuming(*call.resuming, record=record, seed=aseed) as plan:
+                async with aresuming(call.resuming, aseed) as plan:
                     with raise_timeouts(call.tid):
                         yield call.tid, plan
 
@@ -300,7 +298,9 @@ class Resumes(AgentCore):
             seed = partial(self._dynavec_seed, given, thread_id)
         else:
             seed = None
-        guarded = (self.graph, self.checkpointer, thread_id, given.answer, config)
+        guarded = GuardedResume(
+            self.graph, self.checkpointer, thread_id, given.answer, config, record=record
+        )
         return _ResumeCall(tid, guarded, seed)
 
     def _resume_messages(self, messages: MessagesIn) -> list[BaseMessage]:

@@ -47,7 +47,7 @@ from dynavec_langgraph._exactly_once.shown import ain_nested, in_doubt_pauses
 from dynavec_langgraph._pauses.decisions import explain_refusal
 from dynavec_langgraph._persistence.locks import aresume_lock
 from dynavec_langgraph._resuming.answers import Answer, refuse_if_paused
-from dynavec_langgraph._resuming.guarded import aresuming
+from dynavec_langgraph._resuming.guarded import GuardedResume, aresuming
 from dynavec_langgraph._types import JSONMapping, UserPayload
 
 if TYPE_CHECKING:
@@ -114,9 +114,8 @@ async def _new_turn(
             refuse_if_paused(run.thread_id, before.interrupts)
         return  # no new message: the run ends with the pending pauses' outcome
     if before.next or before.tasks:  # a run that stopped without a pause: continue it first
-        async with aresuming(
-            graph, graph.checkpointer, run.thread_id, Answer(), config, crashed="continue"
-        ) as plan:
+        resume = GuardedResume(graph, graph.checkpointer, run.thread_id, Answer(), config)
+        async with aresuming(resume) as plan:
             async for event in graph_events(graph, plan.graph_input, config):
                 yield event
             after = await graph.aget_state(config)
@@ -161,9 +160,10 @@ async def stream_run(
             pending = await pending_pauses(graph, config, by_name)
             decisions = resume_decisions(run.resume, pending, now(), approver)
             answer = Answer(decisions=decisions, approver=approver)
-            async with aresuming(
+            resume = GuardedResume(
                 graph, graph.checkpointer, run.thread_id, answer, config, crashed="refuse"
-            ) as plan:
+            )
+            async with aresuming(resume) as plan:
                 async for event in graph_events(graph, plan.graph_input, config):
                     yield event
                 after = await graph.aget_state(config)

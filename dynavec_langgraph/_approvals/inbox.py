@@ -54,7 +54,7 @@ from dynavec_langgraph._persistence.connections import postgres_rows
 from dynavec_langgraph._persistence.kinds import saver_kind, stored_in
 from dynavec_langgraph._resuming.answers import Answer
 from dynavec_langgraph._resuming.checks import may_be_paused_elsewhere, refuse_if_damaged
-from dynavec_langgraph._resuming.guarded import resuming
+from dynavec_langgraph._resuming.guarded import GuardedResume, resuming
 from dynavec_langgraph._resuming.reading import read_thread as _read
 from dynavec_langgraph._resuming.reading import storage_guard
 from dynavec_langgraph._types import JSONObject, UserContext, UserPayload, UserState
@@ -361,7 +361,7 @@ def resume_graph(
     answer = Answer(decision, node=node, several=SEVERAL_HINT, approver=approver)
     with (
         audit_refusals(app, saver, thread_id, decision, "cli"),
-        resuming(app, saver, thread_id, answer, config, crashed="refuse") as plan,
+        resuming(GuardedResume(app, saver, thread_id, answer, config, crashed="refuse")) as plan,
     ):
         if before is not None:
             before()
@@ -488,9 +488,10 @@ def expire_pending(app: Graph, saver: Saver, now: datetime | None = None) -> lis
             answer = Answer(decisions={item.id: expiry_answer()})
             graph = recording_on(app, saver, tid)  # an audited thread records the expiry
             try:
-                with resuming(
+                resume = GuardedResume(
                     graph, saver, tid, answer, thread_config(tid), crashed="refuse"
-                ) as plan:
+                )
+                with resuming(resume) as plan:
                     graph.invoke(plan.graph_input, plan.config, durability=durability("inbox"))
                     plan.settle(graph.get_state(plan.config).interrupts)
             except DynavecError as error:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from langchain_core.runnables import RunnableConfig
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ASeed",
+    "GuardedResume",
     "Seed",
     "aresuming",
     "asaved_on_cancel",
@@ -75,18 +77,31 @@ def _seeds(snapshot: StateSnapshot | None) -> bool:
     return snapshot is None or not snapshot.interrupts
 
 
-def _planned(
-    graph: object,
-    snapshot: StateSnapshot | None,
-    thread_id: str | None,
-    answer: Answer,
-    saver: CheckpointSaver,
-    config: RunnableConfig,
-    crashed: Crashed,
-) -> Resume:
-    if snapshot is None or thread_id is None:
-        raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
-    return plan_resume(graph, snapshot, thread_id, answer, saver, config, crashed=crashed)
+@dataclass(frozen=True)
+class GuardedResume:
+    """What one guarded resume answers, for either twin (:func:`resuming`,
+    :func:`aresuming`): the graph and the saver it locks and reads, the thread (``None``: a
+    resume from messages on a new thread nobody else knows, which takes no lock and reads
+    nothing), the answer, the run's config, the caller's record of finished calls, and what
+    a call whose run died does (``crashed``)."""
+
+    graph: UserGraph
+    saver: CheckpointSaver
+    thread_id: str | None
+    answer: Answer
+    config: RunnableConfig
+    record: Mapping[str, CompletedCall] | None = None
+    crashed: Crashed = "continue"
+
+    def planned(self, snapshot: StateSnapshot | None) -> Resume:
+        """The resume planned from the thread as read (``snapshot``; ``None``: nothing
+        to resume)."""
+        if snapshot is None or self.thread_id is None:
+            raise NothingToResumeError(NOTHING_TO_RESUME_TEXT)
+        graph, saver, thread_id = self.graph, self.saver, self.thread_id
+        return plan_resume(
+            graph, snapshot, thread_id, self.answer, saver, self.config, crashed=self.crashed
+        )
 
 
 def _stale_pauses(
@@ -106,37 +121,28 @@ def _stale_pauses(
 
 
 @contextmanager
-def resuming(
-    graph: UserGraph,
-    saver: CheckpointSaver,
-    thread_id: str | None,
-    answer: Answer,
-    config: RunnableConfig,
-    *,
-    record: Mapping[str, CompletedCall] | None = None,
-    crashed: Crashed = "continue",
-    seed: Seed | None = None,
-) -> Iterator[Resume]:
-    """The guarded resume (see the module's docstring): yields what to send to ``graph``.
+def resuming(resume: GuardedResume, seed: Seed | None = None) -> Iterator[Resume]:
+    """The guarded resume (see the module's docstring): yields what to send to the graph.
 
     The caller runs the graph inside the ``with`` block and passes the pauses pending after
-    it to :meth:`Resume.settle`. ``thread_id=None`` (a resume from messages on a new thread
-    nobody else knows) takes no lock and reads nothing: ``seed`` plans it.
+    it to :meth:`Resume.settle`. A resume without a thread (``resume.thread_id=None``) takes
+    no lock and reads nothing: ``seed`` plans it.
 
     Example::
 
-        with resuming(graph, saver, "t1", Answer("approved"), config) as resume:
-            output = graph.invoke(resume.graph_input, resume.config)
-            resume.settle(output.get("__interrupt__", []))
+        with resuming(GuardedResume(graph, saver, "t1", Answer("approved"), config)) as plan:
+            output = graph.invoke(plan.graph_input, plan.config)
+            plan.settle(output.get("__interrupt__", []))
     """
+    graph, config, thread_id, answer = resume.graph, resume.config, resume.thread_id, resume.answer
     with ExitStack() as stack:
-        stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
+        stack.enter_context(storage_guard(resume.saver, thread_id, resume.record, answer.given))
         snapshot: StateSnapshot | None = None
         if thread_id is not None:
             check_id(thread_id, "thread_id")
-            stack.enter_context(resume_lock(saver, thread_id))
-            snapshot, stored = read_thread_once(graph, saver, config, thread_id)
-            nested = in_nested(graph, saver, config, snapshot)
+            stack.enter_context(resume_lock(resume.saver, thread_id))
+            snapshot, stored = read_thread_once(graph, resume.saver, config, thread_id)
+            nested = in_nested(graph, resume.saver, config, snapshot)
             stale = _stale_pauses(graph, snapshot, stored, thread_id, nested)
             if stale:  # the approved call's run died: its in-doubt question comes first
                 graph.invoke(None, config)  # asks it (nothing runs), under the lock
@@ -144,33 +150,24 @@ def resuming(
                 in_doubt_first(answer, thread_id, snapshot, stale, after)
                 snapshot = after
         seeded = seed(snapshot) if seed is not None and _seeds(snapshot) else None
-        resume = seeded or _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
-        with _decision_guard(resume.seen):
-            yield resume
+        plan = seeded or resume.planned(snapshot)
+        with _decision_guard(plan.seen):
+            yield plan
 
 
 @asynccontextmanager
-async def aresuming(
-    graph: UserGraph,
-    saver: CheckpointSaver,
-    thread_id: str | None,
-    answer: Answer,
-    config: RunnableConfig,
-    *,
-    record: Mapping[str, CompletedCall] | None = None,
-    crashed: Crashed = "continue",
-    seed: ASeed | None = None,
-) -> AsyncIterator[Resume]:
+async def aresuming(resume: GuardedResume, seed: ASeed | None = None) -> AsyncIterator[Resume]:
     """Async twin of :func:`resuming`."""
+    graph, config, thread_id, answer = resume.graph, resume.config, resume.thread_id, resume.answer
     async with AsyncExitStack() as stack:
-        stack.enter_context(storage_guard(saver, thread_id, record, answer.given))
+        stack.enter_context(storage_guard(resume.saver, thread_id, resume.record, answer.given))
         snapshot: StateSnapshot | None = None
         if thread_id is not None:
             check_id(thread_id, "thread_id")
-            await stack.enter_async_context(aresume_lock(saver, thread_id))
-            await stack.enter_async_context(asaved_on_cancel(graph, config, record))
-            snapshot, stored = await aread_thread_once(graph, saver, config, thread_id)
-            nested = await ain_nested(graph, saver, config, snapshot)
+            await stack.enter_async_context(aresume_lock(resume.saver, thread_id))
+            await stack.enter_async_context(asaved_on_cancel(graph, config, resume.record))
+            snapshot, stored = await aread_thread_once(graph, resume.saver, config, thread_id)
+            nested = await ain_nested(graph, resume.saver, config, snapshot)
             stale = _stale_pauses(graph, snapshot, stored, thread_id, nested)
             if stale:  # as in resuming()
                 await graph.ainvoke(None, config)
@@ -178,9 +175,9 @@ async def aresuming(
                 in_doubt_first(answer, thread_id, snapshot, stale, after)
                 snapshot = after
         seeded = await seed(snapshot) if seed is not None and _seeds(snapshot) else None
-        resume = seeded or _planned(graph, snapshot, thread_id, answer, saver, config, crashed)
-        with _decision_guard(resume.seen):
-            yield resume
+        plan = seeded or resume.planned(snapshot)
+        with _decision_guard(plan.seen):
+            yield plan
 
 
 @asynccontextmanager
