@@ -14,6 +14,7 @@ process, ``inbox answer`` in its own process.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,8 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command
@@ -116,6 +119,24 @@ def _paused(out: dict[str, Any]) -> list[str]:
     return [i.value["node_id"] for i in out.get("__interrupt__", [])]
 
 
+async def _walk(graph: Any, decisions: list[object], use_async: bool) -> None:
+    async def run(graph_input: Any) -> dict[str, Any]:
+        if use_async:
+            out: dict[str, Any] = await graph.ainvoke(graph_input, CONFIG)
+            return out
+        return dict(graph.invoke(graph_input, CONFIG))
+
+    assert _paused(await run({"messages": [("user", "send 5")]})) == ["first"]
+    out = await run(Command(resume="yes from Ann"))
+    assert _paused(out) == ["second"]
+    out = await run(Command(resume={out["__interrupt__"][0].id: "yes from Bo"}))
+    assert _paused(out) == ["third"], out.get("messages")
+    assert decisions == ["yes from Ann", "yes from Bo"]
+    out = await run(Command(resume={out["__interrupt__"][0].id: "yes from Cy"}))
+    assert _paused(out) == [] and out["messages"][-2].content == "sent 5"
+    assert decisions == ["yes from Ann", "yes from Bo", "yes from Cy"]
+
+
 @pytest.mark.parametrize("shape", ["top", "nested"])
 def test_a_plain_answer_answers_one_pause_then_a_run_resumed_by_id_asks_the_next(
     saver: BaseCheckpointSaver[Any], shape: str
@@ -124,16 +145,24 @@ def test_a_plain_answer_answers_one_pause_then_a_run_resumed_by_id_asks_the_next
     took ``first``'s answer and the transfer ran); answered by id, the call has the three
     answers each pause was given."""
     decisions: list[object] = []
-    graph = _graph(shape, decisions, saver)
-    assert _paused(graph.invoke({"messages": [("user", "send 5")]}, CONFIG)) == ["first"]
-    out = graph.invoke(Command(resume="yes from Ann"), CONFIG)
-    assert _paused(out) == ["second"]
-    out = graph.invoke(Command(resume={out["__interrupt__"][0].id: "yes from Bo"}), CONFIG)
-    assert _paused(out) == ["third"], out.get("messages")
-    assert decisions == ["yes from Ann", "yes from Bo"]
-    out = graph.invoke(Command(resume={out["__interrupt__"][0].id: "yes from Cy"}), CONFIG)
-    assert _paused(out) == [] and out["messages"][-2].content == "sent 5"
-    assert decisions == ["yes from Ann", "yes from Bo", "yes from Cy"]
+    asyncio.run(_walk(_graph(shape, decisions, saver), decisions, use_async=False))
+
+
+@pytest.mark.parametrize("shape", ["top", "nested"])
+def test_the_async_tool_node_asks_the_next_pause_too(db: str, shape: str) -> None:
+    """The same through ``ainvoke`` (the async tool node) on LangGraph's async savers."""
+
+    async def walk() -> None:
+        decisions: list[object] = []
+        if db.startswith("postgresql://"):
+            async with AsyncPostgresSaver.from_conn_string(db) as saver:
+                await saver.setup()
+                await _walk(_graph(shape, decisions, saver), decisions, use_async=True)
+        else:
+            async with AsyncSqliteSaver.from_conn_string(db) as lite:
+                await _walk(_graph(shape, decisions, lite), decisions, use_async=True)
+
+    asyncio.run(walk())
 
 
 @pytest.mark.parametrize("shape", ["top", "nested"])
