@@ -15,7 +15,7 @@ user's code, so it cannot be passed to it.)
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -272,9 +272,16 @@ def _answers(scratchpad: object) -> tuple[UserPayload, ...] | None:
     return tuple(resume) if isinstance(resume, list) else None
 
 
+def _null_resume(scratchpad: object) -> Callable[[bool], object] | None:
+    """The scratchpad's ``get_null_resume(consume)``: the decision given without an interrupt
+    id that no pause has taken yet (``consume``: take it), ``None`` if it has none."""
+    get = getattr(scratchpad, "get_null_resume", None)
+    return get if callable(get) else None
+
+
 def _null_answer(scratchpad: object) -> bool:
-    peek = getattr(scratchpad, "get_null_resume", None)
-    return callable(peek) and peek(False) is not None  # False: look, do not take it
+    peek = _null_resume(scratchpad)
+    return peek is not None and peek(False) is not None  # False: look, do not take it
 
 
 def drop_left_over_answer() -> None:
@@ -299,8 +306,8 @@ def drop_left_over_answer() -> None:
         return
     if not conf.get(RESUME_MAP):
         return
-    take = getattr(conf.get(SCRATCHPAD), "get_null_resume", None)
-    if callable(take):
+    take = _null_resume(conf.get(SCRATCHPAD))
+    if take is not None:
         take(True)  # True: take it (LangGraph keeps it nowhere else in this run)
 
 
