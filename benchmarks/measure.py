@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from benchmarks.savers import SaverName, async_postgres_saver, forget, open_saver, stored_bytes
 from benchmarks.systems import (
@@ -30,11 +30,16 @@ from benchmarks.systems import (
     Outcome,
     Script,
     System,
+    SystemName,
     VariantName,
     bookkeeping_graph,
     build,
     config,
 )
+
+StoredName = SystemName | Literal["bookkeeping"]
+STORED: Final[tuple[StoredName, ...]] = (*SYSTEMS, BOOKKEEPING)
+"""What the storage part measures: the systems, then its floor."""
 
 MIDDLEWARE_SYSTEMS: tuple[VariantName, ...] = (
     "dynavec_graph",
@@ -284,7 +289,7 @@ def storage(
             continue
         for steps in settings.storage_steps:
             made: dict[str, int] = {}
-            for name in (*SYSTEMS, BOOKKEEPING):
+            for name in STORED:
                 uri = new_database() if kind == "postgres" else None
                 try:
                     with open_saver(kind, workdir, uri) as saver:
@@ -303,12 +308,12 @@ def storage(
                 )
             log(
                 f"storage {kind:8} steps={steps:<4} "
-                + "  ".join(f"{r['system']}={r['bytes']}" for r in rows[-len(SYSTEMS) - 1 :])
+                + "  ".join(f"{r['system']}={r['bytes']}" for r in rows[-len(STORED) :])
             )
     return rows
 
 
-def _store_run(name: str, saver: Any, steps: int) -> None:
+def _store_run(name: StoredName, saver: Any, steps: int) -> None:
     """Run ``name`` (a system, or the storage floor) for ``steps`` one-call steps on ``saver``."""
     if name == BOOKKEEPING:
         limit = 2 * steps + 10
@@ -316,8 +321,7 @@ def _store_run(name: str, saver: Any, steps: int) -> None:
             {"n": 0}, {**config("floor"), "recursion_limit": limit}
         )
         return
-    variant = next(s for s in SYSTEMS if s == name)
-    system = build(variant, saver, script=Script(steps=steps))
+    system = build(name, saver, script=Script(steps=steps))
     _check_run(name, system.run(), steps, 1)
 
 
